@@ -1,0 +1,38 @@
+// Turns any error thrown inside an activity into the ApplicationFailure Temporal acts on, using
+// the one classification table. Retryable failures carry a jittered `nextRetryDelay`; everything
+// else is non-retryable, so the retry policy never retries what the table does not allow.
+import { ApplicationFailure } from '@temporalio/common';
+import { jitteredBackoffMs } from '../domain/backoff.js';
+import { classifyError } from '../domain/error-classification.js';
+
+export interface RetryTiming {
+  initialIntervalMs: number;
+  maxIntervalMs: number;
+  backoffCoefficient: number;
+}
+
+export function toActivityFailure(error: unknown, attempt: number, timing?: RetryTiming): ApplicationFailure {
+  if (error instanceof ApplicationFailure) return error;
+  const classification = classifyError(error);
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error ? error : undefined;
+  const details = [{ attempt, errorClass: classification.errorClass, why: classification.why }];
+  if (!classification.retryable) {
+    return ApplicationFailure.create({ type: classification.errorClass, message, nonRetryable: true, details, cause });
+  }
+  const nextRetryDelay = timing
+    ? jitteredBackoffMs(attempt, {
+        initialIntervalMs: timing.initialIntervalMs,
+        maximumIntervalMs: timing.maxIntervalMs,
+        backoffCoefficient: timing.backoffCoefficient,
+      })
+    : undefined;
+  return ApplicationFailure.create({
+    type: classification.errorClass,
+    message,
+    nonRetryable: false,
+    details,
+    cause,
+    nextRetryDelay,
+  });
+}

@@ -1,0 +1,179 @@
+// All I/O of the order and compensation workflows. Built from explicit dependencies so the worker,
+// the tests and the fault harness wire the same code to different databases and clients.
+import { Context, log } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { IdempotencyConflictError } from '../domain/errors.js';
+import { setRecordStatus } from '../db/idempotency-records.js';
+import {
+  findOrderByKey,
+  insertOrder,
+  isIdempotencyKeyViolation,
+  releaseOrphanReservations,
+  reserveStock,
+} from '../db/order-repository.js';
+import type { PrismaClient } from '../db/prisma-client.js';
+import { startCompensationWorkflow, startOrderWorkflow } from '../temporal/order-workflows.js';
+import type { CompensationDecision } from '../domain/order-status.js';
+import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
+import { toActivityFailure } from './activity-failure.js';
+
+export interface ActivityDeps {
+  prisma: PrismaClient;
+  temporal: Client;
+  taskQueue: string;
+}
+
+export interface Reconciliation {
+  orderLanded: boolean;
+  orderNo?: string;
+  releasedLines: number;
+}
+
+export function createActivities(deps: ActivityDeps) {
+  const { prisma } = deps;
+
+  /**
+   * Writes the order, its lines and the stock reservation in one transaction. Insert first: the
+   * unique index `uk_order_idempotent` decides. A violation means an earlier attempt (or another
+   * entry point) committed this key — "already done" is success when the fingerprint matches and
+   * a conflict when it does not. Never check-then-insert.
+   */
+  async function writeOrder(input: OrderWorkflowInput): Promise<OrderWriteResult> {
+    const { attempt } = Context.current().info;
+    const key = input.idempotencyKey;
+    log.info('writing order', { idempotencyKey: key, attempt });
+    try {
+      const order = await prisma.$transaction(
+        async (tx) => {
+          const written = await insertOrder(tx, { ...input, writtenAttempt: attempt });
+          await reserveStock(tx, key, input.order);
+          await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: attempt, lastError: null });
+          return written;
+        },
+        // Prisma's own transaction timers sit inside the activity's start-to-close.
+        { maxWait: input.policy.startToCloseMs, timeout: input.policy.startToCloseMs },
+      );
+      log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
+      return { ...pick(order), attempt, alreadyWritten: false };
+    } catch (error) {
+      if (!isIdempotencyKeyViolation(error)) throw toActivityFailure(error, attempt, input.policy);
+    }
+    // PostgreSQL aborted the transaction at the violation: read the winner after it, not inside.
+    try {
+      const existing = await findOrderByKey(prisma, key);
+      if (!existing) throw new Error(`order ${key} reported as existing but not found`);
+      if (existing.fingerprint !== input.fingerprint) {
+        throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
+      }
+      await setRecordStatus(prisma, key, { status: 'SUBMITTED', attempts: attempt });
+      log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
+      return { ...pick(existing), attempt, alreadyWritten: true };
+    } catch (error) {
+      throw toActivityFailure(error, attempt, input.policy);
+    }
+  }
+
+  // Compensation steps below are idempotent (keyed by the idempotency key and the failed run), so
+  // unlike the write they may retry on any failure: their errors go to the compensationStep
+  // retry policy as they are.
+
+  async function startCompensation(input: CompensationInput): Promise<string> {
+    log.warn('order write failed for good; starting compensation', {
+      idempotencyKey: input.order.idempotencyKey,
+      reasonType: input.reasonType,
+    });
+    const started = await startCompensationWorkflow(deps.temporal, deps.taskQueue, input);
+    return started.workflowId;
+  }
+
+  /**
+   * Reconcile, release, record — in one transaction, idempotent per failed run: running it again
+   * for the same run finds the record and changes nothing.
+   */
+  async function reconcileFailedWrite(input: CompensationInput): Promise<Reconciliation> {
+    const key = input.order.idempotencyKey;
+    return prisma.$transaction(async (tx) => {
+      const landed = await findOrderByKey(tx, key);
+      const releasedLines = landed ? 0 : await releaseOrphanReservations(tx, key);
+      await tx.$executeRaw`
+          INSERT INTO compensation_record
+            (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
+          VALUES (${key}, ${input.orderRunId}, ${input.reasonType}, ${input.reason}, ${input.attempts},
+                  ${landed !== undefined}, ${releasedLines})
+          ON CONFLICT (idempotent_key, order_run_id) DO NOTHING`;
+      if (landed) {
+        log.info('reconciled: the order landed after all', { idempotencyKey: key, orderNo: landed.orderNo });
+        await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: input.attempts });
+        return { orderLanded: true, orderNo: landed.orderNo, releasedLines };
+      }
+      await setRecordStatus(tx, key, {
+        status: 'COMPENSATING',
+        attempts: input.attempts,
+        lastError: `${input.reasonType}: ${input.reason}`,
+      });
+      log.warn('awaiting an operator decision', { idempotencyKey: key, reasonType: input.reasonType });
+      return { orderLanded: false, releasedLines };
+    });
+  }
+
+  async function recordDecision(request: {
+    idempotencyKey: string;
+    orderRunId: string;
+    decision: CompensationDecision;
+    decidedBy: string;
+  }): Promise<void> {
+    await prisma.$transaction(async (tx) => {
+      await tx.compensationRecord.updateMany({
+        where: { idempotentKey: request.idempotencyKey, orderRunId: request.orderRunId, decision: null },
+        data: { decision: request.decision, decidedBy: request.decidedBy, decidedAt: new Date() },
+      });
+      if (request.decision === 'abandon') {
+        await setRecordStatus(tx, request.idempotencyKey, { status: 'COMPENSATED' });
+      }
+    });
+    log.info('operator decision recorded', { idempotencyKey: request.idempotencyKey, decision: request.decision });
+  }
+
+  /** Resubmit reuses the key: the new run's write finds any committed order, so it cannot double. */
+  async function resubmitOrder(request: {
+    order: OrderWorkflowInput;
+    orderRunId: string;
+    decidedBy: string;
+  }): Promise<string> {
+    const key = request.order.idempotencyKey;
+    await recordDecision({
+      idempotencyKey: key,
+      orderRunId: request.orderRunId,
+      decision: 'resubmit',
+      decidedBy: request.decidedBy,
+    });
+    await setRecordStatus(prisma, key, { status: 'RECEIVED', lastError: null });
+    const started = await startOrderWorkflow(
+      deps.temporal,
+      deps.taskQueue,
+      request.order,
+      'ALLOW_DUPLICATE_FAILED_ONLY',
+    );
+    log.info('order resubmitted with the same key', { idempotencyKey: key, workflowId: started.workflowId });
+    return started.workflowId;
+  }
+
+  async function markCompensationFailed(request: { idempotencyKey: string; orderRunId: string; reason: string }) {
+    await setRecordStatus(prisma, request.idempotencyKey, { status: 'FAILED', lastError: request.reason });
+    log.error('compensation ended without a decision', {
+      idempotencyKey: request.idempotencyKey,
+      reason: request.reason,
+    });
+  }
+
+  return { writeOrder, startCompensation, reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed };
+}
+
+function pick(order: { orderId: string; orderNo: string; totalAmount: string; writtenAttempt: number }) {
+  return {
+    orderId: order.orderId,
+    orderNo: order.orderNo,
+    totalAmount: order.totalAmount,
+    writtenAttempt: order.writtenAttempt,
+  };
+}

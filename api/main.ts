@@ -1,0 +1,34 @@
+// The HTTP API process. Starts no embedded service; reads DATABASE_URL and TEMPORAL_ADDRESS.
+import { loadConfig } from '../config/env.js';
+import { requireSetting, runMain } from '../config/process.js';
+import { createPrismaClient } from '../db/prisma-client.js';
+import { createLazyClient } from '../temporal/connection.js';
+import { buildApp } from './app.js';
+
+await runMain('api', async (log) => {
+  const config = loadConfig();
+  const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
+  const address = requireSetting('TEMPORAL_ADDRESS', config.temporal.address);
+  requireSetting('WEBHOOK_SECRET', config.webhook.secret);
+  const prisma = createPrismaClient({
+    databaseUrl,
+    poolSize: config.dbPoolSize,
+    statementTimeoutMs: config.writePolicy.statementTimeoutMs,
+  });
+  const temporal = createLazyClient({ address, namespace: config.temporal.namespace });
+  const app = buildApp({ config, prisma, temporal, logger: log });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping: no new requests, finishing in-flight ones');
+    await app.close();
+    await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  await app.listen({ port: config.http.port, host: config.http.host });
+});

@@ -1,0 +1,125 @@
+// Environment, parsed once at start into one typed object. A bad value stops start-up with the
+// variable's name; nothing below this module reads process.env.
+import { z } from 'zod';
+
+const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgresql:// connection URL')
+    .optional(),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
+    .optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('order-submission'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  WEBHOOK_START_TIMEOUT_MS: milliseconds(5_000),
+  RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+  RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
+  RETRY_MAX_INTERVAL_MS: milliseconds(30_000),
+  RETRY_BACKOFF_COEFFICIENT: z.coerce.number().min(1).max(10).default(2),
+  DB_STATEMENT_TIMEOUT_MS: milliseconds(2_000),
+  ACTIVITY_START_TO_CLOSE_MS: milliseconds(5_000),
+  ACTIVITY_SCHEDULE_TO_CLOSE_MS: milliseconds(60_000),
+  COMPENSATION_DECISION_TIMEOUT_MS: milliseconds(7 * 24 * 3600 * 1000),
+  IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type RawEnv = z.input<typeof envSchema>;
+type Env = z.output<typeof envSchema>;
+
+/** The retry policy and timeout ladder of the order write, in one place. */
+export interface WritePolicy {
+  maxAttempts: number;
+  initialIntervalMs: number;
+  maxIntervalMs: number;
+  backoffCoefficient: number;
+  statementTimeoutMs: number;
+  startToCloseMs: number;
+  scheduleToCloseMs: number;
+  decisionTimeoutMs: number;
+}
+
+export interface Config {
+  nodeEnv: Env['NODE_ENV'];
+  dataDir: string;
+  databaseUrl: string | undefined;
+  dbPoolSize: number;
+  temporal: { address: string | undefined; namespace: string; taskQueue: string };
+  http: { port: number; host: string; startTimeoutMs: number };
+  webhook: { secret: string | undefined; toleranceSeconds: number };
+  writePolicy: WritePolicy;
+  retentionDays: number;
+  logLevel: Env['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "not set", as in most twelve-factor tooling.
+  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const env = parsed.data;
+  const problems = ladderProblems(env);
+  if (env.NODE_ENV === 'production' && !env.WEBHOOK_SECRET) {
+    problems.push('WEBHOOK_SECRET: required when NODE_ENV=production');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    nodeEnv: env.NODE_ENV,
+    dataDir: env.DATA_DIR,
+    databaseUrl: env.DATABASE_URL,
+    dbPoolSize: env.DB_POOL_SIZE,
+    temporal: { address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE },
+    http: { port: env.PORT, host: env.HOST, startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS },
+    webhook: { secret: env.WEBHOOK_SECRET, toleranceSeconds: env.WEBHOOK_TOLERANCE_SECONDS },
+    writePolicy: {
+      maxAttempts: env.RETRY_MAX_ATTEMPTS,
+      initialIntervalMs: env.RETRY_INITIAL_INTERVAL_MS,
+      maxIntervalMs: env.RETRY_MAX_INTERVAL_MS,
+      backoffCoefficient: env.RETRY_BACKOFF_COEFFICIENT,
+      statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+      startToCloseMs: env.ACTIVITY_START_TO_CLOSE_MS,
+      scheduleToCloseMs: env.ACTIVITY_SCHEDULE_TO_CLOSE_MS,
+      decisionTimeoutMs: env.COMPENSATION_DECISION_TIMEOUT_MS,
+    },
+    retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
+    logLevel: env.LOG_LEVEL,
+  };
+}
+
+/** Timeouts are layered, inner < outer (DESIGN decision 6); a ladder upside down is refused. */
+function ladderProblems(env: Env): string[] {
+  const problems: string[] = [];
+  if (env.DB_STATEMENT_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {
+    problems.push('DB_STATEMENT_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS');
+  }
+  if (env.ACTIVITY_START_TO_CLOSE_MS >= env.ACTIVITY_SCHEDULE_TO_CLOSE_MS) {
+    problems.push('ACTIVITY_START_TO_CLOSE_MS: must be below ACTIVITY_SCHEDULE_TO_CLOSE_MS');
+  }
+  if (env.ACTIVITY_SCHEDULE_TO_CLOSE_MS >= env.COMPENSATION_DECISION_TIMEOUT_MS) {
+    problems.push('ACTIVITY_SCHEDULE_TO_CLOSE_MS: must be below COMPENSATION_DECISION_TIMEOUT_MS');
+  }
+  if (env.RETRY_INITIAL_INTERVAL_MS > env.RETRY_MAX_INTERVAL_MS) {
+    problems.push('RETRY_INITIAL_INTERVAL_MS: must not exceed RETRY_MAX_INTERVAL_MS');
+  }
+  return problems;
+}

@@ -1,0 +1,118 @@
+// The edge's memory of each key: the first request's fingerprint and canonical order, the
+// workflow it started, and the status callers read. The record is the fast pre-filter; the unique
+// index on order_main stays the final judge.
+import type { CanonicalOrder } from '../domain/fingerprint.js';
+import type { Operation } from '../domain/idempotency-key.js';
+import type { OrderStatus } from '../domain/order-status.js';
+import type { Tx } from './prisma-client.js';
+
+export interface StoredRequest {
+  approvedAt: string;
+  order: CanonicalOrder;
+  totalAmount: string;
+}
+
+export interface IdempotencyRecord {
+  idempotencyKey: string;
+  approvalNo: string;
+  operation: Operation;
+  fingerprint: string;
+  request: StoredRequest;
+  workflowId: string;
+  status: OrderStatus;
+  attempts: number;
+  lastError: string | null;
+  workflowStartedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewRecord {
+  idempotencyKey: string;
+  approvalNo: string;
+  operation: Operation;
+  fingerprint: string;
+  request: StoredRequest;
+  workflowId: string;
+}
+
+/**
+ * Inserts the record unless one exists, then returns whichever record holds the key. Concurrent
+ * deliveries all get the same record back: INSERT … ON CONFLICT DO NOTHING, never check-then-insert.
+ */
+export async function claimRecord(
+  db: Tx,
+  record: NewRecord,
+): Promise<{ record: IdempotencyRecord; inserted: boolean }> {
+  const inserted = await db.$executeRaw`
+    INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
+    VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+            ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED')
+    ON CONFLICT (idempotent_key) DO NOTHING`;
+  const stored = await findRecord(db, record.idempotencyKey);
+  if (!stored) throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
+  return { record: stored, inserted: inserted === 1 };
+}
+
+/**
+ * Forgets a claim whose workflow never started (Temporal was unreachable), so a refused delivery
+ * leaves nothing behind; the OA side's redelivery claims the key afresh.
+ */
+export async function releaseUnstartedClaim(db: Tx, idempotencyKey: string): Promise<void> {
+  await db.$executeRaw`
+    DELETE FROM idempotency_record WHERE idempotent_key = ${idempotencyKey} AND workflow_started_at IS NULL`;
+}
+
+/**
+ * Marks the workflow as started. Exactly one caller wins (returns true): that delivery is the
+ * first one, every other delivery of the key is a duplicate.
+ */
+export async function markWorkflowStarted(db: Tx, idempotencyKey: string, status?: OrderStatus): Promise<boolean> {
+  const updated = await db.$executeRaw`
+    UPDATE idempotency_record
+    SET workflow_started_at = now(), updated_at = now(), status = COALESCE(${status ?? null}, status)
+    WHERE idempotent_key = ${idempotencyKey} AND workflow_started_at IS NULL`;
+  return updated === 1;
+}
+
+export async function findRecord(db: Tx, idempotencyKey: string): Promise<IdempotencyRecord | undefined> {
+  const row = await db.idempotencyRecord.findUnique({ where: { idempotentKey: idempotencyKey } });
+  if (!row) return undefined;
+  return {
+    idempotencyKey: row.idempotentKey,
+    approvalNo: row.approvalNo,
+    operation: row.operation as Operation,
+    fingerprint: row.fingerprint,
+    request: row.request as unknown as StoredRequest,
+    workflowId: row.workflowId,
+    status: row.status as OrderStatus,
+    attempts: row.attempts,
+    lastError: row.lastError,
+    workflowStartedAt: row.workflowStartedAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export interface StatusChange {
+  status: OrderStatus;
+  attempts?: number;
+  lastError?: string | null;
+}
+
+/** Records a status change; attempts only ever grow. */
+export async function setRecordStatus(db: Tx, idempotencyKey: string, change: StatusChange): Promise<void> {
+  await db.idempotencyRecord.updateMany({
+    where: { idempotentKey: idempotencyKey },
+    data: {
+      status: change.status,
+      updatedAt: new Date(),
+      ...(change.lastError !== undefined ? { lastError: change.lastError } : {}),
+    },
+  });
+  if (change.attempts !== undefined) {
+    await db.$executeRaw`
+      UPDATE idempotency_record SET attempts = GREATEST(attempts, ${change.attempts})
+      WHERE idempotent_key = ${idempotencyKey}`;
+  }
+}

@@ -1,0 +1,186 @@
+// The one place that decides whether a failure is retried (DESIGN decision 5, STYLE habit 2).
+// Every other module asks `classifyError`; tests walk TABLE row by row.
+//
+// The rule from the seed: retry only what is safe to retry. The write is idempotent (unique key),
+// so a lost connection is safe to retry even when it hit the COMMIT and the outcome is unknown —
+// the retry finds the committed order. Business failures, bad input, auth failures and key
+// conflicts will fail the same way every time: retrying them only delays compensation. Anything
+// we cannot name fails fast: "better missing than doubled".
+import { IdempotencyConflictError, InsufficientStockError, UnknownSkuError } from './errors.js';
+
+export type ErrorClass =
+  | 'ConnectionLost'
+  | 'StatementTimeout'
+  | 'LockTimeout'
+  | 'SerializationFailure'
+  | 'Deadlock'
+  | 'DatabaseBusy'
+  | 'InsufficientStock'
+  | 'UnknownSku'
+  | 'IdempotencyKeyConflict'
+  | 'ConstraintViolation'
+  | 'InvalidData'
+  | 'AuthFailed'
+  | 'Unclassified';
+
+export interface Classification {
+  errorClass: ErrorClass;
+  retryable: boolean;
+  why: string;
+}
+
+/** What the classifier can see of an error: codes and kinds from the whole cause chain. */
+export interface ErrorSignals {
+  /** SQLSTATE codes (`40001`), socket codes (`ECONNRESET`) and Prisma codes (`P2034`). */
+  codes: Set<string>;
+  /** Driver-adapter kinds (`ConnectionClosed`, `TransactionWriteConflict`, ...). */
+  kinds: Set<string>;
+  messages: string[];
+  errors: unknown[];
+}
+
+interface Row extends Classification {
+  matches: (signals: ErrorSignals) => boolean;
+}
+
+const has = (signals: ErrorSignals, ...codes: string[]) => codes.some((code) => signals.codes.has(code));
+const hasKind = (signals: ErrorSignals, ...kinds: string[]) => kinds.some((kind) => signals.kinds.has(kind));
+const hasSqlStateClass = (signals: ErrorSignals, prefix: string) =>
+  [...signals.codes].some((code) => /^[0-9A-Z]{5}$/.test(code) && code.startsWith(prefix));
+const isA = (signals: ErrorSignals, type: abstract new (...args: never[]) => Error) =>
+  signals.errors.some((error) => error instanceof type);
+
+// Messages node-postgres uses when the socket dies without an error code.
+const CONNECTION_LOST_MESSAGES = [
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'connection timeout expired',
+  'timeout exceeded when trying to connect',
+];
+
+/** First matching row wins. Order matters: specific business errors before generic codes. */
+export const TABLE: readonly Row[] = [
+  {
+    errorClass: 'IdempotencyKeyConflict',
+    retryable: false,
+    why: 'the key already belongs to a different order; a retry would conflict again',
+    matches: (s) => isA(s, IdempotencyConflictError),
+  },
+  {
+    errorClass: 'InsufficientStock',
+    retryable: false,
+    why: 'a business rule: retrying cannot create stock',
+    matches: (s) => isA(s, InsufficientStockError),
+  },
+  {
+    errorClass: 'UnknownSku',
+    retryable: false,
+    why: 'a business rule: the SKU does not exist',
+    matches: (s) => isA(s, UnknownSkuError),
+  },
+  {
+    errorClass: 'ConnectionLost',
+    retryable: true,
+    why:
+      'the connection failed before or during the write; if it was the COMMIT the outcome is ' +
+      'unknown, and the retry is safe because the unique key finds the committed order',
+    matches: (s) =>
+      has(s, 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH') ||
+      has(s, 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03') ||
+      hasSqlStateClass(s, '08') ||
+      hasKind(s, 'DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout') ||
+      s.messages.some((message) => CONNECTION_LOST_MESSAGES.some((known) => message.includes(known))),
+  },
+  {
+    errorClass: 'StatementTimeout',
+    retryable: true,
+    why: 'the statement timeout cancelled the write and rolled it back; nothing was committed',
+    matches: (s) => has(s, '57014'),
+  },
+  {
+    errorClass: 'LockTimeout',
+    retryable: true,
+    why: 'a lock was not granted in time; the transaction rolled back',
+    matches: (s) => has(s, '55P03'),
+  },
+  {
+    errorClass: 'Deadlock',
+    retryable: true,
+    why: 'PostgreSQL broke a deadlock by rolling this transaction back',
+    matches: (s) => has(s, '40P01'),
+  },
+  {
+    errorClass: 'SerializationFailure',
+    retryable: true,
+    why: 'a concurrent transaction won; PostgreSQL rolled this one back and asks for a retry',
+    matches: (s) => has(s, '40001', 'P2034') || hasKind(s, 'TransactionWriteConflict'),
+  },
+  {
+    errorClass: 'DatabaseBusy',
+    retryable: true,
+    why: 'no connection or transaction slot was free in time; nothing was written',
+    matches: (s) =>
+      has(s, '53300', '53400', 'P2024', 'P2028') ||
+      hasKind(s, 'TooManyConnections') ||
+      s.messages.some((message) => message.includes('Unable to start a transaction in the given time')),
+  },
+  {
+    errorClass: 'AuthFailed',
+    retryable: false,
+    why: 'authentication or authorisation failed; retrying with the same credentials fails again',
+    matches: (s) =>
+      has(s, '28000', '28P01', '42501', 'P1000') || hasKind(s, 'AuthenticationFailed', 'DatabaseAccessDenied'),
+  },
+  {
+    errorClass: 'ConstraintViolation',
+    retryable: false,
+    why: 'a constraint other than the idempotency key refused the data; it will refuse it again',
+    matches: (s) =>
+      hasSqlStateClass(s, '23') ||
+      has(s, 'P2002', 'P2003', 'P2011') ||
+      hasKind(s, 'UniqueConstraintViolation', 'ForeignKeyConstraintViolation', 'NullConstraintViolation'),
+  },
+  {
+    errorClass: 'InvalidData',
+    retryable: false,
+    why: 'the database rejected a value as invalid; retrying sends the same value',
+    matches: (s) => hasSqlStateClass(s, '22') || hasKind(s, 'LengthMismatch', 'ValueOutOfRange', 'InvalidInputValue'),
+  },
+];
+
+const UNCLASSIFIED: Classification = {
+  errorClass: 'Unclassified',
+  retryable: false,
+  why: 'not a failure we know to be safe to retry: fail fast into compensation',
+};
+
+export function classifyError(error: unknown): Classification {
+  const signals = collectSignals(error);
+  const row = TABLE.find((candidate) => candidate.matches(signals));
+  if (!row) return UNCLASSIFIED;
+  const { errorClass, retryable, why } = row;
+  return { errorClass, retryable, why };
+}
+
+/** Walks `cause`, aggregated errors and Prisma's driver-adapter metadata, collecting codes. */
+export function collectSignals(error: unknown): ErrorSignals {
+  const signals: ErrorSignals = { codes: new Set(), kinds: new Set(), messages: [], errors: [] };
+  const seen = new Set<unknown>();
+  const visit = (value: unknown, depth: number): void => {
+    if (value === null || typeof value !== 'object' || seen.has(value) || depth > 8) return;
+    seen.add(value);
+    signals.errors.push(value);
+    const record = value as Record<string, unknown>;
+    if (typeof record.code === 'string') signals.codes.add(record.code);
+    if (typeof record.originalCode === 'string') signals.codes.add(record.originalCode);
+    if (typeof record.kind === 'string') signals.kinds.add(record.kind);
+    if (typeof record.message === 'string') signals.messages.push(record.message);
+    visit(record.cause, depth + 1);
+    const meta = record.meta as Record<string, unknown> | undefined;
+    if (meta && typeof meta === 'object') visit(meta.driverAdapterError, depth + 1);
+    if (Array.isArray(record.errors)) record.errors.forEach((inner) => visit(inner, depth + 1));
+  };
+  visit(error, 0);
+  return signals;
+}

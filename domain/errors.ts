@@ -1,0 +1,42 @@
+// Business failures of an order write. Each has a stable `type` that crosses into Temporal as the
+// ApplicationFailure type and comes back out in statuses; none of them is ever retried
+// (see domain/error-classification.ts).
+
+/** A line asks for more stock than is available; retrying cannot make stock appear. */
+export class InsufficientStockError extends Error {
+  readonly type = 'InsufficientStock';
+  constructor(
+    readonly sku: string,
+    readonly requested: number,
+    readonly available: number,
+  ) {
+    super(`insufficient stock for ${sku}: requested ${requested}, available ${available}`);
+    this.name = 'InsufficientStockError';
+  }
+}
+
+/** A line names a SKU the inventory does not know. */
+export class UnknownSkuError extends Error {
+  readonly type = 'UnknownSku';
+  constructor(readonly sku: string) {
+    super(`unknown SKU ${sku}`);
+    this.name = 'UnknownSkuError';
+  }
+}
+
+/** The key was already used for a different order: a conflict, never a success. */
+export class IdempotencyConflictError extends Error {
+  readonly type = 'IdempotencyKeyConflict';
+  constructor(
+    readonly key: string,
+    readonly storedFingerprint: string,
+    readonly incomingFingerprint: string,
+    readonly differences: readonly string[] = [],
+  ) {
+    super(
+      `idempotency key ${key} was already used for a different order` +
+        (differences.length > 0 ? ` (differs in ${differences.join(', ')})` : ''),
+    );
+    this.name = 'IdempotencyConflictError';
+  }
+}

@@ -1,0 +1,43 @@
+// The idempotency key is born here and only here (DESIGN decision 1). Every entry point — the OA
+// webhook today, the MCP tool later — calls this module; nothing downstream ever builds a key of
+// its own, and a retry never builds a new one. The seed's classic pitfall was a key regenerated
+// per attempt (a fresh UUID on every retry): deriving it from business identifiers makes a
+// regenerated key identical anyway, and passing it as workflow input means it is never rebuilt.
+//
+// This file is imported by workflow code: keep it free of Node built-ins.
+
+export const OPERATIONS = ['MAIN', 'SUPPLEMENT'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+/** Approval numbers are plain ASCII, case-sensitive and never trimmed: anything else is refused. */
+export const APPROVAL_NO_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Keys fit `order_main.idempotent_key VARCHAR(128)` with room to spare (at most 84 characters). */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
+
+const KEY_PATTERN = /^APPROVAL:([A-Za-z0-9][A-Za-z0-9._-]{0,63}):(MAIN|SUPPLEMENT)$/;
+
+/** `APPROVAL:<approvalNo>:<operation>` — one approval may create a MAIN and a SUPPLEMENT write. */
+export function idempotencyKeyFor(approvalNo: string, operation: Operation): string {
+  if (!APPROVAL_NO_PATTERN.test(approvalNo)) {
+    throw new RangeError(`approvalNo ${JSON.stringify(approvalNo)} is not a plain ASCII approval number`);
+  }
+  return `APPROVAL:${approvalNo}:${operation}`;
+}
+
+/** Reads a key back into its parts; undefined for anything that is not a well-formed key. */
+export function parseIdempotencyKey(key: string): { approvalNo: string; operation: Operation } | undefined {
+  const match = KEY_PATTERN.exec(key);
+  if (!match) return undefined;
+  return { approvalNo: match[1] as string, operation: match[2] as Operation };
+}
+
+/** The order workflow's id: a redelivered webhook lands on the same workflow. */
+export function orderWorkflowIdFor(key: string): string {
+  return `order-${key}`;
+}
+
+/** The compensation workflow's id, derived from the same key, so it too can exist only once. */
+export function compensationWorkflowIdFor(key: string): string {
+  return `compensation-${key}`;
+}

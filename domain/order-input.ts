@@ -1,0 +1,68 @@
+// The approval body every entry point accepts (the OA webhook now; the MCP tool takes the same).
+// Parse, don't validate: after `parseApproval` the rest of the code trusts its types.
+import { z } from 'zod';
+import { APPROVAL_NO_PATTERN, OPERATIONS } from './idempotency-key.js';
+import { MAX_AMOUNT_UNITS, toMoneyUnits } from './money.js';
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+const orderLineSchema = z.strictObject({
+  sku: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -'),
+  quantity: z.number().int('must be an integer').min(1).max(1_000_000),
+  unitPrice: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a decimal string with up to 12 digits and 4 decimals'),
+});
+
+export const approvalSchema = z
+  .strictObject({
+    approvalNo: z
+      .string()
+      .regex(
+        APPROVAL_NO_PATTERN,
+        'must be 1-64 ASCII letters, digits, ".", "_" or "-", starting with a letter or digit',
+      ),
+    operation: z.enum(OPERATIONS),
+    approvedAt: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with offset' }),
+    order: z.strictObject({
+      customerId: z.string().min(1).max(64).regex(PRINTABLE_ASCII, 'must be printable ASCII'),
+      currency: z.string().regex(/^[A-Z]{3}$/, 'must be three capital letters'),
+      lines: z.array(orderLineSchema).min(1).max(100),
+    }),
+  })
+  .superRefine((approval, ctx) => {
+    // The total must fit order_main.total_amount NUMERIC(18,4); refuse it here rather than fail
+    // the write after the workflow started.
+    const total = approval.order.lines.reduce(
+      (sum, line) => sum + BigInt(line.quantity) * toMoneyUnits(line.unitPrice),
+      0n,
+    );
+    if (total > MAX_AMOUNT_UNITS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['order', 'lines'],
+        message: 'the order total exceeds 99999999999999.9999',
+      });
+    }
+  });
+
+export type Approval = z.infer<typeof approvalSchema>;
+export type OrderLineInput = z.infer<typeof orderLineSchema>;
+
+/** One bad field, addressed by an RFC 6901 JSON pointer into the body. */
+export interface FieldError {
+  pointer: string;
+  message: string;
+}
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+
+export function toFieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({
+    pointer: '/' + issue.path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/'),
+    message: issue.message,
+  }));
+}
+
+export function parseApproval(body: unknown): ParseResult<Approval> {
+  const result = approvalSchema.safeParse(body);
+  return result.success ? { ok: true, value: result.data } : { ok: false, errors: toFieldErrors(result.error) };
+}

@@ -1,0 +1,9 @@
+// Prisma CLI configuration. The service itself never runs the Prisma CLI at run time:
+// migrations are applied by db/migrate.ts (see DESIGN notes in README, "Migrations").
+import { defineConfig } from 'prisma/config';
+
+export default defineConfig({
+  schema: 'prisma/schema.prisma',
+  migrations: { path: 'prisma/migrations' },
+  datasource: { url: process.env.DATABASE_URL ?? 'postgresql://localhost:5432/orders' },
+});

@@ -1,0 +1,121 @@
+// The path from an approved document to its one workflow, shared by every entry point (the OA
+// webhook today, MCP tools later). The key is computed here from business identifiers — the only
+// place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
+import type { Client } from '@temporalio/client';
+import type { WritePolicy } from '../config/env.js';
+import { IdempotencyConflictError } from '../domain/errors.js';
+import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } from '../domain/fingerprint.js';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
+import type { Approval } from '../domain/order-input.js';
+import type { OrderStatus } from '../domain/order-status.js';
+import { claimRecord, markWorkflowStarted, releaseUnstartedClaim } from '../db/idempotency-records.js';
+import { findOrderByKey } from '../db/order-repository.js';
+import type { PrismaClient } from '../db/prisma-client.js';
+import { isTemporalUnreachable } from '../temporal/connection.js';
+import { startOrderWorkflow } from '../temporal/order-workflows.js';
+import type { OrderWorkflowInput } from '../workflows/definitions.js';
+
+export interface SubmissionDeps {
+  prisma: PrismaClient;
+  temporal: Client;
+  taskQueue: string;
+  writePolicy: WritePolicy;
+  /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
+  startTimeoutMs: number;
+}
+
+export interface Submission {
+  idempotencyKey: string;
+  workflowId: string;
+  /** False for exactly one delivery of a key: the one that started its workflow. */
+  duplicate: boolean;
+  status: OrderStatus;
+}
+
+/** Temporal could not be reached: nothing was started, and the caller may safely redeliver. */
+export class TemporalUnavailableError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`Temporal could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'TemporalUnavailableError';
+  }
+}
+
+export function workflowInputFor(approval: Approval, policy: WritePolicy): OrderWorkflowInput {
+  const order = canonicalOrder(approval.order);
+  return {
+    idempotencyKey: idempotencyKeyFor(approval.approvalNo, approval.operation),
+    approvalNo: approval.approvalNo,
+    operation: approval.operation,
+    approvedAt: approval.approvedAt,
+    fingerprint: fingerprintOf(order),
+    order,
+    totalAmount: totalAmountOf(order),
+    policy: {
+      maxAttempts: policy.maxAttempts,
+      initialIntervalMs: policy.initialIntervalMs,
+      maxIntervalMs: policy.maxIntervalMs,
+      backoffCoefficient: policy.backoffCoefficient,
+      startToCloseMs: policy.startToCloseMs,
+      scheduleToCloseMs: policy.scheduleToCloseMs,
+      decisionTimeoutMs: policy.decisionTimeoutMs,
+    },
+  };
+}
+
+/**
+ * Accepts one delivery of an approval:
+ * 1. claim the key's record (INSERT … ON CONFLICT DO NOTHING) — a different fingerprint under a
+ *    claimed key is a conflict and starts nothing;
+ * 2. a key whose workflow already started answers "duplicate" from the database alone — also
+ *    after the workflow closed, was abandoned or left Temporal's retention;
+ * 3. otherwise start (or attach to) `order-<key>`; whichever delivery then marks the record
+ *    started first is the one first delivery.
+ */
+export async function submitApproval(deps: SubmissionDeps, approval: Approval): Promise<Submission> {
+  const input = workflowInputFor(approval, deps.writePolicy);
+  const key = input.idempotencyKey;
+  const workflowId = orderWorkflowIdFor(key);
+
+  const { record, inserted } = await claimRecord(deps.prisma, {
+    idempotencyKey: key,
+    approvalNo: input.approvalNo,
+    operation: input.operation,
+    fingerprint: input.fingerprint,
+    request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
+    workflowId,
+  });
+  if (record.fingerprint !== input.fingerprint) {
+    throw new IdempotencyConflictError(
+      key,
+      record.fingerprint,
+      input.fingerprint,
+      describeDifferences(record.request.order, input.order),
+    );
+  }
+  if (record.workflowStartedAt) {
+    return { idempotencyKey: key, workflowId, duplicate: true, status: record.status };
+  }
+
+  // An order row written without a record (records expire after the retention window; an order
+  // never does) answers for the key: no workflow is started for an order that exists.
+  const existing = await findOrderByKey(deps.prisma, key);
+  if (existing) {
+    if (existing.fingerprint !== input.fingerprint) {
+      throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
+    }
+    await markWorkflowStarted(deps.prisma, key, 'SUBMITTED');
+    return { idempotencyKey: key, workflowId, duplicate: true, status: 'SUBMITTED' };
+  }
+
+  try {
+    await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
+      startOrderWorkflow(deps.temporal, deps.taskQueue, input),
+    );
+  } catch (error) {
+    if (inserted) await releaseUnstartedClaim(deps.prisma, key);
+    if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);
+    throw error;
+  }
+  const first = await markWorkflowStarted(deps.prisma, key);
+  return { idempotencyKey: key, workflowId, duplicate: !first, status: first ? 'RECEIVED' : record.status };
+}

@@ -1,0 +1,88 @@
+// The one path that starts order and compensation workflows, used by the webhook edge, the
+// compensation's resubmit and (later) every other entry point. Ids are derived from the key, so
+// starting twice attaches to the running workflow instead of creating a second one.
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { WorkflowIdReusePolicy } from '@temporalio/common';
+import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
+import type { OrderStatus as Status } from '../domain/order-status.js';
+import type { CompensationInput, OrderWorkflowInput } from '../workflows/definitions.js';
+import { ApprovalNo, CustomerId, IdempotencyKey, OrderStatus } from '../workflows/search-attributes.js';
+
+export interface StartedWorkflow {
+  workflowId: string;
+  /**
+   * True when a closed run already holds the id and the reuse policy left it alone; false when a
+   * run was started or a running one attached to.
+   */
+  closedRunExists: boolean;
+}
+
+function searchAttributesFor(input: OrderWorkflowInput, status: Status) {
+  return [
+    { key: ApprovalNo, value: input.approvalNo },
+    { key: IdempotencyKey, value: input.idempotencyKey },
+    { key: CustomerId, value: input.order.customerId },
+    { key: OrderStatus, value: status },
+  ];
+}
+
+function summaryOf(input: OrderWorkflowInput): string {
+  return `${input.operation} order for approval ${input.approvalNo}: ${input.order.customerId}, ${input.totalAmount} ${input.order.currency}, ${input.order.lines.length} line(s)`;
+}
+
+/**
+ * Starts `order-<key>`, or attaches to it while it runs. `reusePolicy` decides what happens when a
+ * closed run exists: the edge never starts a second run (REJECT_DUPLICATE: a redelivery never
+ * overrides an operator); an operator's resubmit may replace a failed run only.
+ */
+export async function startOrderWorkflow(
+  client: Client,
+  taskQueue: string,
+  input: OrderWorkflowInput,
+  reusePolicy: WorkflowIdReusePolicy = 'REJECT_DUPLICATE',
+): Promise<StartedWorkflow> {
+  const workflowId = orderWorkflowIdFor(input.idempotencyKey);
+  try {
+    const handle = await client.workflow.start('orderWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: reusePolicy,
+      typedSearchAttributes: searchAttributesFor(input, 'RECEIVED'),
+      staticSummary: summaryOf(input),
+      staticDetails: JSON.stringify({ approvedAt: input.approvedAt, lines: input.order.lines }, null, 2),
+    });
+    // A USE_EXISTING start answers with the running run when there is one; which delivery was
+    // the first is decided in the database (db/idempotency-records.ts), not here.
+    return { workflowId: handle.workflowId, closedRunExists: false };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, closedRunExists: true };
+    throw error;
+  }
+}
+
+/** Starts `compensation-<key>` at most once while one runs; a new failure after it closed starts a new run. */
+export async function startCompensationWorkflow(
+  client: Client,
+  taskQueue: string,
+  input: CompensationInput,
+): Promise<StartedWorkflow> {
+  const workflowId = compensationWorkflowIdFor(input.order.idempotencyKey);
+  try {
+    await client.workflow.start('compensationWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: searchAttributesFor(input.order, 'COMPENSATING'),
+      staticSummary: `Compensation: ${summaryOf(input.order)}`,
+      staticDetails: `${input.reasonType}: ${input.reason} (after ${input.attempts} attempt(s))`,
+    });
+    return { workflowId, closedRunExists: false };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, closedRunExists: true };
+    throw error;
+  }
+}

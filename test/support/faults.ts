@@ -1,0 +1,63 @@
+// Real faults in front of the real write activity, chosen per approval number, for integration
+// tests. Each fault is produced by real parts: a database port nothing listens on (a genuine
+// ECONNREFUSED through the driver), or a commit whose answer never reaches Temporal (the activity
+// outlives its start-to-close timeout after committing).
+import { Context } from '@temporalio/activity';
+import { type ActivityDeps, createActivities } from '../../activities/index.js';
+import { toActivityFailure } from '../../activities/activity-failure.js';
+import { createPrismaClient } from '../../db/prisma-client.js';
+import { freePort } from '../../dev/ports.js';
+import type { OrderWorkflowInput } from '../../workflows/definitions.js';
+
+type Activities = ReturnType<typeof createActivities>;
+
+export type Fault =
+  /** Attempts up to `attempts` reach a database that is down. */
+  | { kind: 'database-down'; attempts: number }
+  /** The first attempt commits, then its result is lost (it hangs past start-to-close). */
+  | { kind: 'lost-response' }
+  /** The first attempt commits, then fails with an error nobody classified (not retried). */
+  | { kind: 'commit-then-unclassified-failure' };
+
+export class FaultPlan {
+  private readonly faults = new Map<string, Fault>();
+  set(approvalNo: string, fault: Fault): void {
+    this.faults.set(approvalNo, fault);
+  }
+  /** The cause is fixed: later attempts and resubmits reach the real database. */
+  clear(approvalNo: string): void {
+    this.faults.delete(approvalNo);
+  }
+  get(approvalNo: string): Fault | undefined {
+    return this.faults.get(approvalNo);
+  }
+}
+
+export async function faultyActivities(plan: FaultPlan, options: { startToCloseMs: number }) {
+  // A port nothing listens on: the driver gets a real ECONNREFUSED.
+  const downUrl = `postgresql://postgres:postgres@127.0.0.1:${await freePort()}/orders`;
+  const downDb = createPrismaClient({ databaseUrl: downUrl, poolSize: 1, statementTimeoutMs: 1000 });
+  return (real: Activities, deps: ActivityDeps) => {
+    const down = createActivities({ ...deps, prisma: downDb });
+    return {
+      ...real,
+      async writeOrder(input: OrderWorkflowInput) {
+        const { attempt } = Context.current().info;
+        const fault = plan.get(input.approvalNo);
+        if (fault?.kind === 'database-down' && attempt <= fault.attempts) {
+          return down.writeOrder(input);
+        }
+        if (fault?.kind === 'lost-response' && attempt === 1) {
+          await real.writeOrder(input);
+          await new Promise((resolve) => setTimeout(resolve, options.startToCloseMs + 1_500));
+          throw new Error('unreachable: the attempt timed out before this line');
+        }
+        if (fault?.kind === 'commit-then-unclassified-failure' && attempt === 1) {
+          await real.writeOrder(input);
+          throw toActivityFailure(new Error('the reply was garbled after the commit'), attempt);
+        }
+        return real.writeOrder(input);
+      },
+    };
+  };
+}

@@ -1,0 +1,184 @@
+// A real service for integration tests: the API (driven through fastify's inject), a worker on a
+// task queue of its own and real clients, against the Temporal dev server and PostgreSQL that the
+// test runner started (DATABASE_URL, TEMPORAL_ADDRESS). Started once per test file.
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { buildApp } from '../../api/app.js';
+import { signBody } from '../../api/signature.js';
+import { type Config, loadConfig } from '../../config/env.js';
+import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
+import { connectClient } from '../../temporal/connection.js';
+import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
+
+export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';
+
+export function stackEnv(): { databaseUrl: string; temporalAddress: string } {
+  const databaseUrl = process.env.DATABASE_URL;
+  const temporalAddress = process.env.TEMPORAL_ADDRESS;
+  if (!databaseUrl || !temporalAddress) {
+    throw new Error('integration tests need DATABASE_URL and TEMPORAL_ADDRESS: run them through `npm test`');
+  }
+  return { databaseUrl, temporalAddress };
+}
+
+/** Short, test-mode timings: never slept through at production values. */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  const { databaseUrl, temporalAddress } = stackEnv();
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
+    WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+    RETRY_MAX_ATTEMPTS: '3',
+    RETRY_INITIAL_INTERVAL_MS: '100',
+    RETRY_MAX_INTERVAL_MS: '1000',
+    DB_STATEMENT_TIMEOUT_MS: '1500',
+    ACTIVITY_START_TO_CLOSE_MS: '4000',
+    ACTIVITY_SCHEDULE_TO_CLOSE_MS: '30000',
+    COMPENSATION_DECISION_TIMEOUT_MS: '120000',
+    ...overrides,
+  });
+}
+
+export interface TestService {
+  config: Config;
+  prisma: PrismaClient;
+  temporal: Client;
+  app: ReturnType<typeof buildApp>;
+  worker: Worker;
+  stop: () => Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+/** Worker logs at WARN during tests: failures show, routine progress does not. */
+function quietRuntime() {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
+
+export async function startTestService(
+  options: { config?: Config; activities?: WorkerDeps['activities'] } = {},
+): Promise<TestService> {
+  quietRuntime();
+  const config = options.config ?? testConfig();
+  const databaseUrl = config.databaseUrl as string;
+  const target = { address: config.temporal.address as string, namespace: config.temporal.namespace };
+  const prisma = createPrismaClient({
+    databaseUrl,
+    poolSize: 5,
+    statementTimeoutMs: config.writePolicy.statementTimeoutMs,
+  });
+  const temporal = await connectClient(target);
+  const connection = await connectWorker(target);
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    prisma,
+    temporal,
+    ...(options.activities ? { activities: options.activities } : {}),
+  });
+  const running = worker.run();
+  const app = buildApp({ config, prisma, temporal });
+  await app.ready();
+  return {
+    config,
+    prisma,
+    temporal,
+    app,
+    worker,
+    stop: async () => {
+      await app.close();
+      worker.shutdown();
+      await running;
+      await Promise.all([prisma.$disconnect(), connection.close(), temporal.connection.close()]);
+    },
+  };
+}
+
+/** A unique approval number per test, so tests share one database without touching each other. */
+export function uniqueApprovalNo(prefix = 'AP'): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+export interface ApprovalBody {
+  approvalNo: string;
+  operation: 'MAIN' | 'SUPPLEMENT';
+  approvedAt: string;
+  order: { customerId: string; currency: string; lines: { sku: string; quantity: number; unitPrice: string }[] };
+}
+
+export function approval(approvalNo: string, sku: string, overrides: Partial<ApprovalBody> = {}): ApprovalBody {
+  return {
+    approvalNo,
+    operation: 'MAIN',
+    approvedAt: '2026-11-29T10:00:00+08:00',
+    order: { customerId: 'CUST-1', currency: 'CNY', lines: [{ sku, quantity: 2, unitPrice: '10.50' }] },
+    ...overrides,
+  };
+}
+
+/** Creates a SKU of the test's own with known stock. */
+export async function createSku(prisma: PrismaClient, onHand: number): Promise<string> {
+  const sku = `SKU-T-${randomBytes(5).toString('hex')}`;
+  await prisma.inventory.create({ data: { sku, onHand } });
+  return sku;
+}
+
+export function signedHeaders(body: string, secret = TEST_WEBHOOK_SECRET, timestamp = Math.floor(Date.now() / 1000)) {
+  const ts = String(timestamp);
+  return { 'content-type': 'application/json', 'x-oa-timestamp': ts, 'x-oa-signature': signBody(secret, ts, body) };
+}
+
+export async function postApproval(service: Pick<TestService, 'app'>, body: unknown) {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  return service.app.inject({
+    method: 'POST',
+    url: '/webhooks/oa/approvals',
+    headers: signedHeaders(payload),
+    payload,
+  });
+}
+
+export async function getOrder(service: Pick<TestService, 'app'>, key: string) {
+  return service.app.inject({ method: 'GET', url: `/orders/${encodeURIComponent(key)}` });
+}
+
+/** Polls until `check` returns a value, or fails the test with what it last saw. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+export async function orderCount(prisma: PrismaClient, key: string): Promise<number> {
+  return prisma.orderMain.count({ where: { idempotentKey: key } });
+}
+
+export async function stockOf(prisma: PrismaClient, sku: string) {
+  const row = await prisma.inventory.findUniqueOrThrow({ where: { sku } });
+  return { onHand: row.onHand, reserved: row.reserved };
+}
+
+export async function workflowExists(temporal: Client, workflowId: string): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'WorkflowNotFoundError') return false;
+    throw error;
+  }
+}

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { toActivityFailure } from '../../activities/activity-failure.js';
+import { classifyError, type ErrorClass, TABLE } from '../../domain/error-classification.js';
+import { IdempotencyConflictError, InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
+
+const socketError = (code: string) =>
+  Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code, errno: -1, syscall: 'connect' });
+const postgresError = (code: string, message = `postgres error ${code}`) =>
+  Object.assign(new Error(message), { code, severity: 'ERROR' });
+/** How Prisma's pg adapter wraps a driver error: the SQLSTATE sits in meta.driverAdapterError.cause. */
+const prismaWrapped = (cause: Record<string, unknown>, code = 'P2010') =>
+  Object.assign(new Error('Invalid `prisma.$executeRaw()` invocation'), {
+    name: 'PrismaClientKnownRequestError',
+    code,
+    meta: { driverAdapterError: Object.assign(new Error('adapter error'), { name: 'DriverAdapterError', cause }) },
+  });
+
+// Each row: an error as it reaches the activity, and the class the table must give it.
+const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
+  ['connection refused before the write', socketError('ECONNREFUSED'), 'ConnectionLost', true],
+  ['connection reset mid-transaction', socketError('ECONNRESET'), 'ConnectionLost', true],
+  [
+    'socket closed during COMMIT (outcome unknown)',
+    new Error('Connection terminated unexpectedly'),
+    'ConnectionLost',
+    true,
+  ],
+  ['adapter: database not reachable', prismaWrapped({ kind: 'DatabaseNotReachable' }), 'ConnectionLost', true],
+  ['adapter: connection closed', prismaWrapped({ kind: 'ConnectionClosed' }), 'ConnectionLost', true],
+  ['server shutting down (57P01)', postgresError('57P01'), 'ConnectionLost', true],
+  ['statement timeout (57014)', prismaWrapped({ kind: 'postgres', code: '57014' }), 'StatementTimeout', true],
+  ['lock timeout (55P03)', postgresError('55P03'), 'LockTimeout', true],
+  ['deadlock (40P01)', postgresError('40P01'), 'Deadlock', true],
+  ['serialization failure (40001)', postgresError('40001'), 'SerializationFailure', true],
+  [
+    'Prisma write conflict (P2034)',
+    prismaWrapped({ kind: 'TransactionWriteConflict' }, 'P2034'),
+    'SerializationFailure',
+    true,
+  ],
+  ['too many connections (53300)', prismaWrapped({ kind: 'TooManyConnections' }), 'DatabaseBusy', true],
+  ['no pooled connection in time', new Error('Unable to start a transaction in the given time.'), 'DatabaseBusy', true],
+  ['insufficient stock', new InsufficientStockError('SKU-1', 5, 2), 'InsufficientStock', false],
+  ['unknown SKU', new UnknownSkuError('SKU-X'), 'UnknownSku', false],
+  [
+    'key reused for another order',
+    new IdempotencyConflictError('APPROVAL:A:MAIN', 'a', 'b'),
+    'IdempotencyKeyConflict',
+    false,
+  ],
+  [
+    'a unique constraint other than the key',
+    prismaWrapped({ kind: 'UniqueConstraintViolation' }, 'P2002'),
+    'ConstraintViolation',
+    false,
+  ],
+  ['check constraint (23514)', postgresError('23514'), 'ConstraintViolation', false],
+  ['value too long (22001)', postgresError('22001'), 'InvalidData', false],
+  ['password authentication failed (28P01)', postgresError('28P01'), 'AuthFailed', false],
+  ['permission denied (42501)', postgresError('42501'), 'AuthFailed', false],
+  ['an error nobody classified', new Error('something odd'), 'Unclassified', false],
+  ['a thrown string', 'boom', 'Unclassified', false],
+];
+
+describe('error classification', () => {
+  for (const [situation, error, errorClass, retryable] of EXAMPLES) {
+    it(`${situation} → ${errorClass}, ${retryable ? 'retried' : 'not retried'}`, () => {
+      const classification = classifyError(error);
+      assert.equal(classification.errorClass, errorClass);
+      assert.equal(classification.retryable, retryable);
+      assert.ok(classification.why.length > 10, 'every row says why');
+    });
+  }
+
+  it('has an example for every row of the table', () => {
+    const covered = new Set(EXAMPLES.map(([, , errorClass]) => errorClass));
+    for (const row of TABLE) assert.ok(covered.has(row.errorClass), `no example for ${row.errorClass}`);
+  });
+
+  it('finds the code in a cause chain', () => {
+    const wrapped = new Error('write failed', { cause: new Error('driver', { cause: postgresError('40P01') }) });
+    assert.equal(classifyError(wrapped).errorClass, 'Deadlock');
+  });
+});
+
+describe('activity failure', () => {
+  const timing = { initialIntervalMs: 500, maxIntervalMs: 2_000, backoffCoefficient: 2 };
+
+  it('marks a retryable failure with a jittered delay capped at the maximum interval', () => {
+    for (let attempt = 1; attempt <= 6; attempt += 1) {
+      const failure = toActivityFailure(socketError('ECONNRESET'), attempt, timing);
+      assert.equal(failure.nonRetryable, false);
+      assert.equal(failure.type, 'ConnectionLost');
+      const delay = Number(failure.nextRetryDelay);
+      assert.ok(delay > 0 && delay <= timing.maxIntervalMs, `delay ${delay} for attempt ${attempt}`);
+    }
+  });
+
+  it('marks business failures and unclassified errors non-retryable, carrying the attempt', () => {
+    for (const error of [new InsufficientStockError('S', 1, 0), new Error('odd')]) {
+      const failure = toActivityFailure(error, 2, timing);
+      assert.equal(failure.nonRetryable, true);
+      assert.equal(failure.nextRetryDelay, undefined);
+      assert.deepEqual((failure.details?.[0] as { attempt: number }).attempt, 2);
+    }
+  });
+});

@@ -1,0 +1,56 @@
+// Wires a Temporal worker: the workflow bundle, the activities and their dependencies.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Worker,
+  type WorkerOptions,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { type ActivityDeps, createActivities } from '../activities/index.js';
+import type { PrismaClient } from '../db/prisma-client.js';
+
+/** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
+export function workflowsPath(): string {
+  const typescript = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+  return existsSync(typescript) ? typescript : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
+}
+
+export async function connectWorker(target: { address: string }): Promise<NativeConnection> {
+  return NativeConnection.connect({ address: target.address });
+}
+
+export interface WorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  prisma: PrismaClient;
+  temporal: Client;
+  /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
+  activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
+  options?: Partial<WorkerOptions>;
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** Bundles the workflows once per process (webpack's report is kept out of the logs). */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const activityDeps = { prisma: deps.prisma, temporal: deps.temporal, taskQueue: deps.taskQueue };
+  const real = createActivities(activityDeps);
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: deps.activities ? deps.activities(real, activityDeps) : real,
+    ...deps.options,
+  });
+}

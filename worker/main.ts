@@ -1,0 +1,33 @@
+// The worker process: polls the task queue and runs workflows and activities. Starts no embedded
+// service; reads DATABASE_URL and TEMPORAL_ADDRESS from the environment.
+import { loadConfig } from '../config/env.js';
+import { createPrismaClient } from '../db/prisma-client.js';
+import { connectClient } from '../temporal/connection.js';
+import { connectWorker, createWorker } from './create-worker.js';
+import { requireSetting, runMain } from '../config/process.js';
+
+await runMain('worker', async (log) => {
+  const config = loadConfig();
+  const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
+  const address = requireSetting('TEMPORAL_ADDRESS', config.temporal.address);
+  const target = { address, namespace: config.temporal.namespace };
+  const prisma = createPrismaClient({
+    databaseUrl,
+    poolSize: config.dbPoolSize,
+    statementTimeoutMs: config.writePolicy.statementTimeoutMs,
+  });
+  const [connection, temporal] = await Promise.all([connectWorker(target), connectClient(target)]);
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    prisma,
+    temporal,
+  });
+  log.info({ taskQueue: config.temporal.taskQueue, address }, 'worker polling');
+  // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling and lets running
+  // activities finish within the grace period, then run() resolves.
+  await worker.run();
+  await Promise.all([prisma.$disconnect(), connection.close(), temporal.connection.close()]);
+  log.info('worker stopped');
+});

@@ -1,0 +1,35 @@
+// Activity options by intent, with the timeout ladder in one screen (DESIGN decision 6):
+//
+//   DB statement timeout  <  orderWrite start-to-close  <  orderWrite schedule-to-close (all
+//   attempts)  <  compensation decision window
+//
+// The config module refuses a ladder that is upside down. The retry policy here is the only retry
+// layer in the system; which failures it may retry is decided by domain/error-classification.ts
+// (an unclassified failure is thrown as non-retryable, so this policy never sees it).
+import type { ActivityOptions } from '@temporalio/workflow';
+import type { WritePolicyInput } from './definitions.js';
+
+/** The order write: few, jittered attempts, then compensation. */
+export function orderWrite(policy: WritePolicyInput): ActivityOptions {
+  return {
+    startToCloseTimeout: policy.startToCloseMs,
+    scheduleToCloseTimeout: policy.scheduleToCloseMs,
+    retry: {
+      maximumAttempts: policy.maxAttempts,
+      initialInterval: policy.initialIntervalMs,
+      backoffCoefficient: policy.backoffCoefficient,
+      maximumInterval: policy.maxIntervalMs,
+    },
+  };
+}
+
+/**
+ * Compensation steps and workflow starts. Each step is idempotent (keyed by the idempotency key),
+ * so retrying one is always safe; they retry longer than the write because giving up here leaves
+ * an order nobody looks after.
+ */
+export const compensationStep: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 10, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};

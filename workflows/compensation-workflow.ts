@@ -1,0 +1,106 @@
+// The compensation workflow: one per failed key (id `compensation-<key>`). It reconciles first —
+// the lost-response case means the order may have landed after all — releases what a partial
+// attempt left, records why, then waits (bounded) for an operator: resubmit with the same key
+// (which can never double: the unique key finds any committed order) or abandon.
+import {
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { COMPENSATION_DECISIONS, type OrderStatus as Status } from '../domain/order-status.js';
+import type * as activities from '../activities/index.js';
+import { compensationStep } from './activity-presets.js';
+import {
+  type CompensationInput,
+  type CompensationOutcome,
+  type CompensationState,
+  compensationStateQuery,
+  type DecisionRequest,
+  decideUpdate,
+} from './definitions.js';
+import { OrderStatus } from './search-attributes.js';
+
+type Activities = ReturnType<typeof activities.createActivities>;
+
+const { reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed } =
+  proxyActivities<Activities>(compensationStep);
+
+export async function compensationWorkflow(input: CompensationInput): Promise<CompensationState> {
+  const key = input.order.idempotencyKey;
+  const state: CompensationState = {
+    idempotencyKey: key,
+    status: 'COMPENSATING',
+    reasonType: input.reasonType,
+    reason: input.reason,
+  };
+  let decision: DecisionRequest | undefined;
+  const finish = (status: Status, outcome: CompensationOutcome) => {
+    state.status = status;
+    state.outcome = outcome;
+    upsertSearchAttributes([{ key: OrderStatus, value: status }]);
+    return state;
+  };
+
+  setHandler(compensationStateQuery, () => state);
+  setHandler(
+    decideUpdate,
+    async (request) => {
+      decision = request;
+      state.decision = request.decision;
+      await condition(() => state.outcome !== undefined);
+      return state;
+    },
+    {
+      validator: (request: DecisionRequest) => {
+        if (!COMPENSATION_DECISIONS.includes(request.decision)) {
+          throw new Error(`decision must be one of ${COMPENSATION_DECISIONS.join(', ')}`);
+        }
+        if (decision !== undefined) throw new Error(`a decision was already made: ${decision.decision}`);
+        if (state.status !== 'COMPENSATING') throw new Error(`nothing to decide: status is ${state.status}`);
+      },
+    },
+  );
+
+  const outcome = await compensate();
+  // Let a pending `decide` update return its answer before the workflow closes.
+  await condition(allHandlersFinished);
+  return outcome;
+
+  async function compensate(): Promise<CompensationState> {
+    try {
+      const reconciliation = await reconcileFailedWrite(input);
+      if (reconciliation.orderLanded) {
+        // The write did commit (its response was lost): that is success, not a duplicate to undo.
+        return finish('SUBMITTED', 'ORDER_LANDED');
+      }
+      upsertSearchAttributes([{ key: OrderStatus, value: 'COMPENSATING' }]);
+
+      const decided = await condition(() => decision !== undefined, input.order.policy.decisionTimeoutMs);
+      if (!decided || !decision) {
+        await markCompensationFailed({
+          idempotencyKey: key,
+          orderRunId: input.orderRunId,
+          reason: 'decision window ran out',
+        });
+        return finish('FAILED', 'DECISION_TIMED_OUT');
+      }
+      if (decision.decision === 'abandon') {
+        await recordDecision({ idempotencyKey: key, orderRunId: input.orderRunId, ...decision });
+        return finish('COMPENSATED', 'ABANDONED');
+      }
+      await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: decision.decidedBy });
+      return finish('RECEIVED', 'RESUBMITTED');
+    } catch (error) {
+      // Compensation itself failed: say so durably, and never hide the original reason.
+      await markCompensationFailed({
+        idempotencyKey: key,
+        orderRunId: input.orderRunId,
+        reason: `compensation failed: ${error instanceof Error ? error.message : String(error)}; original: ${input.reason}`,
+      });
+      finish('FAILED', 'FAILED');
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,3 @@
+// The worker's workflow bundle entry: every workflow type the task queue serves.
+export { orderWorkflow } from './order-workflow.js';
+export { compensationWorkflow } from './compensation-workflow.js';

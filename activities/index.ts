@@ -3,7 +3,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { IdempotencyConflictError } from '../domain/errors.js';
-import { setRecordStatus } from '../db/idempotency-records.js';
+import { findRecord, setRecordStatus } from '../db/idempotency-records.js';
 import {
   findOrderByKey,
   insertOrder,
@@ -13,7 +13,7 @@ import {
 } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { startCompensationWorkflow, startOrderWorkflow } from '../temporal/order-workflows.js';
-import type { CompensationDecision } from '../domain/order-status.js';
+import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import { toActivityFailure } from './activity-failure.js';
 
@@ -27,6 +27,8 @@ export interface Reconciliation {
   orderLanded: boolean;
   orderNo?: string;
   releasedLines: number;
+  /** Set when this failed run was already compensated and decided: nothing is done again. */
+  priorDecision?: { decision: CompensationDecision; status: OrderStatus };
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -93,7 +95,22 @@ export function createActivities(deps: ActivityDeps) {
   async function reconcileFailedWrite(input: CompensationInput): Promise<Reconciliation> {
     const key = input.order.idempotencyKey;
     return prisma.$transaction(async (tx) => {
-      const landed = await findOrderByKey(tx, key);
+      // Landed means *this* order: a row under the key with another fingerprint is the conflict
+      // that brought us here, not a success.
+      const existing = await findOrderByKey(tx, key);
+      const landed = existing?.fingerprint === input.order.fingerprint ? existing : undefined;
+      const prior = await tx.compensationRecord.findUnique({
+        where: { idempotentKey_orderRunId: { idempotentKey: key, orderRunId: input.orderRunId } },
+      });
+      if (!landed && prior?.decision) {
+        const record = await findRecord(tx, key);
+        log.info('this failure was already compensated and decided; nothing to do', { idempotencyKey: key });
+        return {
+          orderLanded: false,
+          releasedLines: 0,
+          priorDecision: { decision: prior.decision as CompensationDecision, status: record?.status ?? 'FAILED' },
+        };
+      }
       const releasedLines = landed ? 0 : await releaseOrphanReservations(tx, key);
       await tx.$executeRaw`
           INSERT INTO compensation_record
@@ -111,7 +128,7 @@ export function createActivities(deps: ActivityDeps) {
         attempts: input.attempts,
         lastError: `${input.reasonType}: ${input.reason}`,
       });
-      log.warn('awaiting an operator decision', { idempotencyKey: key, reasonType: input.reasonType });
+      log.info('awaiting an operator decision', { idempotencyKey: key, reasonType: input.reasonType });
       return { orderLanded: false, releasedLines };
     });
   }

@@ -75,6 +75,12 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
         // The write did commit (its response was lost): that is success, not a duplicate to undo.
         return finish('SUBMITTED', 'ORDER_LANDED');
       }
+      if (reconciliation.priorDecision) {
+        // Compensation of this very failure ran before and an operator decided: keep that.
+        const { decision: prior, status } = reconciliation.priorDecision;
+        state.decision = prior;
+        return finish(status, prior === 'abandon' ? 'ABANDONED' : 'RESUBMITTED');
+      }
       upsertSearchAttributes([{ key: OrderStatus, value: 'COMPENSATING' }]);
 
       const decided = await condition(() => decision !== undefined, input.order.policy.decisionTimeoutMs);

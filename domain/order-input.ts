@@ -56,10 +56,17 @@ export interface FieldError {
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
 export function toFieldErrors(error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({
-    pointer: '/' + issue.path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/'),
-    message: issue.message,
-  }));
+  return error.issues.flatMap((issue) =>
+    // An unknown field is reported where it is, one error per field.
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ pointer: jsonPointer([...issue.path, key]), message: 'unknown field' }))
+      : [{ pointer: jsonPointer(issue.path), message: issue.message }],
+  );
+}
+
+/** RFC 6901: "" is the whole body, "/order/lines/0/quantity" one field. */
+function jsonPointer(path: readonly PropertyKey[]): string {
+  return path.map((part) => '/' + String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
 }
 
 export function parseApproval(body: unknown): ParseResult<Approval> {

@@ -30,12 +30,10 @@ describe('approval input', () => {
   it('refuses unknown fields anywhere, naming them', () => {
     const body = valid() as Record<string, unknown>;
     body.idempotencyKey = 'APPROVAL:X:MAIN';
-    const errors = parseApproval(body);
-    assert.equal(errors.ok, false);
-    assert.match(JSON.stringify(errors), /idempotencyKey/);
+    assert.deepEqual(pointersOf(body), ['/idempotencyKey']);
     const lineExtra = valid();
     (lineExtra.order.lines[0] as Record<string, unknown>).discount = '1';
-    assert.deepEqual(pointersOf(lineExtra), ['/order/lines/0']);
+    assert.deepEqual(pointersOf(lineExtra), ['/order/lines/0/discount']);
   });
 
   it('points at the exact bad field of a line', () => {

@@ -1,0 +1,210 @@
+// The webhook's HTTP contract: every refusal is precise, in problem+json, and leaves nothing
+// behind — no workflow, no record, no order row.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../../api/app.js';
+import { signBody } from '../../api/signature.js';
+import { freePort } from '../../dev/ports.js';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { createLazyClient } from '../../temporal/connection.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  getOrder,
+  orderCount,
+  postApproval,
+  signedHeaders,
+  startTestService,
+  TEST_WEBHOOK_SECRET,
+  type TestService,
+  uniqueApprovalNo,
+  workflowExists,
+} from '../support/service.js';
+
+interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: { pointer: string; message: string }[];
+  differences?: string[];
+}
+
+describe('OA webhook HTTP contract', () => {
+  let service: TestService;
+  let sku: string;
+
+  before(async () => {
+    service = await startTestService();
+    sku = await createSku(service.prisma, 1000);
+  });
+  after(() => service.stop());
+
+  async function assertNothingStarted(approvalNo: string) {
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal(await workflowExists(service.temporal, orderWorkflowIdFor(key)), false, 'no workflow');
+    assert.equal(await service.prisma.idempotencyRecord.count({ where: { approvalNo } }), 0, 'no record');
+    assert.equal(await orderCount(service.prisma, key), 0, 'no order row');
+  }
+
+  function assertProblem(
+    response: { statusCode: number; headers: Record<string, unknown>; json: () => unknown },
+    status: number,
+  ) {
+    assert.equal(response.statusCode, status);
+    assert.match(String(response.headers['content-type']), /^application\/problem\+json/);
+    const body = response.json() as ProblemBody;
+    assert.equal(body.status, status);
+    assert.ok(body.type && body.title && body.detail, 'type, title and detail are present');
+    return body;
+  }
+
+  it('answers 413 to a body over 256 KiB, before anything else', async () => {
+    const approvalNo = uniqueApprovalNo();
+    const payload = JSON.stringify({ ...approval(approvalNo, sku), padding: 'x'.repeat(300 * 1024) });
+    const response = await service.app.inject({
+      method: 'POST',
+      url: '/webhooks/oa/approvals',
+      headers: { 'content-type': 'text/plain' },
+      payload,
+    });
+    assertProblem(response, 413);
+    await assertNothingStarted(approvalNo);
+  });
+
+  it('answers 415 to a body that is not JSON', async () => {
+    const approvalNo = uniqueApprovalNo();
+    const payload = JSON.stringify(approval(approvalNo, sku));
+    const response = await service.app.inject({
+      method: 'POST',
+      url: '/webhooks/oa/approvals',
+      headers: { ...signedHeaders(payload), 'content-type': 'text/plain' },
+      payload,
+    });
+    assertProblem(response, 415);
+    await assertNothingStarted(approvalNo);
+  });
+
+  it('answers 401 to a missing signature, a wrong secret and a stale timestamp', async () => {
+    const approvalNo = uniqueApprovalNo();
+    const payload = JSON.stringify(approval(approvalNo, sku));
+    const stale = Math.floor(Date.now() / 1000) - 6 * 60;
+    const cases = [
+      { 'content-type': 'application/json' },
+      signedHeaders(payload, 'another-secret-0123456789'),
+      signedHeaders(payload, TEST_WEBHOOK_SECRET, stale),
+      { ...signedHeaders(payload), 'x-oa-signature': signBody(TEST_WEBHOOK_SECRET, '1', payload) },
+    ];
+    for (const headers of cases) {
+      const response = await service.app.inject({ method: 'POST', url: '/webhooks/oa/approvals', headers, payload });
+      assertProblem(response, 401);
+    }
+    await assertNothingStarted(approvalNo);
+  });
+
+  it('answers 400 to malformed JSON', async () => {
+    const payload = '{"approvalNo": "AP-1",';
+    const response = await service.app.inject({
+      method: 'POST',
+      url: '/webhooks/oa/approvals',
+      headers: signedHeaders(payload),
+      payload,
+    });
+    assertProblem(response, 400);
+  });
+
+  it('answers 400 naming each bad field with a JSON pointer', async () => {
+    const approvalNo = uniqueApprovalNo();
+    const body = approval(approvalNo, sku);
+    body.order.lines = [
+      { sku, quantity: 0, unitPrice: '1.5' },
+      { sku, quantity: 1, unitPrice: '1.23456' },
+    ];
+    const problem = assertProblem(await postApproval(service, { ...body, operation: 'REFUND', extra: true }), 400);
+    const pointers = (problem.errors ?? []).map((error) => error.pointer).sort();
+    assert.deepEqual(pointers, ['/extra', '/operation', '/order/lines/0/quantity', '/order/lines/1/unitPrice']);
+    await assertNothingStarted(approvalNo);
+  });
+
+  it('refuses an approval number in another character set instead of guessing (the seed’s charset pitfall)', async () => {
+    const approvalNo = `ＡＰ-${Date.now()}`; // full-width letters look like "AP" but are not ASCII
+    const problem = assertProblem(await postApproval(service, approval(approvalNo, sku)), 400);
+    assert.deepEqual(
+      (problem.errors ?? []).map((error) => error.pointer),
+      ['/approvalNo'],
+    );
+    assert.equal(await service.prisma.idempotencyRecord.count({ where: { approvalNo } }), 0);
+  });
+
+  it('answers 422 to the same key with a different order, naming what differs, and starts nothing new', async () => {
+    const approvalNo = uniqueApprovalNo();
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const first = approval(approvalNo, sku);
+    assert.equal((await postApproval(service, first)).statusCode, 202);
+    const changed = { ...first, order: { ...first.order, lines: [{ sku, quantity: 3, unitPrice: '10.50' }] } };
+
+    const problem = assertProblem(await postApproval(service, changed), 422);
+    assert.match(problem.type, /idempotency-key-conflict$/);
+    assert.deepEqual(problem.differences, ['order.lines (sorted) [0].quantity']);
+
+    await eventually('the first order', async () => ((await orderCount(service.prisma, key)) === 1 ? true : undefined));
+    const row = await service.prisma.orderMain.findUniqueOrThrow({
+      where: { idempotentKey: key },
+      include: { lines: true },
+    });
+    assert.deepEqual(
+      row.lines.map((line) => line.quantity),
+      [2],
+      'the first order is the one written',
+    );
+  });
+
+  it('GET /orders answers 404 for an unknown key and 400 for something that is not a key', async () => {
+    assertProblem(await getOrder(service, idempotencyKeyFor(uniqueApprovalNo(), 'MAIN')), 404);
+    assertProblem(await getOrder(service, 'not-a-key'), 400);
+  });
+
+  it('/healthz is 200 while Temporal and PostgreSQL answer, /livez always', async () => {
+    const health = await service.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(health.statusCode, 200);
+    assert.deepEqual(health.json(), { status: 'ok', database: 'ok', temporal: 'ok' });
+    assert.equal((await service.app.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+  });
+
+  describe('when Temporal cannot be reached', () => {
+    let unreachable: ReturnType<typeof buildApp>;
+    let temporal: ReturnType<typeof createLazyClient>;
+
+    before(async () => {
+      temporal = createLazyClient({ address: `127.0.0.1:${await freePort()}`, namespace: 'default' });
+      unreachable = buildApp({ config: service.config, prisma: service.prisma, temporal });
+      await unreachable.ready();
+    });
+    after(async () => {
+      await unreachable.close();
+    });
+
+    it('answers 503 with Retry-After, keeps no record, and a redelivery later succeeds', async () => {
+      const approvalNo = uniqueApprovalNo();
+      const body = approval(approvalNo, sku);
+      const response = await postApproval({ app: unreachable }, body);
+      assertProblem(response, 503);
+      assert.ok(Number(response.headers['retry-after']) > 0, 'Retry-After is set');
+      await assertNothingStarted(approvalNo);
+
+      const redelivery = await postApproval(service, body);
+      assert.equal(redelivery.statusCode, 202, 'the OA side’s redelivery is the first delivery');
+      assert.equal(redelivery.json<{ duplicate: boolean }>().duplicate, false);
+    });
+
+    it('/healthz answers 503 and names Temporal; /livez stays 200', async () => {
+      const health = await unreachable.inject({ method: 'GET', url: '/healthz' });
+      assert.equal(health.statusCode, 503);
+      const body = health.json<{ database: string; temporal: string }>();
+      assert.equal(body.database, 'ok');
+      assert.match(body.temporal, /^unreachable/);
+      assert.equal((await unreachable.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+    });
+  });
+});

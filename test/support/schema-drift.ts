@@ -1,0 +1,212 @@
+// Compares a migrated database with prisma/schema.prisma, since `prisma migrate diff` needs a
+// schema engine that cannot be downloaded here. The schema is read by Prisma's own parser (the
+// WASM build that `prisma generate` uses); the database through information_schema.
+import { readFileSync } from 'node:fs';
+import type pg from 'pg';
+
+interface DmmfField {
+  name: string;
+  dbName?: string | null;
+  kind: string;
+  type: string;
+  isRequired: boolean;
+  nativeType?: [string, string[]] | null;
+  relationFromFields?: string[];
+  relationToFields?: string[];
+}
+interface DmmfModel {
+  name: string;
+  dbName: string | null;
+  fields: DmmfField[];
+}
+interface DmmfIndex {
+  model: string;
+  type: 'id' | 'unique' | 'normal' | 'fulltext';
+  dbName?: string | null;
+  fields: { name: string }[];
+}
+interface Dmmf {
+  datamodel: { models: DmmfModel[]; indexes: DmmfIndex[] };
+}
+
+export async function readSchemaDmmf(schemaPath: string, schemaText = readFileSync(schemaPath, 'utf8')): Promise<Dmmf> {
+  const registry = globalThis as { PRISMA_WASM_PANIC_REGISTRY?: { set_message: (message: string) => void } };
+  let panic = '';
+  registry.PRISMA_WASM_PANIC_REGISTRY ??= { set_message: (message) => (panic = message) };
+  const wasm = (await import('@prisma/prisma-schema-wasm')) as { get_dmmf: (params: string) => string };
+  try {
+    return JSON.parse(wasm.get_dmmf(JSON.stringify({ prismaSchema: [['schema.prisma', schemaText]] }))) as Dmmf;
+  } catch (error) {
+    throw new Error(`could not read ${schemaPath}: ${panic || (error as Error).message}`);
+  }
+}
+
+interface ExpectedColumn {
+  table: string;
+  column: string;
+  type: string;
+  nullable: boolean;
+}
+
+/** The column type information_schema reports for a Prisma field. */
+function expectedType(field: DmmfField): string {
+  const [native, args = []] = field.nativeType ?? [];
+  switch (native ?? field.type) {
+    case 'VarChar':
+      return `character varying(${args[0]})`;
+    case 'Char':
+      return `character(${args[0]})`;
+    case 'Decimal':
+      return args.length > 0 ? `numeric(${args.join(',')})` : 'numeric(65,30)';
+    case 'Timestamptz':
+      return `timestamp with time zone(${args[0] ?? 6})`;
+    case 'DateTime':
+      return 'timestamp without time zone(3)';
+    case 'String':
+      return 'text';
+    case 'Int':
+      return 'integer';
+    case 'BigInt':
+      return 'bigint';
+    case 'Boolean':
+      return 'boolean';
+    case 'Json':
+      return 'jsonb';
+    default:
+      return `unmapped ${native ?? field.type}`;
+  }
+}
+
+export async function schemaDrift(db: pg.Client | pg.Pool, dmmf: Dmmf): Promise<string[]> {
+  const problems: string[] = [];
+  const tableOf = new Map(dmmf.datamodel.models.map((model) => [model.name, model.dbName ?? model.name]));
+  const columnOf = (model: DmmfModel, fieldName: string) => {
+    const field = model.fields.find((candidate) => candidate.name === fieldName);
+    return field?.dbName ?? fieldName;
+  };
+
+  const expected: ExpectedColumn[] = dmmf.datamodel.models.flatMap((model) =>
+    model.fields
+      .filter((field) => field.kind === 'scalar')
+      .map((field) => ({
+        table: model.dbName ?? model.name,
+        column: field.dbName ?? field.name,
+        type: expectedType(field),
+        nullable: !field.isRequired,
+      })),
+  );
+
+  const { rows } = await db.query<{
+    table_name: string;
+    column_name: string;
+    data_type: string;
+    is_nullable: string;
+    character_maximum_length: number | null;
+    numeric_precision: number | null;
+    numeric_scale: number | null;
+    datetime_precision: number | null;
+  }>(`SELECT table_name, column_name, data_type, is_nullable, character_maximum_length,
+             numeric_precision, numeric_scale, datetime_precision
+      FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations'`);
+  const actual = new Map(
+    rows.map((row) => {
+      let type = row.data_type;
+      if (row.character_maximum_length !== null) type += `(${row.character_maximum_length})`;
+      else if (type === 'numeric') type += `(${row.numeric_precision},${row.numeric_scale})`;
+      else if (type.startsWith('timestamp')) type += `(${row.datetime_precision})`;
+      return [`${row.table_name}.${row.column_name}`, { type, nullable: row.is_nullable === 'YES' }];
+    }),
+  );
+
+  for (const column of expected) {
+    const name = `${column.table}.${column.column}`;
+    const found = actual.get(name);
+    if (!found) {
+      problems.push(`${name}: in schema.prisma, missing in the database`);
+      continue;
+    }
+    if (found.type !== column.type)
+      problems.push(`${name}: schema.prisma says ${column.type}, the database has ${found.type}`);
+    if (found.nullable !== column.nullable) {
+      problems.push(`${name}: schema.prisma says ${column.nullable ? 'NULL' : 'NOT NULL'}, the database differs`);
+    }
+    actual.delete(name);
+  }
+  for (const name of actual.keys()) problems.push(`${name}: in the database, missing in schema.prisma`);
+
+  const indexRows = await db.query<{
+    index_name: string;
+    table_name: string;
+    is_unique: boolean;
+    is_primary: boolean;
+    columns: string[];
+  }>(
+    `SELECT i.relname AS index_name, t.relname AS table_name, ix.indisunique AS is_unique,
+            ix.indisprimary AS is_primary,
+            array_agg(a.attname ORDER BY k.ordinality)::text[] AS columns
+     FROM pg_index ix
+     JOIN pg_class i ON i.oid = ix.indexrelid
+     JOIN pg_class t ON t.oid = ix.indrelid
+     JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = current_schema()
+     CROSS JOIN LATERAL unnest(ix.indkey) WITH ORDINALITY AS k(attnum, ordinality)
+     JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+     WHERE t.relname <> '_prisma_migrations'
+     GROUP BY i.relname, t.relname, ix.indisunique, ix.indisprimary`,
+  );
+  const indexes = new Map(indexRows.rows.map((row) => [row.index_name, row]));
+  for (const index of dmmf.datamodel.indexes) {
+    const model = dmmf.datamodel.models.find((candidate) => candidate.name === index.model);
+    if (!model) continue;
+    const table = tableOf.get(index.model) as string;
+    const columns = index.fields.map((field) => columnOf(model, field.name));
+    const name =
+      index.type === 'id'
+        ? `${table}_pkey`
+        : (index.dbName ?? `${table}_${columns.join('_')}_${index.type === 'unique' ? 'key' : 'idx'}`);
+    const found = indexes.get(name);
+    if (!found) {
+      problems.push(`index ${name} on ${table}(${columns.join(', ')}): in schema.prisma, missing in the database`);
+      continue;
+    }
+    const unique = index.type !== 'normal';
+    if (found.table_name !== table || found.columns.join(',') !== columns.join(',') || found.is_unique !== unique) {
+      problems.push(
+        `index ${name}: schema.prisma says ${unique ? 'unique ' : ''}${table}(${columns.join(', ')}), ` +
+          `the database has ${found.is_unique ? 'unique ' : ''}${found.table_name}(${found.columns.join(', ')})`,
+      );
+    }
+    indexes.delete(name);
+  }
+  for (const name of indexes.keys()) problems.push(`index ${name}: in the database, missing in schema.prisma`);
+
+  const foreignKeys = await db.query<{
+    table_name: string;
+    column_name: string;
+    foreign_table: string;
+    foreign_column: string;
+  }>(
+    `SELECT kcu.table_name, kcu.column_name, ccu.table_name AS foreign_table, ccu.column_name AS foreign_column
+     FROM information_schema.table_constraints tc
+     JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name
+     JOIN information_schema.constraint_column_usage ccu ON ccu.constraint_name = tc.constraint_name
+     WHERE tc.constraint_type = 'FOREIGN KEY' AND tc.table_schema = current_schema()`,
+  );
+  const fkSet = new Set(
+    foreignKeys.rows.map((row) => `${row.table_name}.${row.column_name}->${row.foreign_table}.${row.foreign_column}`),
+  );
+  for (const model of dmmf.datamodel.models) {
+    for (const field of model.fields) {
+      if (field.kind !== 'object' || !field.relationFromFields?.length) continue;
+      const target = dmmf.datamodel.models.find((candidate) => candidate.name === field.type);
+      if (!target) continue;
+      field.relationFromFields.forEach((from, index) => {
+        const to = field.relationToFields?.[index] ?? 'id';
+        const key = `${tableOf.get(model.name)}.${columnOf(model, from)}->${tableOf.get(target.name)}.${columnOf(target, to)}`;
+        if (!fkSet.delete(key)) problems.push(`foreign key ${key}: in schema.prisma, missing in the database`);
+      });
+    }
+  }
+  for (const key of fkSet) problems.push(`foreign key ${key}: in the database, missing in schema.prisma`);
+  return problems;
+}

@@ -145,7 +145,7 @@ export function createActivities(deps: ActivityDeps) {
         data: { decision: request.decision, decidedBy: request.decidedBy, decidedAt: new Date() },
       });
       if (request.decision === 'abandon') {
-        await setRecordStatus(tx, request.idempotencyKey, { status: 'COMPENSATED' });
+        await setRecordStatus(tx, request.idempotencyKey, { status: 'COMPENSATED', onlyFrom: ['COMPENSATING'] });
       }
     });
     log.info('operator decision recorded', { idempotencyKey: request.idempotencyKey, decision: request.decision });
@@ -164,7 +164,11 @@ export function createActivities(deps: ActivityDeps) {
       decision: 'resubmit',
       decidedBy: request.decidedBy,
     });
-    await setRecordStatus(prisma, key, { status: 'RECEIVED', lastError: null });
+    await setRecordStatus(prisma, key, {
+      status: 'RECEIVED',
+      lastError: null,
+      onlyFrom: ['COMPENSATING', 'FAILED'],
+    });
     const started = await startOrderWorkflow(
       deps.temporal,
       deps.taskQueue,
@@ -176,7 +180,11 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   async function markCompensationFailed(request: { idempotencyKey: string; orderRunId: string; reason: string }) {
-    await setRecordStatus(prisma, request.idempotencyKey, { status: 'FAILED', lastError: request.reason });
+    await setRecordStatus(prisma, request.idempotencyKey, {
+      status: 'FAILED',
+      lastError: request.reason,
+      onlyFrom: ['RECEIVED', 'COMPENSATING'],
+    });
     log.error('compensation ended without a decision', {
       idempotencyKey: request.idempotencyKey,
       reason: request.reason,

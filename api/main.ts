@@ -1,6 +1,7 @@
 // The HTTP API process. Starts no embedded service; reads DATABASE_URL and TEMPORAL_ADDRESS.
 import { loadConfig } from '../config/env.js';
 import { requireSetting, runMain } from '../config/process.js';
+import { migrate } from '../db/migrate.js';
 import { createPrismaClient } from '../db/prisma-client.js';
 import { createLazyClient } from '../temporal/connection.js';
 import { buildApp } from './app.js';
@@ -10,6 +11,9 @@ await runMain('api', async (log) => {
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const address = requireSetting('TEMPORAL_ADDRESS', config.temporal.address);
   requireSetting('WEBHOOK_SECRET', config.webhook.secret);
+  // Several API and worker processes may start together: the runner serialises them with a lock.
+  const applied = await migrate(databaseUrl);
+  if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClient({
     databaseUrl,
     poolSize: config.dbPoolSize,

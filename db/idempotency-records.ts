@@ -96,6 +96,11 @@ export async function findRecord(db: Tx, idempotencyKey: string): Promise<Idempo
 
 export interface StatusChange {
   status: OrderStatus;
+  /**
+   * Apply only from these statuses. Compensation steps are retried; a retry that runs after the
+   * order moved on (a resubmitted run already wrote SUBMITTED) must not drag the status back.
+   */
+  onlyFrom?: readonly OrderStatus[];
   attempts?: number;
   lastError?: string | null;
 }
@@ -103,7 +108,7 @@ export interface StatusChange {
 /** Records a status change; attempts only ever grow. */
 export async function setRecordStatus(db: Tx, idempotencyKey: string, change: StatusChange): Promise<void> {
   await db.idempotencyRecord.updateMany({
-    where: { idempotentKey: idempotencyKey },
+    where: { idempotentKey: idempotencyKey, ...(change.onlyFrom ? { status: { in: [...change.onlyFrom] } } : {}) },
     data: {
       status: change.status,
       updatedAt: new Date(),

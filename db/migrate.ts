@@ -2,12 +2,18 @@
 // bookkeeping, so `prisma migrate status` / `deploy` agree wherever Prisma's schema engine can be
 // downloaded. Safe to run from several processes at once: an advisory lock serialises them.
 import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
+/** prisma/migrations beside the sources, or beside dist/ when running the built JavaScript. */
+export const MIGRATIONS_DIR =
+  [
+    fileURLToPath(new URL('../prisma/migrations', import.meta.url)),
+    fileURLToPath(new URL('../../prisma/migrations', import.meta.url)),
+  ].find((candidate) => existsSync(candidate)) ?? fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
 // The lock id Prisma Migrate itself uses, so our runner and Prisma never migrate concurrently.
 const MIGRATION_LOCK_ID = 72707369;

@@ -3,7 +3,7 @@
 // else is non-retryable, so the retry policy never retries what the table does not allow.
 import { ApplicationFailure } from '@temporalio/common';
 import { jitteredBackoffMs } from '../domain/backoff.js';
-import { classifyError } from '../domain/error-classification.js';
+import { classifyError, requestedRetryDelayMs } from '../domain/error-classification.js';
 
 export interface RetryTiming {
   initialIntervalMs: number;
@@ -20,13 +20,18 @@ export function toActivityFailure(error: unknown, attempt: number, timing?: Retr
   if (!classification.retryable) {
     return ApplicationFailure.create({ type: classification.errorClass, message, nonRetryable: true, details, cause });
   }
-  const nextRetryDelay = timing
-    ? jitteredBackoffMs(attempt, {
-        initialIntervalMs: timing.initialIntervalMs,
-        maximumIntervalMs: timing.maxIntervalMs,
-        backoffCoefficient: timing.backoffCoefficient,
-      })
-    : undefined;
+  // A delay the failure asked for (Retry-After) wins over our own backoff, but never beyond the
+  // policy's maximum interval: Temporal would take any value we pass.
+  const requested = requestedRetryDelayMs(error);
+  const nextRetryDelay = !timing
+    ? undefined
+    : requested !== undefined
+      ? Math.min(Math.max(requested, 1), timing.maxIntervalMs)
+      : jitteredBackoffMs(attempt, {
+          initialIntervalMs: timing.initialIntervalMs,
+          maximumIntervalMs: timing.maxIntervalMs,
+          backoffCoefficient: timing.backoffCoefficient,
+        });
   return ApplicationFailure.create({
     type: classification.errorClass,
     message,

@@ -2,6 +2,7 @@
 // the tests and the fault harness wire the same code to different databases and clients.
 import { Context, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import type { DownstreamConfig } from '../config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import { findRecord, setRecordStatus } from '../db/idempotency-records.js';
 import {
@@ -10,17 +11,21 @@ import {
   isIdempotencyKeyViolation,
   releaseOrphanReservations,
   reserveStock,
+  type StoredOrder,
 } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { startCompensationWorkflow, startOrderWorkflow } from '../temporal/order-workflows.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import { toActivityFailure } from './activity-failure.js';
+import { createDeliveryActivities } from './deliver-order-event.js';
 
 export interface ActivityDeps {
   prisma: PrismaClient;
   temporal: Client;
   taskQueue: string;
+  /** Where order events go; undefined skips the delivery step. */
+  downstream?: DownstreamConfig | undefined;
 }
 
 export interface Reconciliation {
@@ -33,6 +38,7 @@ export interface Reconciliation {
 
 export function createActivities(deps: ActivityDeps) {
   const { prisma } = deps;
+  const deliveryConfigured = deps.downstream !== undefined;
 
   /**
    * Writes the order, its lines and the stock reservation in one transaction. Insert first: the
@@ -56,7 +62,7 @@ export function createActivities(deps: ActivityDeps) {
         { maxWait: input.policy.startToCloseMs, timeout: input.policy.startToCloseMs },
       );
       log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
-      return { ...pick(order), attempt, alreadyWritten: false };
+      return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
     } catch (error) {
       if (!isIdempotencyKeyViolation(error)) throw toActivityFailure(error, attempt, input.policy);
     }
@@ -69,7 +75,7 @@ export function createActivities(deps: ActivityDeps) {
       }
       await setRecordStatus(prisma, key, { status: 'SUBMITTED', attempts: attempt });
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
-      return { ...pick(existing), attempt, alreadyWritten: true };
+      return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured };
     } catch (error) {
       throw toActivityFailure(error, attempt, input.policy);
     }
@@ -191,14 +197,39 @@ export function createActivities(deps: ActivityDeps) {
     });
   }
 
-  return { writeOrder, startCompensation, reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed };
+  /** Records the delivery's end: DELIVERY_FAILED with the downstream's answer, or DELIVERED when an operator marks it handled. */
+  async function recordDeliveryOutcome(request: {
+    idempotencyKey: string;
+    status: 'DELIVERY_FAILED' | 'DELIVERED';
+    lastError?: string;
+    decidedBy?: string;
+  }): Promise<void> {
+    await setRecordStatus(prisma, request.idempotencyKey, {
+      status: request.status,
+      onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'],
+      ...(request.lastError !== undefined ? { lastError: request.lastError } : {}),
+    });
+    log.info('delivery outcome recorded', { ...request });
+  }
+
+  return {
+    writeOrder,
+    ...createDeliveryActivities({ prisma, downstream: deps.downstream }),
+    recordDeliveryOutcome,
+    startCompensation,
+    reconcileFailedWrite,
+    recordDecision,
+    resubmitOrder,
+    markCompensationFailed,
+  };
 }
 
-function pick(order: { orderId: string; orderNo: string; totalAmount: string; writtenAttempt: number }) {
+function pick(order: StoredOrder) {
   return {
     orderId: order.orderId,
     orderNo: order.orderNo,
     totalAmount: order.totalAmount,
     writtenAttempt: order.writtenAttempt,
+    createdAt: order.createdAt.toISOString(),
   };
 }

@@ -13,7 +13,7 @@ import { readOrderStatus } from '../submission/order-status.js';
 import { submitApproval, TemporalUnavailableError } from '../submission/submit-approval.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
-import { verifySignature } from './signature.js';
+import { verifySignature } from '../domain/signature.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 const RETRY_AFTER_SECONDS = '5';

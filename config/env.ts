@@ -23,6 +23,9 @@ const envSchema = z.object({
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   WEBHOOK_START_TIMEOUT_MS: milliseconds(5_000),
+  DOWNSTREAM_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  DOWNSTREAM_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
   RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
   RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
   RETRY_MAX_INTERVAL_MS: milliseconds(30_000),
@@ -50,6 +53,13 @@ export interface WritePolicy {
   decisionTimeoutMs: number;
 }
 
+export interface DownstreamConfig {
+  url: string;
+  secret: string;
+  /** Per-attempt HTTP timeout: below the activity's start-to-close. */
+  timeoutMs: number;
+}
+
 export interface Config {
   nodeEnv: Env['NODE_ENV'];
   dataDir: string;
@@ -59,6 +69,8 @@ export interface Config {
   http: { port: number; host: string; startTimeoutMs: number };
   webhook: { secret: string | undefined; toleranceSeconds: number };
   writePolicy: WritePolicy;
+  /** Where order events go; undefined = the delivery step is skipped. */
+  downstream: DownstreamConfig | undefined;
   retentionDays: number;
   logLevel: Env['LOG_LEVEL'];
 }
@@ -82,6 +94,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.NODE_ENV === 'production' && !env.WEBHOOK_SECRET) {
     problems.push('WEBHOOK_SECRET: required when NODE_ENV=production');
   }
+  if (env.DOWNSTREAM_URL && !env.DOWNSTREAM_SECRET) {
+    problems.push('DOWNSTREAM_SECRET: required when DOWNSTREAM_URL is set (events are signed)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     nodeEnv: env.NODE_ENV,
@@ -101,6 +116,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       scheduleToCloseMs: env.ACTIVITY_SCHEDULE_TO_CLOSE_MS,
       decisionTimeoutMs: env.COMPENSATION_DECISION_TIMEOUT_MS,
     },
+    downstream:
+      env.DOWNSTREAM_URL && env.DOWNSTREAM_SECRET
+        ? { url: env.DOWNSTREAM_URL, secret: env.DOWNSTREAM_SECRET, timeoutMs: env.DOWNSTREAM_TIMEOUT_MS }
+        : undefined,
     retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
     logLevel: env.LOG_LEVEL,
   };
@@ -111,6 +130,9 @@ function ladderProblems(env: Env): string[] {
   const problems: string[] = [];
   if (env.DB_STATEMENT_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {
     problems.push('DB_STATEMENT_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS');
+  }
+  if (env.DOWNSTREAM_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {
+    problems.push('DOWNSTREAM_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS');
   }
   if (env.ACTIVITY_START_TO_CLOSE_MS >= env.ACTIVITY_SCHEDULE_TO_CLOSE_MS) {
     problems.push('ACTIVITY_START_TO_CLOSE_MS: must be below ACTIVITY_SCHEDULE_TO_CLOSE_MS');

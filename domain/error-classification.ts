@@ -6,7 +6,13 @@
 // the retry finds the committed order. Business failures, bad input, auth failures and key
 // conflicts will fail the same way every time: retrying them only delays compensation. Anything
 // we cannot name fails fast: "better missing than doubled".
-import { IdempotencyConflictError, InsufficientStockError, UnknownSkuError } from './errors.js';
+import {
+  DownstreamHttpError,
+  DownstreamTimeoutError,
+  IdempotencyConflictError,
+  InsufficientStockError,
+  UnknownSkuError,
+} from './errors.js';
 
 export type ErrorClass =
   | 'ConnectionLost'
@@ -21,6 +27,11 @@ export type ErrorClass =
   | 'ConstraintViolation'
   | 'InvalidData'
   | 'AuthFailed'
+  | 'DownstreamTimeout'
+  | 'DownstreamRateLimited'
+  | 'DownstreamUnavailable'
+  | 'DownstreamRejected'
+  | 'DownstreamAuthFailed'
   | 'Unclassified';
 
 export interface Classification {
@@ -49,6 +60,8 @@ const hasSqlStateClass = (signals: ErrorSignals, prefix: string) =>
   [...signals.codes].some((code) => /^[0-9A-Z]{5}$/.test(code) && code.startsWith(prefix));
 const isA = (signals: ErrorSignals, type: abstract new (...args: never[]) => Error) =>
   signals.errors.some((error) => error instanceof type);
+const httpStatus = (signals: ErrorSignals): number | undefined =>
+  signals.errors.find((error): error is DownstreamHttpError => error instanceof DownstreamHttpError)?.status;
 
 // Messages node-postgres uses when the socket dies without an error code.
 const CONNECTION_LOST_MESSAGES = [
@@ -79,6 +92,38 @@ export const TABLE: readonly Row[] = [
     why: 'a business rule: the SKU does not exist',
     matches: (s) => isA(s, UnknownSkuError),
   },
+  // HTTP calls to the downstream (the seed's table). Every call carries the order's key in
+  // Idempotency-Key, which is what makes retrying an unanswered call safe.
+  {
+    errorClass: 'DownstreamTimeout',
+    retryable: true,
+    why: 'no answer within the per-attempt timeout: it may have been applied; the retry carries the same key',
+    matches: (s) => isA(s, DownstreamTimeoutError),
+  },
+  {
+    errorClass: 'DownstreamRateLimited',
+    retryable: true,
+    why: '429: the downstream asks us to come back later (Retry-After honoured, capped)',
+    matches: (s) => httpStatus(s) === 429,
+  },
+  {
+    errorClass: 'DownstreamUnavailable',
+    retryable: true,
+    why: '5xx: the downstream failed; safe to retry only because the call is idempotent by key',
+    matches: (s) => (httpStatus(s) ?? 0) >= 500,
+  },
+  {
+    errorClass: 'DownstreamAuthFailed',
+    retryable: false,
+    why: '401/403: our credentials or signature are refused; retrying sends the same ones',
+    matches: (s) => httpStatus(s) === 401 || httpStatus(s) === 403,
+  },
+  {
+    errorClass: 'DownstreamRejected',
+    retryable: false,
+    why: '4xx: the downstream refuses this event; it will refuse it again',
+    matches: (s) => (httpStatus(s) ?? 0) >= 400 && (httpStatus(s) ?? 0) < 500,
+  },
   {
     errorClass: 'ConnectionLost',
     retryable: true,
@@ -87,6 +132,7 @@ export const TABLE: readonly Row[] = [
       'unknown, and the retry is safe because the unique key finds the committed order',
     matches: (s) =>
       has(s, 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH') ||
+      has(s, 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED') ||
       has(s, 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03') ||
       hasSqlStateClass(s, '08') ||
       hasKind(s, 'DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout') ||
@@ -154,6 +200,13 @@ const UNCLASSIFIED: Classification = {
   retryable: false,
   why: 'not a failure we know to be safe to retry: fail fast into compensation',
 };
+
+/** The delay a failure asked for itself (HTTP Retry-After), if any. */
+export function requestedRetryDelayMs(error: unknown): number | undefined {
+  return collectSignals(error).errors.find(
+    (value): value is DownstreamHttpError => value instanceof DownstreamHttpError,
+  )?.retryAfterMs;
+}
 
 export function classifyError(error: unknown): Classification {
   const signals = collectSignals(error);

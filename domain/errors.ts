@@ -40,3 +40,26 @@ export class IdempotencyConflictError extends Error {
     this.name = 'IdempotencyConflictError';
   }
 }
+
+/** The downstream answered with a non-2xx status. Whether it is retried is the table's call. */
+export class DownstreamHttpError extends Error {
+  readonly type = 'DownstreamHttpError';
+  constructor(
+    readonly status: number,
+    /** The delay the downstream asked for (Retry-After), if any. */
+    readonly retryAfterMs: number | undefined,
+    readonly responseSnippet: string,
+  ) {
+    super(`downstream answered ${status}${responseSnippet ? `: ${responseSnippet}` : ''}`);
+    this.name = 'DownstreamHttpError';
+  }
+}
+
+/** No answer within the per-attempt timeout: the outcome is unknown. */
+export class DownstreamTimeoutError extends Error {
+  readonly type = 'DownstreamTimeout';
+  constructor(readonly timeoutMs: number) {
+    super(`downstream did not answer within ${timeoutMs} ms`);
+    this.name = 'DownstreamTimeoutError';
+  }
+}

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { signBody } from '../api/signature.js';
+import { signBody } from '../domain/signature.js';
 import { devSecretsFile, loadOrCreateDevSecrets } from '../dev/dev-secrets.js';
 
 const { values } = parseArgs({

@@ -11,6 +11,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
+import type { DownstreamConfig } from '../config/env.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 
 /** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
@@ -29,6 +30,7 @@ export interface WorkerDeps {
   taskQueue: string;
   prisma: PrismaClient;
   temporal: Client;
+  downstream?: DownstreamConfig | undefined;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
   options?: Partial<WorkerOptions>;
@@ -43,7 +45,12 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  const activityDeps = { prisma: deps.prisma, temporal: deps.temporal, taskQueue: deps.taskQueue };
+  const activityDeps = {
+    prisma: deps.prisma,
+    temporal: deps.temporal,
+    taskQueue: deps.taskQueue,
+    downstream: deps.downstream,
+  };
   const real = createActivities(activityDeps);
   return Worker.create({
     connection: deps.connection,

@@ -34,8 +34,16 @@ await runMain('worker', async (log) => {
     taskQueue: config.temporal.taskQueue,
     prisma,
     temporal,
+    downstream: config.downstream,
   });
-  log.info({ taskQueue: config.temporal.taskQueue, address }, 'worker polling');
+  log.info(
+    {
+      taskQueue: config.temporal.taskQueue,
+      address,
+      downstream: config.downstream?.url ?? 'none (delivery step skipped)',
+    },
+    'worker polling',
+  );
   // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling and lets running
   // activities finish within the grace period, then run() resolves.
   await worker.run();

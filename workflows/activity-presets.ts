@@ -24,6 +24,15 @@ export function orderWrite(policy: WritePolicyInput): ActivityOptions {
 }
 
 /**
+ * Telling the downstream: the same attempts and backoff as the write. Each attempt's HTTP timeout
+ * (DOWNSTREAM_TIMEOUT_MS) sits below start-to-close; a 429's Retry-After becomes the next delay,
+ * capped at the maximum interval.
+ */
+export function downstreamDelivery(policy: WritePolicyInput): ActivityOptions {
+  return orderWrite(policy);
+}
+
+/**
  * Compensation steps and workflow starts. Each step is idempotent (keyed by the idempotency key),
  * so retrying one is always safe; they retry longer than the write because giving up here leaves
  * an order nobody looks after.

@@ -54,7 +54,7 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
     },
     {
       validator: (request: DecisionRequest) => {
-        if (!COMPENSATION_DECISIONS.includes(request.decision)) {
+        if (!(COMPENSATION_DECISIONS as readonly string[]).includes(request.decision)) {
           throw new Error(`decision must be one of ${COMPENSATION_DECISIONS.join(', ')}`);
         }
         if (decision !== undefined) throw new Error(`a decision was already made: ${decision.decision}`);
@@ -93,7 +93,12 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
         return finish('FAILED', 'DECISION_TIMED_OUT');
       }
       if (decision.decision === 'abandon') {
-        await recordDecision({ idempotencyKey: key, orderRunId: input.orderRunId, ...decision });
+        await recordDecision({
+          idempotencyKey: key,
+          orderRunId: input.orderRunId,
+          decision: 'abandon',
+          decidedBy: decision.decidedBy,
+        });
         return finish('COMPENSATED', 'ABANDONED');
       }
       await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: decision.decidedBy });

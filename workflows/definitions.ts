@@ -38,6 +38,15 @@ export interface OrderWriteResult {
   attempt: number;
   /** True when the row was already there: a retry after a lost response, or a resubmit. */
   alreadyWritten: boolean;
+  /** When the row committed (ISO 8601): the event's `occurredAt`, the same on every attempt. */
+  createdAt: string;
+  /** Whether the worker that wrote it has a downstream to tell (DOWNSTREAM_URL). */
+  deliveryConfigured: boolean;
+}
+
+export interface OrderResult extends OrderWriteResult {
+  /** DELIVERED, DELIVERY_FAILED, or SUBMITTED when no downstream is configured. */
+  finalStatus: OrderStatus;
 }
 
 export interface OrderState {
@@ -50,6 +59,10 @@ export interface OrderState {
 }
 
 export const orderStateQuery = defineQuery<OrderState>('orderState');
+
+/** What an operator may decide for a failed delivery, through the same `decide` update. */
+export const DELIVERY_DECISIONS = ['redeliver', 'mark-handled'] as const;
+export type DeliveryDecision = (typeof DELIVERY_DECISIONS)[number];
 
 export interface CompensationInput {
   order: OrderWorkflowInput;
@@ -67,15 +80,24 @@ export interface CompensationState {
   status: OrderStatus;
   reasonType: string;
   reason: string;
-  decision?: CompensationDecision;
+  decision?: CompensationDecision | DeliveryDecision;
   outcome?: CompensationOutcome;
 }
 
 export interface DecisionRequest {
-  decision: CompensationDecision;
+  decision: CompensationDecision | DeliveryDecision;
   /** Who decided: an operator name or tool, recorded with the decision. */
   decidedBy: string;
 }
 
 export const compensationStateQuery = defineQuery<CompensationState>('compensationState');
-export const decideUpdate = defineUpdate<CompensationState, [DecisionRequest]>('decide');
+/** The answer to a decision: the key's status after it was carried out. */
+export interface DecisionResult {
+  idempotencyKey: string;
+  status: OrderStatus;
+  outcome?: string;
+}
+
+/** One update for every operator decision: compensation (`resubmit` / `abandon`) on
+ * `compensation-<key>`, delivery (`redeliver` / `mark-handled`) on `order-<key>`. */
+export const decideUpdate = defineUpdate<DecisionResult, [DecisionRequest]>('decide');

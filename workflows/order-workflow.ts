@@ -1,9 +1,14 @@
 // The order workflow: one per idempotency key (id `order-<key>`). It writes the order under the
-// classified retry policy and, when the write fails for good, hands the key to the compensation
-// workflow and fails fast — it never guesses and never writes twice.
+// classified retry policy, then tells the downstream (when one is configured) with the same key.
+// When the write fails for good it hands the key to the compensation workflow and fails fast — it
+// never guesses and never writes twice. When the delivery fails for good, the order stands and an
+// operator decides: redeliver (same key, same event id) or mark it handled.
 import {
   ActivityFailure,
+  allHandlersFinished,
   ApplicationFailure,
+  condition,
+  log,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -12,31 +17,66 @@ import {
 } from '@temporalio/workflow';
 import type { OrderStatus as Status } from '../domain/order-status.js';
 import type * as activities from '../activities/index.js';
-import { compensationStep, orderWrite } from './activity-presets.js';
-import { type OrderState, type OrderWorkflowInput, type OrderWriteResult, orderStateQuery } from './definitions.js';
+import { compensationStep, downstreamDelivery, orderWrite } from './activity-presets.js';
+import {
+  DELIVERY_DECISIONS,
+  type DecisionRequest,
+  decideUpdate,
+  type OrderResult,
+  type OrderState,
+  type OrderWorkflowInput,
+  type OrderWriteResult,
+  orderStateQuery,
+} from './definitions.js';
 import { OrderStatus } from './search-attributes.js';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
-export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderWriteResult> {
+export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderResult> {
   // The key comes in as input and is used as is: no layer below the edge derives a key.
-  const state: OrderState = { idempotencyKey: input.idempotencyKey, status: 'RECEIVED', attempts: 0 };
-  setHandler(orderStateQuery, () => state);
+  const key = input.idempotencyKey;
+  const state: OrderState = { idempotencyKey: key, status: 'RECEIVED', attempts: 0 };
+  // Delivery decisions: one at a time; an update returns once its decision was carried out.
+  let decision: DecisionRequest | undefined;
+  let decisionsTaken = 0;
+  let decisionsCarriedOut = 0;
   const setStatus = (status: Status) => {
     state.status = status;
     upsertSearchAttributes([{ key: OrderStatus, value: status }]);
+    log.info('order status', { idempotencyKey: key, status });
   };
 
-  const { writeOrder } = proxyActivities<Activities>(orderWrite(input.policy));
-  const { startCompensation } = proxyActivities<Activities>(compensationStep);
+  setHandler(orderStateQuery, () => state);
+  setHandler(
+    decideUpdate,
+    async (request) => {
+      const ticket = ++decisionsTaken;
+      decision = request;
+      await condition(() => decisionsCarriedOut >= ticket);
+      return { idempotencyKey: key, status: state.status };
+    },
+    {
+      validator: (request: DecisionRequest) => {
+        if (!(DELIVERY_DECISIONS as readonly string[]).includes(request.decision)) {
+          throw new Error(`decision must be one of ${DELIVERY_DECISIONS.join(', ')} for an order workflow`);
+        }
+        if (state.status !== 'DELIVERY_FAILED' || decisionsTaken > decisionsCarriedOut) {
+          throw new Error(`nothing to decide: status is ${state.status}`);
+        }
+      },
+    },
+  );
 
+  log.info('order workflow started', { idempotencyKey: key });
+  const { writeOrder } = proxyActivities<Activities>(orderWrite(input.policy));
+  const { deliverOrderEvent } = proxyActivities<Activities>(downstreamDelivery(input.policy));
+  const { startCompensation, recordDeliveryOutcome } = proxyActivities<Activities>(compensationStep);
+
+  let written: OrderWriteResult;
   try {
-    const result = await writeOrder(input);
-    Object.assign(state, { attempts: result.attempt, orderId: result.orderId, orderNo: result.orderNo });
-    setStatus('SUBMITTED');
-    return result;
+    written = await writeOrder(input);
   } catch (error) {
-    const failure = describeWriteFailure(error, input.policy.maxAttempts);
+    const failure = describeActivityFailure(error, input.policy.maxAttempts);
     Object.assign(state, { attempts: failure.attempts, lastError: `${failure.type}: ${failure.message}` });
     // Fail fast into compensation: it reconciles (did the order land after all?) and waits for
     // an operator. Started through an activity with a conflict policy, because a child workflow
@@ -50,20 +90,58 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderWri
     });
     setStatus('COMPENSATING');
     throw ApplicationFailure.nonRetryable(
-      `order ${input.idempotencyKey} was not written (${failure.type}: ${failure.message}); compensation started`,
+      `order ${key} was not written (${failure.type}: ${failure.message}); compensation started`,
       'OrderWriteFailed',
       { reasonType: failure.type, attempts: failure.attempts },
     );
   }
+  Object.assign(state, { attempts: written.attempt, orderId: written.orderId, orderNo: written.orderNo });
+  setStatus('SUBMITTED');
+
+  if (written.deliveryConfigured) {
+    await deliver(written);
+  }
+  await condition(allHandlersFinished);
+  return { ...written, finalStatus: state.status };
+
+  async function deliver(order: OrderWriteResult): Promise<void> {
+    for (;;) {
+      try {
+        await deliverOrderEvent({ order: input, written: order });
+        setStatus('DELIVERED');
+      } catch (error) {
+        const failure = describeActivityFailure(error, input.policy.maxAttempts);
+        state.lastError = `${failure.type}: ${failure.message}`;
+        await recordDeliveryOutcome({ idempotencyKey: key, status: 'DELIVERY_FAILED', lastError: state.lastError });
+        setStatus('DELIVERY_FAILED');
+      }
+      decisionsCarriedOut = decisionsTaken; // a redelivery asked for has now run
+      if (state.status === 'DELIVERED') return;
+
+      // The order stands; only telling the downstream failed. Wait (bounded) for an operator.
+      const decided = await condition(() => decision !== undefined, input.policy.decisionTimeoutMs);
+      const made = decision;
+      decision = undefined;
+      if (!decided || !made) return;
+      log.info('delivery decision', { idempotencyKey: key, decision: made.decision, decidedBy: made.decidedBy });
+      if (made.decision === 'mark-handled') {
+        await recordDeliveryOutcome({ idempotencyKey: key, status: 'DELIVERED', decidedBy: made.decidedBy });
+        setStatus('DELIVERED');
+        decisionsCarriedOut = decisionsTaken;
+        return;
+      }
+      // redeliver: the same event — same key, same event id — once more under the same policy.
+    }
+  }
 }
 
-interface WriteFailure {
+interface ActivityFailureSummary {
   type: string;
   message: string;
   attempts: number;
 }
 
-function describeWriteFailure(error: unknown, maxAttempts: number): WriteFailure {
+function describeActivityFailure(error: unknown, maxAttempts: number): ActivityFailureSummary {
   if (!(error instanceof ActivityFailure)) {
     return { type: 'Unknown', message: error instanceof Error ? error.message : String(error), attempts: 0 };
   }
@@ -80,7 +158,7 @@ function describeWriteFailure(error: unknown, maxAttempts: number): WriteFailure
   if (cause instanceof TimeoutFailure) {
     return {
       type: 'ActivityTimeout',
-      message: `the write timed out (${cause.timeoutType ?? 'timeout'}); retry state ${error.retryState ?? 'unknown'}`,
+      message: `the attempt timed out (${cause.timeoutType ?? 'timeout'}); retry state ${error.retryState ?? 'unknown'}`,
       attempts: exhausted ? maxAttempts : 0,
     };
   }

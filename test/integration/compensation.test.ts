@@ -12,6 +12,7 @@ import {
   type CompensationState,
   compensationStateQuery,
   decideUpdate,
+  type DecisionResult,
 } from '../../workflows/definitions.js';
 import type { compensationWorkflow } from '../../workflows/compensation-workflow.js';
 import { FaultPlan, faultyActivities } from '../support/faults.js';
@@ -66,7 +67,7 @@ describe('compensation', () => {
     );
   }
 
-  async function decide(key: string, decision: 'resubmit' | 'abandon'): Promise<CompensationState> {
+  async function decide(key: string, decision: 'resubmit' | 'abandon'): Promise<DecisionResult> {
     const handle = compensationHandle(key);
     return handle.executeUpdate(decideUpdate, { args: [{ decision, decidedBy: 'test-operator' }] });
   }

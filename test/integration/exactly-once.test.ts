@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import type { OrderWriteResult } from '../../workflows/definitions.js';
+import type { OrderResult } from '../../workflows/definitions.js';
 import { FaultPlan, faultyActivities } from '../support/faults.js';
 import {
   approval,
@@ -97,11 +97,13 @@ describe('exactly one order per approval', () => {
     const row = await service.prisma.orderMain.findUniqueOrThrow({ where: { idempotentKey: key } });
     assert.equal(row.writtenAttempt, 1);
     assert.equal(view.orderNo, row.orderNo);
-    const result = (await service.temporal.workflow.getHandle(`order-${key}`).result()) as OrderWriteResult;
+    const result = (await service.temporal.workflow.getHandle(`order-${key}`).result()) as OrderResult;
     assert.deepEqual(
       { attempt: result.attempt, alreadyWritten: result.alreadyWritten, orderNo: result.orderNo },
       { attempt: 2, alreadyWritten: true, orderNo: row.orderNo },
     );
+    // Without DOWNSTREAM_URL there is no delivery step: the order ends SUBMITTED.
+    assert.deepEqual([result.deliveryConfigured, result.finalStatus], [false, 'SUBMITTED']);
   });
 
   it('a database that is down for two attempts is retried, and the third attempt writes the order', async () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../api/app.js';
-import { signBody } from '../../api/signature.js';
+import { signBody } from '../../domain/signature.js';
 import { freePort } from '../../dev/ports.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { createLazyClient } from '../../temporal/connection.js';

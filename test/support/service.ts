@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { buildApp } from '../../api/app.js';
-import { signBody } from '../../api/signature.js';
+import { signBody } from '../../domain/signature.js';
 import { type Config, loadConfig } from '../../config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
 import { connectClient } from '../../temporal/connection.js';
@@ -47,7 +47,8 @@ export interface TestService {
   prisma: PrismaClient;
   temporal: Client;
   app: ReturnType<typeof buildApp>;
-  worker: Worker;
+  /** Undefined when the test runs its workers as separate processes. */
+  worker: Worker | undefined;
   stop: () => Promise<void>;
 }
 
@@ -61,7 +62,7 @@ function quietRuntime() {
 }
 
 export async function startTestService(
-  options: { config?: Config; activities?: WorkerDeps['activities'] } = {},
+  options: { config?: Config; activities?: WorkerDeps['activities']; inProcessWorker?: boolean } = {},
 ): Promise<TestService> {
   quietRuntime();
   const config = options.config ?? testConfig();
@@ -73,16 +74,27 @@ export async function startTestService(
     statementTimeoutMs: config.writePolicy.statementTimeoutMs,
   });
   const temporal = await connectClient(target);
-  const connection = await connectWorker(target);
-  const worker = await createWorker({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    prisma,
-    temporal,
-    ...(options.activities ? { activities: options.activities } : {}),
-  });
-  const running = worker.run();
+  let worker: Worker | undefined;
+  let stopWorker = () => Promise.resolve();
+  if (options.inProcessWorker !== false) {
+    const connection = await connectWorker(target);
+    const running = await createWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      prisma,
+      temporal,
+      downstream: config.downstream,
+      ...(options.activities ? { activities: options.activities } : {}),
+    });
+    const done = running.run();
+    worker = running;
+    stopWorker = async () => {
+      running.shutdown();
+      await done;
+      await connection.close();
+    };
+  }
   const app = buildApp({ config, prisma, temporal });
   await app.ready();
   return {
@@ -93,9 +105,8 @@ export async function startTestService(
     worker,
     stop: async () => {
       await app.close();
-      worker.shutdown();
-      await running;
-      await Promise.all([prisma.$disconnect(), connection.close(), temporal.connection.close()]);
+      await stopWorker();
+      await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
     },
   };
 }

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { classifyError, type ErrorClass, TABLE } from '../../domain/error-classification.js';
-import { IdempotencyConflictError, InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
+import {
+  DownstreamHttpError,
+  DownstreamTimeoutError,
+  IdempotencyConflictError,
+  InsufficientStockError,
+  UnknownSkuError,
+} from '../../domain/errors.js';
 
 const socketError = (code: string) =>
   Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code, errno: -1, syscall: 'connect' });
@@ -59,6 +65,29 @@ const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
   ['value too long (22001)', postgresError('22001'), 'InvalidData', false],
   ['password authentication failed (28P01)', postgresError('28P01'), 'AuthFailed', false],
   ['permission denied (42501)', postgresError('42501'), 'AuthFailed', false],
+  [
+    'downstream: connection refused (fetch)',
+    new TypeError('fetch failed', { cause: socketError('ECONNREFUSED') }),
+    'ConnectionLost',
+    true,
+  ],
+  [
+    'downstream: socket closed before the answer',
+    new TypeError('fetch failed', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) }),
+    'ConnectionLost',
+    true,
+  ],
+  ['downstream: no answer within the per-attempt timeout', new DownstreamTimeoutError(3000), 'DownstreamTimeout', true],
+  ['downstream: 429', new DownstreamHttpError(429, 2000, ''), 'DownstreamRateLimited', true],
+  ['downstream: 500', new DownstreamHttpError(500, undefined, ''), 'DownstreamUnavailable', true],
+  ['downstream: 503', new DownstreamHttpError(503, undefined, ''), 'DownstreamUnavailable', true],
+  ['downstream: 400', new DownstreamHttpError(400, undefined, ''), 'DownstreamRejected', false],
+  ['downstream: 404', new DownstreamHttpError(404, undefined, ''), 'DownstreamRejected', false],
+  ['downstream: 409', new DownstreamHttpError(409, undefined, ''), 'DownstreamRejected', false],
+  ['downstream: 422', new DownstreamHttpError(422, undefined, ''), 'DownstreamRejected', false],
+  ['downstream: 401', new DownstreamHttpError(401, undefined, ''), 'DownstreamAuthFailed', false],
+  ['downstream: 403', new DownstreamHttpError(403, undefined, ''), 'DownstreamAuthFailed', false],
+  ['downstream: a redirect we do not follow', new DownstreamHttpError(302, undefined, ''), 'Unclassified', false],
   ['an error nobody classified', new Error('something odd'), 'Unclassified', false],
   ['a thrown string', 'boom', 'Unclassified', false],
 ];
@@ -95,6 +124,11 @@ describe('activity failure', () => {
       const delay = Number(failure.nextRetryDelay);
       assert.ok(delay > 0 && delay <= timing.maxIntervalMs, `delay ${delay} for attempt ${attempt}`);
     }
+  });
+
+  it('honours Retry-After over its own backoff, capped at the maximum interval', () => {
+    assert.equal(Number(toActivityFailure(new DownstreamHttpError(429, 1_500, ''), 1, timing).nextRetryDelay), 1_500);
+    assert.equal(Number(toActivityFailure(new DownstreamHttpError(429, 60_000, ''), 1, timing).nextRetryDelay), 2_000);
   });
 
   it('marks business failures and unclassified errors non-retryable, carrying the attempt', () => {

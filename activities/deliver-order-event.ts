@@ -1,0 +1,100 @@
+// Tells the downstream ERP that an order was written: POST the `order.created` event, signed, with
+// the order's own key in Idempotency-Key and a stable X-Event-Id. Temporal's history is the outbox:
+// a worker that dies between the commit and this call leaves the step pending, and the next worker
+// runs it — with the same key and event id, never another.
+import { Context, log } from '@temporalio/activity';
+import type { DownstreamConfig } from '../config/env.js';
+import { setRecordStatus } from '../db/idempotency-records.js';
+import type { PrismaClient } from '../db/prisma-client.js';
+import { DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
+import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain/order-event.js';
+import { parseRetryAfterMs } from '../domain/retry-after.js';
+import { signBody } from '../domain/signature.js';
+import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
+import { toActivityFailure } from './activity-failure.js';
+
+export interface DeliveryReceipt {
+  status: number;
+  attempt: number;
+  eventId: string;
+}
+
+export function buildOrderCreatedEvent(order: OrderWorkflowInput, written: OrderWriteResult): OrderCreatedEvent {
+  return {
+    type: ORDER_CREATED,
+    eventId: eventIdFor(order.idempotencyKey),
+    idempotencyKey: order.idempotencyKey,
+    orderNo: written.orderNo,
+    approvalNo: order.approvalNo,
+    operation: order.operation,
+    customerId: order.order.customerId,
+    currency: order.order.currency,
+    lines: order.order.lines,
+    totalAmount: written.totalAmount,
+    occurredAt: written.createdAt,
+  };
+}
+
+export function createDeliveryActivities(deps: { prisma: PrismaClient; downstream: DownstreamConfig | undefined }) {
+  async function deliverOrderEvent(request: {
+    order: OrderWorkflowInput;
+    written: OrderWriteResult;
+  }): Promise<DeliveryReceipt> {
+    const { attempt } = Context.current().info;
+    const { downstream } = deps;
+    const event = buildOrderCreatedEvent(request.order, request.written);
+    const key = event.idempotencyKey;
+    const timing = request.order.policy;
+    if (!downstream) {
+      throw toActivityFailure(new Error('DOWNSTREAM_URL is not configured on this worker'), attempt);
+    }
+    // The body is the same bytes on every attempt; only the timestamp and its signature change.
+    const body = JSON.stringify(event);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    log.info('delivering order event', { idempotencyKey: key, eventId: event.eventId, attempt });
+    let response: Response;
+    try {
+      response = await fetch(downstream.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': key,
+          'x-event-id': event.eventId,
+          'x-event-timestamp': timestamp,
+          'x-event-signature': signBody(downstream.secret, timestamp, body),
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(downstream.timeoutMs),
+      });
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      throw toActivityFailure(timedOut ? new DownstreamTimeoutError(downstream.timeoutMs) : error, attempt, timing);
+    }
+    const text = await response.text().catch(() => '');
+    if (!response.ok) {
+      const failure = new DownstreamHttpError(
+        response.status,
+        parseRetryAfterMs(response.headers.get('retry-after')),
+        text.slice(0, 200),
+      );
+      log.warn('downstream refused the event', { idempotencyKey: key, status: response.status, attempt });
+      throw toActivityFailure(failure, attempt, timing);
+    }
+    try {
+      await setRecordStatus(deps.prisma, key, { status: 'DELIVERED', onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'] });
+    } catch (error) {
+      // Delivered but not recorded: the retry delivers again and the consumer deduplicates by key.
+      throw toActivityFailure(error, attempt, timing);
+    }
+    log.info('order event acknowledged', {
+      idempotencyKey: key,
+      eventId: event.eventId,
+      status: response.status,
+      attempt,
+    });
+    return { status: response.status, attempt, eventId: event.eventId };
+  }
+
+  return { deliverOrderEvent };
+}

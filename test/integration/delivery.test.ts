@@ -1,0 +1,251 @@
+// Telling the ERP exactly once in effect: every attempt carries the order's key and the same
+// event id, HTTP failures are retried or not by the one classification table, and the reference
+// consumer applies each event once — also when its answer is lost or the worker dies mid-way.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { eventIdFor } from '../../domain/order-event.js';
+import type { orderWorkflow } from '../../workflows/order-workflow.js';
+import { decideUpdate } from '../../workflows/definitions.js';
+import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  getOrder,
+  orderCount,
+  postApproval,
+  stackEnv,
+  startTestService,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+const SECRET = 'downstream-secret-0123456789';
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface OrderView {
+  status: string;
+  lastError?: string;
+}
+
+describe('delivery of order events', () => {
+  let pool: pg.Pool;
+  let downstream: ScriptedDownstream;
+  let service: TestService;
+
+  before(async () => {
+    pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 4 });
+    downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
+    service = await startTestService({
+      config: testConfig({
+        DOWNSTREAM_URL: downstream.url,
+        DOWNSTREAM_SECRET: SECRET,
+        DOWNSTREAM_TIMEOUT_MS: '2000',
+        // Room for a Retry-After of 2 s under the cap.
+        RETRY_MAX_INTERVAL_MS: '5000',
+      }),
+    });
+  });
+  after(async () => {
+    await service.stop();
+    await downstream.close();
+    await pool.end();
+  });
+
+  async function statusReaches(key: string, status: string): Promise<OrderView> {
+    return eventually(`${key} to reach ${status}`, async () => {
+      const view = (await getOrder(service, key)).json<OrderView>();
+      return view.status === status ? view : undefined;
+    });
+  }
+
+  async function submit(prefix: string) {
+    const approvalNo = uniqueApprovalNo(prefix);
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    return { approvalNo, key, body: approval(approvalNo, await createSku(service.prisma, 100)) };
+  }
+
+  function assertSameKeyAndEvent(key: string, count: number) {
+    const arrivals = downstream.arrivals(key);
+    assert.equal(arrivals.length, count, `${count} attempt(s) reached the downstream`);
+    for (const arrival of arrivals) {
+      assert.equal(arrival.idempotencyKey, key);
+      assert.equal(arrival.eventId, eventIdFor(key));
+    }
+    assert.equal(new Set(arrivals.map((arrival) => arrival.body)).size, 1, 'the same body on every attempt');
+  }
+
+  it('500, 500, then 200: three attempts with the same key and event id, one effect, DELIVERED', async () => {
+    const { key, body } = await submit('D500');
+    downstream.script(key, [
+      { kind: 'status', status: 500 },
+      { kind: 'status', status: 503 },
+    ]);
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(key, 'DELIVERED');
+    assertSameKeyAndEvent(key, 3);
+    assert.equal(await downstream.effects(key), 1);
+    assert.equal(await orderCount(service.prisma, key), 1);
+    const event = JSON.parse(downstream.arrivals(key)[0]?.body ?? '{}') as Record<string, unknown>;
+    assert.deepEqual(
+      [event.type, event.idempotencyKey, event.approvalNo, event.operation, event.totalAmount],
+      ['order.created', key, body.approvalNo, 'MAIN', '21.0000'],
+    );
+  });
+
+  it('429 with Retry-After: 2 is retried no sooner than two seconds later', async () => {
+    const { key, body } = await submit('D429');
+    downstream.script(key, [{ kind: 'status', status: 429, headers: { 'retry-after': '2' } }]);
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(key, 'DELIVERED');
+    const [first, second] = downstream.arrivals(key);
+    assert.ok(first && second, 'two attempts');
+    assert.ok(
+      second.receivedAt - first.receivedAt >= 2_000,
+      `retried after ${second.receivedAt - first.receivedAt} ms`,
+    );
+    assert.equal(await downstream.effects(key), 1);
+  });
+
+  for (const [status, reason] of [
+    [400, 'DownstreamRejected'],
+    [401, 'DownstreamAuthFailed'],
+  ] as const) {
+    it(`${status} is not retried: one attempt, DELIVERY_FAILED with the reason`, async () => {
+      const { key, body } = await submit(`D${status}`);
+      downstream.script(key, [{ kind: 'status', status }]);
+      assert.equal((await postApproval(service, body)).statusCode, 202);
+      const view = await statusReaches(key, 'DELIVERY_FAILED');
+      assert.match(view.lastError ?? '', new RegExp(`${reason}: downstream answered ${status}`));
+      assertSameKeyAndEvent(key, 1);
+      assert.equal(await downstream.effects(key), 0);
+      assert.equal(await orderCount(service.prisma, key), 1, 'the order itself stands');
+    });
+  }
+
+  it('a consumer that commits but whose answer is lost gets the event again and applies it once', async () => {
+    const { key, body } = await submit('DCUT');
+    downstream.script(key, [{ kind: 'consumer-then-cut' }]);
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(key, 'DELIVERED');
+    assertSameKeyAndEvent(key, 2);
+    assert.equal(await downstream.effects(key), 1);
+  });
+
+  it('an operator redelivers a failed delivery with the same key and event id, or marks it handled', async () => {
+    const redeliver = await submit('DREDO');
+    downstream.script(redeliver.key, [{ kind: 'status', status: 422 }]);
+    assert.equal((await postApproval(service, redeliver.body)).statusCode, 202);
+    await statusReaches(redeliver.key, 'DELIVERY_FAILED');
+    const handle = service.temporal.workflow.getHandle<typeof orderWorkflow>(orderWorkflowIdFor(redeliver.key));
+    const answer = await handle.executeUpdate(decideUpdate, {
+      args: [{ decision: 'redeliver', decidedBy: 'test-operator' }],
+    });
+    assert.equal(answer.status, 'DELIVERED');
+    assertSameKeyAndEvent(redeliver.key, 2);
+    assert.equal(await downstream.effects(redeliver.key), 1);
+    assert.equal((await handle.result()).finalStatus, 'DELIVERED');
+
+    const handled = await submit('DHANDLED');
+    downstream.script(handled.key, [{ kind: 'status', status: 400 }]);
+    assert.equal((await postApproval(service, handled.body)).statusCode, 202);
+    await statusReaches(handled.key, 'DELIVERY_FAILED');
+    const handledAnswer = await service.temporal.workflow
+      .getHandle<typeof orderWorkflow>(orderWorkflowIdFor(handled.key))
+      .executeUpdate(decideUpdate, { args: [{ decision: 'mark-handled', decidedBy: 'test-operator' }] });
+    assert.equal(handledAnswer.status, 'DELIVERED');
+    await statusReaches(handled.key, 'DELIVERED');
+    assertSameKeyAndEvent(handled.key, 1);
+  });
+});
+
+describe('delivery when the worker dies', () => {
+  let pool: pg.Pool;
+  let downstream: ScriptedDownstream;
+  let service: TestService;
+  const workers: ChildProcess[] = [];
+
+  before(async () => {
+    pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 4 });
+    downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
+    service = await startTestService({
+      config: testConfig({ DOWNSTREAM_URL: downstream.url, DOWNSTREAM_SECRET: SECRET }),
+      inProcessWorker: false,
+    });
+  });
+  after(async () => {
+    for (const worker of workers) worker.kill('SIGKILL');
+    await service.stop();
+    await downstream.close();
+    await pool.end();
+  });
+
+  /** The real worker entry point, as its own process, on this file's task queue. */
+  async function startWorkerProcess(): Promise<ChildProcess> {
+    const { config } = service;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        DATABASE_URL: config.databaseUrl,
+        TEMPORAL_ADDRESS: config.temporal.address,
+        TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
+        DOWNSTREAM_URL: downstream.url,
+        DOWNSTREAM_SECRET: SECRET,
+        DOWNSTREAM_TIMEOUT_MS: '2500',
+        ACTIVITY_START_TO_CLOSE_MS: '3000',
+        RETRY_INITIAL_INTERVAL_MS: '100',
+        RETRY_MAX_INTERVAL_MS: '1000',
+        LOG_LEVEL: 'info',
+      },
+    });
+    workers.push(child);
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    await eventually(
+      'the worker process to poll',
+      () => Promise.resolve(output.includes('worker polling') ? true : undefined),
+      60_000,
+    );
+    return child;
+  }
+
+  it('a worker killed between the commit and the acknowledged delivery: the next worker delivers once, same key', async () => {
+    const approvalNo = uniqueApprovalNo('DKILL');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const body = approval(approvalNo, await createSku(service.prisma, 10));
+    downstream.script(key, [{ kind: 'hang' }]);
+    const first = await startWorkerProcess();
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+
+    // The order is committed and its event is on the wire when the worker dies.
+    await eventually('the first delivery attempt', () =>
+      Promise.resolve(downstream.arrivals(key).length > 0 ? true : undefined),
+    );
+    assert.equal(await orderCount(service.prisma, key), 1);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    await startWorkerProcess();
+    await eventually(`${key} to be delivered`, async () => {
+      const view = (await getOrder(service, key)).json<OrderView>();
+      return view.status === 'DELIVERED' ? view : undefined;
+    });
+    const arrivals = downstream.arrivals(key);
+    assert.equal(arrivals.length, 2);
+    assert.deepEqual(
+      new Set(arrivals.map((arrival) => `${arrival.idempotencyKey} ${arrival.eventId}`)),
+      new Set([`${key} ${eventIdFor(key)}`]),
+    );
+    assert.equal(await downstream.effects(key), 1);
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+});

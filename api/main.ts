@@ -2,7 +2,7 @@
 import { loadConfig } from '../config/env.js';
 import { requireSetting, runMain } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
-import { createPrismaClient } from '../db/prisma-client.js';
+import { createPrismaClientFromConfig } from '../db/prisma-client.js';
 import { createLazyClient } from '../temporal/connection.js';
 import { buildApp } from './app.js';
 
@@ -14,11 +14,7 @@ await runMain('api', async (log) => {
   // Several API and worker processes may start together: the runner serialises them with a lock.
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
-  const prisma = createPrismaClient({
-    databaseUrl,
-    poolSize: config.dbPoolSize,
-    statementTimeoutMs: config.writePolicy.statementTimeoutMs,
-  });
+  const prisma = createPrismaClientFromConfig(config, databaseUrl);
   const temporal = createLazyClient({ address, namespace: config.temporal.namespace });
   const app = buildApp({ config, prisma, temporal, logger: log });
 

@@ -30,3 +30,15 @@ export function createPrismaClient(options: DbOptions): PrismaClient {
   });
   return new PrismaClient({ adapter });
 }
+
+/** The client an entry point uses: pool size and statement timeout from the one config. */
+export function createPrismaClientFromConfig(
+  config: { dbPoolSize: number; writePolicy: { statementTimeoutMs: number } },
+  databaseUrl: string,
+): PrismaClient {
+  return createPrismaClient({
+    databaseUrl,
+    poolSize: config.dbPoolSize,
+    statementTimeoutMs: config.writePolicy.statementTimeoutMs,
+  });
+}

@@ -2,7 +2,7 @@
 // service; reads DATABASE_URL and TEMPORAL_ADDRESS from the environment.
 import { loadConfig } from '../config/env.js';
 import { migrate } from '../db/migrate.js';
-import { createPrismaClient } from '../db/prisma-client.js';
+import { createPrismaClientFromConfig } from '../db/prisma-client.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectClient } from '../temporal/connection.js';
 import { connectWorker, createWorker } from './create-worker.js';
@@ -15,11 +15,7 @@ await runMain('worker', async (log) => {
   const target = { address, namespace: config.temporal.namespace };
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
-  const prisma = createPrismaClient({
-    databaseUrl,
-    poolSize: config.dbPoolSize,
-    statementTimeoutMs: config.writePolicy.statementTimeoutMs,
-  });
+  const prisma = createPrismaClientFromConfig(config, databaseUrl);
   const [connection, temporal] = await Promise.all([connectWorker(target), connectClient(target)]);
   try {
     const added = await ensureSearchAttributes(temporal, config.temporal.namespace);

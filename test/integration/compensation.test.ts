@@ -15,47 +15,29 @@ import {
   type DecisionResult,
 } from '../../workflows/definitions.js';
 import type { compensationWorkflow } from '../../workflows/compensation-workflow.js';
-import { FaultPlan, faultyActivities } from '../support/faults.js';
+import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
 import {
   approval,
   createSku,
   eventually,
   getOrder,
+  type OrderView,
+  statusReaches,
   orderCount,
   postApproval,
-  startTestService,
   stockOf,
-  testConfig,
   type TestService,
   uniqueApprovalNo,
 } from '../support/service.js';
-
-interface OrderView {
-  status: string;
-  attempts: number;
-  orderNo?: string;
-  lastError?: string;
-}
 
 describe('compensation', () => {
   const faults = new FaultPlan();
   let service: TestService;
 
   before(async () => {
-    const config = testConfig();
-    service = await startTestService({
-      config,
-      activities: await faultyActivities(faults, { startToCloseMs: config.writePolicy.startToCloseMs }),
-    });
+    service = await startServiceWithFaults(faults);
   });
   after(() => service.stop());
-
-  async function statusReaches(key: string, status: string): Promise<OrderView> {
-    return eventually(`${key} to reach ${status}`, async () => {
-      const view = (await getOrder(service, key)).json<OrderView>();
-      return view.status === status ? view : undefined;
-    });
-  }
 
   function compensationHandle(key: string) {
     return service.temporal.workflow.getHandle<typeof compensationWorkflow>(compensationWorkflowIdFor(key));
@@ -94,7 +76,7 @@ describe('compensation', () => {
     });
     assert.equal((await postApproval(service, body)).statusCode, 202);
 
-    const view = await statusReaches(key, 'COMPENSATING');
+    const view = await statusReaches(service, key, 'COMPENSATING');
     assert.equal(view.attempts, 1, 'a business failure is never retried');
     assert.match(view.lastError ?? '', /InsufficientStock/);
     assert.equal(await orderCount(service.prisma, key), 0);
@@ -159,7 +141,7 @@ describe('compensation', () => {
     faults.set(approvalNo, { kind: 'database-down', attempts: Number.MAX_SAFE_INTEGER });
     assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
 
-    const view = await statusReaches(key, 'COMPENSATING');
+    const view = await statusReaches(service, key, 'COMPENSATING');
     assert.equal(view.attempts, 3, 'the policy allows three attempts, no more');
     assert.match(view.lastError ?? '', /ConnectionLost/);
     assert.equal(await orderCount(service.prisma, key), 0);
@@ -167,7 +149,7 @@ describe('compensation', () => {
     faults.clear(approvalNo); // the database is back
     const decided = await decide(key, 'resubmit');
     assert.equal(decided.outcome, 'RESUBMITTED');
-    await statusReaches(key, 'SUBMITTED');
+    await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 30, reserved: 2 });
 
@@ -183,12 +165,12 @@ describe('compensation', () => {
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
     const body = approval(approvalNo, sku);
     assert.equal((await postApproval(service, body)).statusCode, 202);
-    await statusReaches(key, 'COMPENSATING');
+    await statusReaches(service, key, 'COMPENSATING');
     await compensationState(key);
 
     const decided = await decide(key, 'abandon');
     assert.deepEqual([decided.status, decided.outcome], ['COMPENSATED', 'ABANDONED']);
-    await statusReaches(key, 'COMPENSATED');
+    await statusReaches(service, key, 'COMPENSATED');
 
     // The stock arrives later and the OA system redelivers: the operator's decision stands.
     await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
@@ -222,7 +204,7 @@ describe('compensation', () => {
       }
     });
     assert.deepEqual([outcome.status, outcome.outcome], ['SUBMITTED', 'ORDER_LANDED']);
-    await statusReaches(key, 'SUBMITTED');
+    await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 5, reserved: 2 });
   });
@@ -232,10 +214,10 @@ describe('compensation', () => {
     const approvalNo = uniqueApprovalNo('TWICE');
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
     assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
-    await statusReaches(key, 'COMPENSATING');
+    await statusReaches(service, key, 'COMPENSATING');
     const firstState = await compensationState(key);
     await decide(key, 'abandon');
-    await statusReaches(key, 'COMPENSATED');
+    await statusReaches(service, key, 'COMPENSATED');
 
     // Re-run the same compensation (same failed run) after it ended.
     const orderRun = await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).describe();

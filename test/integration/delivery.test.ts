@@ -17,6 +17,8 @@ import {
   createSku,
   eventually,
   getOrder,
+  type OrderView,
+  statusReaches,
   orderCount,
   postApproval,
   stackEnv,
@@ -28,11 +30,6 @@ import {
 
 const SECRET = 'downstream-secret-0123456789';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface OrderView {
-  status: string;
-  lastError?: string;
-}
 
 describe('delivery of order events', () => {
   let pool: pg.Pool;
@@ -58,13 +55,6 @@ describe('delivery of order events', () => {
     await pool.end();
   });
 
-  async function statusReaches(key: string, status: string): Promise<OrderView> {
-    return eventually(`${key} to reach ${status}`, async () => {
-      const view = (await getOrder(service, key)).json<OrderView>();
-      return view.status === status ? view : undefined;
-    });
-  }
-
   async function submit(prefix: string) {
     const approvalNo = uniqueApprovalNo(prefix);
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
@@ -88,7 +78,7 @@ describe('delivery of order events', () => {
       { kind: 'status', status: 503 },
     ]);
     assert.equal((await postApproval(service, body)).statusCode, 202);
-    await statusReaches(key, 'DELIVERED');
+    await statusReaches(service, key, 'DELIVERED');
     assertSameKeyAndEvent(key, 3);
     assert.equal(await downstream.effects(key), 1);
     assert.equal(await orderCount(service.prisma, key), 1);
@@ -103,7 +93,7 @@ describe('delivery of order events', () => {
     const { key, body } = await submit('D429');
     downstream.script(key, [{ kind: 'status', status: 429, headers: { 'retry-after': '2' } }]);
     assert.equal((await postApproval(service, body)).statusCode, 202);
-    await statusReaches(key, 'DELIVERED');
+    await statusReaches(service, key, 'DELIVERED');
     const [first, second] = downstream.arrivals(key);
     assert.ok(first && second, 'two attempts');
     assert.ok(
@@ -121,7 +111,7 @@ describe('delivery of order events', () => {
       const { key, body } = await submit(`D${status}`);
       downstream.script(key, [{ kind: 'status', status }]);
       assert.equal((await postApproval(service, body)).statusCode, 202);
-      const view = await statusReaches(key, 'DELIVERY_FAILED');
+      const view = await statusReaches(service, key, 'DELIVERY_FAILED');
       assert.match(view.lastError ?? '', new RegExp(`${reason}: downstream answered ${status}`));
       assertSameKeyAndEvent(key, 1);
       assert.equal(await downstream.effects(key), 0);
@@ -133,7 +123,7 @@ describe('delivery of order events', () => {
     const { key, body } = await submit('DCUT');
     downstream.script(key, [{ kind: 'consumer-then-cut' }]);
     assert.equal((await postApproval(service, body)).statusCode, 202);
-    await statusReaches(key, 'DELIVERED');
+    await statusReaches(service, key, 'DELIVERED');
     assertSameKeyAndEvent(key, 2);
     assert.equal(await downstream.effects(key), 1);
   });
@@ -142,7 +132,7 @@ describe('delivery of order events', () => {
     const redeliver = await submit('DREDO');
     downstream.script(redeliver.key, [{ kind: 'status', status: 422 }]);
     assert.equal((await postApproval(service, redeliver.body)).statusCode, 202);
-    await statusReaches(redeliver.key, 'DELIVERY_FAILED');
+    await statusReaches(service, redeliver.key, 'DELIVERY_FAILED');
     const handle = service.temporal.workflow.getHandle<typeof orderWorkflow>(orderWorkflowIdFor(redeliver.key));
     const answer = await handle.executeUpdate(decideUpdate, {
       args: [{ decision: 'redeliver', decidedBy: 'test-operator' }],
@@ -155,12 +145,12 @@ describe('delivery of order events', () => {
     const handled = await submit('DHANDLED');
     downstream.script(handled.key, [{ kind: 'status', status: 400 }]);
     assert.equal((await postApproval(service, handled.body)).statusCode, 202);
-    await statusReaches(handled.key, 'DELIVERY_FAILED');
+    await statusReaches(service, handled.key, 'DELIVERY_FAILED');
     const handledAnswer = await service.temporal.workflow
       .getHandle<typeof orderWorkflow>(orderWorkflowIdFor(handled.key))
       .executeUpdate(decideUpdate, { args: [{ decision: 'mark-handled', decidedBy: 'test-operator' }] });
     assert.equal(handledAnswer.status, 'DELIVERED');
-    await statusReaches(handled.key, 'DELIVERED');
+    await statusReaches(service, handled.key, 'DELIVERED');
     assertSameKeyAndEvent(handled.key, 1);
   });
 });

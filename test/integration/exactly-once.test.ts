@@ -4,17 +4,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import type { OrderResult } from '../../workflows/definitions.js';
-import { FaultPlan, faultyActivities } from '../support/faults.js';
+import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
 import {
   approval,
   createSku,
-  eventually,
-  getOrder,
+  statusReaches,
   orderCount,
   postApproval,
-  startTestService,
   stockOf,
-  testConfig,
   type TestService,
   uniqueApprovalNo,
 } from '../support/service.js';
@@ -26,34 +23,14 @@ interface Accepted {
   status: string;
 }
 
-interface OrderView {
-  status: string;
-  attempts: number;
-  orderNo?: string;
-  orderId?: string;
-  lastError?: string;
-}
-
 describe('exactly one order per approval', () => {
   const faults = new FaultPlan();
   let service: TestService;
 
   before(async () => {
-    const config = testConfig();
-    service = await startTestService({
-      config,
-      activities: await faultyActivities(faults, { startToCloseMs: config.writePolicy.startToCloseMs }),
-    });
+    service = await startServiceWithFaults(faults);
   });
   after(() => service.stop());
-
-  async function settled(key: string, status = 'SUBMITTED'): Promise<OrderView> {
-    return eventually(`${key} to reach ${status}`, async () => {
-      const response = await getOrder(service, key);
-      const view = response.json<OrderView>();
-      return response.statusCode === 200 && view.status === status ? view : undefined;
-    });
-  }
 
   it('a webhook delivered five times concurrently creates one order and reserves stock once', async () => {
     const sku = await createSku(service.prisma, 100);
@@ -69,7 +46,7 @@ describe('exactly one order per approval', () => {
     assert.equal(new Set(answers.map((answer) => answer.workflowId)).size, 1, 'one workflowId for all');
 
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    await settled(key);
+    await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 100, reserved: 7 });
 
@@ -90,7 +67,7 @@ describe('exactly one order per approval', () => {
     assert.equal(response.statusCode, 202);
 
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    const view = await settled(key);
+    const view = await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 50, reserved: 2 });
     // The row was committed by attempt 1; attempt 2 found it and returned it.
@@ -114,7 +91,7 @@ describe('exactly one order per approval', () => {
     assert.equal(response.statusCode, 202);
 
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    const view = await settled(key);
+    const view = await statusReaches(service, key, 'SUBMITTED');
     assert.equal(view.attempts, 3, 'the attempt count is visible in the status');
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 10, reserved: 2 });
@@ -130,8 +107,8 @@ describe('exactly one order per approval', () => {
     );
     assert.deepEqual(responses.map((response) => response.statusCode).sort(), [200, 200, 202, 202]);
 
-    await settled(idempotencyKeyFor(approvalNo, 'MAIN'));
-    await settled(idempotencyKeyFor(approvalNo, 'SUPPLEMENT'));
+    await statusReaches(service, idempotencyKeyFor(approvalNo, 'MAIN'), 'SUBMITTED');
+    await statusReaches(service, idempotencyKeyFor(approvalNo, 'SUPPLEMENT'), 'SUBMITTED');
     assert.equal(await service.prisma.orderMain.count({ where: { approvalNo } }), 2);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 20, reserved: 4 });
   });
@@ -164,7 +141,7 @@ describe('exactly one order per approval', () => {
     const again = await postApproval(service, respelled);
     assert.equal(again.statusCode, 200);
     assert.equal(again.json<Accepted>().duplicate, true);
-    await settled(idempotencyKeyFor(approvalNo, 'MAIN'));
+    await statusReaches(service, idempotencyKeyFor(approvalNo, 'MAIN'), 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, idempotencyKeyFor(approvalNo, 'MAIN')), 1);
   });
 });

@@ -8,6 +8,7 @@ import { toActivityFailure } from '../../activities/activity-failure.js';
 import { createPrismaClient } from '../../db/prisma-client.js';
 import { freePort } from '../../dev/ports.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
+import { startTestService, testConfig, type TestService } from './service.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -60,4 +61,16 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
       },
     };
   };
+}
+
+/** A test service whose write activity is fronted by the faults of `plan`. */
+export async function startServiceWithFaults(
+  plan: FaultPlan,
+  overrides: Record<string, string> = {},
+): Promise<TestService> {
+  const config = testConfig(overrides);
+  return startTestService({
+    config,
+    activities: await faultyActivities(plan, { startToCloseMs: config.writePolicy.startToCloseMs }),
+  });
 }

@@ -159,6 +159,30 @@ export async function getOrder(service: Pick<TestService, 'app'>, key: string) {
   return service.app.inject({ method: 'GET', url: `/orders/${encodeURIComponent(key)}` });
 }
 
+/** What `GET /orders/<key>` answers. */
+export interface OrderView {
+  idempotencyKey: string;
+  workflowId: string;
+  status: string;
+  attempts: number;
+  orderId?: string;
+  orderNo?: string;
+  lastError?: string;
+}
+
+/** Polls `GET /orders/<key>` until the key reaches `status`, and returns that view. */
+export async function statusReaches(
+  service: Pick<TestService, 'app'>,
+  key: string,
+  status: string,
+): Promise<OrderView> {
+  return eventually(`${key} to reach ${status}`, async () => {
+    const response = await getOrder(service, key);
+    const view = response.json<OrderView>();
+    return response.statusCode === 200 && view.status === status ? view : undefined;
+  });
+}
+
 /** Polls until `check` returns a value, or fails the test with what it last saw. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -32,6 +32,8 @@ export interface Reconciliation {
   orderLanded: boolean;
   orderNo?: string;
   releasedLines: number;
+  /** True when an earlier reconciliation of this key already continued a landed order. */
+  alreadyContinued?: boolean;
   /** Set when this failed run was already compensated and decided: nothing is done again. */
   priorDecision?: { decision: CompensationDecision; status: OrderStatus };
 }
@@ -127,7 +129,10 @@ export function createActivities(deps: ActivityDeps) {
       if (landed) {
         log.info('reconciled: the order landed after all', { idempotencyKey: key, orderNo: landed.orderNo });
         await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: input.attempts });
-        return { orderLanded: true, orderNo: landed.orderNo, releasedLines };
+        const continued = await tx.compensationRecord.count({
+          where: { idempotentKey: key, decidedBy: 'reconciliation', NOT: { orderRunId: input.orderRunId } },
+        });
+        return { orderLanded: true, orderNo: landed.orderNo, releasedLines, alreadyContinued: continued > 0 };
       }
       await setRecordStatus(tx, key, {
         status: 'COMPENSATING',
@@ -157,7 +162,10 @@ export function createActivities(deps: ActivityDeps) {
     log.info('operator decision recorded', { idempotencyKey: request.idempotencyKey, decision: request.decision });
   }
 
-  /** Resubmit reuses the key: the new run's write finds any committed order, so it cannot double. */
+  /**
+   * Resubmit reuses the key: the new run's write finds any committed order, so it cannot double.
+   * Also used by reconciliation when the order had landed, so the new run finishes its delivery.
+   */
   async function resubmitOrder(request: {
     order: OrderWorkflowInput;
     orderRunId: string;

@@ -58,8 +58,14 @@ export function devServerArgs(options: TemporalDevServerOptions): string[] {
 
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
   const child = spawn(temporalBinary(), devServerArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const recent: string[] = [];
   const forward = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) options.onOutput?.(line);
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      recent.push(line);
+      if (recent.length > 20) recent.shift();
+      options.onOutput?.(line);
+    }
   };
   child.stdout?.on('data', forward);
   child.stderr?.on('data', forward);
@@ -73,7 +79,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   await waitFor(
     `Temporal dev server on port ${options.port}`,
     async () => {
-      if (exited) throw new Error(`the Temporal dev server exited during start-up (code ${child.exitCode})`);
+      if (exited) {
+        throw new Error(`the Temporal dev server exited during start-up (code ${child.exitCode}):\n${recent.join('\n')}`);
+      }
       return isPortOpen(options.port);
     },
     60_000,

@@ -73,6 +73,12 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
       const reconciliation = await reconcileFailedWrite(input);
       if (reconciliation.orderLanded) {
         // The write did commit (its response was lost): that is success, not a duplicate to undo.
+        // The order workflow that gave up on it must still finish its work (tell the downstream):
+        // a new run with the same key finds the order, writes nothing, and goes on from there.
+        // Only once per key: a run that keeps failing after its order landed needs a person.
+        if (!reconciliation.alreadyContinued) {
+          await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: 'reconciliation' });
+        }
         return finish('SUBMITTED', 'ORDER_LANDED');
       }
       if (reconciliation.priorDecision) {

@@ -12,6 +12,7 @@ import { eventIdFor } from '../../domain/order-event.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { decideUpdate } from '../../workflows/definitions.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
+import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
 import {
   approval,
   createSku,
@@ -32,6 +33,7 @@ const SECRET = 'downstream-secret-0123456789';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('delivery of order events', () => {
+  const faults = new FaultPlan();
   let pool: pg.Pool;
   let downstream: ScriptedDownstream;
   let service: TestService;
@@ -39,14 +41,12 @@ describe('delivery of order events', () => {
   before(async () => {
     pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 4 });
     downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
-    service = await startTestService({
-      config: testConfig({
-        DOWNSTREAM_URL: downstream.url,
-        DOWNSTREAM_SECRET: SECRET,
-        DOWNSTREAM_TIMEOUT_MS: '2000',
-        // Room for a Retry-After of 2 s under the cap.
-        RETRY_MAX_INTERVAL_MS: '5000',
-      }),
+    service = await startServiceWithFaults(faults, {
+      DOWNSTREAM_URL: downstream.url,
+      DOWNSTREAM_SECRET: SECRET,
+      DOWNSTREAM_TIMEOUT_MS: '2000',
+      // Room for a Retry-After of 2 s under the cap.
+      RETRY_MAX_INTERVAL_MS: '5000',
     });
   });
   after(async () => {
@@ -126,6 +126,18 @@ describe('delivery of order events', () => {
     await statusReaches(service, key, 'DELIVERED');
     assertSameKeyAndEvent(key, 2);
     assert.equal(await downstream.effects(key), 1);
+  });
+
+  it('an order whose write "failed" after it committed is reconciled as landed and still delivered once', async () => {
+    const { approvalNo, key, body } = await submit('DLANDED');
+    faults.set(approvalNo, { kind: 'commit-then-unclassified-failure' });
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(service, key, 'DELIVERED');
+    assertSameKeyAndEvent(key, 1);
+    assert.equal(await downstream.effects(key), 1);
+    assert.equal(await orderCount(service.prisma, key), 1);
+    const record = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
+    assert.deepEqual([record.orderLanded, record.decision, record.decidedBy], [true, 'resubmit', 'reconciliation']);
   });
 
   it('an operator redelivers a failed delivery with the same key and event id, or marks it handled', async () => {

@@ -34,6 +34,8 @@ export async function startScriptedDownstream(
   pool: pg.Pool,
   secret: string,
   schema: string,
+  /** How to answer a request no script covers; the consumer by default. */
+  fallback: () => Reply = () => ({ kind: 'consumer' }),
 ): Promise<ScriptedDownstream> {
   const consumer = createConsumer({ pool, secret, schema });
   await consumer.migrate();
@@ -53,7 +55,7 @@ export async function startScriptedDownstream(
         receivedAt: Date.now(),
         body: body.toString('utf8'),
       });
-      const reply = (key && scripts.get(key)?.shift()) || { kind: 'consumer' };
+      const reply = (key && scripts.get(key)?.shift()) || fallback();
       if (reply.kind === 'status') {
         response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         response.end(JSON.stringify({ error: `scripted ${reply.status}` }));
@@ -63,14 +65,21 @@ export async function startScriptedDownstream(
         hanging.add(response);
         return;
       }
-      void consumer.receive(body, request.headers).then((answer) => {
-        if (reply.kind === 'consumer-then-cut') {
-          request.socket.destroy();
-          return;
-        }
-        response.writeHead(answer.status, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(answer.body));
-      });
+      consumer.receive(body, request.headers).then(
+        (answer) => {
+          if (reply.kind === 'consumer-then-cut') {
+            request.socket.destroy();
+            return;
+          }
+          response.writeHead(answer.status, { 'content-type': 'application/json' });
+          response.end(JSON.stringify(answer.body));
+        },
+        // The consumer's own database is down: it answers 503 and applies nothing.
+        () => {
+          response.writeHead(503, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ error: 'temporarily unavailable' }));
+        },
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

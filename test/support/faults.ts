@@ -49,11 +49,13 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
           return down.writeOrder(input);
         }
         if (fault?.kind === 'lost-response' && attempt === 1) {
+          plan.clear(input.approvalNo); // a lost answer happens once, not on every run
           await real.writeOrder(input);
           await new Promise((resolve) => setTimeout(resolve, options.startToCloseMs + 1_500));
           throw new Error('unreachable: the attempt timed out before this line');
         }
         if (fault?.kind === 'commit-then-unclassified-failure' && attempt === 1) {
+          plan.clear(input.approvalNo);
           await real.writeOrder(input);
           throw toActivityFailure(new Error('the reply was garbled after the commit'), attempt);
         }

@@ -1,0 +1,55 @@
+// The service's own entry points as child processes the harness can kill and restart.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export interface ManagedProcess {
+  /** Starts (or starts again) and resolves once `readyLine` appeared in the output. */
+  start: () => Promise<void>;
+  kill: (signal?: NodeJS.Signals) => Promise<void>;
+  output: () => string;
+}
+
+export function managedProcess(options: {
+  name: string;
+  entry: string;
+  env: NodeJS.ProcessEnv;
+  readyLine: string;
+  readyTimeoutMs?: number;
+}): ManagedProcess {
+  let child: ChildProcess | undefined;
+  let log = '';
+  const append = (chunk: Buffer) => {
+    log += chunk.toString('utf8');
+    if (log.length > 2_000_000) log = log.slice(-1_000_000);
+  };
+  return {
+    output: () => log,
+    start: async () => {
+      const startedAt = log.length;
+      const current = spawn(process.execPath, ['--import', 'tsx', options.entry], {
+        cwd: ROOT,
+        env: options.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = current;
+      current.stdout?.on('data', append);
+      current.stderr?.on('data', append);
+      const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+      while (!log.slice(startedAt).includes(options.readyLine)) {
+        if (current.exitCode !== null)
+          throw new Error(`${options.name} exited during start-up:\n${log.slice(startedAt)}`);
+        if (Date.now() > deadline) throw new Error(`${options.name} did not become ready:\n${log.slice(startedAt)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    kill: async (signal = 'SIGKILL') => {
+      const current = child;
+      if (!current || current.exitCode !== null || current.signalCode !== null) return;
+      const exited = new Promise((resolve) => current.once('exit', resolve));
+      current.kill(signal);
+      await exited;
+    },
+  };
+}

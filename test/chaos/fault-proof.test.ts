@@ -1,0 +1,54 @@
+// The short, seeded fault run that CI gates on: every fault kind fires, and still no approval is
+// doubled or lost and stock adds up exactly. And the harness can fail: the deliberately broken
+// variant (a key regenerated per attempt) must be reported with duplicates.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface ChaosResult {
+  checks: { name: string; value: string | number; ok: boolean }[];
+  duplicateKeys: string[];
+  lostKeys: string[];
+}
+
+async function runChaos(args: string[]): Promise<{ code: number; result: ChaosResult; output: string }> {
+  const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'chaos-result-')), 'result.json');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'chaos/run.ts', ...args, '--out', out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const code = await new Promise<number>((resolve) => child.once('exit', (exitCode) => resolve(exitCode ?? 1)));
+  if (!existsSync(out)) throw new Error(`the harness wrote no result (exit ${code}):\n${output.slice(-6_000)}`);
+  return { code, result: JSON.parse(readFileSync(out, 'utf8')) as ChaosResult, output };
+}
+
+const check = (result: ChaosResult, name: string) => result.checks.find((entry) => entry.name === name);
+
+describe('proof under faults', () => {
+  it('a seeded run with every fault kind ends with no duplicate, no loss and exact stock', async () => {
+    const { code, result, output } = await runChaos(['--seed', '7', '--size', '24']);
+    assert.equal(code, 0, output.slice(-6_000));
+    assert.equal(check(result, 'duplicate orders')?.value, 0);
+    assert.equal(check(result, 'approvals neither ordered nor in compensation (lost)')?.value, 0);
+    assert.equal(check(result, 'stock: initial available − ordered = final available')?.ok, true);
+    const faults = result.checks.filter((entry) => entry.name.startsWith('fault: '));
+    assert.equal(faults.length, 10);
+    for (const fault of faults) assert.ok(Number(fault.value) > 0, `${fault.name} never fired`);
+  });
+
+  it('catches the broken variant that regenerates the key per attempt: duplicates reported, exit 1', async () => {
+    const { code, result, output } = await runChaos(['--seed', '7', '--size', '24', '--broken', 'key-per-attempt']);
+    assert.equal(code, 1, output.slice(-6_000));
+    assert.ok(Number(check(result, 'duplicate orders')?.value) > 0, 'the harness reports duplicates');
+    assert.ok(result.duplicateKeys.length > 0);
+  });
+});

@@ -1,0 +1,50 @@
+// The worker process's body, shared by `worker/main.ts` and harnesses that wrap activities: reads
+// the environment, migrates, connects and polls until SIGINT/SIGTERM.
+import type { Logger } from 'pino';
+import { loadConfig } from '../config/env.js';
+import { requireSetting } from '../config/process.js';
+import { migrate } from '../db/migrate.js';
+import { createPrismaClientFromConfig } from '../db/prisma-client.js';
+import { connectClient } from '../temporal/connection.js';
+import { ensureSearchAttributes } from '../temporal/search-attributes.js';
+import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
+
+export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
+  const config = loadConfig();
+  const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
+  const address = requireSetting('TEMPORAL_ADDRESS', config.temporal.address);
+  const target = { address, namespace: config.temporal.namespace };
+  const applied = await migrate(databaseUrl);
+  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  const prisma = createPrismaClientFromConfig(config, databaseUrl);
+  const [connection, temporal] = await Promise.all([connectWorker(target), connectClient(target)]);
+  try {
+    const added = await ensureSearchAttributes(temporal, config.temporal.namespace);
+    if (added.length > 0) log.info({ added }, 'search attributes registered');
+  } catch (error) {
+    // Temporal Cloud namespaces are configured in its console, not through the operator API.
+    log.warn({ err: error }, 'could not check the custom search attributes; register them if workflows fail to start');
+  }
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    prisma,
+    temporal,
+    downstream: config.downstream,
+    ...(activities ? { activities } : {}),
+  });
+  log.info(
+    {
+      taskQueue: config.temporal.taskQueue,
+      address,
+      downstream: config.downstream?.url ?? 'none (delivery step skipped)',
+    },
+    'worker polling',
+  );
+  // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling and lets running
+  // activities finish within the grace period, then run() resolves.
+  await worker.run();
+  await Promise.all([prisma.$disconnect(), connection.close(), temporal.connection.close()]);
+  log.info('worker stopped');
+}

@@ -1,7 +1,7 @@
 // All I/O of the order and compensation workflows. Built from explicit dependencies so the worker,
 // the tests and the fault harness wire the same code to different databases and clients.
 import { Context, log } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { DownstreamConfig } from '../config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import { findRecord, setRecordStatus } from '../db/idempotency-records.js';
@@ -14,6 +14,7 @@ import {
   type StoredOrder,
 } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import { startCompensationWorkflow, startOrderWorkflow } from '../temporal/order-workflows.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
@@ -32,8 +33,8 @@ export interface Reconciliation {
   orderLanded: boolean;
   orderNo?: string;
   releasedLines: number;
-  /** True when an earlier reconciliation of this key already continued a landed order. */
-  alreadyContinued?: boolean;
+  /** How often earlier reconciliations of this key already continued a landed order. */
+  continuations?: number;
   /** Set when this failed run was already compensated and decided: nothing is done again. */
   priorDecision?: { decision: CompensationDecision; status: OrderStatus };
 }
@@ -132,7 +133,7 @@ export function createActivities(deps: ActivityDeps) {
         const continued = await tx.compensationRecord.count({
           where: { idempotentKey: key, decidedBy: 'reconciliation', NOT: { orderRunId: input.orderRunId } },
         });
-        return { orderLanded: true, orderNo: landed.orderNo, releasedLines, alreadyContinued: continued > 0 };
+        return { orderLanded: true, orderNo: landed.orderNo, releasedLines, continuations: continued };
       }
       await setRecordStatus(tx, key, {
         status: 'COMPENSATING',
@@ -183,6 +184,9 @@ export function createActivities(deps: ActivityDeps) {
       lastError: null,
       onlyFrom: ['COMPENSATING', 'FAILED'],
     });
+    // The failed run starts compensation moments before it fails. Until it has closed, a start
+    // would attach to it (USE_EXISTING) instead of starting the new run: wait for it first.
+    await waitUntilClosed(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
     const started = await startOrderWorkflow(
       deps.temporal,
       deps.taskQueue,
@@ -193,11 +197,17 @@ export function createActivities(deps: ActivityDeps) {
     return started.workflowId;
   }
 
-  async function markCompensationFailed(request: { idempotencyKey: string; orderRunId: string; reason: string }) {
+  async function markCompensationFailed(request: {
+    idempotencyKey: string;
+    orderRunId: string;
+    reason: string;
+    /** The order landed but its follow-up keeps failing: FAILED also from SUBMITTED. */
+    landed?: boolean;
+  }) {
     await setRecordStatus(prisma, request.idempotencyKey, {
       status: 'FAILED',
       lastError: request.reason,
-      onlyFrom: ['RECEIVED', 'COMPENSATING'],
+      onlyFrom: request.landed ? ['RECEIVED', 'COMPENSATING', 'SUBMITTED'] : ['RECEIVED', 'COMPENSATING'],
     });
     log.error('compensation ended without a decision', {
       idempotencyKey: request.idempotencyKey,
@@ -205,19 +215,26 @@ export function createActivities(deps: ActivityDeps) {
     });
   }
 
-  /** Records the delivery's end: DELIVERY_FAILED with the downstream's answer, or DELIVERED when an operator marks it handled. */
+  /**
+   * Records the delivery's end: DELIVERY_FAILED with the downstream's answer, or DELIVERED when an
+   * operator marks it handled. Returns the status the record holds afterwards: an attempt whose
+   * acknowledgement was recorded but whose completion never reached Temporal (the worker died, the
+   * attempt timed out) left DELIVERED there, and that acknowledgement stands.
+   */
   async function recordDeliveryOutcome(request: {
     idempotencyKey: string;
     status: 'DELIVERY_FAILED' | 'DELIVERED';
     lastError?: string;
     decidedBy?: string;
-  }): Promise<void> {
+  }): Promise<OrderStatus | undefined> {
     await setRecordStatus(prisma, request.idempotencyKey, {
       status: request.status,
       onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'],
       ...(request.lastError !== undefined ? { lastError: request.lastError } : {}),
     });
-    log.info('delivery outcome recorded', { ...request });
+    const recorded = (await findRecord(prisma, request.idempotencyKey))?.status;
+    log.info('delivery outcome recorded', { ...request, recorded });
+    return recorded;
   }
 
   return {
@@ -240,4 +257,15 @@ function pick(order: StoredOrder) {
     writtenAttempt: order.writtenAttempt,
     createdAt: order.createdAt.toISOString(),
   };
+}
+
+/** Resolves once the given run has closed, however it ended. */
+async function waitUntilClosed(temporal: Client, workflowId: string, runId: string): Promise<void> {
+  try {
+    await temporal.workflow.getHandle(workflowId, runId, { followRuns: false }).result();
+  } catch (error) {
+    // Failed, terminated or timed out: closed all the same, which is all we wait for. Anything
+    // else (Temporal unreachable) fails the step, and its retry waits again.
+    if (!(error instanceof WorkflowFailedError) && !(error instanceof WorkflowNotFoundError)) throw error;
+  }
 }

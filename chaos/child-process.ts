@@ -4,6 +4,12 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+// Whatever ends the harness — a crash included — ends the processes it started.
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 export interface ManagedProcess {
   /** Starts (or starts again) and resolves once `readyLine` appeared in the output. */
   start: () => Promise<void>;
@@ -34,6 +40,8 @@ export function managedProcess(options: {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child = current;
+      live.add(current);
+      current.once('exit', () => live.delete(current));
       current.stdout?.on('data', append);
       current.stderr?.on('data', append);
       const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);

@@ -8,9 +8,9 @@ import type { Random } from './prng.js';
 export interface PgProxyFaults {
   /** Chance that a COMMIT's reply is swallowed and the connection cut after the server committed. */
   lostCommitReply: number;
-  /** Chance per forwarded client message that the connection is reset on the spot. */
+  /** Chance per transaction (at its BEGIN) that the connection is reset on the spot. */
   reset: number;
-  /** Chance per client message that the server's reply is held back for `latencyMs`. */
+  /** Chance per transaction (at its BEGIN) that the server's replies are held back for `latencyMs`. */
   latency: number;
   latencyMs: number;
 }
@@ -27,8 +27,11 @@ export interface PgProxy {
   counts: PgProxyCounts;
   /** Faults apply only while enabled; the drain phase turns them off. */
   setEnabled: (enabled: boolean) => void;
-  /** The next COMMIT on any connection loses its reply, whatever the odds (proves the fault fires). */
-  forceNextLostCommit: () => void;
+  /**
+   * Whatever the odds, the next transactions meet each fault once — a reset, a delayed reply, a
+   * lost COMMIT reply — so even a short run proves every kind fired.
+   */
+  forceEachOnce: () => void;
   close: () => Promise<void>;
 }
 
@@ -59,6 +62,9 @@ class MessageReader {
   }
 }
 
+const isStatement = (message: Buffer, keyword: RegExp) =>
+  (message[0] === 0x51 /* Q */ || message[0] === 0x50) /* P */ && keyword.test(message.subarray(5).toString('utf8'));
+const isBeginRequest = (message: Buffer) => isStatement(message, /(^|\0)\s*BEGIN\b/i);
 const isCommitRequest = (message: Buffer) =>
   (message[0] === 0x51 /* Q */ || message[0] === 0x50) /* P */ &&
   /\bCOMMIT\b/i.test(message.subarray(5).toString('utf8'));
@@ -73,6 +79,8 @@ export async function startPgProxy(options: {
   const counts: PgProxyCounts = { connections: 0, lostCommitReplies: 0, resets: 0, latencies: 0 };
   let enabled = true;
   let forceLostCommit = false;
+  let forceReset = false;
+  let forceLatency = false;
   const sockets = new Set<net.Socket>();
   const { random, faults } = options;
 
@@ -103,7 +111,12 @@ export async function startPgProxy(options: {
     client.on('data', (chunk: Buffer) => {
       for (const message of fromClient.push(chunk)) {
         if (closed) return;
-        if (enabled && message.length > 0 && message[0] !== 0x58 /* X: terminate */ && random() < faults.reset) {
+        const begins = enabled && isBeginRequest(message);
+        const forcedReset = begins && forceReset;
+        const forcedLatency = begins && !forcedReset && forceLatency;
+        if (forcedReset) forceReset = false;
+        if (forcedLatency) forceLatency = false;
+        if (forcedReset || (begins && random() < faults.reset)) {
           counts.resets += 1;
           cut();
           return;
@@ -112,7 +125,7 @@ export async function startPgProxy(options: {
           forceLostCommit = false;
           cutOnCommitReply = true;
         }
-        if (enabled && random() < faults.latency) {
+        if (forcedLatency || (begins && random() < faults.latency)) {
           counts.latencies += 1;
           holdUntil = Date.now() + faults.latencyMs;
         }
@@ -147,7 +160,9 @@ export async function startPgProxy(options: {
     setEnabled: (value) => {
       enabled = value;
     },
-    forceNextLostCommit: () => {
+    forceEachOnce: () => {
+      forceReset = true;
+      forceLatency = true;
       forceLostCommit = true;
     },
     close: async () => {

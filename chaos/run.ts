@@ -144,7 +144,7 @@ async function main(): Promise<number> {
     const proxy = await startPgProxy({
       targetPort: ports.postgres,
       random: seededRandom(seed + 1),
-      faults: { lostCommitReply: 0.15, reset: 0.005, latency: 0.004, latencyMs: 5_000 },
+      faults: { lostCommitReply: 0.1, reset: 0.04, latency: 0.03, latencyMs: 5_000 },
     });
     cleanups.push(() => proxy.close());
     const downstreamRandom = seededRandom(seed + 2);
@@ -208,7 +208,7 @@ async function main(): Promise<number> {
     await Promise.all([api.start(), worker.start()]);
     const client = await connectClient({ address: temporal.address, namespace: 'default' });
     cleanups.push(() => client.connection.close());
-    proxy.forceNextLostCommit();
+    proxy.forceEachOnce();
     log(
       `stack ready in ${Date.now() - started} ms; ${size} approvals, seed ${seed}${values.broken ? `, BROKEN: ${values.broken}` : ''}`,
     );
@@ -253,9 +253,10 @@ async function main(): Promise<number> {
           } else {
             // Hold every chaos SKU's row past the lock timeout: writes meet a real lock timeout.
             const holder = await admin.connect();
+            holder.on('error', () => undefined); // a database restart may end it; the query says so
             try {
               await holder.query('BEGIN');
-              await holder.query('SELECT sku FROM inventory WHERE sku = ANY($1) FOR UPDATE', [SKUS]);
+              await holder.query('SELECT sku FROM inventory WHERE sku = ANY($1) ORDER BY sku FOR UPDATE', [SKUS]);
               await sleep(Number(POLICY.DB_STATEMENT_TIMEOUT_MS) + 1_000);
               await holder.query('COMMIT');
             } finally {
@@ -572,6 +573,15 @@ async function main(): Promise<number> {
           .join(', ')}`,
       );
     if (lost.length > 0) console.log(`LOST: ${lost.map((approval) => approval.key).join(', ')}`);
+    if (running > 0) {
+      const open: string[] = [];
+      for await (const execution of client.workflow.list({
+        query: `TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'`,
+      })) {
+        open.push(execution.workflowId);
+      }
+      console.log(`open workflows: ${open.join(', ')}`);
+    }
     const unfinished = records.rows.filter((row) => row.status !== 'DELIVERED');
     if (unfinished.length > 0) {
       console.log(

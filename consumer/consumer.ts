@@ -81,6 +81,9 @@ export function createConsumer(options: ConsumerOptions) {
       };
     }
     const client = await options.pool.connect();
+    // A checked-out client reports a dropped connection as an event; the query's own error says it.
+    const ignoreConnectionError = () => undefined;
+    client.on('error', ignoreConnectionError);
     try {
       await client.query('BEGIN');
       const claimed = await client.query(
@@ -111,6 +114,7 @@ export function createConsumer(options: ConsumerOptions) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
+      client.off('error', ignoreConnectionError);
       client.release();
     }
   }

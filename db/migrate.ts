@@ -49,6 +49,9 @@ export class MigrationError extends Error {
 export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<string[]> {
   const migrations = await readMigrations(dir);
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'exactly-once-orders-migrate' });
+  // A dropped connection also arrives as an 'error' event; the failing query reports it, so the
+  // event must not crash the process.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);

@@ -58,6 +58,10 @@ export function devServerArgs(options: TemporalDevServerOptions): string[] {
 
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
   const child = spawn(temporalBinary(), devServerArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  // If this process dies without stopping it, the server goes too.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   const recent: string[] = [];
   const forward = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
@@ -80,7 +84,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     `Temporal dev server on port ${options.port}`,
     async () => {
       if (exited) {
-        throw new Error(`the Temporal dev server exited during start-up (code ${child.exitCode}):\n${recent.join('\n')}`);
+        throw new Error(
+          `the Temporal dev server exited during start-up (code ${child.exitCode}):\n${recent.join('\n')}`,
+        );
       }
       return isPortOpen(options.port);
     },

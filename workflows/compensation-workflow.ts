@@ -24,6 +24,9 @@ import { OrderStatus } from './search-attributes.js';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
+/** How often reconciliation continues a landed order on its own before it asks for a person. */
+const MAX_AUTOMATIC_CONTINUATIONS = 5;
+
 const { reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed } =
   proxyActivities<Activities>(compensationStep);
 
@@ -75,10 +78,17 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
         // The write did commit (its response was lost): that is success, not a duplicate to undo.
         // The order workflow that gave up on it must still finish its work (tell the downstream):
         // a new run with the same key finds the order, writes nothing, and goes on from there.
-        // Only once per key: a run that keeps failing after its order landed needs a person.
-        if (!reconciliation.alreadyContinued) {
-          await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: 'reconciliation' });
+        // A few times per key at most: runs that keep failing after their order landed need a person.
+        if ((reconciliation.continuations ?? 0) >= MAX_AUTOMATIC_CONTINUATIONS) {
+          await markCompensationFailed({
+            idempotencyKey: key,
+            orderRunId: input.orderRunId,
+            reason: `the order landed, but ${MAX_AUTOMATIC_CONTINUATIONS} follow-up runs failed too (last: ${input.reasonType}: ${input.reason}); resubmit once the cause is fixed`,
+            landed: true,
+          });
+          return finish('FAILED', 'FAILED');
         }
+        await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: 'reconciliation' });
         return finish('SUBMITTED', 'ORDER_LANDED');
       }
       if (reconciliation.priorDecision) {

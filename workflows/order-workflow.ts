@@ -112,8 +112,13 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
       } catch (error) {
         const failure = describeActivityFailure(error, input.policy.maxAttempts);
         state.lastError = `${failure.type}: ${failure.message}`;
-        await recordDeliveryOutcome({ idempotencyKey: key, status: 'DELIVERY_FAILED', lastError: state.lastError });
-        setStatus('DELIVERY_FAILED');
+        const recorded = await recordDeliveryOutcome({
+          idempotencyKey: key,
+          status: 'DELIVERY_FAILED',
+          lastError: state.lastError,
+        });
+        // An earlier attempt was acknowledged and recorded, only its completion got lost.
+        setStatus(recorded === 'DELIVERED' ? 'DELIVERED' : 'DELIVERY_FAILED');
       }
       decisionsCarriedOut = decisionsTaken; // a redelivery asked for has now run
       if (state.status === 'DELIVERED') return;

@@ -61,8 +61,9 @@ export function createActivities(deps: ActivityDeps) {
           await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: attempt, lastError: null });
           return written;
         },
-        // Prisma's own transaction timers sit inside the activity's start-to-close.
-        { maxWait: input.policy.startToCloseMs, timeout: input.policy.startToCloseMs },
+        // Prisma's own timers end the transaction (rolled back) before Temporal gives up on the
+        // attempt, so a slow attempt cannot commit after a later step already looked for it.
+        transactionTimers(input.policy.startToCloseMs),
       );
       log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
       return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
@@ -120,7 +121,8 @@ export function createActivities(deps: ActivityDeps) {
           priorDecision: { decision: prior.decision as CompensationDecision, status: record?.status ?? 'FAILED' },
         };
       }
-      const releasedLines = landed ? 0 : await releaseOrphanReservations(tx, key);
+      // Reservations belong to whatever order holds the key; only a key with no order has orphans.
+      const releasedLines = existing ? 0 : await releaseOrphanReservations(tx, key);
       await tx.$executeRaw`
           INSERT INTO compensation_record
             (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
@@ -150,8 +152,15 @@ export function createActivities(deps: ActivityDeps) {
     orderRunId: string;
     decision: CompensationDecision;
     decidedBy: string;
-  }): Promise<void> {
-    await prisma.$transaction(async (tx) => {
+    /** With `abandon`: the fingerprint of the order that must not have landed meanwhile. */
+    fingerprint?: string;
+  }): Promise<{ orderLanded: boolean }> {
+    const outcome = await prisma.$transaction(async (tx) => {
+      if (request.decision === 'abandon' && request.fingerprint) {
+        // A slow attempt may have committed after reconciliation looked: never abandon a live order.
+        const existing = await findOrderByKey(tx, request.idempotencyKey);
+        if (existing?.fingerprint === request.fingerprint) return { orderLanded: true };
+      }
       await tx.compensationRecord.updateMany({
         where: { idempotentKey: request.idempotencyKey, orderRunId: request.orderRunId, decision: null },
         data: { decision: request.decision, decidedBy: request.decidedBy, decidedAt: new Date() },
@@ -159,8 +168,14 @@ export function createActivities(deps: ActivityDeps) {
       if (request.decision === 'abandon') {
         await setRecordStatus(tx, request.idempotencyKey, { status: 'COMPENSATED', onlyFrom: ['COMPENSATING'] });
       }
+      return { orderLanded: false };
     });
-    log.info('operator decision recorded', { idempotencyKey: request.idempotencyKey, decision: request.decision });
+    log.info('operator decision recorded', {
+      idempotencyKey: request.idempotencyKey,
+      decision: request.decision,
+      ...outcome,
+    });
+    return outcome;
   }
 
   /**
@@ -268,4 +283,10 @@ async function waitUntilClosed(temporal: Client, workflowId: string, runId: stri
     // else (Temporal unreachable) fails the step, and its retry waits again.
     if (!(error instanceof WorkflowFailedError) && !(error instanceof WorkflowNotFoundError)) throw error;
   }
+}
+
+/** Waiting for a connection plus running the transaction stays within 80 % of start-to-close. */
+export function transactionTimers(startToCloseMs: number): { maxWait: number; timeout: number } {
+  const maxWait = Math.max(100, Math.floor(startToCloseMs * 0.2));
+  return { maxWait, timeout: Math.max(200, Math.floor(startToCloseMs * 0.8) - maxWait) };
 }

@@ -70,7 +70,8 @@ export async function releaseUnstartedClaim(db: Tx, idempotencyKey: string): Pro
 export async function markWorkflowStarted(db: Tx, idempotencyKey: string, status?: OrderStatus): Promise<boolean> {
   const updated = await db.$executeRaw`
     UPDATE idempotency_record
-    SET workflow_started_at = now(), updated_at = now(), status = COALESCE(${status ?? null}, status)
+    SET workflow_started_at = now(), updated_at = now(),
+        status = CASE WHEN status = 'RECEIVED' THEN COALESCE(${status ?? null}, status) ELSE status END
     WHERE idempotent_key = ${idempotencyKey} AND workflow_started_at IS NULL`;
   return updated === 1;
 }

@@ -98,13 +98,13 @@ export const TABLE: readonly Row[] = [
     errorClass: 'DownstreamTimeout',
     retryable: true,
     why: 'no answer within the per-attempt timeout: it may have been applied; the retry carries the same key',
-    matches: (s) => isA(s, DownstreamTimeoutError),
+    matches: (s) => isA(s, DownstreamTimeoutError) || has(s, 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'),
   },
   {
     errorClass: 'DownstreamRateLimited',
     retryable: true,
-    why: '429: the downstream asks us to come back later (Retry-After honoured, capped)',
-    matches: (s) => httpStatus(s) === 429,
+    why: '429 (or 408): the downstream asks us to come back later (Retry-After honoured, capped)',
+    matches: (s) => httpStatus(s) === 429 || httpStatus(s) === 408,
   },
   {
     errorClass: 'DownstreamUnavailable',

@@ -8,10 +8,10 @@ import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } fro
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import type { Approval } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import { claimRecord, markWorkflowStarted, releaseUnstartedClaim } from '../db/idempotency-records.js';
+import { claimRecord, findRecord, markWorkflowStarted, releaseUnstartedClaim } from '../db/idempotency-records.js';
 import { findOrderByKey } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
-import { isTemporalUnreachable } from '../temporal/connection.js';
+import { certainlyNotSent, isTemporalUnreachable } from '../temporal/connection.js';
 import { startOrderWorkflow } from '../temporal/order-workflows.js';
 import type { OrderWorkflowInput } from '../workflows/definitions.js';
 
@@ -107,15 +107,21 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
     return { idempotencyKey: key, workflowId, duplicate: true, status: 'SUBMITTED' };
   }
 
+  let started: Awaited<ReturnType<typeof startOrderWorkflow>>;
   try {
-    await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
+    started = await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
       startOrderWorkflow(deps.temporal, deps.taskQueue, input),
     );
   } catch (error) {
-    if (inserted) await releaseUnstartedClaim(deps.prisma, key);
+    // Forget the claim only when Temporal certainly never saw the start; after a deadline the
+    // workflow may be running, and the record must stay to receive its statuses.
+    if (inserted && certainlyNotSent(error)) await releaseUnstartedClaim(deps.prisma, key);
     if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);
     throw error;
   }
   const first = await markWorkflowStarted(deps.prisma, key);
-  return { idempotencyKey: key, workflowId, duplicate: !first, status: first ? 'RECEIVED' : record.status };
+  // A closed run under the id means an earlier delivery started it and never heard back.
+  const duplicate = !first || started.closedRunExists;
+  const status = duplicate ? ((await findRecord(deps.prisma, key))?.status ?? record.status) : 'RECEIVED';
+  return { idempotencyKey: key, workflowId, duplicate, status };
 }

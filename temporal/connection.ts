@@ -34,3 +34,26 @@ export function isTemporalUnreachable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * True only when the call certainly never reached Temporal (no connection could be made). A
+ * deadline or a dropped connection mid-call may come after the server acted: the start may have
+ * happened, and the caller must not forget the request.
+ */
+export function certainlyNotSent(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let current: unknown = error; current && typeof current === 'object' && !seen.has(current); ) {
+    seen.add(current);
+    const { message } = current as { message?: unknown };
+    // gRPC names the phase a call died in; these phases all come before anything is sent.
+    const beforeSending = /waiting for (metadata filters|name resolution|LB pick)/i;
+    if (
+      typeof message === 'string' &&
+      (/Failed to connect|ECONNREFUSED|No connection established/i.test(message) || beforeSending.test(message))
+    ) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

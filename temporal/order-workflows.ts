@@ -1,7 +1,12 @@
 // The one path that starts order and compensation workflows, used by the webhook edge, the
 // compensation's resubmit and (later) every other entry point. Ids are derived from the key, so
 // starting twice attaches to the running workflow instead of creating a second one.
-import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { WorkflowIdReusePolicy } from '@temporalio/common';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import type { OrderStatus as Status } from '../domain/order-status.js';
@@ -69,8 +74,12 @@ export async function startCompensationWorkflow(
   input: CompensationInput,
 ): Promise<StartedWorkflow> {
   const workflowId = compensationWorkflowIdFor(input.order.idempotencyKey);
+  // A compensation of an earlier failed run may still be closing (it just resubmitted the run that
+  // failed now). Attaching to it would leave this failure uncompensated: wait for it to close.
+  await waitForOtherCompensation(client, workflowId, input.orderRunId);
   try {
     await client.workflow.start('compensationWorkflow', {
+      memo: { orderRunId: input.orderRunId },
       taskQueue,
       workflowId,
       args: [input],
@@ -84,5 +93,23 @@ export async function startCompensationWorkflow(
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, closedRunExists: true };
     throw error;
+  }
+}
+
+async function waitForOtherCompensation(client: Client, workflowId: string, orderRunId: string): Promise<void> {
+  let description;
+  try {
+    description = await client.workflow.getHandle(workflowId).describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return;
+    throw error;
+  }
+  if (description.status.name !== 'RUNNING') return;
+  const memo = description.memo as { orderRunId?: string } | undefined;
+  if (memo?.orderRunId === orderRunId) return; // the same failure: attach to it
+  try {
+    await client.workflow.getHandle(workflowId, description.runId, { followRuns: false }).result();
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
   }
 }

@@ -42,3 +42,12 @@ export const compensationStep: ActivityOptions = {
   scheduleToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 10, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
+
+/**
+ * Handing a failed write to compensation: retried until it succeeds. Giving up here would leave a
+ * failed order with nobody looking after it, so there is no overall deadline.
+ */
+export const compensationStart: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};

@@ -39,6 +39,7 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
     reason: input.reason,
   };
   let decision: DecisionRequest | undefined;
+  let windowClosed = false;
   const finish = (status: Status, outcome: CompensationOutcome) => {
     state.status = status;
     state.outcome = outcome;
@@ -61,6 +62,7 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
           throw new Error(`decision must be one of ${COMPENSATION_DECISIONS.join(', ')}`);
         }
         if (decision !== undefined) throw new Error(`a decision was already made: ${decision.decision}`);
+        if (windowClosed) throw new Error('the decision window has closed');
         if (state.status !== 'COMPENSATING') throw new Error(`nothing to decide: status is ${state.status}`);
       },
     },
@@ -99,8 +101,10 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
       }
       upsertSearchAttributes([{ key: OrderStatus, value: 'COMPENSATING' }]);
 
-      const decided = await condition(() => decision !== undefined, input.order.policy.decisionTimeoutMs);
-      if (!decided || !decision) {
+      await condition(() => decision !== undefined, input.order.policy.decisionTimeoutMs);
+      // A decision that arrived together with the end of the window is still carried out.
+      if (!decision) {
+        windowClosed = true;
         await markCompensationFailed({
           idempotencyKey: key,
           orderRunId: input.orderRunId,
@@ -109,13 +113,17 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
         return finish('FAILED', 'DECISION_TIMED_OUT');
       }
       if (decision.decision === 'abandon') {
-        await recordDecision({
+        const abandoned = await recordDecision({
           idempotencyKey: key,
           orderRunId: input.orderRunId,
           decision: 'abandon',
           decidedBy: decision.decidedBy,
+          fingerprint: input.order.fingerprint,
         });
-        return finish('COMPENSATED', 'ABANDONED');
+        if (!abandoned.orderLanded) return finish('COMPENSATED', 'ABANDONED');
+        // The order landed after all: it is continued, not abandoned.
+        await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: 'reconciliation' });
+        return finish('SUBMITTED', 'ORDER_LANDED');
       }
       await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: decision.decidedBy });
       return finish('RECEIVED', 'RESUBMITTED');

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { OrderStatus as Status } from '../domain/order-status.js';
 import type * as activities from '../activities/index.js';
-import { compensationStep, downstreamDelivery, orderWrite } from './activity-presets.js';
+import { compensationStart, compensationStep, downstreamDelivery, orderWrite } from './activity-presets.js';
 import {
   DELIVERY_DECISIONS,
   type DecisionRequest,
@@ -40,6 +40,7 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   let decision: DecisionRequest | undefined;
   let decisionsTaken = 0;
   let decisionsCarriedOut = 0;
+  let decisionWindowClosed = false;
   const setStatus = (status: Status) => {
     state.status = status;
     upsertSearchAttributes([{ key: OrderStatus, value: status }]);
@@ -60,7 +61,7 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
         if (!(DELIVERY_DECISIONS as readonly string[]).includes(request.decision)) {
           throw new Error(`decision must be one of ${DELIVERY_DECISIONS.join(', ')} for an order workflow`);
         }
-        if (state.status !== 'DELIVERY_FAILED' || decisionsTaken > decisionsCarriedOut) {
+        if (state.status !== 'DELIVERY_FAILED' || decisionsTaken > decisionsCarriedOut || decisionWindowClosed) {
           throw new Error(`nothing to decide: status is ${state.status}`);
         }
       },
@@ -70,7 +71,8 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   log.info('order workflow started', { idempotencyKey: key });
   const { writeOrder } = proxyActivities<Activities>(orderWrite(input.policy));
   const { deliverOrderEvent } = proxyActivities<Activities>(downstreamDelivery(input.policy));
-  const { startCompensation, recordDeliveryOutcome } = proxyActivities<Activities>(compensationStep);
+  const { recordDeliveryOutcome } = proxyActivities<Activities>(compensationStep);
+  const { startCompensation } = proxyActivities<Activities>(compensationStart);
 
   let written: OrderWriteResult;
   try {
@@ -127,7 +129,11 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
       const decided = await condition(() => decision !== undefined, input.policy.decisionTimeoutMs);
       const made = decision;
       decision = undefined;
-      if (!decided || !made) return;
+      // A decision that arrived together with the end of the window is still carried out.
+      if (!made) {
+        decisionWindowClosed = !decided;
+        return;
+      }
       log.info('delivery decision', { idempotencyKey: key, decision: made.decision, decidedBy: made.decidedBy });
       if (made.decision === 'mark-handled') {
         await recordDeliveryOutcome({ idempotencyKey: key, status: 'DELIVERED', decidedBy: made.decidedBy });

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { transactionTimers } from '../../activities/index.js';
+import { certainlyNotSent, isTemporalUnreachable } from '../../temporal/connection.js';
+
+describe('write transaction timers', () => {
+  it('end the transaction well inside the activity start-to-close, so no attempt commits after it', () => {
+    for (const startToClose of [1_000, 4_000, 5_000, 30_000]) {
+      const { maxWait, timeout } = transactionTimers(startToClose);
+      assert.ok(maxWait > 0 && timeout > 0);
+      assert.ok(maxWait + timeout <= startToClose * 0.8, `${maxWait} + ${timeout} for ${startToClose}`);
+    }
+  });
+});
+
+describe('Temporal start failures', () => {
+  const grpc = (code: number, message: string) =>
+    Object.assign(new Error('Failed to start Workflow'), { cause: Object.assign(new Error(message), { code }) });
+
+  it('treats a call that never left as certainly not sent, so the edge may forget its claim', () => {
+    assert.equal(
+      certainlyNotSent(grpc(4, '4 DEADLINE_EXCEEDED: Deadline exceeded after 0.001s,waiting for metadata filters')),
+      true,
+    );
+    assert.equal(
+      certainlyNotSent(grpc(14, '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED')),
+      true,
+    );
+  });
+
+  it('treats a deadline after sending as possibly started: the claim must stay', () => {
+    const late = grpc(4, '4 DEADLINE_EXCEEDED: Deadline exceeded after 5.001s,remote_addr=127.0.0.1:7233');
+    assert.equal(certainlyNotSent(late), false);
+    assert.equal(isTemporalUnreachable(late), true, 'still answered 503: redelivering is safe');
+  });
+
+  it('does not call a refusal by the server "unreachable"', () => {
+    assert.equal(isTemporalUnreachable(grpc(3, '3 INVALID_ARGUMENT: search attribute not registered')), false);
+  });
+});

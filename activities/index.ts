@@ -1,7 +1,7 @@
 // All I/O of the order and compensation workflows. Built from explicit dependencies so the worker,
 // the tests and the fault harness wire the same code to different databases and clients.
 import { Context, log } from '@temporalio/activity';
-import { type Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { DownstreamConfig } from '../config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import { findRecord, setRecordStatus } from '../db/idempotency-records.js';
@@ -15,7 +15,7 @@ import {
 } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
-import { startCompensationWorkflow, startOrderWorkflow } from '../temporal/order-workflows.js';
+import { startCompensationWorkflow, startOrderWorkflow, waitForRunToClose } from '../temporal/order-workflows.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import { toActivityFailure } from './activity-failure.js';
@@ -201,7 +201,7 @@ export function createActivities(deps: ActivityDeps) {
     });
     // The failed run starts compensation moments before it fails. Until it has closed, a start
     // would attach to it (USE_EXISTING) instead of starting the new run: wait for it first.
-    await waitUntilClosed(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
+    await waitForRunToClose(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
     const started = await startOrderWorkflow(
       deps.temporal,
       deps.taskQueue,
@@ -272,17 +272,6 @@ function pick(order: StoredOrder) {
     writtenAttempt: order.writtenAttempt,
     createdAt: order.createdAt.toISOString(),
   };
-}
-
-/** Resolves once the given run has closed, however it ended. */
-async function waitUntilClosed(temporal: Client, workflowId: string, runId: string): Promise<void> {
-  try {
-    await temporal.workflow.getHandle(workflowId, runId, { followRuns: false }).result();
-  } catch (error) {
-    // Failed, terminated or timed out: closed all the same, which is all we wait for. Anything
-    // else (Temporal unreachable) fails the step, and its retry waits again.
-    if (!(error instanceof WorkflowFailedError) && !(error instanceof WorkflowNotFoundError)) throw error;
-  }
 }
 
 /** Waiting for a connection plus running the transaction stays within 80 % of start-to-close. */

@@ -3,7 +3,7 @@
 // index on order_main stays the final judge.
 import type { CanonicalOrder } from '../domain/fingerprint.js';
 import type { Operation } from '../domain/idempotency-key.js';
-import type { OrderStatus } from '../domain/order-status.js';
+import { ORDER_STATUSES, type OrderStatus } from '../domain/order-status.js';
 import type { Tx } from './prisma-client.js';
 
 export interface StoredRequest {
@@ -106,19 +106,19 @@ export interface StatusChange {
   lastError?: string | null;
 }
 
-/** Records a status change; attempts only ever grow. */
+/**
+ * Records a status change in one statement (it runs inside the write transaction). The status,
+ * last error and updated_at change only from the `onlyFrom` statuses; attempts only ever grow.
+ */
 export async function setRecordStatus(db: Tx, idempotencyKey: string, change: StatusChange): Promise<void> {
-  await db.idempotencyRecord.updateMany({
-    where: { idempotentKey: idempotencyKey, ...(change.onlyFrom ? { status: { in: [...change.onlyFrom] } } : {}) },
-    data: {
-      status: change.status,
-      updatedAt: new Date(),
-      ...(change.lastError !== undefined ? { lastError: change.lastError } : {}),
-    },
-  });
-  if (change.attempts !== undefined) {
-    await db.$executeRaw`
-      UPDATE idempotency_record SET attempts = GREATEST(attempts, ${change.attempts})
-      WHERE idempotent_key = ${idempotencyKey}`;
-  }
+  const from: string[] = change.onlyFrom ? [...change.onlyFrom] : [...ORDER_STATUSES];
+  const setLastError = change.lastError !== undefined;
+  await db.$executeRaw`
+    UPDATE idempotency_record SET
+      status = CASE WHEN status = ANY(${from}::text[]) THEN ${change.status} ELSE status END,
+      last_error = CASE WHEN status = ANY(${from}::text[]) AND ${setLastError} THEN ${change.lastError ?? null}
+                        ELSE last_error END,
+      updated_at = CASE WHEN status = ANY(${from}::text[]) THEN now() ELSE updated_at END,
+      attempts = GREATEST(attempts, ${change.attempts ?? 0})
+    WHERE idempotent_key = ${idempotencyKey}`;
 }

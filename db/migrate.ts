@@ -108,11 +108,15 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
   }
 }
 
+let bundledMigrations: Promise<Migration[]> | undefined;
+
 /** Names of migrations in the folder that the database has not applied (for /healthz). */
 export async function pendingMigrations(
   query: (sql: string) => Promise<{ migration_name: string }[]>,
 ): Promise<string[]> {
-  const migrations = await readMigrations();
+  // The folder does not change while the process runs: read it once, not on every health probe.
+  bundledMigrations ??= readMigrations();
+  const migrations = await bundledMigrations;
   let applied: { migration_name: string }[];
   try {
     applied = await query(

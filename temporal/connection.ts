@@ -16,21 +16,26 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
   return new Client({ connection, namespace: target.namespace });
 }
 
-/** True when an error from a Temporal call means "could not reach the server" (safe to redeliver). */
-export function isTemporalUnreachable(error: unknown): boolean {
+/** The error and each of its causes, as `{ code, message }`. */
+function* causeChain(error: unknown): Generator<{ code?: unknown; message?: unknown }> {
   const seen = new Set<unknown>();
   for (let current: unknown = error; current && typeof current === 'object' && !seen.has(current); ) {
     seen.add(current);
-    const { code, message } = current as { code?: unknown; message?: unknown };
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+const NO_CONNECTION = /Failed to connect|ECONNREFUSED|No connection established/i;
+// gRPC names the phase a call died in; these phases all come before anything is sent.
+const BEFORE_SENDING = /waiting for (metadata filters|name resolution|LB pick)/i;
+
+/** True when an error from a Temporal call means "could not reach the server" (safe to redeliver). */
+export function isTemporalUnreachable(error: unknown): boolean {
+  for (const { code, message } of causeChain(error)) {
     // gRPC UNAVAILABLE (14), DEADLINE_EXCEEDED (4), CANCELLED (1) by our own deadline.
     if (code === 14 || code === 4 || code === 1) return true;
-    if (
-      typeof message === 'string' &&
-      /Failed to connect|ECONNREFUSED|No connection established|deadline/i.test(message)
-    ) {
-      return true;
-    }
-    current = (current as { cause?: unknown }).cause;
+    if (typeof message === 'string' && (NO_CONNECTION.test(message) || /deadline/i.test(message))) return true;
   }
   return false;
 }
@@ -41,19 +46,8 @@ export function isTemporalUnreachable(error: unknown): boolean {
  * happened, and the caller must not forget the request.
  */
 export function certainlyNotSent(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let current: unknown = error; current && typeof current === 'object' && !seen.has(current); ) {
-    seen.add(current);
-    const { message } = current as { message?: unknown };
-    // gRPC names the phase a call died in; these phases all come before anything is sent.
-    const beforeSending = /waiting for (metadata filters|name resolution|LB pick)/i;
-    if (
-      typeof message === 'string' &&
-      (/Failed to connect|ECONNREFUSED|No connection established/i.test(message) || beforeSending.test(message))
-    ) {
-      return true;
-    }
-    current = (current as { cause?: unknown }).cause;
+  for (const { message } of causeChain(error)) {
+    if (typeof message === 'string' && (NO_CONNECTION.test(message) || BEFORE_SENDING.test(message))) return true;
   }
   return false;
 }

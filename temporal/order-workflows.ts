@@ -107,9 +107,16 @@ async function waitForOtherCompensation(client: Client, workflowId: string, orde
   if (description.status.name !== 'RUNNING') return;
   const memo = description.memo as { orderRunId?: string } | undefined;
   if (memo?.orderRunId === orderRunId) return; // the same failure: attach to it
+  await waitForRunToClose(client, workflowId, description.runId);
+}
+
+/** Resolves once the given run has closed, however it ended (failed, terminated, timed out). */
+export async function waitForRunToClose(client: Client, workflowId: string, runId: string): Promise<void> {
   try {
-    await client.workflow.getHandle(workflowId, description.runId, { followRuns: false }).result();
+    await client.workflow.getHandle(workflowId, runId, { followRuns: false }).result();
   } catch (error) {
-    if (!(error instanceof WorkflowFailedError)) throw error;
+    // Closed all the same, which is all we wait for. Anything else (Temporal unreachable) is
+    // thrown, and the calling step's retry waits again.
+    if (!(error instanceof WorkflowFailedError) && !(error instanceof WorkflowNotFoundError)) throw error;
   }
 }

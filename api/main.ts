@@ -3,19 +3,19 @@ import { loadConfig } from '../config/env.js';
 import { requireSetting, runMain } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
-import { createLazyClient } from '../temporal/connection.js';
+import { createLazyClient, temporalTargetFrom } from '../temporal/connection.js';
 import { buildApp } from './app.js';
 
 await runMain('api', async (log) => {
   const config = loadConfig();
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
-  const address = requireSetting('TEMPORAL_ADDRESS', config.temporal.address);
+  const target = temporalTargetFrom(config.temporal);
   requireSetting('WEBHOOK_SECRET', config.webhook.secret);
   // Several API and worker processes may start together: the runner serialises them with a lock.
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
-  const temporal = createLazyClient({ address, namespace: config.temporal.namespace });
+  const temporal = createLazyClient(target);
   const app = buildApp({ config, prisma, temporal, logger: log });
 
   let stopping = false;

@@ -18,6 +18,11 @@ const envSchema = z.object({
     .optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('order-submission'),
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -60,12 +65,29 @@ export interface DownstreamConfig {
   timeoutMs: number;
 }
 
+/** Files (paths, read when connecting) and names for a TLS connection to Temporal. */
+export interface TemporalTlsConfig {
+  caFile: string | undefined;
+  certFile: string | undefined;
+  keyFile: string | undefined;
+  serverName: string | undefined;
+}
+
+export interface TemporalConfig {
+  address: string | undefined;
+  namespace: string;
+  taskQueue: string;
+  /** Undefined: plaintext (the dev server), unless an API key turns TLS on. */
+  tls: TemporalTlsConfig | undefined;
+  apiKey: string | undefined;
+}
+
 export interface Config {
   nodeEnv: Env['NODE_ENV'];
   dataDir: string;
   databaseUrl: string | undefined;
   dbPoolSize: number;
-  temporal: { address: string | undefined; namespace: string; taskQueue: string };
+  temporal: TemporalConfig;
   http: { port: number; host: string; startTimeoutMs: number };
   webhook: { secret: string | undefined; toleranceSeconds: number };
   writePolicy: WritePolicy;
@@ -94,6 +116,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.NODE_ENV === 'production' && !env.WEBHOOK_SECRET) {
     problems.push('WEBHOOK_SECRET: required when NODE_ENV=production');
   }
+  if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
+    problems.push(
+      env.TEMPORAL_TLS_CERT
+        ? 'TEMPORAL_TLS_KEY: required with TEMPORAL_TLS_CERT (mTLS needs the certificate and its key)'
+        : 'TEMPORAL_TLS_CERT: required with TEMPORAL_TLS_KEY (mTLS needs the certificate and its key)',
+    );
+  }
   if (env.DOWNSTREAM_URL && !env.DOWNSTREAM_SECRET) {
     problems.push('DOWNSTREAM_SECRET: required when DOWNSTREAM_URL is set (events are signed)');
   }
@@ -103,7 +132,21 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL,
     dbPoolSize: env.DB_POOL_SIZE,
-    temporal: { address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE },
+    temporal: {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: env.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      tls:
+        env.TEMPORAL_TLS_CA || env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_SERVER_NAME
+          ? {
+              caFile: env.TEMPORAL_TLS_CA,
+              certFile: env.TEMPORAL_TLS_CERT,
+              keyFile: env.TEMPORAL_TLS_KEY,
+              serverName: env.TEMPORAL_TLS_SERVER_NAME,
+            }
+          : undefined,
+      apiKey: env.TEMPORAL_API_KEY,
+    },
     http: { port: env.PORT, host: env.HOST, startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS },
     webhook: { secret: env.WEBHOOK_SECRET, toleranceSeconds: env.WEBHOOK_TOLERANCE_SECONDS },
     writePolicy: {

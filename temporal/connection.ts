@@ -1,18 +1,97 @@
-// Client connections to Temporal, from the one typed config. The API connects lazily: it starts, and answers 503, while Temporal is down.
-import { Client, Connection } from '@temporalio/client';
+// Client connections to Temporal, from the one typed config: address, namespace, TLS / mTLS and API
+// key, the same for the API, the worker and every tool. The API connects lazily: it starts, and
+// answers 503, while Temporal is down.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { ConfigError, type TemporalConfig } from '../config/env.js';
+import { requireSetting } from '../config/process.js';
 
 export interface TemporalTarget {
   address: string;
   namespace: string;
+  /** Undefined: plaintext; `{}` would mean TLS with the system's trusted roots. */
+  tls?: TLSConfig | undefined;
+  apiKey?: string | undefined;
+}
+
+/**
+ * The connection target for the configured cluster. Certificate files are read and checked here,
+ * at start, so a wrong path or a key that does not belong to its certificate stops the process
+ * with the variable's name instead of failing later as an opaque handshake error.
+ */
+export function temporalTargetFrom(config: TemporalConfig): TemporalTarget {
+  const address = requireSetting('TEMPORAL_ADDRESS', config.address);
+  const { tls, apiKey } = config;
+  if (!tls) return { address, namespace: config.namespace, ...(apiKey ? { tls: {}, apiKey } : {}) };
+  const problems: string[] = [];
+  const ca = tls.caFile ? readCertificate('TEMPORAL_TLS_CA', tls.caFile, problems) : undefined;
+  const crt = tls.certFile ? readCertificate('TEMPORAL_TLS_CERT', tls.certFile, problems) : undefined;
+  const key = tls.keyFile ? readPrivateKey('TEMPORAL_TLS_KEY', tls.keyFile, problems) : undefined;
+  if (crt && key && !new X509Certificate(crt).checkPrivateKey(createPrivateKey(key))) {
+    problems.push(`TEMPORAL_TLS_KEY: ${tls.keyFile} is not the private key of TEMPORAL_TLS_CERT ${tls.certFile}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    address,
+    namespace: config.namespace,
+    tls: {
+      ...(ca ? { serverRootCACertificate: ca } : {}),
+      ...(crt && key ? { clientCertPair: { crt, key } } : {}),
+      ...(tls.serverName ? { serverNameOverride: tls.serverName } : {}),
+    },
+    ...(apiKey ? { apiKey } : {}),
+  };
+}
+
+function readPem(variable: string, file: string, problems: string[]): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    problems.push(`${variable}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    return undefined;
+  }
+}
+
+function readCertificate(variable: string, file: string, problems: string[]): Buffer | undefined {
+  const pem = readPem(variable, file, problems);
+  if (!pem) return undefined;
+  try {
+    new X509Certificate(pem);
+    return pem;
+  } catch {
+    problems.push(`${variable}: ${file} is not a PEM certificate`);
+    return undefined;
+  }
+}
+
+function readPrivateKey(variable: string, file: string, problems: string[]): Buffer | undefined {
+  const pem = readPem(variable, file, problems);
+  if (!pem) return undefined;
+  try {
+    createPrivateKey(pem);
+    return pem;
+  } catch {
+    problems.push(`${variable}: ${file} is not a PEM private key`);
+    return undefined;
+  }
+}
+
+function connectionOptions(target: TemporalTarget) {
+  return {
+    address: target.address,
+    ...(target.tls ? { tls: target.tls } : {}),
+    ...(target.apiKey ? { apiKey: target.apiKey } : {}),
+  };
 }
 
 export function createLazyClient(target: TemporalTarget): Client {
-  const connection = Connection.lazy({ address: target.address, connectTimeout: '3 seconds' });
+  const connection = Connection.lazy({ ...connectionOptions(target), connectTimeout: '3 seconds' });
   return new Client({ connection, namespace: target.namespace });
 }
 
 export async function connectClient(target: TemporalTarget): Promise<Client> {
-  const connection = await Connection.connect({ address: target.address, connectTimeout: '5 seconds' });
+  const connection = await Connection.connect({ ...connectionOptions(target), connectTimeout: '5 seconds' });
   return new Client({ connection, namespace: target.namespace });
 }
 

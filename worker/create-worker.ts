@@ -13,6 +13,7 @@ import {
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import type { DownstreamConfig } from '../config/env.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import type { TemporalTarget } from '../temporal/connection.js';
 
 /** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
 export function workflowsPath(): string {
@@ -20,8 +21,12 @@ export function workflowsPath(): string {
   return existsSync(typescript) ? typescript : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 }
 
-export async function connectWorker(target: { address: string }): Promise<NativeConnection> {
-  return NativeConnection.connect({ address: target.address });
+export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
+  return NativeConnection.connect({
+    address: target.address,
+    ...(target.tls ? { tls: target.tls } : {}),
+    ...(target.apiKey ? { apiKey: target.apiKey } : {}),
+  });
 }
 
 export interface WorkerDeps {

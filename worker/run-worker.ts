@@ -5,15 +5,14 @@ import { loadConfig } from '../config/env.js';
 import { requireSetting } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
-import { connectClient } from '../temporal/connection.js';
+import { connectClient, temporalTargetFrom } from '../temporal/connection.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
-  const address = requireSetting('TEMPORAL_ADDRESS', config.temporal.address);
-  const target = { address, namespace: config.temporal.namespace };
+  const target = temporalTargetFrom(config.temporal);
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
@@ -37,7 +36,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   log.info(
     {
       taskQueue: config.temporal.taskQueue,
-      address,
+      address: target.address,
       downstream: config.downstream?.url ?? 'none (delivery step skipped)',
     },
     'worker polling',

@@ -8,7 +8,7 @@ import { buildApp } from '../../api/app.js';
 import { signBody } from '../../domain/signature.js';
 import { type Config, loadConfig } from '../../config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
-import { connectClient } from '../../temporal/connection.js';
+import { connectClient, temporalTargetFrom } from '../../temporal/connection.js';
 import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
 
 export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';
@@ -67,7 +67,7 @@ export async function startTestService(
   quietRuntime();
   const config = options.config ?? testConfig();
   const databaseUrl = config.databaseUrl as string;
-  const target = { address: config.temporal.address as string, namespace: config.temporal.namespace };
+  const target = temporalTargetFrom(config.temporal);
   const prisma = createPrismaClient({
     databaseUrl,
     poolSize: 5,

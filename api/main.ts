@@ -3,7 +3,7 @@ import { loadConfig } from '../config/env.js';
 import { requireSetting, runMain } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
-import { createLazyClient, temporalTargetFrom } from '../temporal/connection.js';
+import { checkTlsHandshake, createLazyClient, temporalTargetFrom } from '../temporal/connection.js';
 import { buildApp } from './app.js';
 
 await runMain('api', async (log) => {
@@ -15,6 +15,9 @@ await runMain('api', async (log) => {
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
+  // A TLS setting that cannot work stops the process now, with the variable to fix; an unreachable
+  // Temporal does not: the API starts and answers 503 + Retry-After until it is back.
+  await checkTlsHandshake(target);
   const temporal = createLazyClient(target);
   const app = buildApp({ config, prisma, temporal, logger: log });
 

@@ -3,6 +3,8 @@
 // answers 503, while Temporal is down.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { ConfigError, type TemporalConfig } from '../config/env.js';
 import { requireSetting } from '../config/process.js';
@@ -77,6 +79,94 @@ function readPrivateKey(variable: string, file: string, problems: string[]): Buf
   }
 }
 
+const HTTP2_PREFACE_AND_SETTINGS = Buffer.concat([
+  Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+  Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]), // an empty SETTINGS frame
+]);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const UNTRUSTED_SERVER_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
+/**
+ * Opens one TLS connection the way gRPC will (HTTP/2 over TLS) and turns a refused handshake into
+ * a start-up error that names the setting to fix. The gRPC clients would only report "failed to
+ * connect before the deadline" after seconds; this answers in milliseconds. An unreachable server
+ * is not a TLS problem: the caller's own connect handles it (the API starts and answers 503).
+ */
+export async function checkTlsHandshake(target: TemporalTarget, timeoutMs = 5_000): Promise<void> {
+  if (!target.tls) return;
+  const { serverRootCACertificate: ca, clientCertPair, serverNameOverride } = target.tls;
+  const host = target.address.slice(0, target.address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  const serverName = serverNameOverride ?? (isIP(host) ? undefined : host);
+  const failure = await new Promise<{ code: string; message: string } | undefined>((resolve) => {
+    const socket = connectTls({
+      host,
+      port: Number(target.address.slice(target.address.lastIndexOf(':') + 1)),
+      ALPNProtocols: ['h2'],
+      ...(ca ? { ca: Buffer.from(ca) } : {}),
+      ...(clientCertPair ? { cert: Buffer.from(clientCertPair.crt), key: Buffer.from(clientCertPair.key) } : {}),
+      ...(serverName ? { servername: serverName } : {}),
+    });
+    const finish = (result: { code: string; message: string } | undefined) => {
+      clearTimeout(timer);
+      socket.removeAllListeners();
+      socket.on('error', () => undefined);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    // TLS 1.3 servers check the client certificate after the handshake: only the server's first
+    // HTTP/2 frame (its SETTINGS, sent in answer to our preface) proves the certificate was accepted.
+    socket.once('secureConnect', () => socket.write(HTTP2_PREFACE_AND_SETTINGS));
+    socket.once('data', () => finish(undefined));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      finish({ code: error.code ?? 'UNKNOWN', message: readableTlsMessage(error.message) }),
+    );
+    socket.once('close', () =>
+      finish({ code: 'ECONNRESET', message: 'the server closed the connection during the handshake' }),
+    );
+  });
+  if (!failure || UNREACHABLE_CODES.has(failure.code)) return;
+  throw new ConfigError([tlsProblem(target.address, failure)]);
+}
+
+/** OpenSSL's messages carry addresses and source paths; keep the reason ("tlsv13 alert certificate required"). */
+function readableTlsMessage(message: string): string {
+  return /SSL routines:[^:]*:([^:]+)/.exec(message)?.[1] ?? message.split('\n')[0] ?? message;
+}
+
+function tlsProblem(address: string, failure: { code: string; message: string }): string {
+  const cause = `${failure.message} [${failure.code}]`;
+  if (UNTRUSTED_SERVER_CODES.has(failure.code)) {
+    return `TEMPORAL_TLS_CA: the certificate of ${address} is not trusted by the configured CA (or the system's roots when unset): ${cause}`;
+  }
+  if (failure.code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `TEMPORAL_TLS_SERVER_NAME: the certificate of ${address} is not issued for the name checked: ${cause}`;
+  }
+  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(failure.code)) {
+    return `TEMPORAL_TLS_CA: ${address} does not speak TLS (a dev server?): unset the TEMPORAL_TLS_* variables or fix TEMPORAL_ADDRESS: ${cause}`;
+  }
+  if (/ALERT|ECONNRESET|EPIPE/.test(failure.code)) {
+    return `TEMPORAL_TLS_CERT: ${address} refused the client certificate (missing, or not signed by a CA it trusts): ${cause}`;
+  }
+  return `TEMPORAL_TLS_CA: no TLS connection to ${address}: ${cause}`;
+}
+
 function connectionOptions(target: TemporalTarget) {
   return {
     address: target.address,
@@ -91,6 +181,7 @@ export function createLazyClient(target: TemporalTarget): Client {
 }
 
 export async function connectClient(target: TemporalTarget): Promise<Client> {
+  await checkTlsHandshake(target);
   const connection = await Connection.connect({ ...connectionOptions(target), connectTimeout: '5 seconds' });
   return new Client({ connection, namespace: target.namespace });
 }

@@ -13,7 +13,7 @@ import {
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import type { DownstreamConfig } from '../config/env.js';
 import type { PrismaClient } from '../db/prisma-client.js';
-import type { TemporalTarget } from '../temporal/connection.js';
+import { checkTlsHandshake, type TemporalTarget } from '../temporal/connection.js';
 
 /** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
 export function workflowsPath(): string {
@@ -22,6 +22,7 @@ export function workflowsPath(): string {
 }
 
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
+  await checkTlsHandshake(target);
   return NativeConnection.connect({
     address: target.address,
     ...(target.tls ? { tls: target.tls } : {}),

@@ -1,0 +1,72 @@
+// The real entry points (API and worker) as child processes of a test, pointed at the test's own
+// stack and task queue, plus a plain HTTP client for them. For tests about processes: TLS at
+// start-up, several instances, signals.
+import { managedProcess, type ManagedProcess } from '../../chaos/child-process.js';
+import type { Config } from '../../config/env.js';
+import { freePort } from '../../dev/ports.js';
+import { signedHeaders, TEST_WEBHOOK_SECRET } from './service.js';
+
+/** The environment of a service process that shares `config`'s database, Temporal and task queue. */
+export function processEnv(config: Config, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: config.databaseUrl,
+    TEMPORAL_ADDRESS: config.temporal.address,
+    TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
+    WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+    RETRY_INITIAL_INTERVAL_MS: String(config.writePolicy.initialIntervalMs),
+    RETRY_MAX_INTERVAL_MS: String(config.writePolicy.maxIntervalMs),
+    DB_STATEMENT_TIMEOUT_MS: String(config.writePolicy.statementTimeoutMs),
+    ACTIVITY_START_TO_CLOSE_MS: String(config.writePolicy.startToCloseMs),
+    ACTIVITY_SCHEDULE_TO_CLOSE_MS: String(config.writePolicy.scheduleToCloseMs),
+    COMPENSATION_DECISION_TIMEOUT_MS: String(config.writePolicy.decisionTimeoutMs),
+    ...extra,
+  };
+}
+
+export interface ApiProcess extends ManagedProcess {
+  url: string;
+}
+
+export async function apiProcess(name: string, env: NodeJS.ProcessEnv): Promise<ApiProcess> {
+  const port = await freePort();
+  const managed = managedProcess({
+    name,
+    entry: 'api/main.ts',
+    env: { ...env, PORT: String(port) },
+    readyLine: 'Server listening',
+  });
+  return { ...managed, url: `http://127.0.0.1:${port}` };
+}
+
+export function workerProcess(name: string, env: NodeJS.ProcessEnv): ManagedProcess {
+  return managedProcess({ name, entry: 'worker/main.ts', env, readyLine: 'worker polling' });
+}
+
+export interface HttpAnswer {
+  status: number;
+  retryAfter: string | null;
+  body: Record<string, unknown>;
+}
+
+/** POSTs a signed approval to a running API; a refused connection is `status: 0`. */
+export async function sendApproval(url: string, body: unknown): Promise<HttpAnswer> {
+  const payload = JSON.stringify(body);
+  try {
+    const response = await fetch(`${url}/webhooks/oa/approvals`, {
+      method: 'POST',
+      headers: signedHeaders(payload),
+      body: payload,
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    };
+  } catch {
+    return { status: 0, retryAfter: null, body: {} };
+  }
+}

@@ -23,6 +23,11 @@ export interface AppDeps {
   prisma: PrismaClient;
   temporal: Client;
   logger?: FastifyBaseLogger;
+  /**
+   * True once the process was asked to stop: new requests get 503 + Retry-After (so the load
+   * balancer and the OA side go elsewhere) while requests already running finish.
+   */
+  draining?: () => boolean;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -30,8 +35,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: MAX_BODY_BYTES,
-    // No retries here: the edge answers once, and the OA side's redelivery is safe by key.
-    return503OnClosing: true,
+    // Closing is answered by the drain hook below (problem+json with Retry-After), not by fastify.
+    // No retries here either: the edge answers once, and the OA side's redelivery is safe by key.
+    return503OnClosing: false,
   });
 
   // Read every body as raw bytes (the signature covers the exact bytes); the media type is
@@ -99,6 +105,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // 5xx details stay in the log, not in the answer.
     request.log.error({ err: error }, 'unexpected error');
     return sendProblem(reply, problem('internal-error', 500, 'Internal server error', 'an unexpected error occurred'));
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!deps.draining?.() || request.url === '/livez') return;
+    reply.header('connection', 'close');
+    throw new HttpProblem(
+      problem(
+        'shutting-down',
+        503,
+        'Service unavailable',
+        'this instance is shutting down; nothing was started, send the request again',
+      ),
+      { 'retry-after': '1' },
+    );
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -19,15 +19,20 @@ await runMain('api', async (log) => {
   // Temporal does not: the API starts and answers 503 + Retry-After until it is back.
   await checkTlsHandshake(target);
   const temporal = createLazyClient(target);
-  const app = buildApp({ config, prisma, temporal, logger: log });
+  let draining = false;
+  const app = buildApp({ config, prisma, temporal, logger: log, draining: () => draining });
 
-  let stopping = false;
+  // SIGTERM: answer 503 + Retry-After (and /healthz 503) for the drain period, so the load balancer
+  // takes this instance out while nothing is refused at the socket; then stop listening, let the
+  // requests in flight finish, and exit.
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping: no new requests, finishing in-flight ones');
+    if (draining) return;
+    draining = true;
+    log.info({ signal, drainMs: config.http.drainMs }, 'draining: new requests get 503, in-flight ones finish');
+    await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
     await app.close();
     await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
+    log.info('api stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

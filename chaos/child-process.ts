@@ -15,6 +15,8 @@ export interface ManagedProcess {
   start: () => Promise<void>;
   kill: (signal?: NodeJS.Signals) => Promise<void>;
   output: () => string;
+  /** How the last run ended: its exit code, or the signal that ended it; undefined while running. */
+  exit: () => { code: number | null; signal: NodeJS.Signals | null } | undefined;
 }
 
 export function managedProcess(options: {
@@ -32,6 +34,10 @@ export function managedProcess(options: {
   };
   return {
     output: () => log,
+    exit: () =>
+      child && (child.exitCode !== null || child.signalCode !== null)
+        ? { code: child.exitCode, signal: child.signalCode }
+        : undefined,
     start: async () => {
       const startedAt = log.length;
       const current = spawn(process.execPath, ['--import', 'tsx', options.entry], {

@@ -39,6 +39,12 @@ const envSchema = z.object({
   ACTIVITY_START_TO_CLOSE_MS: milliseconds(5_000),
   ACTIVITY_SCHEDULE_TO_CLOSE_MS: milliseconds(60_000),
   COMPENSATION_DECISION_TIMEOUT_MS: milliseconds(7 * 24 * 3600 * 1000),
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  WORKER_SHUTDOWN_GRACE_MS: milliseconds(10_000),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(20),
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).default(40),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -88,7 +94,21 @@ export interface Config {
   databaseUrl: string | undefined;
   dbPoolSize: number;
   temporal: TemporalConfig;
-  http: { port: number; host: string; startTimeoutMs: number };
+  http: {
+    port: number;
+    host: string;
+    startTimeoutMs: number;
+    /** After SIGTERM: how long new requests get 503 + Retry-After (and /healthz 503) before the socket closes. */
+    drainMs: number;
+  };
+  worker: {
+    maxConcurrentActivities: number;
+    maxConcurrentWorkflowTasks: number;
+    /** After SIGTERM: how long running activities may finish before they are cancelled. */
+    shutdownGraceMs: number;
+  };
+  /** Prometheus endpoint (`host:port`); undefined = none. */
+  metrics: { host: string; port: number } | undefined;
   webhook: { secret: string | undefined; toleranceSeconds: number };
   writePolicy: WritePolicy;
   /** Where order events go; undefined = the delivery step is skipped. */
@@ -147,7 +167,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           : undefined,
       apiKey: env.TEMPORAL_API_KEY,
     },
-    http: { port: env.PORT, host: env.HOST, startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS },
+    http: {
+      port: env.PORT,
+      host: env.HOST,
+      startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS,
+      drainMs: env.SHUTDOWN_DRAIN_MS,
+    },
+    worker: {
+      maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentWorkflowTasks: env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+      shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
+    },
+    metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
     webhook: { secret: env.WEBHOOK_SECRET, toleranceSeconds: env.WEBHOOK_TOLERANCE_SECONDS },
     writePolicy: {
       maxAttempts: env.RETRY_MAX_ATTEMPTS,

@@ -32,11 +32,20 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     temporal,
     downstream: config.downstream,
     ...(activities ? { activities } : {}),
+    options: {
+      maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+      maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
+      // SIGTERM: stop polling, give running activities the grace period, then cancel them (their
+      // attempt fails and is retried elsewhere, safe by key); exit for certain a little later.
+      shutdownGraceTime: config.worker.shutdownGraceMs,
+      shutdownForceTime: config.worker.shutdownGraceMs + 5_000,
+    },
   });
   log.info(
     {
       taskQueue: config.temporal.taskQueue,
       address: target.address,
+      maxConcurrentActivities: config.worker.maxConcurrentActivities,
       downstream: config.downstream?.url ?? 'none (delivery step skipped)',
     },
     'worker polling',

@@ -11,6 +11,7 @@ import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain/ord
 import { parseRetryAfterMs } from '../domain/retry-after.js';
 import { signBody } from '../domain/signature.js';
 import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
+import type { ProductMetrics } from '../metrics/product-metrics.js';
 import { toActivityFailure } from './activity-failure.js';
 
 export interface DeliveryReceipt {
@@ -35,7 +36,11 @@ export function buildOrderCreatedEvent(order: OrderWorkflowInput, written: Order
   };
 }
 
-export function createDeliveryActivities(deps: { prisma: PrismaClient; downstream: DownstreamConfig | undefined }) {
+export function createDeliveryActivities(deps: {
+  prisma: PrismaClient;
+  downstream: DownstreamConfig | undefined;
+  metrics: ProductMetrics;
+}) {
   async function deliverOrderEvent(request: {
     order: OrderWorkflowInput;
     written: OrderWriteResult;
@@ -93,6 +98,7 @@ export function createDeliveryActivities(deps: { prisma: PrismaClient; downstrea
       status: response.status,
       attempt,
     });
+    deps.metrics.deliveryEnded('acknowledged');
     return { status: response.status, attempt, eventId: event.eventId };
   }
 

@@ -18,6 +18,7 @@ import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import { startCompensationWorkflow, startOrderWorkflow, waitForRunToClose } from '../temporal/order-workflows.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
+import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
 import { toActivityFailure } from './activity-failure.js';
 import { createDeliveryActivities } from './deliver-order-event.js';
 
@@ -27,6 +28,7 @@ export interface ActivityDeps {
   taskQueue: string;
   /** Where order events go; undefined skips the delivery step. */
   downstream?: DownstreamConfig | undefined;
+  metrics?: ProductMetrics;
 }
 
 export interface Reconciliation {
@@ -41,6 +43,7 @@ export interface Reconciliation {
 
 export function createActivities(deps: ActivityDeps) {
   const { prisma } = deps;
+  const metrics = deps.metrics ?? noProductMetrics();
   const deliveryConfigured = deps.downstream !== undefined;
 
   /**
@@ -54,18 +57,19 @@ export function createActivities(deps: ActivityDeps) {
     const key = input.idempotencyKey;
     log.info('writing order', { idempotencyKey: key, attempt });
     try {
-      const order = await prisma.$transaction(
+      const { order, record } = await prisma.$transaction(
         async (tx) => {
           const written = await insertOrder(tx, { ...input, writtenAttempt: attempt });
           await reserveStock(tx, key, input.order);
-          await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: attempt, lastError: null });
-          return written;
+          const accepted = await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: attempt, lastError: null });
+          return { order: written, record: accepted };
         },
         // Prisma's own timers end the transaction (rolled back) before Temporal gives up on the
         // attempt, so a slow attempt cannot commit after a later step already looked for it.
         transactionTimers(input.policy.startToCloseMs),
       );
       log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
+      metrics.orderWritten(record ? Date.now() - record.acceptedAt.getTime() : undefined);
       return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
     } catch (error) {
       if (!isIdempotencyKeyViolation(error)) throw toActivityFailure(error, attempt, input.policy);
@@ -79,6 +83,7 @@ export function createActivities(deps: ActivityDeps) {
       }
       await setRecordStatus(prisma, key, { status: 'SUBMITTED', attempts: attempt });
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
+      metrics.duplicateAbsorbed('unique_index');
       return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured };
     } catch (error) {
       throw toActivityFailure(error, attempt, input.policy);
@@ -95,6 +100,7 @@ export function createActivities(deps: ActivityDeps) {
       reasonType: input.reasonType,
     });
     const started = await startCompensationWorkflow(deps.temporal, deps.taskQueue, input);
+    metrics.compensationStarted(input.reasonType);
     return started.workflowId;
   }
 
@@ -249,12 +255,14 @@ export function createActivities(deps: ActivityDeps) {
     });
     const recorded = (await findRecord(prisma, request.idempotencyKey))?.status;
     log.info('delivery outcome recorded', { ...request, recorded });
+    if (recorded === request.status)
+      metrics.deliveryEnded(request.status === 'DELIVERED' ? 'marked_handled' : 'failed');
     return recorded;
   }
 
   return {
     writeOrder,
-    ...createDeliveryActivities({ prisma, downstream: deps.downstream }),
+    ...createDeliveryActivities({ prisma, downstream: deps.downstream, metrics }),
     recordDeliveryOutcome,
     startCompensation,
     reconcileFailedWrite,

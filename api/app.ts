@@ -12,6 +12,7 @@ import type { PrismaClient } from '../db/prisma-client.js';
 import { readOrderStatus } from '../submission/order-status.js';
 import { submitApproval, TemporalUnavailableError } from '../submission/submit-approval.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
+import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { verifySignature } from '../domain/signature.js';
 
@@ -28,10 +29,16 @@ export interface AppDeps {
    * balancer and the OA side go elsewhere) while requests already running finish.
    */
   draining?: () => boolean;
+  metrics?: ProductMetrics;
 }
+
+const WEBHOOK_PATH = '/webhooks/oa/approvals';
+/** The problem type each refused request was answered with, for the webhook outcome metric. */
+const refusalTypes = new WeakMap<FastifyRequest, string>();
 
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config } = deps;
+  const metrics = deps.metrics ?? noProductMetrics();
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: MAX_BODY_BYTES,
@@ -121,11 +128,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
   });
 
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url !== WEBHOOK_PATH) return;
+    if (reply.statusCode === 202) metrics.webhookAnswered('accepted');
+    else if (reply.statusCode === 200) {
+      metrics.webhookAnswered('duplicate');
+      metrics.duplicateAbsorbed('edge');
+    } else if (reply.statusCode === 422) metrics.webhookAnswered('conflict');
+    else metrics.webhookAnswered('refused', (refusalTypes.get(request) ?? 'unknown').replace(/^\/problems\//, ''));
+  });
+
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, problem('not-found', 404, 'Not found', `no route for ${request.method} ${request.url}`)),
   );
 
-  app.post('/webhooks/oa/approvals', async (request, reply) => {
+  app.post(WEBHOOK_PATH, async (request, reply) => {
     const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (mediaType !== 'application/json') {
@@ -217,6 +234,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 function sendProblem(reply: FastifyReply, body: ReturnType<typeof problem>) {
+  refusalTypes.set(reply.request, body.type);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 

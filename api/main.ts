@@ -4,23 +4,25 @@ import { requireSetting, runMain } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
 import { checkTlsHandshake, createLazyClient, temporalTargetFrom } from '../temporal/connection.js';
+import { installMetrics } from '../metrics/metrics-runtime.js';
 import { buildApp } from './app.js';
 
 await runMain('api', async (log) => {
   const config = loadConfig();
+  const metrics = installMetrics(config, { handleSignals: false });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
   requireSetting('WEBHOOK_SECRET', config.webhook.secret);
+  // A TLS setting that cannot work stops the process now, before it touches the database, with
+  // the variable to fix; an unreachable Temporal does not: the API starts and answers 503.
+  await checkTlsHandshake(target);
   // Several API and worker processes may start together: the runner serialises them with a lock.
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
-  // A TLS setting that cannot work stops the process now, with the variable to fix; an unreachable
-  // Temporal does not: the API starts and answers 503 + Retry-After until it is back.
-  await checkTlsHandshake(target);
   const temporal = createLazyClient(target);
   let draining = false;
-  const app = buildApp({ config, prisma, temporal, logger: log, draining: () => draining });
+  const app = buildApp({ config, prisma, temporal, logger: log, draining: () => draining, metrics });
 
   // SIGTERM: answer 503 + Retry-After (and /healthz 503) for the drain period, so the load balancer
   // takes this instance out while nothing is refused at the socket; then stop listening, let the
@@ -39,4 +41,5 @@ await runMain('api', async (log) => {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   await app.listen({ port: config.http.port, host: config.http.host });
+  if (config.metrics) log.info(`metrics at http://${config.metrics.host}:${config.metrics.port}/metrics`);
 });

@@ -25,6 +25,8 @@ export function managedProcess(options: {
   env: NodeJS.ProcessEnv;
   readyLine: string;
   readyTimeoutMs?: number;
+  /** How node runs `entry`: TypeScript through tsx by default; `[]` for built JavaScript. */
+  nodeArgs?: string[];
 }): ManagedProcess {
   let child: ChildProcess | undefined;
   let log = '';
@@ -40,7 +42,7 @@ export function managedProcess(options: {
         : undefined,
     start: async () => {
       const startedAt = log.length;
-      const current = spawn(process.execPath, ['--import', 'tsx', options.entry], {
+      const current = spawn(process.execPath, [...(options.nodeArgs ?? ['--import', 'tsx']), options.entry], {
         cwd: ROOT,
         env: options.env,
         stdio: ['ignore', 'pipe', 'pipe'],

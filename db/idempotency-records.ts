@@ -109,16 +109,23 @@ export interface StatusChange {
 /**
  * Records a status change in one statement (it runs inside the write transaction). The status,
  * last error and updated_at change only from the `onlyFrom` statuses; attempts only ever grow.
+ * Returns when the key was first accepted (undefined when its record has expired).
  */
-export async function setRecordStatus(db: Tx, idempotencyKey: string, change: StatusChange): Promise<void> {
+export async function setRecordStatus(
+  db: Tx,
+  idempotencyKey: string,
+  change: StatusChange,
+): Promise<{ acceptedAt: Date } | undefined> {
   const from: string[] = change.onlyFrom ? [...change.onlyFrom] : [...ORDER_STATUSES];
   const setLastError = change.lastError !== undefined;
-  await db.$executeRaw`
+  const rows = await db.$queryRaw<{ created_at: Date }[]>`
     UPDATE idempotency_record SET
       status = CASE WHEN status = ANY(${from}::text[]) THEN ${change.status} ELSE status END,
       last_error = CASE WHEN status = ANY(${from}::text[]) AND ${setLastError} THEN ${change.lastError ?? null}
                         ELSE last_error END,
       updated_at = CASE WHEN status = ANY(${from}::text[]) THEN now() ELSE updated_at END,
       attempts = GREATEST(attempts, ${change.attempts ?? 0})
-    WHERE idempotent_key = ${idempotencyKey}`;
+    WHERE idempotent_key = ${idempotencyKey}
+    RETURNING created_at`;
+  return rows[0] ? { acceptedAt: rows[0].created_at } : undefined;
 }

@@ -50,8 +50,18 @@ async function main() {
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     WEBHOOK_SECRET: webhookSecret,
+    // One machine, no load balancer: Ctrl-C need not wait for one to notice the drain.
+    SHUTDOWN_DRAIN_MS: process.env.SHUTDOWN_DRAIN_MS ?? '0',
   };
-  const children = [runChild('worker', 'worker/main.ts', env), runChild('api', 'api/main.ts', env)];
+  // Two processes cannot serve one port: with METRICS_PORT the worker takes it, the API the next.
+  const metricsPorts = config.metrics ? { worker: config.metrics.port, api: config.metrics.port + 1 } : undefined;
+  const children = [
+    runChild('worker', 'worker/main.ts', {
+      ...env,
+      ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.worker) } : {}),
+    }),
+    runChild('api', 'api/main.ts', { ...env, ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.api) } : {}) }),
+  ];
 
   prefixed(
     'dev',
@@ -60,6 +70,8 @@ async function main() {
   if (stack.temporalUiUrl)
     prefixed('dev', `Temporal Web UI ${stack.temporalUiUrl}/namespaces/${config.temporal.namespace}/workflows`);
   prefixed('dev', `PostgreSQL      ${stack.databaseUrl}`);
+  if (metricsPorts)
+    prefixed('dev', `Metrics         worker :${metricsPorts.worker}/metrics, API :${metricsPorts.api}/metrics`);
   if (!config.webhook.secret)
     prefixed(
       'dev',

@@ -13,6 +13,8 @@ import {
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import type { DownstreamConfig } from '../config/env.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import { ActivityFailureMetrics } from '../metrics/activity-failure-metrics.js';
+import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
 import { checkTlsHandshake, type TemporalTarget } from '../temporal/connection.js';
 
 /** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
@@ -37,6 +39,8 @@ export interface WorkerDeps {
   prisma: PrismaClient;
   temporal: Client;
   downstream?: DownstreamConfig | undefined;
+  /** Where the product's metrics go; none by default. */
+  metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
   options?: Partial<WorkerOptions>;
@@ -51,11 +55,13 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const metrics = deps.metrics ?? noProductMetrics();
   const activityDeps = {
     prisma: deps.prisma,
     temporal: deps.temporal,
     taskQueue: deps.taskQueue,
     downstream: deps.downstream,
+    metrics,
   };
   const real = createActivities(activityDeps);
   return Worker.create({
@@ -64,6 +70,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     workflowBundle: await workflowBundle(),
     activities: deps.activities ? deps.activities(real, activityDeps) : real,
+    interceptors: { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] },
     ...deps.options,
   });
 }

@@ -5,14 +5,17 @@ import { loadConfig } from '../config/env.js';
 import { requireSetting } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
-import { connectClient, temporalTargetFrom } from '../temporal/connection.js';
+import { checkTlsHandshake, connectClient, temporalTargetFrom } from '../temporal/connection.js';
+import { installMetrics } from '../metrics/metrics-runtime.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
+  const metrics = installMetrics(config, { handleSignals: true });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
+  await checkTlsHandshake(target);
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
@@ -31,6 +34,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     prisma,
     temporal,
     downstream: config.downstream,
+    metrics,
     ...(activities ? { activities } : {}),
     options: {
       maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
@@ -46,6 +50,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
       taskQueue: config.temporal.taskQueue,
       address: target.address,
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
+      metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       downstream: config.downstream?.url ?? 'none (delivery step skipped)',
     },
     'worker polling',

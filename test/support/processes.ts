@@ -30,19 +30,37 @@ export interface ApiProcess extends ManagedProcess {
   url: string;
 }
 
-export async function apiProcess(name: string, env: NodeJS.ProcessEnv): Promise<ApiProcess> {
+/** Built JavaScript (`npm run build`, what `npm run start:*` runs) instead of the TypeScript sources. */
+const BUILT = { nodeArgs: [] as string[] };
+
+export async function apiProcess(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  from: 'source' | 'dist' = 'source',
+): Promise<ApiProcess> {
   const port = await freePort();
   const managed = managedProcess({
     name,
-    entry: 'api/main.ts',
+    entry: from === 'dist' ? 'dist/api/main.js' : 'api/main.ts',
     env: { ...env, PORT: String(port) },
     readyLine: 'Server listening',
+    ...(from === 'dist' ? BUILT : {}),
   });
   return { ...managed, url: `http://127.0.0.1:${port}` };
 }
 
-export function workerProcess(name: string, env: NodeJS.ProcessEnv): ManagedProcess {
-  return managedProcess({ name, entry: 'worker/main.ts', env, readyLine: 'worker polling' });
+export function workerProcess(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  from: 'source' | 'dist' = 'source',
+): ManagedProcess {
+  return managedProcess({
+    name,
+    entry: from === 'dist' ? 'dist/worker/main.js' : 'worker/main.ts',
+    env,
+    readyLine: 'worker polling',
+    ...(from === 'dist' ? BUILT : {}),
+  });
 }
 
 export interface HttpAnswer {

@@ -1,0 +1,106 @@
+// The Prometheus endpoints of the real API and worker processes (METRICS_PORT): after a first
+// delivery, a redelivery, a conflict and a bad signature, the product's counters say so — next to
+// the SDK's own worker metrics.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ManagedProcess } from '../../chaos/child-process.js';
+import { freePort } from '../../dev/ports.js';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  startTestService,
+  statusReaches,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a Prometheus text exposition. */
+function parseExposition(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!match || line.startsWith('#')) continue;
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+      if (key !== undefined && value !== undefined) labels[key] = value;
+    }
+    samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+function total(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  return samples
+    .filter((sample) => sample.name === name)
+    .filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+    .reduce((sum, sample) => sum + sample.value, 0);
+}
+
+async function scrape(port: number): Promise<Sample[]> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+  assert.equal(response.status, 200);
+  return parseExposition(await response.text());
+}
+
+describe('metrics on METRICS_PORT', () => {
+  let service: TestService;
+  let api: ApiProcess;
+  let worker: ManagedProcess;
+  const ports = { api: 0, worker: 0 };
+
+  before(async () => {
+    service = await startTestService({ inProcessWorker: false });
+    [ports.api, ports.worker] = [await freePort(), await freePort()];
+    const env = processEnv(service.config, { METRICS_HOST: '127.0.0.1' });
+    api = await apiProcess('api-metrics', { ...env, METRICS_PORT: String(ports.api) });
+    worker = workerProcess('worker-metrics', { ...env, METRICS_PORT: String(ports.worker) });
+    await Promise.all([api.start(), worker.start()]);
+  });
+  after(async () => {
+    await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
+    await service.stop();
+  });
+
+  it('counts webhooks by outcome, duplicates absorbed, orders written and the end-to-end latency', async () => {
+    const approvalNo = uniqueApprovalNo('METRIC');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const sku = await createSku(service.prisma, 10);
+    const body = approval(approvalNo, sku);
+    assert.equal((await sendApproval(api.url, body)).status, 202);
+    assert.equal((await sendApproval(api.url, body)).status, 200);
+    const changed = approval(approvalNo, sku, { order: { ...body.order, customerId: 'CUST-OTHER' } });
+    assert.equal((await sendApproval(api.url, changed)).status, 422);
+    const unsigned = await fetch(`${api.url}/webhooks/oa/approvals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(unsigned.status, 401);
+    await statusReaches(service, key, 'SUBMITTED');
+
+    const fromApi = await scrape(ports.api);
+    assert.equal(total(fromApi, 'orders_webhooks_total', { outcome: 'accepted' }), 1);
+    assert.equal(total(fromApi, 'orders_webhooks_total', { outcome: 'duplicate' }), 1);
+    assert.equal(total(fromApi, 'orders_webhooks_total', { outcome: 'conflict' }), 1);
+    assert.equal(total(fromApi, 'orders_webhooks_total', { outcome: 'refused', reason: 'invalid-signature' }), 1);
+    assert.equal(total(fromApi, 'orders_duplicates_absorbed_total', { at: 'edge' }), 1);
+
+    const fromWorker = await eventually('the worker to export the written order', async () => {
+      const samples = await scrape(ports.worker);
+      return total(samples, 'orders_written_total') >= 1 ? samples : undefined;
+    });
+    assert.equal(total(fromWorker, 'orders_written_total'), 1);
+    assert.equal(total(fromWorker, 'orders_end_to_end_latency_milliseconds_count'), 1);
+    // The SDK's own worker metrics share the endpoint.
+    assert.ok(fromWorker.some((sample) => sample.name.startsWith('temporal_activity_execution_latency')));
+  });
+});

@@ -6,6 +6,7 @@ import {
   allHandlersFinished,
   condition,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -27,8 +28,17 @@ type Activities = ReturnType<typeof activities.createActivities>;
 /** How often reconciliation continues a landed order on its own before it asks for a person. */
 const MAX_AUTOMATIC_CONTINUATIONS = 5;
 
-const { reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed } =
-  proxyActivities<Activities>(compensationStep);
+// Each step carries a one-line summary the UI shows in the event history.
+const { reconcileFailedWrite } = proxyActivities<Activities>({
+  ...compensationStep,
+  summary: 'reconcile: did the order land after all? release what a partial attempt left',
+});
+const { recordDecision } = proxyActivities<Activities>({ ...compensationStep, summary: 'record the decision' });
+const { resubmitOrder } = proxyActivities<Activities>({
+  ...compensationStep,
+  summary: 'start the order workflow again with the same key',
+});
+const { markCompensationFailed } = proxyActivities<Activities>({ ...compensationStep, summary: 'record FAILED' });
 
 export async function compensationWorkflow(input: CompensationInput): Promise<CompensationState> {
   const key = input.order.idempotencyKey;
@@ -40,12 +50,18 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
   };
   let decision: DecisionRequest | undefined;
   let windowClosed = false;
+  const showState = (line: string) =>
+    setCurrentDetails(
+      [`**${state.status}** — ${line}`, `why the write failed: ${input.reasonType}: ${input.reason}`].join('\n\n'),
+    );
   const finish = (status: Status, outcome: CompensationOutcome) => {
     state.status = status;
     state.outcome = outcome;
     upsertSearchAttributes([{ key: OrderStatus, value: status }]);
+    showState(`outcome ${outcome}${state.decision ? ` after the decision ${state.decision}` : ''}`);
     return state;
   };
+  showState(`reconciling ${key} after ${input.attempts} attempt(s)`);
 
   setHandler(compensationStateQuery, () => state);
   setHandler(
@@ -100,6 +116,7 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
         return finish(status, prior === 'abandon' ? 'ABANDONED' : 'RESUBMITTED');
       }
       upsertSearchAttributes([{ key: OrderStatus, value: 'COMPENSATING' }]);
+      showState('nothing was written; waiting for an operator: `resubmit` (same key) or `abandon`');
 
       await condition(() => decision !== undefined, input.order.policy.decisionTimeoutMs);
       // A decision that arrived together with the end of the window is still carried out.

@@ -10,6 +10,7 @@ import {
   condition,
   log,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   TimeoutFailure,
   upsertSearchAttributes,
@@ -41,11 +42,15 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   let decisionsTaken = 0;
   let decisionsCarriedOut = 0;
   let decisionWindowClosed = false;
+  // What the Temporal UI shows as the run's current details, kept with the status.
+  const showState = () => setCurrentDetails(orderDetails(state, input));
   const setStatus = (status: Status) => {
     state.status = status;
     upsertSearchAttributes([{ key: OrderStatus, value: status }]);
+    showState();
     log.info('order status', { idempotencyKey: key, status });
   };
+  showState();
 
   setHandler(orderStateQuery, () => state);
   setHandler(
@@ -69,10 +74,24 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   );
 
   log.info('order workflow started', { idempotencyKey: key });
-  const { writeOrder } = proxyActivities<Activities>(orderWrite(input.policy));
-  const { deliverOrderEvent } = proxyActivities<Activities>(downstreamDelivery(input.policy));
-  const { recordDeliveryOutcome } = proxyActivities<Activities>(compensationStep);
-  const { startCompensation } = proxyActivities<Activities>(compensationStart);
+  // Each activity carries a one-line summary the UI shows in the event history.
+  const lines = `${input.order.lines.length} line(s)`;
+  const { writeOrder } = proxyActivities<Activities>({
+    ...orderWrite(input.policy),
+    summary: `write ${key}: header, ${lines}, stock reservation in one transaction`,
+  });
+  const { deliverOrderEvent } = proxyActivities<Activities>({
+    ...downstreamDelivery(input.policy),
+    summary: `send order.created to the downstream, Idempotency-Key ${key}`,
+  });
+  const { recordDeliveryOutcome } = proxyActivities<Activities>({
+    ...compensationStep,
+    summary: 'record how the delivery ended',
+  });
+  const { startCompensation } = proxyActivities<Activities>({
+    ...compensationStart,
+    summary: `hand ${key} to compensation-${key}`,
+  });
 
   let written: OrderWriteResult;
   try {
@@ -80,6 +99,7 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   } catch (error) {
     const failure = describeActivityFailure(error, input.policy.maxAttempts);
     Object.assign(state, { attempts: failure.attempts, lastError: `${failure.type}: ${failure.message}` });
+    showState();
     // Fail fast into compensation: it reconciles (did the order land after all?) and waits for
     // an operator. Started through an activity with a conflict policy, because a child workflow
     // would ignore it — compensation must exist at most once per key.
@@ -114,6 +134,7 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
       } catch (error) {
         const failure = describeActivityFailure(error, input.policy.maxAttempts);
         state.lastError = `${failure.type}: ${failure.message}`;
+        showState();
         const recorded = await recordDeliveryOutcome({
           idempotencyKey: key,
           status: 'DELIVERY_FAILED',
@@ -144,6 +165,18 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
       // redeliver: the same event — same key, same event id — once more under the same policy.
     }
   }
+}
+
+/** The run's current details in the UI (Markdown): where the order stands and why. */
+function orderDetails(state: OrderState, input: OrderWorkflowInput): string {
+  const rows = [
+    `**${state.status}** — ${input.operation} of approval ${input.approvalNo}, ${input.totalAmount} ${input.order.currency}`,
+    state.orderNo ? `order ${state.orderNo} (written on attempt ${state.attempts})` : undefined,
+    state.lastError ? `last error: ${state.lastError}` : undefined,
+    state.status === 'DELIVERY_FAILED' ? 'waiting for an operator: `redeliver` or `mark-handled`' : undefined,
+    state.status === 'COMPENSATING' ? `compensation-${state.idempotencyKey} decides what happens next` : undefined,
+  ];
+  return rows.filter((row) => row !== undefined).join('\n\n');
 }
 
 interface ActivityFailureSummary {

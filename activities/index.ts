@@ -21,6 +21,7 @@ import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '..
 import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
 import { toActivityFailure } from './activity-failure.js';
 import { createDeliveryActivities } from './deliver-order-event.js';
+import { createSafetyNetActivities } from './safety-nets.js';
 
 export interface ActivityDeps {
   prisma: PrismaClient;
@@ -263,6 +264,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     writeOrder,
     ...createDeliveryActivities({ prisma, downstream: deps.downstream, metrics }),
+    ...createSafetyNetActivities({ prisma }),
     recordDeliveryOutcome,
     startCompensation,
     reconcileFailedWrite,

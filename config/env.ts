@@ -45,6 +45,8 @@ const envSchema = z.object({
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).default(40),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
+  NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
   IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -114,6 +116,8 @@ export interface Config {
   /** Where order events go; undefined = the delivery step is skipped. */
   downstream: DownstreamConfig | undefined;
   retentionDays: number;
+  /** The scheduled safety nets (Temporal Schedules created by the worker at start). */
+  safetyNets: { scanIntervalMinutes: number; nearDuplicateWindowMinutes: number };
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -195,6 +199,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         ? { url: env.DOWNSTREAM_URL, secret: env.DOWNSTREAM_SECRET, timeoutMs: env.DOWNSTREAM_TIMEOUT_MS }
         : undefined,
     retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
+    safetyNets: {
+      scanIntervalMinutes: env.DUPLICATE_SCAN_INTERVAL_MINUTES,
+      nearDuplicateWindowMinutes: env.NEAR_DUPLICATE_WINDOW_MINUTES,
+    },
     logLevel: env.LOG_LEVEL,
   };
 }

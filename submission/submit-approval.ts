@@ -101,6 +101,9 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
   const existing = await findOrderByKey(deps.prisma, key);
   if (existing) {
     if (existing.fingerprint !== input.fingerprint) {
+      // The record this delivery just claimed holds the wrong order: forget it, so the key keeps
+      // answering from the order row and its redeliveries are not refused as conflicts.
+      if (inserted) await releaseUnstartedClaim(deps.prisma, key);
       throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
     }
     await markWorkflowStarted(deps.prisma, key, 'SUBMITTED');

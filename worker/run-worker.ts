@@ -7,6 +7,7 @@ import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
 import { checkTlsHandshake, connectClient, temporalTargetFrom } from '../temporal/connection.js';
 import { installMetrics } from '../metrics/metrics-runtime.js';
+import { ensureSafetyNetSchedules, safetyNetSchedules } from '../temporal/schedules.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 
@@ -26,6 +27,12 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   } catch (error) {
     // Temporal Cloud namespaces are configured in its console, not through the operator API.
     log.warn({ err: error }, 'could not check the custom search attributes; register them if workflows fail to start');
+  }
+  try {
+    const schedules = await ensureSafetyNetSchedules(temporal, safetyNetSchedules(config));
+    log.info({ schedules }, 'safety-net schedules in place');
+  } catch (error) {
+    log.warn({ err: error }, 'could not create the safety-net schedules (duplicate scan, retention purge)');
   }
   const worker = await createWorker({
     connection,

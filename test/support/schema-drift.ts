@@ -10,6 +10,7 @@ interface DmmfField {
   kind: string;
   type: string;
   isRequired: boolean;
+  isList: boolean;
   nativeType?: [string, string[]] | null;
   relationFromFields?: string[];
   relationToFields?: string[];
@@ -91,7 +92,8 @@ export async function schemaDrift(db: pg.Client | pg.Pool, dmmf: Dmmf): Promise<
       .map((field) => ({
         table: model.dbName ?? model.name,
         column: field.dbName ?? field.name,
-        type: expectedType(field),
+        // A list is an array of the element type: `String[]` is `text[]`.
+        type: field.isList ? `${expectedType(field)}[]` : expectedType(field),
         nullable: !field.isRequired,
       })),
   );
@@ -105,14 +107,16 @@ export async function schemaDrift(db: pg.Client | pg.Pool, dmmf: Dmmf): Promise<
     numeric_precision: number | null;
     numeric_scale: number | null;
     datetime_precision: number | null;
+    udt_name: string;
   }>(`SELECT table_name, column_name, data_type, is_nullable, character_maximum_length,
-             numeric_precision, numeric_scale, datetime_precision
+             numeric_precision, numeric_scale, datetime_precision, udt_name
       FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations'`);
   const actual = new Map(
     rows.map((row) => {
       let type = row.data_type;
-      if (row.character_maximum_length !== null) type += `(${row.character_maximum_length})`;
+      if (type === 'ARRAY') type = `${row.udt_name === '_text' ? 'text' : row.udt_name.slice(1)}[]`;
+      else if (row.character_maximum_length !== null) type += `(${row.character_maximum_length})`;
       else if (type === 'numeric') type += `(${row.numeric_precision},${row.numeric_scale})`;
       else if (type.startsWith('timestamp')) type += `(${row.datetime_precision})`;
       return [`${row.table_name}.${row.column_name}`, { type, nullable: row.is_nullable === 'YES' }];

@@ -24,7 +24,7 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 
 function testFiles(): string[] {
   if (positionals.length > 0) return positionals;
-  return ['test/unit', 'test/integration', 'test/chaos'].flatMap((dir) =>
+  return ['test/unit', 'test/replay', 'test/integration', 'test/chaos'].flatMap((dir) =>
     readdirSync(path.join(ROOT, dir))
       .filter((name) => name.endsWith('.test.ts'))
       .sort()

@@ -1,0 +1,55 @@
+// Replays recorded workflow histories against the current workflow code: a change that would not
+// replay (a non-deterministic change without patching) fails here instead of on running workflows.
+// Used by the replay test (recorded fixtures) and by the operator CLI (a file or a workflow id).
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { workflowBundle } from './create-worker.js';
+
+type History = temporal.api.history.v1.IHistory;
+
+export interface HistoryToReplay {
+  /** A name for reports: the file or the workflow id. */
+  name: string;
+  history: History;
+}
+
+export interface ReplayOutcome {
+  name: string;
+  ok: boolean;
+  /** Why it did not replay: the determinism violation or replay error. */
+  error?: string;
+}
+
+/** A history as exported by `temporal workflow show --output json`, the Web UI, or the recorder. */
+export async function historyFromFile(file: string): Promise<HistoryToReplay> {
+  const json: unknown = JSON.parse(await readFile(file, 'utf8'));
+  return { name: path.basename(file), history: historyFromJSON(json) };
+}
+
+export async function historyFromServer(client: Client, workflowId: string, runId?: string): Promise<HistoryToReplay> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return { name: runId ? `${workflowId} (${runId})` : workflowId, history };
+}
+
+export async function replayHistories(
+  histories: HistoryToReplay[],
+  onResult?: (outcome: ReplayOutcome) => void,
+): Promise<ReplayOutcome[]> {
+  const outcomes: ReplayOutcome[] = [];
+  const results = Worker.runReplayHistories(
+    { workflowBundle: await workflowBundle(), replayName: 'orders-replay' },
+    histories.map(({ name, history }) => ({ workflowId: name, history })),
+  );
+  for await (const result of results) {
+    const outcome: ReplayOutcome = result.error
+      ? { name: result.workflowId, ok: false, error: result.error.message }
+      : { name: result.workflowId, ok: true };
+    outcomes.push(outcome);
+    onResult?.(outcome);
+  }
+  return outcomes;
+}

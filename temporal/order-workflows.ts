@@ -35,6 +35,16 @@ function summaryOf(input: OrderWorkflowInput): string {
   return `${input.operation} order for approval ${input.approvalNo}: ${input.order.customerId}, ${input.totalAmount} ${input.order.currency}, ${input.order.lines.length} line(s)`;
 }
 
+/** The order as the UI shows it (Markdown): who, when, and a table of the lines. */
+function detailsOf(input: OrderWorkflowInput): string {
+  const lines = input.order.lines.map((line) => `| ${line.sku} | ${line.quantity} | ${line.unitPrice} |`);
+  return [
+    `Approved ${input.approvedAt} · customer ${input.order.customerId} · total ${input.totalAmount} ${input.order.currency}`,
+    `Key \`${input.idempotencyKey}\``,
+    ['| SKU | quantity | unit price |', '| --- | ---: | ---: |', ...lines].join('\n'),
+  ].join('\n\n');
+}
+
 /**
  * Starts `order-<key>`, or attaches to it while it runs. `reusePolicy` decides what happens when a
  * closed run exists: the edge never starts a second run (REJECT_DUPLICATE: a redelivery never
@@ -56,7 +66,7 @@ export async function startOrderWorkflow(
       workflowIdReusePolicy: reusePolicy,
       typedSearchAttributes: searchAttributesFor(input, 'RECEIVED'),
       staticSummary: summaryOf(input),
-      staticDetails: JSON.stringify({ approvedAt: input.approvedAt, lines: input.order.lines }, null, 2),
+      staticDetails: detailsOf(input),
     });
     // A USE_EXISTING start answers with the running run when there is one; which delivery was
     // the first is decided in the database (db/idempotency-records.ts), not here.

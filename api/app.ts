@@ -13,6 +13,7 @@ import { readOrderStatus } from '../submission/order-status.js';
 import { submissionDepsFrom, submitApproval, TemporalUnavailableError } from '../submission/submit-approval.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
 import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
+import { registerMcpRoute } from '../mcp/http-route.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { verifySignature } from '../domain/signature.js';
 
@@ -207,6 +208,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (!view) throw new HttpProblem(problem('order-not-found', 404, 'Not found', `no order is known for ${key}`));
     return reply.send(view);
   });
+
+  // MCP tools for AI agents: the same path to the workflow as the webhook above.
+  registerMcpRoute(app, { config, prisma: deps.prisma, temporal: deps.temporal, log: app.log });
 
   app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));
 

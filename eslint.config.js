@@ -11,7 +11,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs', 'bin/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -48,7 +48,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/*.mjs', 'eslint.config.js'],
+    files: ['scripts/*.mjs', 'bin/*.mjs', 'eslint.config.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

@@ -3,16 +3,17 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/env.js';
-import { classifyError } from '../domain/error-classification.js';
+import { isDatabaseUnreachable } from '../domain/error-classification.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import { parseApproval } from '../domain/order-input.js';
 import { parseIdempotencyKey } from '../domain/idempotency-key.js';
 import { pendingMigrations } from '../db/migrate.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { readOrderStatus } from '../submission/order-status.js';
-import { submitApproval, TemporalUnavailableError } from '../submission/submit-approval.js';
+import { submissionDepsFrom, submitApproval, TemporalUnavailableError } from '../submission/submit-approval.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
 import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
+import { registerMcpRoute } from '../mcp/http-route.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { verifySignature } from '../domain/signature.js';
 
@@ -180,16 +181,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }),
       );
     }
-    const submission = await submitApproval(
-      {
-        prisma: deps.prisma,
-        temporal: deps.temporal,
-        taskQueue: config.temporal.taskQueue,
-        writePolicy: config.writePolicy,
-        startTimeoutMs: config.http.startTimeoutMs,
-      },
-      parsed.value,
-    );
+    const submission = await submitApproval(submissionDepsFrom(config, deps.prisma, deps.temporal), parsed.value);
     request.log.info(
       { idempotencyKey: submission.idempotencyKey, workflowId: submission.workflowId, duplicate: submission.duplicate },
       submission.duplicate ? 'redelivery answered from the existing workflow' : 'order workflow started',
@@ -216,6 +208,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (!view) throw new HttpProblem(problem('order-not-found', 404, 'Not found', `no order is known for ${key}`));
     return reply.send(view);
   });
+
+  // MCP tools for AI agents: the same path to the workflow as the webhook above.
+  registerMcpRoute(app, { config, prisma: deps.prisma, temporal: deps.temporal, log: app.log });
 
   app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));
 
@@ -254,10 +249,4 @@ async function checkTemporal(temporal: Client): Promise<string> {
   } catch (error) {
     return `unreachable: ${(error as Error).message}`;
   }
-}
-
-/** The one classification decides here too: a lost or busy database is worth a redelivery. */
-function isDatabaseUnreachable(error: unknown): boolean {
-  const { errorClass } = classifyError(error);
-  return errorClass === 'ConnectionLost' || errorClass === 'DatabaseBusy';
 }

@@ -48,6 +48,15 @@ const envSchema = z.object({
   DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
   IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  MCP_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // The tool wait's rung of the ladder: MCP clients commonly give up on a request after 60 s.
+  MCP_SUBMIT_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50_000, 'must stay below the 60 s MCP clients wait')
+    .default(8_000),
+  MCP_OPERATOR_TOOLS: z.enum(['0', '1', 'false', 'true']).default('0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -119,6 +128,16 @@ export interface Config {
   /** The scheduled safety nets (Temporal Schedules created by the worker at start). */
   safetyNets: { scanIntervalMinutes: number; nearDuplicateWindowMinutes: number };
   logLevel: Env['LOG_LEVEL'];
+  mcp: McpConfig;
+}
+
+export interface McpConfig {
+  /** The bearer token of the HTTP transport; undefined turns `/mcp` off. */
+  token: string | undefined;
+  /** How long `submit_approved_order` waits for the write before answering with the status. */
+  submitWaitMs: number;
+  /** Whether the operator tools (listing and deciding compensations) are offered. */
+  operatorTools: boolean;
 }
 
 export class ConfigError extends Error {
@@ -204,6 +223,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       nearDuplicateWindowMinutes: env.NEAR_DUPLICATE_WINDOW_MINUTES,
     },
     logLevel: env.LOG_LEVEL,
+    mcp: {
+      token: env.MCP_TOKEN,
+      submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
+      operatorTools: env.MCP_OPERATOR_TOOLS === '1' || env.MCP_OPERATOR_TOOLS === 'true',
+    },
   };
 }
 
@@ -221,6 +245,10 @@ function ladderProblems(env: Env): string[] {
   }
   if (env.ACTIVITY_SCHEDULE_TO_CLOSE_MS >= env.COMPENSATION_DECISION_TIMEOUT_MS) {
     problems.push('ACTIVITY_SCHEDULE_TO_CLOSE_MS: must be below COMPENSATION_DECISION_TIMEOUT_MS');
+  }
+  // A tool wait shorter than one attempt would answer "still running" to nearly every call.
+  if (env.MCP_SUBMIT_WAIT_MS <= env.ACTIVITY_START_TO_CLOSE_MS) {
+    problems.push('MCP_SUBMIT_WAIT_MS: must be above ACTIVITY_START_TO_CLOSE_MS');
   }
   if (env.RETRY_INITIAL_INTERVAL_MS > env.RETRY_MAX_INTERVAL_MS) {
     problems.push('RETRY_INITIAL_INTERVAL_MS: must not exceed RETRY_MAX_INTERVAL_MS');

@@ -3,8 +3,12 @@
 import pino, { type Logger } from 'pino';
 import { ConfigError } from './env.js';
 
-export function createLogger(name: string): Logger {
-  return pino({ name, level: process.env.LOG_LEVEL ?? 'info' });
+/** Logs go to stdout, or to stderr for a process whose stdout carries a protocol (MCP stdio). */
+export type LogDestination = 'stdout' | 'stderr';
+
+export function createLogger(name: string, destination: LogDestination = 'stdout'): Logger {
+  const options = { name, level: process.env.LOG_LEVEL ?? 'info' };
+  return destination === 'stderr' ? pino(options, pino.destination({ dest: 2, sync: true })) : pino(options);
 }
 
 export function requireSetting<T>(name: string, value: T | undefined): T {
@@ -12,8 +16,12 @@ export function requireSetting<T>(name: string, value: T | undefined): T {
   return value;
 }
 
-export async function runMain(name: string, main: (log: Logger) => Promise<void>): Promise<void> {
-  const log = createLogger(name);
+export async function runMain(
+  name: string,
+  main: (log: Logger) => Promise<void>,
+  destination: LogDestination = 'stdout',
+): Promise<void> {
+  const log = createLogger(name, destination);
   try {
     await main(log);
   } catch (error) {

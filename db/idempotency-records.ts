@@ -4,6 +4,7 @@
 import type { CanonicalOrder } from '../domain/fingerprint.js';
 import type { Operation } from '../domain/idempotency-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../domain/order-status.js';
+import type { IdempotencyRecord as RecordRow } from '../generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
 
 export interface StoredRequest {
@@ -78,7 +79,20 @@ export async function markWorkflowStarted(db: Tx, idempotencyKey: string, status
 
 export async function findRecord(db: Tx, idempotencyKey: string): Promise<IdempotencyRecord | undefined> {
   const row = await db.idempotencyRecord.findUnique({ where: { idempotentKey: idempotencyKey } });
-  if (!row) return undefined;
+  return row ? toRecord(row) : undefined;
+}
+
+/** The records in one status, the longest unchanged first (the index on status serves it). */
+export async function findRecordsByStatus(db: Tx, status: OrderStatus, limit: number): Promise<IdempotencyRecord[]> {
+  const rows = await db.idempotencyRecord.findMany({
+    where: { status },
+    orderBy: [{ updatedAt: 'asc' }, { idempotentKey: 'asc' }],
+    take: limit,
+  });
+  return rows.map(toRecord);
+}
+
+function toRecord(row: RecordRow): IdempotencyRecord {
   return {
     idempotencyKey: row.idempotentKey,
     approvalNo: row.approvalNo,

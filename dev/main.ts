@@ -29,6 +29,7 @@ async function main() {
   const dataDir = path.resolve(ROOT, config.dataDir);
   const secrets = loadOrCreateDevSecrets(dataDir);
   const webhookSecret = config.webhook.secret ?? secrets.webhookSecret;
+  const mcpToken = config.mcp.token ?? secrets.mcpToken;
 
   prefixed('dev', `data folder ${dataDir}`);
   const stack = await startStack({
@@ -50,6 +51,7 @@ async function main() {
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     WEBHOOK_SECRET: webhookSecret,
+    MCP_TOKEN: mcpToken,
     // One machine, no load balancer: Ctrl-C need not wait for one to notice the drain.
     SHUTDOWN_DRAIN_MS: process.env.SHUTDOWN_DRAIN_MS ?? '0',
   };
@@ -76,6 +78,15 @@ async function main() {
     prefixed(
       'dev',
       `WEBHOOK_SECRET  ${webhookSecret}  (development value, kept in ${path.join(dataDir, 'dev-secrets.json')})`,
+    );
+  prefixed(
+    'dev',
+    `MCP (HTTP)      http://${config.http.host}:${config.http.port}/mcp  (Authorization: Bearer <MCP_TOKEN>)`,
+  );
+  if (!config.mcp.token)
+    prefixed(
+      'dev',
+      `MCP_TOKEN       ${mcpToken}  (development value, kept in ${path.join(dataDir, 'dev-secrets.json')})`,
     );
   prefixed('dev', 'send a signed sample approval: npm run sample   |   Ctrl-C stops everything');
 

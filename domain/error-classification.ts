@@ -216,6 +216,12 @@ export function classifyError(error: unknown): Classification {
   return { errorClass, retryable, why };
 }
 
+/** A lost or busy database at an entry point: nothing was started, and calling again is safe. */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const { errorClass } = classifyError(error);
+  return errorClass === 'ConnectionLost' || errorClass === 'DatabaseBusy';
+}
+
 /** Walks `cause`, aggregated errors and Prisma's driver-adapter metadata, collecting codes. */
 export function collectSignals(error: unknown): ErrorSignals {
   const signals: ErrorSignals = { codes: new Set(), kinds: new Set(), messages: [], errors: [] };

@@ -15,7 +15,8 @@ export const APPROVAL_NO_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** Keys fit `order_main.idempotent_key VARCHAR(128)` with room to spare (at most 84 characters). */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
 
-const KEY_PATTERN = /^APPROVAL:([A-Za-z0-9][A-Za-z0-9._-]{0,63}):(MAIN|SUPPLEMENT)$/;
+/** A well-formed key, as `idempotencyKeyFor` builds it. */
+export const IDEMPOTENCY_KEY_PATTERN = /^APPROVAL:([A-Za-z0-9][A-Za-z0-9._-]{0,63}):(MAIN|SUPPLEMENT)$/;
 
 /** `APPROVAL:<approvalNo>:<operation>` — one approval may create a MAIN and a SUPPLEMENT write. */
 export function idempotencyKeyFor(approvalNo: string, operation: Operation): string {
@@ -27,7 +28,7 @@ export function idempotencyKeyFor(approvalNo: string, operation: Operation): str
 
 /** Reads a key back into its parts; undefined for anything that is not a well-formed key. */
 export function parseIdempotencyKey(key: string): { approvalNo: string; operation: Operation } | undefined {
-  const match = KEY_PATTERN.exec(key);
+  const match = IDEMPOTENCY_KEY_PATTERN.exec(key);
   if (!match) return undefined;
   return { approvalNo: match[1] as string, operation: match[2] as Operation };
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { APPROVAL_NO_PATTERN, OPERATIONS } from './idempotency-key.js';
 import { MAX_AMOUNT_UNITS, toMoneyUnits } from './money.js';
 
-const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+export const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 const orderLineSchema = z.strictObject({
   sku: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -'),

@@ -2,7 +2,7 @@
 // webhook today, MCP tools later). The key is computed here from business identifiers — the only
 // place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
 import type { Client } from '@temporalio/client';
-import type { WritePolicy } from '../config/env.js';
+import type { Config, WritePolicy } from '../config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } from '../domain/fingerprint.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
@@ -22,6 +22,17 @@ export interface SubmissionDeps {
   writePolicy: WritePolicy;
   /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
   startTimeoutMs: number;
+}
+
+/** Every entry point submits with the same settings: the configured task queue, policy and deadline. */
+export function submissionDepsFrom(config: Config, prisma: PrismaClient, temporal: Client): SubmissionDeps {
+  return {
+    prisma,
+    temporal,
+    taskQueue: config.temporal.taskQueue,
+    writePolicy: config.writePolicy,
+    startTimeoutMs: config.http.startTimeoutMs,
+  };
 }
 
 export interface Submission {

@@ -13,6 +13,7 @@ import {
   eventually,
   getOrder,
   orderCount,
+  orderedQuantities,
   postApproval,
   signedHeaders,
   startTestService,
@@ -149,15 +150,7 @@ describe('OA webhook HTTP contract', () => {
     assert.deepEqual(problem.differences, ['order.lines (sorted) [0].quantity']);
 
     await eventually('the first order', async () => ((await orderCount(service.prisma, key)) === 1 ? true : undefined));
-    const row = await service.prisma.orderMain.findUniqueOrThrow({
-      where: { idempotentKey: key },
-      include: { lines: true },
-    });
-    assert.deepEqual(
-      row.lines.map((line) => line.quantity),
-      [2],
-      'the first order is the one written',
-    );
+    assert.deepEqual(await orderedQuantities(service.prisma, key), [2], 'the first order is the one written');
   });
 
   it('GET /orders answers 404 for an unknown key and 400 for something that is not a key', async () => {

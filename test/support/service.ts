@@ -24,8 +24,13 @@ export function stackEnv(): { databaseUrl: string; temporalAddress: string } {
 
 /** Short, test-mode timings: never slept through at production values. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig(testEnv(overrides));
+}
+
+/** The environment behind `testConfig`, for a process that must run with the same settings. */
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   const { databaseUrl, temporalAddress } = stackEnv();
-  return loadConfig({
+  return {
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
@@ -39,7 +44,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     ACTIVITY_SCHEDULE_TO_CLOSE_MS: '30000',
     COMPENSATION_DECISION_TIMEOUT_MS: '120000',
     ...overrides,
-  });
+  };
 }
 
 export interface TestService {
@@ -201,6 +206,15 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
 
 export async function orderCount(prisma: PrismaClient, key: string): Promise<number> {
   return prisma.orderMain.count({ where: { idempotentKey: key } });
+}
+
+/** The quantities of the order written under `key`, line by line. */
+export async function orderedQuantities(prisma: PrismaClient, key: string): Promise<number[]> {
+  const row = await prisma.orderMain.findUniqueOrThrow({
+    where: { idempotentKey: key },
+    include: { lines: { orderBy: { lineNo: 'asc' } } },
+  });
+  return row.lines.map((line) => line.quantity);
 }
 
 export async function stockOf(prisma: PrismaClient, sku: string) {

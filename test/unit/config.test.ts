@@ -30,6 +30,19 @@ describe('configuration', () => {
       { attempts: 3, initial: 500, max: 30_000, statement: 2_000, startToClose: 5_000, scheduleToClose: 60_000 },
     );
     assert.equal(config.retentionDays, 30);
+    assert.deepEqual(config.mcp, { token: undefined, submitWaitMs: 8_000, operatorTools: false });
+  });
+
+  it('reads the MCP settings: token, tool wait and operator tools', () => {
+    const config = loadConfig({
+      MCP_TOKEN: 'a-long-enough-token',
+      MCP_SUBMIT_WAIT_MS: '9000',
+      MCP_OPERATOR_TOOLS: '1',
+    });
+    assert.deepEqual(config.mcp, { token: 'a-long-enough-token', submitWaitMs: 9_000, operatorTools: true });
+    assert.equal(loadConfig({ MCP_OPERATOR_TOOLS: 'false' }).mcp.operatorTools, false);
+    assert.match(problemsOf({ MCP_OPERATOR_TOOLS: 'yes' }).join('\n'), /^MCP_OPERATOR_TOOLS:/m);
+    assert.match(problemsOf({ MCP_TOKEN: 'short' }).join('\n'), /^MCP_TOKEN:/m);
   });
 
   it('stops on a malformed value, naming the variable', () => {
@@ -47,6 +60,18 @@ describe('configuration', () => {
     assert.match(
       problemsOf({ ACTIVITY_START_TO_CLOSE_MS: '70000' }).join('\n'),
       /ACTIVITY_START_TO_CLOSE_MS: must be below ACTIVITY_SCHEDULE_TO_CLOSE_MS/,
+    );
+  });
+
+  it('refuses an MCP tool wait that is not above one write attempt, or that reaches the client timeout', () => {
+    assert.match(
+      problemsOf({ MCP_SUBMIT_WAIT_MS: '5000', ACTIVITY_START_TO_CLOSE_MS: '5000' }).join('\n'),
+      /MCP_SUBMIT_WAIT_MS: must be above ACTIVITY_START_TO_CLOSE_MS/,
+    );
+    assert.match(problemsOf({ MCP_SUBMIT_WAIT_MS: '60000' }).join('\n'), /^MCP_SUBMIT_WAIT_MS:/m);
+    assert.equal(
+      loadConfig({ MCP_SUBMIT_WAIT_MS: '5001', ACTIVITY_START_TO_CLOSE_MS: '5000' }).mcp.submitWaitMs,
+      5_001,
     );
   });
 

@@ -1,0 +1,98 @@
+// What an operator sees and decides about writes that failed for good: the orders waiting in
+// compensation, and the decision itself. The one path for every operator surface (the MCP operator
+// tools now, the operator CLI later): a decision is the compensation workflow's `decide` update,
+// never a write of its own, so the workflow stays the only place that carries it out.
+import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { compensationWorkflowIdFor } from '../domain/idempotency-key.js';
+import type { Operation } from '../domain/idempotency-key.js';
+import type { CompensationDecision } from '../domain/order-status.js';
+import { findRecordsByStatus } from '../db/idempotency-records.js';
+import type { PrismaClient } from '../db/prisma-client.js';
+import type { compensationWorkflow } from '../workflows/compensation-workflow.js';
+import { decideUpdate, type DecisionResult } from '../workflows/definitions.js';
+
+/** No decision can be taken for the key now: no compensation runs, or it is not waiting for one. */
+export class NoPendingDecisionError extends Error {
+  constructor(
+    readonly idempotencyKey: string,
+    readonly reason: string,
+  ) {
+    super(`no decision is pending for ${idempotencyKey}: ${reason}`);
+    this.name = 'NoPendingDecisionError';
+  }
+}
+
+export interface AwaitingDecision {
+  idempotencyKey: string;
+  /** The compensation workflow that takes the decision. */
+  workflowId: string;
+  approvalNo: string;
+  operation: Operation;
+  customerId: string;
+  currency: string;
+  totalAmount: string;
+  /** Why the write failed for good (`<type>: <message>`). */
+  reason: string;
+  attempts: number;
+  /** When compensation reconciled the key and began to wait (ISO 8601). */
+  waitingSince: string;
+}
+
+/**
+ * The keys whose compensation waits for a decision, the longest waiting first. The idempotency
+ * record answers: reconciliation sets COMPENSATING in the same transaction that records why, and
+ * every way out of the wait (a decision, the window running out) moves it on.
+ */
+export async function listOrdersAwaitingDecision(prisma: PrismaClient, limit: number): Promise<AwaitingDecision[]> {
+  const records = await findRecordsByStatus(prisma, 'COMPENSATING', limit);
+  return records.map((record) => ({
+    idempotencyKey: record.idempotencyKey,
+    workflowId: compensationWorkflowIdFor(record.idempotencyKey),
+    approvalNo: record.approvalNo,
+    operation: record.operation,
+    customerId: record.request.order.customerId,
+    currency: record.request.order.currency,
+    totalAmount: record.request.totalAmount,
+    reason: record.lastError ?? 'unknown',
+    attempts: record.attempts,
+    waitingSince: record.updatedAt.toISOString(),
+  }));
+}
+
+export interface CompensationDecisionRequest {
+  idempotencyKey: string;
+  decision: CompensationDecision;
+  /** Who decided: recorded with the decision. */
+  decidedBy: string;
+}
+
+/**
+ * Sends the decision to `compensation-<key>` and answers once it was carried out: `resubmit`
+ * starts the order again with the same key (it can never double), `abandon` ends it as
+ * COMPENSATED. The workflow's validator refuses a second decision or one after the window closed.
+ */
+export async function decideCompensation(
+  temporal: Client,
+  request: CompensationDecisionRequest,
+): Promise<DecisionResult> {
+  const key = request.idempotencyKey;
+  const handle = temporal.workflow.getHandle<typeof compensationWorkflow>(compensationWorkflowIdFor(key));
+  try {
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') {
+      throw new NoPendingDecisionError(key, `its compensation has ended (${description.status.name.toLowerCase()})`);
+    }
+    return await handle.executeUpdate(decideUpdate, {
+      args: [{ decision: request.decision, decidedBy: request.decidedBy }],
+    });
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) {
+      throw new NoPendingDecisionError(key, 'no compensation is running for this key');
+    }
+    if (error instanceof WorkflowUpdateFailedError) {
+      // The workflow's validator refused: its reason is the operator's answer.
+      throw new NoPendingDecisionError(key, error.cause?.message ?? error.message);
+    }
+    throw error;
+  }
+}

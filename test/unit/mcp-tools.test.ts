@@ -1,0 +1,135 @@
+// The MCP tool layer's own logic, without a stack: what a model is told for each failure, which
+// tools are offered, and that refused arguments never reach the submission path.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { loadConfig } from '../../config/env.js';
+import type { PrismaClient } from '../../db/prisma-client.js';
+import { IdempotencyConflictError } from '../../domain/errors.js';
+import { toolsFor } from '../../mcp/server.js';
+import { statusSentence } from '../../mcp/status-sentences.js';
+import type { McpDeps } from '../../mcp/tool.js';
+import { errorResult, invalidArgumentsResult } from '../../mcp/tool-results.js';
+import { NoPendingDecisionError } from '../../submission/operator-decisions.js';
+import { TemporalUnavailableError } from '../../submission/submit-approval.js';
+
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** Dependencies that fail the test if anything touches them. */
+function untouchableDeps(): McpDeps {
+  const untouchable = new Proxy(
+    {},
+    {
+      get: (_target, property) => {
+        throw new Error(`the tool reached ${String(property)} although the arguments were refused`);
+      },
+    },
+  );
+  return {
+    config: loadConfig({}),
+    prisma: untouchable as PrismaClient,
+    temporal: untouchable as Client,
+    log: silent,
+  };
+}
+
+function textOf(result: { content: unknown[] }): string {
+  return result.content.map((part) => (part as { text: string }).text).join('\n');
+}
+
+const body = {
+  approvalNo: 'AP-1',
+  operation: 'MAIN',
+  approvedAt: '2026-11-29T10:00:00+08:00',
+  order: { customerId: 'CUST-1', currency: 'CNY', lines: [{ sku: 'SKU-APPLE', quantity: 1, unitPrice: '1' }] },
+};
+
+describe('MCP tools', () => {
+  it('offers the operator tools only when asked to', () => {
+    const names = (operatorTools: boolean) => toolsFor(untouchableDeps(), { operatorTools }).map((tool) => tool.name);
+    assert.deepEqual(names(false), ['submit_approved_order', 'get_order_status']);
+    assert.deepEqual(names(true), [
+      'submit_approved_order',
+      'get_order_status',
+      'list_orders_awaiting_decision',
+      'decide_compensation',
+    ]);
+  });
+
+  it('refuses an idempotencyKey argument before anything is touched, naming the field', async () => {
+    const [submitTool] = toolsFor(untouchableDeps(), { operatorTools: false });
+    assert.ok(submitTool);
+    const signal = new AbortController().signal;
+    const result = await submitTool.call(
+      { ...body, idempotencyKey: 'APPROVAL:OTHER:MAIN' },
+      { signal, reportProgress: () => Promise.resolve() },
+    );
+    assert.equal(result.isError, true);
+    assert.match(textOf(result), /^The arguments were refused and nothing was started/);
+    assert.match(textOf(result), /- \/idempotencyKey: unknown field: the idempotency key is computed/);
+  });
+
+  it('names every bad field by its JSON pointer', () => {
+    const result = invalidArgumentsResult('submit_approved_order', [
+      { pointer: '/order/lines/0/quantity', message: 'Too small: expected number to be >=1' },
+      { pointer: '', message: 'pass either idempotencyKey or approvalNo + operation' },
+    ]);
+    assert.equal(result.isError, true);
+    assert.equal(
+      textOf(result),
+      'The arguments were refused and nothing was started. Fix these fields and call submit_approved_order again:\n' +
+        '- /order/lines/0/quantity: Too small: expected number to be >=1\n' +
+        '- (the arguments): pass either idempotencyKey or approvalNo + operation',
+    );
+  });
+
+  it('tells a model what differs in a conflict and that nothing was written', () => {
+    const conflict = new IdempotencyConflictError('APPROVAL:AP-1:MAIN', 'a', 'b', [
+      'order.lines (sorted) [0].quantity',
+    ]);
+    const { result, expected } = errorResult('submit_approved_order', conflict);
+    assert.equal(expected, true);
+    assert.equal(result.isError, true);
+    assert.match(textOf(result), /APPROVAL:AP-1:MAIN was already submitted with a different order/);
+    assert.match(textOf(result), /order\.lines \(sorted\) \[0\]\.quantity differ/);
+    assert.match(textOf(result), /Nothing was written and the first order is unchanged/);
+  });
+
+  it('says calling again is safe when Temporal or the database cannot be reached', () => {
+    const unreachable = [
+      new TemporalUnavailableError(new Error('Failed to connect')),
+      Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    ];
+    for (const error of unreachable) {
+      const { result, expected } = errorResult('submit_approved_order', error);
+      assert.equal(expected, true, error.message);
+      assert.match(textOf(result), /It is safe to call submit_approved_order again with the same arguments/);
+    }
+  });
+
+  it('answers a missing decision plainly and hides the details of the unexpected', () => {
+    const none = errorResult('decide_compensation', new NoPendingDecisionError('APPROVAL:AP-1:MAIN', 'nope'));
+    assert.match(textOf(none.result), /^Nothing was decided: nope\. list_orders_awaiting_decision/);
+
+    const unexpected = new Error('secret internals');
+    const { result, expected } = errorResult('submit_approved_order', unexpected);
+    assert.equal(expected, false);
+    assert.doesNotMatch(textOf(result), /secret internals|\n\s+at /);
+    assert.match(textOf(result), /details are in the server log/);
+  });
+
+  it('has a sentence for every status that says what to do next while it is still running', () => {
+    const key = 'APPROVAL:AP-1:MAIN';
+    assert.match(
+      statusSentence({ idempotencyKey: key, status: 'RECEIVED', attempts: 2, lastError: 'ConnectionLost: reset' }),
+      /still being written \(attempt 2 \(ConnectionLost: reset\)\)\. Call get_order_status with idempotencyKey "APPROVAL:AP-1:MAIN"/,
+    );
+    assert.equal(
+      statusSentence({ idempotencyKey: key, status: 'SUBMITTED', attempts: 1, orderNo: 'SO-1' }),
+      'Order SO-1 is written.',
+    );
+    assert.match(statusSentence({ idempotencyKey: key, status: 'COMPENSATING', attempts: 1 }), /waits for an operator/);
+    assert.match(statusSentence({ idempotencyKey: key, status: 'FAILED', attempts: 1 }), /^The order was not written/);
+  });
+});

@@ -92,6 +92,19 @@ export async function findRecordsByStatus(db: Tx, status: OrderStatus, limit: nu
   return rows.map(toRecord);
 }
 
+/** The most recently changed records, optionally of one status: what the operator CLI lists. */
+export async function listRecentRecords(
+  db: Tx,
+  options: { status?: OrderStatus | undefined; limit: number },
+): Promise<IdempotencyRecord[]> {
+  const rows = await db.idempotencyRecord.findMany({
+    where: options.status ? { status: options.status } : {},
+    orderBy: [{ updatedAt: 'desc' }, { idempotentKey: 'asc' }],
+    take: options.limit,
+  });
+  return rows.map(toRecord);
+}
+
 function toRecord(row: RecordRow): IdempotencyRecord {
   return {
     idempotencyKey: row.idempotentKey,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../config/env.js';
 import { loadOrCreateDevSecrets } from './dev-secrets.js';
+import { removeDevStackFile, writeDevStackFile } from './dev-stack-file.js';
 import { startStack } from './stack.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -45,6 +46,11 @@ async function main() {
     log: (source, line) => prefixed(source, line),
   });
   if (stack.appliedMigrations.length > 0) prefixed('dev', `applied migrations: ${stack.appliedMigrations.join(', ')}`);
+  writeDevStackFile(dataDir, {
+    databaseUrl: stack.databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    taskQueue: config.temporal.taskQueue,
+  });
 
   const env = {
     ...process.env,
@@ -107,6 +113,7 @@ async function main() {
       ),
     );
     await stack.stop();
+    removeDevStackFile(dataDir);
     process.exit(code);
   };
   for (const child of children) {

@@ -1,14 +1,18 @@
 // What an operator sees and decides about writes that failed for good: the orders waiting in
-// compensation, and the decision itself. The one path for every operator surface (the MCP operator
-// tools now, the operator CLI later): a decision is the compensation workflow's `decide` update,
-// never a write of its own, so the workflow stays the only place that carries it out.
+// compensation, the decision itself, and compensation started again for a key whose compensation
+// already ended. The one path for every operator surface (the MCP operator tools and the operator
+// CLI): a decision is the compensation workflow's `decide` update, never a write of its own, so
+// the workflow stays the only place that carries it out.
 import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { compensationWorkflowIdFor } from '../domain/idempotency-key.js';
+import type { WritePolicy } from '../config/env.js';
+import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import type { Operation } from '../domain/idempotency-key.js';
 import type { CompensationDecision } from '../domain/order-status.js';
-import { findRecordsByStatus } from '../db/idempotency-records.js';
+import { findRecord, findRecordsByStatus } from '../db/idempotency-records.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import { startCompensationWorkflow } from '../temporal/order-workflows.js';
 import type { compensationWorkflow } from '../workflows/compensation-workflow.js';
+import { workflowInputFromRecord } from './submit-approval.js';
 import { decideUpdate, type DecisionResult } from '../workflows/definitions.js';
 
 /** No decision can be taken for the key now: no compensation runs, or it is not waiting for one. */
@@ -95,4 +99,76 @@ export async function decideCompensation(
     }
     throw error;
   }
+}
+
+/** The key's state does not allow compensation again (it was written, or it is unknown). */
+export class NothingToCompensateError extends Error {
+  constructor(
+    readonly idempotencyKey: string,
+    readonly reason: string,
+  ) {
+    super(`nothing to compensate for ${idempotencyKey}: ${reason}`);
+    this.name = 'NothingToCompensateError';
+  }
+}
+
+/** Statuses after which compensation may be run again: it ended, or it is still waiting. */
+const RECOMPENSABLE = ['FAILED', 'COMPENSATED', 'COMPENSATING'] as const;
+
+export interface Recompensation {
+  idempotencyKey: string;
+  workflowId: string;
+  /** False when a compensation of the key was already running: nothing new was started. */
+  started: boolean;
+  previousStatus: string;
+}
+
+/**
+ * Runs compensation again for a key whose compensation ended — the decision window ran out, or
+ * compensation itself failed (FAILED) — so an operator can decide after all. Idempotent: a
+ * compensation already running is left alone; an abandoned key stays abandoned (reconciliation
+ * finds the recorded decision for that failure and changes nothing); a key whose order landed is
+ * continued, never written twice. Keys that were written and are fine are refused.
+ */
+export async function recompensate(
+  deps: { prisma: PrismaClient; temporal: Client; taskQueue: string; writePolicy: WritePolicy },
+  request: { idempotencyKey: string; decidedBy: string },
+): Promise<Recompensation> {
+  const key = request.idempotencyKey;
+  const record = await findRecord(deps.prisma, key);
+  if (!record) throw new NothingToCompensateError(key, 'the key is unknown (or its record expired)');
+  if (!(RECOMPENSABLE as readonly string[]).includes(record.status)) {
+    throw new NothingToCompensateError(
+      key,
+      `its status is ${record.status}; only ${RECOMPENSABLE.join(', ')} can be compensated`,
+    );
+  }
+  const workflowId = compensationWorkflowIdFor(key);
+  const running = await deps.temporal.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then((description) => description.status.name === 'RUNNING')
+    .catch((error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    });
+  if (running) return { idempotencyKey: key, workflowId, started: false, previousStatus: record.status };
+
+  // Compensation is recorded per failed run of the order workflow: the latest run is the one.
+  const orderRunId = await deps.temporal.workflow
+    .getHandle(orderWorkflowIdFor(key))
+    .describe()
+    .then((description) => description.runId)
+    .catch((error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) return 'history-expired';
+      throw error;
+    });
+  await startCompensationWorkflow(deps.temporal, deps.taskQueue, {
+    order: workflowInputFromRecord(record, deps.writePolicy),
+    orderRunId,
+    reasonType: 'OperatorRecompensation',
+    reason: `compensation run again by ${request.decidedBy}; before: ${record.status}${record.lastError ? ` (${record.lastError})` : ''}`,
+    attempts: record.attempts,
+  });
+  return { idempotencyKey: key, workflowId, started: true, previousStatus: record.status };
 }

@@ -8,7 +8,13 @@ import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } fro
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import type { Approval } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import { claimRecord, findRecord, markWorkflowStarted, releaseUnstartedClaim } from '../db/idempotency-records.js';
+import {
+  claimRecord,
+  findRecord,
+  type IdempotencyRecord,
+  markWorkflowStarted,
+  releaseUnstartedClaim,
+} from '../db/idempotency-records.js';
 import { findOrderByKey } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { certainlyNotSent, isTemporalUnreachable } from '../temporal/connection.js';
@@ -53,14 +59,39 @@ export class TemporalUnavailableError extends Error {
 
 export function workflowInputFor(approval: Approval, policy: WritePolicy): OrderWorkflowInput {
   const order = canonicalOrder(approval.order);
+  return orderInput(
+    {
+      idempotencyKey: idempotencyKeyFor(approval.approvalNo, approval.operation),
+      approvalNo: approval.approvalNo,
+      operation: approval.operation,
+      approvedAt: approval.approvedAt,
+      fingerprint: fingerprintOf(order),
+      order,
+      totalAmount: totalAmountOf(order),
+    },
+    policy,
+  );
+}
+
+/** The workflow input for a key the edge already accepted, rebuilt from its record (same key). */
+export function workflowInputFromRecord(record: IdempotencyRecord, policy: WritePolicy): OrderWorkflowInput {
+  return orderInput(
+    {
+      idempotencyKey: record.idempotencyKey,
+      approvalNo: record.approvalNo,
+      operation: record.operation,
+      approvedAt: record.request.approvedAt,
+      fingerprint: record.fingerprint,
+      order: record.request.order,
+      totalAmount: record.request.totalAmount,
+    },
+    policy,
+  );
+}
+
+function orderInput(order: Omit<OrderWorkflowInput, 'policy'>, policy: WritePolicy): OrderWorkflowInput {
   return {
-    idempotencyKey: idempotencyKeyFor(approval.approvalNo, approval.operation),
-    approvalNo: approval.approvalNo,
-    operation: approval.operation,
-    approvedAt: approval.approvedAt,
-    fingerprint: fingerprintOf(order),
-    order,
-    totalAmount: totalAmountOf(order),
+    ...order,
     policy: {
       maxAttempts: policy.maxAttempts,
       initialIntervalMs: policy.initialIntervalMs,

@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// The operator CLI (see README, "Operating it").
+import { launch } from './launch.mjs';
+
+await launch('cli/main');

@@ -1,0 +1,245 @@
+// The operator CLI (bin `orders-cli`) as an operator runs it — a separate process — against the
+// real stack: decisions reach the compensation workflow (resubmit → one order, abandon →
+// COMPENSATED), compensation runs again for a key that already ended, the duplicate scan finds an
+// order planted behind the service's back, expired records are purged (with --dry-run first), and
+// histories replay against the current code.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { findRecord } from '../../db/idempotency-records.js';
+import { COMMANDS } from '../../cli/commands.js';
+import {
+  approval,
+  createSku,
+  orderCount,
+  postApproval,
+  startTestService,
+  statusReaches,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const FIXTURE = path.join(ROOT, 'test/replay/histories/first-delivery.1.orderWorkflow.json');
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(service: TestService, args: string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'bin/orders-cli.mjs'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          ORDERS_BIN_FROM_SOURCE: '1',
+          DATABASE_URL: service.config.databaseUrl,
+          TEMPORAL_ADDRESS: service.config.temporal.address,
+          TEMPORAL_TASK_QUEUE: service.config.temporal.taskQueue,
+          COMPENSATION_DECISION_TIMEOUT_MS: String(service.config.writePolicy.decisionTimeoutMs),
+          ACTIVITY_SCHEDULE_TO_CLOSE_MS: String(service.config.writePolicy.scheduleToCloseMs),
+          ACTIVITY_START_TO_CLOSE_MS: String(service.config.writePolicy.startToCloseMs),
+          DB_STATEMENT_TIMEOUT_MS: String(service.config.writePolicy.statementTimeoutMs),
+        },
+      },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function json<T>(run: CliRun): T {
+  return JSON.parse(run.stdout) as T;
+}
+
+/** An approval whose write fails for good (not enough stock): it waits in COMPENSATING. */
+async function failedWrite(service: TestService, prefix: string) {
+  const approvalNo = uniqueApprovalNo(prefix);
+  const key = idempotencyKeyFor(approvalNo, 'MAIN');
+  const sku = await createSku(service.prisma, 1);
+  assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
+  await statusReaches(service, key, 'COMPENSATING');
+  return { key, sku };
+}
+
+describe('operator CLI (orders-cli)', () => {
+  let service: TestService;
+
+  before(async () => {
+    service = await startTestService();
+  });
+  after(() => service.stop());
+
+  it('every command has --help (exit 0); bad arguments exit 2', async () => {
+    const overview = await cli(service, ['--help']);
+    assert.equal(overview.code, 0);
+    for (const command of COMMANDS) {
+      assert.match(overview.stdout, new RegExp(`\\b${command.name}\\b`));
+      const help = await cli(service, [command.name, '--help']);
+      assert.equal(help.code, 0, `${command.name} --help`);
+      assert.match(help.stdout, new RegExp(`usage: orders-cli ${command.name}`));
+    }
+    assert.equal((await cli(service, ['frobnicate'])).code, 2);
+    assert.equal((await cli(service, ['status', 'not-a-key'])).code, 2);
+    assert.equal((await cli(service, ['list', '--status', 'LOST'])).code, 2);
+    assert.equal((await cli(service, ['purge-expired', '--retention-days', 'soon'])).code, 2);
+  });
+
+  it('awaiting lists a failed write; resubmit after the fix writes exactly one order; a second decision is refused', async () => {
+    const { key, sku } = await failedWrite(service, 'CLIRESUB');
+    const awaiting = json<{ idempotencyKey: string }[]>(await cli(service, ['awaiting', '--json']));
+    assert.ok(awaiting.some((order) => order.idempotencyKey === key));
+
+    await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
+    const resubmit = await cli(service, ['resubmit', key, '--by', 'alice']);
+    assert.equal(resubmit.code, 0, resubmit.stderr);
+    assert.match(resubmit.stdout, /resubmit: .* is now RECEIVED/);
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+
+    const again = await cli(service, ['resubmit', key]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /no decision is pending/);
+    assert.equal(await orderCount(service.prisma, key), 1);
+
+    const status = json<{ status: string; orderNo: string }>(await cli(service, ['status', key, '--json']));
+    assert.equal(status.status, 'SUBMITTED');
+    assert.ok(status.orderNo);
+    const decision = await service.prisma.compensationRecord.findFirst({ where: { idempotentKey: key } });
+    assert.equal(decision?.decidedBy, 'alice');
+  });
+
+  it('abandon ends the order as COMPENSATED; re-running its compensation keeps it abandoned', async () => {
+    const { key } = await failedWrite(service, 'CLIABAN');
+    const abandon = await cli(service, ['abandon', key]);
+    assert.equal(abandon.code, 0, abandon.stderr);
+    assert.match(abandon.stdout, /COMPENSATED/);
+    assert.equal(json<{ status: string }>(await cli(service, ['status', key, '--json'])).status, 'COMPENSATED');
+
+    const rerun = await cli(service, ['recompensate', key]);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    await service.temporal.workflow.getHandle(`compensation-${key}`).result();
+    assert.equal((await findRecord(service.prisma, key))?.status, 'COMPENSATED');
+    assert.equal(await orderCount(service.prisma, key), 0);
+  });
+
+  it('scan-duplicates finds an order planted behind the service and exits 1; alerts shows it', async () => {
+    const approvalNo = uniqueApprovalNo('CLIDUP');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal(
+      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
+      202,
+    );
+    await statusReaches(service, key, 'SUBMITTED');
+    await service.prisma.$executeRaw`
+      INSERT INTO order_main (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt)
+      SELECT ${`${key}-copy`}, approval_no, operation, customer_id, currency, total_amount, fingerprint, 1
+      FROM order_main WHERE idempotent_key = ${key}`;
+
+    const scan = await cli(service, ['scan-duplicates', '--since-hours', '1', '--json']);
+    assert.equal(scan.code, 1, 'a finding is a failed check');
+    const found = json<{ findings: { kind: string; approvalNo: string; idempotencyKeys: string[] }[] }>(scan);
+    const finding = found.findings.find((candidate) => candidate.approvalNo === approvalNo);
+    assert.equal(finding?.kind, 'SAME_DOCUMENT');
+    assert.deepEqual(new Set(finding.idempotencyKeys), new Set([key, `${key}-copy`]));
+
+    const alerts = await cli(service, ['alerts']);
+    assert.equal(alerts.code, 0);
+    assert.match(alerts.stdout, new RegExp(`approval ${approvalNo} MAIN has 2 orders`));
+  });
+
+  it('purge-expired --dry-run counts without deleting; without it the expired record goes, the order stays', async () => {
+    const approvalNo = uniqueApprovalNo('CLIPURGE');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal(
+      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
+      202,
+    );
+    await statusReaches(service, key, 'SUBMITTED');
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record SET created_at = now() - interval '400 days' WHERE idempotent_key = ${key}`;
+
+    const dry = await cli(service, ['purge-expired', '--dry-run', '--retention-days', '365', '--json']);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.ok(json<{ purged: number }>(dry).purged >= 1);
+    assert.ok(await findRecord(service.prisma, key), 'a dry run deletes nothing');
+
+    const purge = await cli(service, ['purge-expired', '--retention-days', '365']);
+    assert.equal(purge.code, 0, purge.stderr);
+    assert.match(purge.stdout, /purged [1-9]\d* record/);
+    assert.equal(await findRecord(service.prisma, key), undefined);
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+
+  it('replay: a recorded file and a live workflow id replay (exit 0); a history the code cannot replay exits 1', async () => {
+    const file = await cli(service, ['replay', FIXTURE]);
+    assert.equal(file.code, 0, file.stderr);
+    assert.match(file.stdout, /1 history\(ies\) replay/);
+
+    const approvalNo = uniqueApprovalNo('CLIREPLAY');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal(
+      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
+      202,
+    );
+    await statusReaches(service, key, 'SUBMITTED');
+    await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
+    const live = await cli(service, ['replay', '--workflow-id', orderWorkflowIdFor(key)]);
+    assert.equal(live.code, 0, live.stderr);
+
+    // A history in which the workflow scheduled another activity than this code does.
+    const tampered = path.join(tmpdir(), `tampered-${approvalNo}.json`);
+    writeFileSync(tampered, readFileSync(FIXTURE, 'utf8').replace('"name": "writeOrder"', '"name": "writeOrderV0"'));
+    try {
+      const bad = await cli(service, ['replay', tampered, '--json']);
+      assert.equal(bad.code, 1);
+      assert.match(json<{ ok: boolean; error: string }[]>(bad)[0]?.error ?? '', /nondeterminism/i);
+    } finally {
+      rmSync(tampered, { force: true });
+    }
+  });
+});
+
+describe('operator CLI: a key whose compensation already ended', () => {
+  let service: TestService;
+
+  before(async () => {
+    // A short decision window, so a compensation runs out of it within the test.
+    service = await startTestService({
+      config: testConfig({ ACTIVITY_SCHEDULE_TO_CLOSE_MS: '8000', COMPENSATION_DECISION_TIMEOUT_MS: '10000' }),
+    });
+  });
+  after(() => service.stop());
+
+  it('recompensate a FAILED key: compensation waits again, resubmit writes one order; a written key is refused', async () => {
+    const { key, sku } = await failedWrite(service, 'CLIFAIL');
+    await statusReaches(service, key, 'FAILED');
+
+    const rerun = await cli(service, ['recompensate', key, '--by', 'bob']);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.match(rerun.stdout, /compensation started again .* \(was FAILED\)/);
+    await statusReaches(service, key, 'COMPENSATING');
+    const twice = await cli(service, ['recompensate', key]);
+    assert.equal(twice.code, 0);
+    assert.match(twice.stdout, /already in compensation/);
+
+    await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
+    assert.equal((await cli(service, ['resubmit', key])).code, 0);
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+
+    const refused = await cli(service, ['recompensate', key]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /nothing to compensate .* status is SUBMITTED/);
+  });
+});

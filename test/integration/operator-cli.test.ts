@@ -62,6 +62,18 @@ function json<T>(run: CliRun): T {
   return JSON.parse(run.stdout) as T;
 }
 
+/** An approval written through the front door: SUBMITTED, one order. */
+async function writtenOrder(service: TestService, prefix: string) {
+  const approvalNo = uniqueApprovalNo(prefix);
+  const key = idempotencyKeyFor(approvalNo, 'MAIN');
+  assert.equal(
+    (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
+    202,
+  );
+  await statusReaches(service, key, 'SUBMITTED');
+  return { approvalNo, key };
+}
+
 /** An approval whose write fails for good (not enough stock): it waits in COMPENSATING. */
 async function failedWrite(service: TestService, prefix: string) {
   const approvalNo = uniqueApprovalNo(prefix);
@@ -134,13 +146,7 @@ describe('operator CLI (orders-cli)', () => {
   });
 
   it('scan-duplicates finds an order planted behind the service and exits 1; alerts shows it', async () => {
-    const approvalNo = uniqueApprovalNo('CLIDUP');
-    const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    assert.equal(
-      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
-      202,
-    );
-    await statusReaches(service, key, 'SUBMITTED');
+    const { approvalNo, key } = await writtenOrder(service, 'CLIDUP');
     await service.prisma.$executeRaw`
       INSERT INTO order_main (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt)
       SELECT ${`${key}-copy`}, approval_no, operation, customer_id, currency, total_amount, fingerprint, 1
@@ -159,13 +165,7 @@ describe('operator CLI (orders-cli)', () => {
   });
 
   it('purge-expired --dry-run counts without deleting; without it the expired record goes, the order stays', async () => {
-    const approvalNo = uniqueApprovalNo('CLIPURGE');
-    const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    assert.equal(
-      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
-      202,
-    );
-    await statusReaches(service, key, 'SUBMITTED');
+    const { key } = await writtenOrder(service, 'CLIPURGE');
     await service.prisma.$executeRaw`
       UPDATE idempotency_record SET created_at = now() - interval '400 days' WHERE idempotent_key = ${key}`;
 
@@ -186,13 +186,7 @@ describe('operator CLI (orders-cli)', () => {
     assert.equal(file.code, 0, file.stderr);
     assert.match(file.stdout, /1 history\(ies\) replay/);
 
-    const approvalNo = uniqueApprovalNo('CLIREPLAY');
-    const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    assert.equal(
-      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
-      202,
-    );
-    await statusReaches(service, key, 'SUBMITTED');
+    const { approvalNo, key } = await writtenOrder(service, 'CLIREPLAY');
     await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
     const live = await cli(service, ['replay', '--workflow-id', orderWorkflowIdFor(key)]);
     assert.equal(live.code, 0, live.stderr);

@@ -116,7 +116,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    if (!deps.draining?.() || request.url === '/livez') return;
+    if (!deps.draining?.() || request.routeOptions.url === '/livez') return;
     reply.header('connection', 'close');
     throw new HttpProblem(
       problem(

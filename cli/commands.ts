@@ -44,7 +44,11 @@ function keyArgument(positionals: string[], values: Values): string {
     const operation = typeof values.operation === 'string' ? values.operation : 'MAIN';
     if (operation !== 'MAIN' && operation !== 'SUPPLEMENT')
       throw new UsageError('--operation must be MAIN or SUPPLEMENT');
-    return idempotencyKeyFor(values['approval-no'], operation);
+    try {
+      return idempotencyKeyFor(values['approval-no'], operation);
+    } catch (error) {
+      throw new UsageError(`--approval-no: ${(error as Error).message}`);
+    }
   }
   const [key, ...rest] = positionals;
   if (!key || rest.length > 0) throw new UsageError('give exactly one idempotency key');
@@ -100,7 +104,8 @@ export const COMMANDS: Command[] = [
     options: { 'approval-no': { type: 'string' }, operation: { type: 'string' } },
     run: async (context, values, positionals) => {
       const key = keyArgument(positionals, values);
-      const view = await readOrderStatus({ prisma: context.prisma(), temporal: await context.temporal() }, key);
+      // The database answers; Temporal only adds a live attempt count, and may be down.
+      const view = await readOrderStatus({ prisma: context.prisma(), temporal: context.lazyTemporal() }, key);
       if (!view)
         return { ok: false, data: { idempotencyKey: key, found: false }, human: `no order is known for ${key}` };
       return {

@@ -41,9 +41,13 @@ function help(command: Command): string {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
+  if (!name) {
+    console.error(overview());
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     console.log(overview());
-    return name ? 0 : 2;
+    return 0;
   }
   const command = COMMANDS.find((candidate) => candidate.name === name);
   if (!command) {

@@ -3,8 +3,9 @@
 // key made in the wrong place; MAIN and SUPPLEMENT of one approval are two documents), and
 // near-identical orders (same fingerprint: customer, currency, lines) of different approvals
 // within a short window. Each finding is recorded once as a duplicate_alert.
+import { createHash } from 'node:crypto';
 import type { DuplicateFinding, DuplicateKind, ScanOptions, ScanResult } from '../domain/safety-nets.js';
-import type { Tx } from './prisma-client.js';
+import { type PrismaClient, type Tx, withLongStatements } from './prisma-client.js';
 
 interface FindingRow {
   approval_no: string | null;
@@ -15,7 +16,12 @@ interface FindingRow {
   minutes_apart?: number;
 }
 
-export async function scanForDuplicates(db: Tx, options: ScanOptions): Promise<ScanResult> {
+/** One scan may read a day of orders: it runs with a long statement timeout, not the write path's. */
+export async function scanForDuplicates(prisma: PrismaClient, options: ScanOptions): Promise<ScanResult> {
+  return withLongStatements(prisma, 5 * 60_000, (tx) => scan(tx, options));
+}
+
+async function scan(db: Tx, options: ScanOptions): Promise<ScanResult> {
   const since = new Date(Date.now() - options.lookbackMinutes * 60_000);
   const sameDocument = await db.$queryRaw<FindingRow[]>`
     SELECT approval_no, operation, min(customer_id) AS customer_id,
@@ -68,7 +74,10 @@ export async function scanForDuplicates(db: Tx, options: ScanOptions): Promise<S
 }
 
 async function record(db: Tx, kind: DuplicateKind, row: FindingRow, detail: string): Promise<DuplicateFinding> {
-  const alertKey = `${kind}:${[...row.order_nos].sort().join(',')}`;
+  // The same finding is recorded once, however many orders it names: a digest of kind and orders.
+  const alertKey = `${kind}:${createHash('sha256')
+    .update([...row.order_nos].sort().join(','))
+    .digest('hex')}`;
   const inserted = await db.$executeRaw`
     INSERT INTO duplicate_alert (alert_key, kind, approval_no, operation, customer_id, order_nos, idempotent_keys, detail)
     VALUES (${alertKey}, ${kind}, ${row.approval_no}, ${row.operation}, ${row.customer_id},

@@ -42,3 +42,22 @@ export function createPrismaClientFromConfig(
     statementTimeoutMs: config.writePolicy.statementTimeoutMs,
   });
 }
+
+/**
+ * Runs `work` in one transaction whose statements may take up to `timeoutMs`: for maintenance jobs
+ * (the duplicate scan, the retention purge) that read many rows. The write path keeps the short
+ * statement timeout set on every connection.
+ */
+export async function withLongStatements<T>(
+  prisma: PrismaClient,
+  timeoutMs: number,
+  work: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  return prisma.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.floor(timeoutMs)}`);
+      return work(tx);
+    },
+    { timeout: timeoutMs + 5_000, maxWait: 10_000 },
+  );
+}

@@ -1,21 +1,30 @@
 // Retention of the edge's idempotency records (IDEMPOTENCY_RETENTION_DAYS). A record older than
 // the window is purged only when nothing is lost with it:
-// - its key has an order row: the row (and its unique index, kept for ever) answers any late
-//   redelivery as a duplicate, so the order can never double;
+// - its order is settled (SUBMITTED, DELIVERED) and has an order row: the row (and its unique
+//   index, kept for ever) answers any late redelivery as a duplicate, so it can never double;
 // - or it is a claim whose workflow never started and nothing was written: a late redelivery
 //   starts afresh, which is what the first delivery would have done.
-// Records of keys without an order that reached a decision or a failure (COMPENSATED, FAILED,
-// COMPENSATING, …) are kept: they are the only memory of an operator's decision, and few.
+// Every other record is kept: keys without an order (COMPENSATED, FAILED, COMPENSATING) — the
+// only memory of an operator's decision — and orders still waiting for one (DELIVERY_FAILED,
+// FAILED after landing). They are few.
 import { Prisma } from '../generated/prisma/client.js';
 import type { PurgeResult } from '../domain/safety-nets.js';
-import type { Tx } from './prisma-client.js';
+import { type PrismaClient, type Tx, withLongStatements } from './prisma-client.js';
 
-/** Records of alias `r` that may go: expired, and their key answered by an order row or never started. */
+/**
+ * Records of alias `r` that may go: expired, and either settled with an order row that answers for
+ * the key (SUBMITTED, DELIVERED — not DELIVERY_FAILED or FAILED, which still need an operator), or
+ * a claim whose workflow never started.
+ */
 function purgeable(cutoff: Date): Prisma.Sql {
   return Prisma.sql`r.created_at < ${cutoff}
-    AND (EXISTS (SELECT 1 FROM order_main o WHERE o.idempotent_key = r.idempotent_key)
+    AND ((r.status IN ('SUBMITTED', 'DELIVERED')
+          AND EXISTS (SELECT 1 FROM order_main o WHERE o.idempotent_key = r.idempotent_key))
          OR (r.status = 'RECEIVED' AND r.workflow_started_at IS NULL))`;
 }
+
+/** How long one maintenance statement may take (the write path's timeout is seconds). */
+const MAINTENANCE_STATEMENT_MS = 5 * 60_000;
 
 export interface PurgeOptions {
   retentionDays: number;
@@ -25,30 +34,41 @@ export interface PurgeOptions {
   onProgress?: (purged: number) => void;
 }
 
-export async function purgeExpiredRecords(db: Tx, options: PurgeOptions): Promise<PurgeResult> {
+export async function purgeExpiredRecords(prisma: PrismaClient, options: PurgeOptions): Promise<PurgeResult> {
   const cutoff = new Date(Date.now() - options.retentionDays * 24 * 3600_000);
   const batchSize = options.batchSize ?? 1_000;
-  const keptRows = await db.$queryRaw<{ status: string; count: bigint }[]>`
-    SELECT r.status, count(*) AS count FROM idempotency_record r
-    WHERE r.created_at < ${cutoff} AND NOT (${purgeable(cutoff)})
-    GROUP BY r.status ORDER BY r.status`;
-  const kept = Object.fromEntries(keptRows.map((row) => [row.status, Number(row.count)]));
-
-  if (options.dryRun) {
-    const [row] = await db.$queryRaw<{ count: bigint }[]>`
-      SELECT count(*) AS count FROM idempotency_record r WHERE ${purgeable(cutoff)}`;
-    return { cutoff: cutoff.toISOString(), dryRun: true, purged: Number(row?.count ?? 0), kept };
-  }
+  const inLongStatements = <T>(work: (tx: Tx) => Promise<T>) =>
+    withLongStatements(prisma, MAINTENANCE_STATEMENT_MS, work);
 
   let purged = 0;
-  // Small batches: short transactions, no long lock on a busy table.
-  for (;;) {
-    const deleted = await db.$executeRaw`
-      DELETE FROM idempotency_record WHERE idempotent_key IN (
-        SELECT r.idempotent_key FROM idempotency_record r WHERE ${purgeable(cutoff)} LIMIT ${batchSize})`;
-    purged += deleted;
-    options.onProgress?.(purged);
-    if (deleted < batchSize) break;
+  if (options.dryRun) {
+    const [row] = await inLongStatements(
+      (tx) => tx.$queryRaw<{ count: bigint }[]>`
+        SELECT count(*) AS count FROM idempotency_record r WHERE ${purgeable(cutoff)}`,
+    );
+    purged = Number(row?.count ?? 0);
+  } else {
+    // Small batches, each its own short transaction: no long lock on a busy table. The outer
+    // DELETE checks the rule again, so a record that changed since the batch was chosen stays.
+    for (;;) {
+      const deleted = await inLongStatements(
+        (tx) => tx.$executeRaw`
+          DELETE FROM idempotency_record r
+          WHERE r.idempotent_key IN (
+            SELECT r.idempotent_key FROM idempotency_record r WHERE ${purgeable(cutoff)} LIMIT ${batchSize})
+            AND ${purgeable(cutoff)}`,
+      );
+      purged += deleted;
+      options.onProgress?.(purged);
+      if (deleted < batchSize) break;
+    }
   }
-  return { cutoff: cutoff.toISOString(), dryRun: false, purged, kept };
+  const keptRows = await inLongStatements(
+    (tx) => tx.$queryRaw<{ status: string; count: bigint }[]>`
+      SELECT r.status, count(*) AS count FROM idempotency_record r
+      WHERE r.created_at < ${cutoff} AND NOT (${purgeable(cutoff)})
+      GROUP BY r.status ORDER BY r.status`,
+  );
+  const kept = Object.fromEntries(keptRows.map((row) => [row.status, Number(row.count)]));
+  return { cutoff: cutoff.toISOString(), dryRun: options.dryRun, purged, kept };
 }

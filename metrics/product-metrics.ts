@@ -37,7 +37,7 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     'milliseconds',
     'accepted at the edge → order committed',
   );
-  return {
+  const metrics: ProductMetrics = {
     webhookAnswered: (outcome, reason = '') => webhooks.add(1, { outcome, reason }),
     orderWritten: (latencyMs) => {
       written.add(1);
@@ -49,6 +49,22 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     compensationStarted: (reason) => compensations.add(1, { reason }),
     deliveryEnded: (outcome) => deliveries.add(1, { outcome }),
   };
+  return neverThrowing(metrics);
+}
+
+/** Counting is never a reason for a write or a request to fail: a metric that throws is dropped. */
+function neverThrowing(metrics: ProductMetrics): ProductMetrics {
+  const guarded = {} as Record<string, unknown>;
+  for (const [name, record] of Object.entries(metrics) as [string, (...args: unknown[]) => void][]) {
+    guarded[name] = (...args: unknown[]) => {
+      try {
+        record(...args);
+      } catch {
+        // dropped on purpose
+      }
+    };
+  }
+  return guarded as unknown as ProductMetrics;
 }
 
 /** Metrics that go nowhere: processes without METRICS_PORT, and tests. */

@@ -10,6 +10,7 @@ import type { Operation } from '../domain/idempotency-key.js';
 import type { CompensationDecision } from '../domain/order-status.js';
 import { findRecord, findRecordsByStatus } from '../db/idempotency-records.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import { isTemporalUnreachable } from '../temporal/connection.js';
 import { startCompensationWorkflow } from '../temporal/order-workflows.js';
 import type { compensationWorkflow } from '../workflows/compensation-workflow.js';
 import { workflowInputFromRecord } from './submit-approval.js';
@@ -63,6 +64,9 @@ export async function listOrdersAwaitingDecision(prisma: PrismaClient, limit: nu
   }));
 }
 
+/** How long an operator surface waits for a decision to be carried out. */
+const DECISION_CONFIRMATION_MS = 60_000;
+
 export interface CompensationDecisionRequest {
   idempotencyKey: string;
   decision: CompensationDecision;
@@ -86,10 +90,21 @@ export async function decideCompensation(
     if (description.status.name !== 'RUNNING') {
       throw new NoPendingDecisionError(key, `its compensation has ended (${description.status.name.toLowerCase()})`);
     }
-    return await handle.executeUpdate(decideUpdate, {
-      args: [{ decision: request.decision, decidedBy: request.decidedBy }],
-    });
+    // The update returns once a worker carried the decision out; with no worker polling it would
+    // wait for ever. The decision is durable once accepted, so a timeout here says "not confirmed".
+    return await temporal.withDeadline(Date.now() + DECISION_CONFIRMATION_MS, () =>
+      handle.executeUpdate(decideUpdate, {
+        args: [{ decision: request.decision, decidedBy: request.decidedBy }],
+      }),
+    );
   } catch (error) {
+    if (isTemporalUnreachable(error) && !(error instanceof NoPendingDecisionError)) {
+      throw new Error(
+        `the decision for ${key} was not confirmed within ${DECISION_CONFIRMATION_MS / 1000} s (is a worker running?); ` +
+          "if it was accepted it will still be carried out — check the key's status before deciding again",
+        { cause: error },
+      );
+    }
     if (error instanceof WorkflowNotFoundError) {
       throw new NoPendingDecisionError(key, 'no compensation is running for this key');
     }
@@ -155,14 +170,20 @@ export async function recompensate(
   if (running) return { idempotencyKey: key, workflowId, started: false, previousStatus: record.status };
 
   // Compensation is recorded per failed run of the order workflow: the latest run is the one.
-  const orderRunId = await deps.temporal.workflow
-    .getHandle(orderWorkflowIdFor(key))
-    .describe()
-    .then((description) => description.runId)
-    .catch((error: unknown) => {
-      if (error instanceof WorkflowNotFoundError) return 'history-expired';
-      throw error;
-    });
+  // When Temporal's history of it has expired, the database still knows the last failed run —
+  // so a decision recorded for it (an abandon) is found again and kept.
+  const orderRunId =
+    (await deps.temporal.workflow
+      .getHandle(orderWorkflowIdFor(key))
+      .describe()
+      .then((description) => description.runId)
+      .catch((error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      })) ??
+    (await deps.prisma.compensationRecord.findFirst({ where: { idempotentKey: key }, orderBy: { id: 'desc' } }))
+      ?.orderRunId ??
+    `operator-${Date.now()}`;
   await startCompensationWorkflow(deps.temporal, deps.taskQueue, {
     order: workflowInputFromRecord(record, deps.writePolicy),
     orderRunId,

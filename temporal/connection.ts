@@ -83,14 +83,6 @@ const HTTP2_PREFACE_AND_SETTINGS = Buffer.concat([
   Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
   Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]), // an empty SETTINGS frame
 ]);
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-]);
 const UNTRUSTED_SERVER_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'UNABLE_TO_GET_ISSUER_CERT',
@@ -118,7 +110,10 @@ export async function checkTlsHandshake(target: TemporalTarget, timeoutMs = 5_00
       host,
       port: Number(target.address.slice(target.address.lastIndexOf(':') + 1)),
       ALPNProtocols: ['h2'],
-      ...(ca ? { ca: Buffer.from(ca) } : {}),
+      // Without a configured CA the server is checked against the system's trust store by the real
+      // connection, which Node's bundled roots may not match: the preflight then judges only the
+      // client side of the handshake.
+      ...(ca ? { ca: Buffer.from(ca) } : { rejectUnauthorized: false }),
       ...(clientCertPair ? { cert: Buffer.from(clientCertPair.crt), key: Buffer.from(clientCertPair.key) } : {}),
       ...(serverName ? { servername: serverName } : {}),
     });
@@ -137,12 +132,17 @@ export async function checkTlsHandshake(target: TemporalTarget, timeoutMs = 5_00
     socket.once('error', (error: NodeJS.ErrnoException) =>
       finish({ code: error.code ?? 'UNKNOWN', message: readableTlsMessage(error.message) }),
     );
-    socket.once('close', () =>
-      finish({ code: 'ECONNRESET', message: 'the server closed the connection during the handshake' }),
-    );
+    socket.once('close', () => finish(undefined));
   });
-  if (!failure || UNREACHABLE_CODES.has(failure.code)) return;
+  // Only a TLS verdict stops the process: a certificate refused, untrusted or for another name.
+  // A reset or close without an alert is what a TLS terminator does when Temporal behind it is
+  // down — an outage, not a setting to fix: the real connection reports it (the API answers 503).
+  if (!failure || !isTlsVerdict(failure.code)) return;
   throw new ConfigError([tlsProblem(target.address, failure)]);
+}
+
+function isTlsVerdict(code: string): boolean {
+  return UNTRUSTED_SERVER_CODES.has(code) || code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code.startsWith('ERR_SSL_');
 }
 
 /** OpenSSL's messages carry addresses and source paths; keep the reason ("tlsv13 alert certificate required"). */
@@ -153,7 +153,7 @@ function readableTlsMessage(message: string): string {
 function tlsProblem(address: string, failure: { code: string; message: string }): string {
   const cause = `${failure.message} [${failure.code}]`;
   if (UNTRUSTED_SERVER_CODES.has(failure.code)) {
-    return `TEMPORAL_TLS_CA: the certificate of ${address} is not trusted by the configured CA (or the system's roots when unset): ${cause}`;
+    return `TEMPORAL_TLS_CA: the certificate of ${address} is not trusted by TEMPORAL_TLS_CA: ${cause}`;
   }
   if (failure.code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     return `TEMPORAL_TLS_SERVER_NAME: the certificate of ${address} is not issued for the name checked: ${cause}`;
@@ -161,7 +161,7 @@ function tlsProblem(address: string, failure: { code: string; message: string })
   if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(failure.code)) {
     return `TEMPORAL_TLS_CA: ${address} does not speak TLS (a dev server?): unset the TEMPORAL_TLS_* variables or fix TEMPORAL_ADDRESS: ${cause}`;
   }
-  if (/ALERT|ECONNRESET|EPIPE/.test(failure.code)) {
+  if (/ALERT/.test(failure.code)) {
     return `TEMPORAL_TLS_CERT: ${address} refused the client certificate (missing, or not signed by a CA it trusts): ${cause}`;
   }
   return `TEMPORAL_TLS_CA: no TLS connection to ${address}: ${cause}`;

@@ -34,7 +34,7 @@ interface CliRun {
   stderr: string;
 }
 
-function cli(service: TestService, args: string[]): Promise<CliRun> {
+function cli(service: TestService, args: string[], extraEnv: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -51,7 +51,10 @@ function cli(service: TestService, args: string[]): Promise<CliRun> {
           ACTIVITY_SCHEDULE_TO_CLOSE_MS: String(service.config.writePolicy.scheduleToCloseMs),
           ACTIVITY_START_TO_CLOSE_MS: String(service.config.writePolicy.startToCloseMs),
           DB_STATEMENT_TIMEOUT_MS: String(service.config.writePolicy.statementTimeoutMs),
+          ...extraEnv,
         },
+        // A hung command fails the test instead of hanging the run.
+        timeout: 120_000,
       },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
@@ -219,7 +222,11 @@ describe('operator CLI: a key whose compensation already ended', () => {
     const { key, sku } = await failedWrite(service, 'CLIFAIL');
     await statusReaches(service, key, 'FAILED');
 
-    const rerun = await cli(service, ['recompensate', key, '--by', 'bob']);
+    // The new compensation's decision window comes from the CLI's configuration: long enough here
+    // that the decision below cannot race it on a slow machine.
+    const rerun = await cli(service, ['recompensate', key, '--by', 'bob'], {
+      COMPENSATION_DECISION_TIMEOUT_MS: '600000',
+    });
     assert.equal(rerun.code, 0, rerun.stderr);
     assert.match(rerun.stdout, /compensation started again .* \(was FAILED\)/);
     await statusReaches(service, key, 'COMPENSATING');

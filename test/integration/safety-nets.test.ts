@@ -106,7 +106,7 @@ describe('safety nets (Temporal Schedules)', () => {
     assert.equal(await service.prisma.duplicateAlert.count({ where: { approvalNo } }), 1);
   });
 
-  it('the retention purge removes expired records an order row answers, keeps abandoned ones; a late redelivery still cannot double', async () => {
+  it('the retention purge removes expired records of settled orders, keeps abandoned ones and those awaiting an operator; a late redelivery still cannot double', async () => {
     const sku = await createSku(service.prisma, 100);
     const writtenNo = uniqueApprovalNo('RETAIN');
     const writtenKey = idempotencyKeyFor(writtenNo, 'MAIN');
@@ -125,7 +125,14 @@ describe('safety nets (Temporal Schedules)', () => {
         SELECT ${key}, 'X', 'MAIN', fingerprint, request, ${`order-${key}`}, ${status}
         FROM idempotency_record WHERE idempotent_key = ${writtenKey}`;
     }
-    const keys = [writtenKey, unstartedKey, abandonedKey];
+    // And a written order whose delivery still waits for an operator: its record must stay.
+    const waitingNo = uniqueApprovalNo('RETWAIT');
+    const waitingKey = idempotencyKeyFor(waitingNo, 'MAIN');
+    assert.equal((await postApproval(service, approval(waitingNo, sku))).statusCode, 202);
+    await statusReaches(service, waitingKey, 'SUBMITTED');
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record SET status = 'DELIVERY_FAILED' WHERE idempotent_key = ${waitingKey}`;
+    const keys = [writtenKey, unstartedKey, abandonedKey, waitingKey];
     await service.prisma.$executeRaw`
       UPDATE idempotency_record SET created_at = now() - interval '40 days' WHERE idempotent_key = ANY(${keys}::text[])`;
 
@@ -139,6 +146,7 @@ describe('safety nets (Temporal Schedules)', () => {
     assert.equal(await findRecord(service.prisma, writtenKey), undefined);
     assert.equal(await findRecord(service.prisma, unstartedKey), undefined);
     assert.equal((await findRecord(service.prisma, abandonedKey))?.status, 'COMPENSATED');
+    assert.equal((await findRecord(service.prisma, waitingKey))?.status, 'DELIVERY_FAILED');
 
     // After expiry: the order row answers. A changed payload is a conflict and leaves nothing
     // behind; the original redelivery is still a duplicate; one order, one workflow run.

@@ -143,8 +143,8 @@ describe('MCP tools', () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [MCP_BIN, ...args],
-      // The source under test, not a dist/ an earlier build may have left behind.
-      env: { ...env, PATH: process.env.PATH ?? '', ORDERS_BIN_FROM_SOURCE: '1' },
+      // Not production: the bin runs the source under test, not a dist/ an earlier build left.
+      env: { ...env, PATH: process.env.PATH ?? '' },
       stderr: 'pipe',
     });
     // Drain stderr (a full pipe would stall the server); keep it for a failing test's message.

@@ -43,7 +43,6 @@ function cli(service: TestService, args: string[], extraEnv: Record<string, stri
         cwd: ROOT,
         env: {
           ...process.env,
-          ORDERS_BIN_FROM_SOURCE: '1',
           DATABASE_URL: service.config.databaseUrl,
           TEMPORAL_ADDRESS: service.config.temporal.address,
           TEMPORAL_TASK_QUEUE: service.config.temporal.taskQueue,

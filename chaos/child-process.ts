@@ -15,6 +15,8 @@ export interface ManagedProcess {
   start: () => Promise<void>;
   kill: (signal?: NodeJS.Signals) => Promise<void>;
   output: () => string;
+  /** The running process's id; undefined when it is not running. */
+  pid: () => number | undefined;
   /** How the last run ended: its exit code, or the signal that ended it; undefined while running. */
   exit: () => { code: number | null; signal: NodeJS.Signals | null } | undefined;
 }
@@ -23,7 +25,10 @@ export function managedProcess(options: {
   name: string;
   entry: string;
   env: NodeJS.ProcessEnv;
-  readyLine: string;
+  /** Ready once this appears in the output … */
+  readyLine?: string;
+  /** … or once this answers true (for processes that log little). */
+  ready?: () => Promise<boolean>;
   readyTimeoutMs?: number;
   /** How node runs `entry`: TypeScript through tsx by default; `[]` for built JavaScript. */
   nodeArgs?: string[];
@@ -36,6 +41,7 @@ export function managedProcess(options: {
   };
   return {
     output: () => log,
+    pid: () => (child && child.exitCode === null && child.signalCode === null ? child.pid : undefined),
     exit: () =>
       child && (child.exitCode !== null || child.signalCode !== null)
         ? { code: child.exitCode, signal: child.signalCode }
@@ -53,7 +59,9 @@ export function managedProcess(options: {
       current.stdout?.on('data', append);
       current.stderr?.on('data', append);
       const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
-      while (!log.slice(startedAt).includes(options.readyLine)) {
+      const isReady = async () =>
+        options.ready ? options.ready().catch(() => false) : log.slice(startedAt).includes(options.readyLine ?? '');
+      while (!(await isReady())) {
         if (current.exitCode !== null)
           throw new Error(`${options.name} exited during start-up:\n${log.slice(startedAt)}`);
         if (Date.now() > deadline) throw new Error(`${options.name} did not become ready:\n${log.slice(startedAt)}`);

@@ -4,7 +4,7 @@
 import type { CanonicalOrder } from '../domain/fingerprint.js';
 import type { Operation } from '../domain/idempotency-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../domain/order-status.js';
-import type { IdempotencyRecord as RecordRow } from '../generated/prisma/client.js';
+import type { Prisma, IdempotencyRecord as RecordRow } from '../generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
 
 export interface StoredRequest {
@@ -45,14 +45,26 @@ export async function claimRecord(
   db: Tx,
   record: NewRecord,
 ): Promise<{ record: IdempotencyRecord; inserted: boolean }> {
-  const inserted = await db.$executeRaw`
-    INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
-    VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-            ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED')
-    ON CONFLICT (idempotent_key) DO NOTHING`;
+  // INSERT … ON CONFLICT DO NOTHING RETURNING: the first delivery gets its row back in one round
+  // trip; every other delivery reads the row that won.
+  const [created] = await db.idempotencyRecord.createManyAndReturn({
+    data: [
+      {
+        idempotentKey: record.idempotencyKey,
+        approvalNo: record.approvalNo,
+        operation: record.operation,
+        fingerprint: record.fingerprint,
+        request: record.request as unknown as Prisma.InputJsonValue,
+        workflowId: record.workflowId,
+        status: 'RECEIVED',
+      },
+    ],
+    skipDuplicates: true,
+  });
+  if (created) return { record: toRecord(created), inserted: true };
   const stored = await findRecord(db, record.idempotencyKey);
   if (!stored) throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
-  return { record: stored, inserted: inserted === 1 };
+  return { record: stored, inserted: false };
 }
 
 /**

@@ -1,0 +1,27 @@
+// The engine floor's worker process: the floor workflow and a no-op activity, with the same worker
+// settings as the order worker (WORKER_MAX_CONCURRENT_*), on its own task queue.
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { loadConfig } from '../config/env.js';
+import { requireSetting, runMain } from '../config/process.js';
+
+const FLOOR_TASK_QUEUE = 'bench-floor';
+
+await runMain('floor-worker', async (log) => {
+  const config = loadConfig();
+  const connection = await NativeConnection.connect({
+    address: requireSetting('TEMPORAL_ADDRESS', config.temporal.address),
+  });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: FLOOR_TASK_QUEUE,
+    workflowsPath: fileURLToPath(new URL('./floor-workflows.ts', import.meta.url)),
+    activities: { noop: () => Promise.resolve() },
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+    maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
+  });
+  log.info('worker polling');
+  await worker.run();
+  await connection.close();
+});

@@ -1,0 +1,382 @@
+// `npm run bench`: what exactly-once costs, measured in one run on one machine.
+//   1. ours: distinct approvals through the real webhook, API and worker processes;
+//   2. the engine floor: the same HTTP edge starting a workflow with one no-op activity;
+//   3. the database floor: the same order transaction (header, lines, stock) straight through Prisma;
+//   4. a duplicate storm: every approval posted 5 times at once;
+//   5. peak RSS of the worker and the API process.
+// Each level runs closed-loop: `c` clients, each posting an approval, waiting for its workflow to
+// complete, then posting the next. Latency is from the webhook's 202 to the workflow's completion
+// (for the database floor: the transaction). Embedded stack by default; DATABASE_URL and
+// TEMPORAL_ADDRESS point it at others. Prints a table; writes JSON and an SVG chart.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { managedProcess, type ManagedProcess } from '../chaos/child-process.js';
+import { createPrismaClient, type PrismaClient } from '../db/prisma-client.js';
+import { insertOrder, reserveStock } from '../db/order-repository.js';
+import { freePort } from '../dev/ports.js';
+import { startStack } from '../dev/stack.js';
+import { canonicalOrder, fingerprintOf, totalAmountOf } from '../domain/fingerprint.js';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
+import { signBody } from '../domain/signature.js';
+import { connectClient } from '../temporal/connection.js';
+import { renderChart } from './chart.js';
+
+const usage = 'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--out docs/bench]';
+const { values } = parseArgs({
+  options: {
+    levels: { type: 'string', default: '1,8,32,64' },
+    seconds: { type: 'string', default: '10' },
+    out: { type: 'string', default: 'docs/bench' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const LEVELS = values.levels.split(',').map(Number);
+const SECONDS = Number(values.seconds);
+if (LEVELS.some((level) => !Number.isInteger(level) || level < 1) || !(SECONDS > 0)) {
+  console.error(usage);
+  process.exit(2);
+}
+
+const SECRET = randomBytes(24).toString('hex');
+const RUN = randomBytes(3).toString('hex');
+const SKUS = Array.from({ length: 200 }, (_, index) => `BENCH-${String(index).padStart(3, '0')}`);
+const DB_POOL_SIZE = 10;
+
+interface Measurement {
+  name: string;
+  concurrency: number;
+  completed: number;
+  seconds: number;
+  throughput: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** `c` closed-loop clients for `seconds`; each `once()` returns its latency in ms (or throws). */
+async function closedLoop(
+  name: string,
+  concurrency: number,
+  once: (n: number) => Promise<number>,
+): Promise<Measurement> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let issued = 0;
+  const started = performance.now();
+  const deadline = started + SECONDS * 1000;
+  let lastDone = started;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        try {
+          latencies.push(await once(issued++));
+          lastDone = performance.now();
+        } catch (error) {
+          errors += 1;
+          if (errors <= 3) console.error(`  ${name}: ${(error as Error).message}`);
+        }
+      }
+    }),
+  );
+  const seconds = (lastDone - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const measurement = {
+    name,
+    concurrency,
+    completed: latencies.length,
+    seconds,
+    throughput: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    errors,
+  };
+  console.log(
+    `  ${name.padEnd(12)} c=${String(concurrency).padEnd(3)} ${measurement.throughput.toFixed(1).padStart(6)}/s  ` +
+      `p50 ${measurement.p50.toFixed(0)} p95 ${measurement.p95.toFixed(0)} p99 ${measurement.p99.toFixed(0)} ms` +
+      (errors ? `  errors ${errors}` : ''),
+  );
+  return measurement;
+}
+
+function approvalBody(approvalNo: string) {
+  const first = SKUS[Math.floor(Math.random() * SKUS.length)] as string;
+  let second = SKUS[Math.floor(Math.random() * SKUS.length)] as string;
+  if (second === first) second = SKUS[(SKUS.indexOf(first) + 1) % SKUS.length] as string;
+  return {
+    approvalNo,
+    operation: 'MAIN' as const,
+    approvedAt: new Date().toISOString(),
+    order: {
+      customerId: `CUST-${approvalNo.slice(-3)}`,
+      currency: 'CNY',
+      lines: [
+        { sku: first, quantity: 1, unitPrice: '10.00' },
+        { sku: second, quantity: 2, unitPrice: '2.50' },
+      ],
+    },
+  };
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; duplicate?: boolean }> {
+  const payload = JSON.stringify(body);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const response = await fetch(`${url}/webhooks/oa/approvals`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-oa-timestamp': timestamp,
+      'x-oa-signature': signBody(SECRET, timestamp, payload),
+    },
+    body: payload,
+  });
+  const answer = (await response.json().catch(() => ({}))) as { duplicate?: boolean };
+  return { status: response.status, ...(answer.duplicate !== undefined ? { duplicate: answer.duplicate } : {}) };
+}
+
+/** Peak resident memory of a process (VmHWM), in MiB. */
+function peakRssMiB(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+async function main() {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-bench-'));
+  // As root, PostgreSQL runs as its own user, which must reach the data folder.
+  chmodSync(dataDir, 0o755);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    console.log(
+      `bench ${RUN}: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+    );
+    const stack = await startStack({
+      dataDir,
+      ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
+      ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
+      namespace: 'default',
+      headless: true,
+    });
+    cleanups.push(() => stack.stop());
+    const ports = { api: await freePort(), floorApi: await freePort() };
+    const env = {
+      ...process.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_TASK_QUEUE: `bench-${RUN}`,
+      WEBHOOK_SECRET: SECRET,
+      DB_POOL_SIZE: String(DB_POOL_SIZE),
+    };
+    // LOG_LEVEL=warn keeps per-request logging out of the figures; readiness is probed instead of
+    // read from info lines (workers: the SDK's own "state: 'RUNNING'").
+    const answers = (url: string) => async () => (await fetch(url, { method: 'POST' })).status > 0;
+    const processes: Record<string, ManagedProcess> = {
+      api: managedProcess({
+        name: 'api',
+        entry: 'api/main.ts',
+        env: { ...env, PORT: String(ports.api) },
+        ready: async () => (await fetch(`http://127.0.0.1:${ports.api}/livez`)).ok,
+      }),
+      worker: managedProcess({ name: 'worker', entry: 'worker/main.ts', env, readyLine: "state: 'RUNNING'" }),
+      floorApi: managedProcess({
+        name: 'floor-api',
+        entry: 'bench/floor-api.ts',
+        env: { ...env, PORT: String(ports.floorApi) },
+        ready: answers(`http://127.0.0.1:${ports.floorApi}/webhooks/oa/approvals`),
+      }),
+      floorWorker: managedProcess({
+        name: 'floor-worker',
+        entry: 'bench/floor-worker.ts',
+        env,
+        readyLine: "state: 'RUNNING'",
+      }),
+    };
+    for (const managed of Object.values(processes)) cleanups.push(() => managed.kill('SIGTERM'));
+    await Promise.all(Object.values(processes).map((managed) => managed.start()));
+
+    const prisma: PrismaClient = createPrismaClient({
+      databaseUrl: stack.databaseUrl,
+      poolSize: DB_POOL_SIZE,
+      statementTimeoutMs: 2_000,
+    });
+    cleanups.push(() => prisma.$disconnect());
+    await prisma.inventory.createMany({
+      data: SKUS.map((sku) => ({ sku, onHand: 1_000_000_000 })),
+      skipDuplicates: true,
+    });
+    const temporal: Client = await connectClient({ address: stack.temporalAddress, namespace: 'default' });
+    cleanups.push(() => temporal.connection.close());
+
+    const apiUrl = `http://127.0.0.1:${ports.api}`;
+    const floorUrl = `http://127.0.0.1:${ports.floorApi}`;
+    const ours = (level: number) => async (n: number) => {
+      const approvalNo = `B${RUN}-O${level}-${n}`;
+      const answer = await post(apiUrl, approvalBody(approvalNo));
+      if (answer.status !== 202) throw new Error(`webhook answered ${answer.status}`);
+      const accepted = performance.now();
+      await temporal.workflow.getHandle(orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'))).result();
+      return performance.now() - accepted;
+    };
+    const floor = (level: number) => async (n: number) => {
+      const approvalNo = `B${RUN}-F${level}-${n}`;
+      const answer = await post(floorUrl, approvalBody(approvalNo));
+      if (answer.status !== 202) throw new Error(`floor edge answered ${answer.status}`);
+      const accepted = performance.now();
+      await temporal.workflow.getHandle(`floor-${idempotencyKeyFor(approvalNo, 'MAIN')}`).result();
+      return performance.now() - accepted;
+    };
+    const database = (level: number) => async (n: number) => {
+      const approvalNo = `B${RUN}-D${level}-${n}`;
+      const body = approvalBody(approvalNo);
+      const order = canonicalOrder(body.order);
+      const key = idempotencyKeyFor(approvalNo, 'MAIN');
+      const started = performance.now();
+      await prisma.$transaction(async (tx) => {
+        await insertOrder(tx, {
+          idempotencyKey: key,
+          approvalNo,
+          operation: 'MAIN',
+          order,
+          fingerprint: fingerprintOf(order),
+          totalAmount: totalAmountOf(order),
+          approvedAt: body.approvedAt,
+          writtenAttempt: 1,
+        });
+        await reserveStock(tx, key, order);
+      });
+      return performance.now() - started;
+    };
+
+    console.log('warming up (JIT, pools, workflow caches) …');
+    await closedLoop('warm-up ours', 8, ours(0));
+    await closedLoop('warm-up floor', 8, floor(0));
+
+    const results: Measurement[] = [];
+    for (const level of LEVELS) {
+      console.log(`concurrency ${level}`);
+      results.push(await closedLoop('ours', level, ours(level)));
+      results.push(await closedLoop('engine floor', level, floor(level)));
+      results.push(await closedLoop('db floor', level, database(level)));
+    }
+    const bare = await closedLoop('bare SDK', 32, async (n) => {
+      const started = performance.now();
+      await temporal.workflow.execute('floorWorkflow', { taskQueue: 'bench-floor', workflowId: `bare-${RUN}-${n}` });
+      return performance.now() - started;
+    });
+
+    console.log('duplicate storm: every approval posted 5 times at once, c=32');
+    let firstDeliveries = 0;
+    const storm = await closedLoop('storm', 32, async (n) => {
+      const approvalNo = `B${RUN}-S-${n}`;
+      const body = approvalBody(approvalNo);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => post(apiUrl, body)));
+      if (answers.some((answer) => answer.status !== 202 && answer.status !== 200)) throw new Error('storm refused');
+      firstDeliveries += answers.filter((answer) => answer.duplicate === false).length;
+      const started = performance.now();
+      await temporal.workflow.getHandle(orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'))).result();
+      return performance.now() - started;
+    });
+    const [duplicates] = await prisma.$queryRaw<{ keys: bigint }[]>`
+      SELECT count(*) AS keys FROM (
+        SELECT approval_no, operation FROM order_main WHERE approval_no LIKE ${`B${RUN}-%`}
+        GROUP BY approval_no, operation HAVING count(*) > 1) AS doubled`;
+    const memory = {
+      workerPeakRssMiB: peakRssMiB(processes.worker?.pid()),
+      apiPeakRssMiB: peakRssMiB(processes.api?.pid()),
+    };
+
+    const report = {
+      run: RUN,
+      machine: {
+        cores: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        memoryGiB: os.totalmem() / 2 ** 30,
+        node: process.version,
+      },
+      settings: {
+        secondsPerLevel: SECONDS,
+        dbPoolSize: DB_POOL_SIZE,
+        temporal:
+          process.env.TEMPORAL_ADDRESS ?? 'embedded dev server, SQLite on disk, journal_mode=wal, synchronous=normal',
+        postgres: process.env.DATABASE_URL ? 'external' : 'embedded PostgreSQL 17',
+        logLevel: 'warn',
+      },
+      results,
+      bare,
+      storm: {
+        ...storm,
+        firstDeliveries,
+        uniqueOrdersPerSecond: storm.throughput,
+        duplicateOrders: Number(duplicates?.keys ?? 0),
+      },
+      memory,
+    };
+    printTable(report.results, report);
+    mkdirSync(values.out, { recursive: true });
+    writeFileSync(path.join(values.out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(path.join(values.out, 'throughput.svg'), renderChart(report.results));
+    console.log(`wrote ${values.out}/results.json and ${values.out}/throughput.svg`);
+    if (report.storm.duplicateOrders !== 0 || firstDeliveries !== storm.completed) {
+      console.error('DUPLICATES FOUND');
+      process.exitCode = 1;
+    }
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function printTable(
+  results: Measurement[],
+  report: {
+    bare: Measurement;
+    storm: Measurement & { duplicateOrders: number; firstDeliveries: number };
+    memory: Record<string, number>;
+  },
+) {
+  const at = (name: string, level: number) =>
+    results.find((result) => result.name === name && result.concurrency === level);
+  const ms = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(0));
+  console.log(
+    '\n| c | ours /s | engine floor /s | db floor /s | ours ÷ engine | ours ÷ db | ours p50/p95/p99 ms | engine p50/p95/p99 ms | db p50/p95/p99 ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const level of LEVELS) {
+    const [o, f, d] = [at('ours', level), at('engine floor', level), at('db floor', level)];
+    if (!o || !f || !d) continue;
+    console.log(
+      `| ${level} | ${o.throughput.toFixed(1)} | ${f.throughput.toFixed(1)} | ${d.throughput.toFixed(1)} | ` +
+        `${((100 * o.throughput) / f.throughput).toFixed(0)} % | ${((100 * o.throughput) / d.throughput).toFixed(0)} % | ` +
+        `${ms(o.p50)}/${ms(o.p95)}/${ms(o.p99)} | ${ms(f.p50)}/${ms(f.p95)}/${ms(f.p99)} | ${ms(d.p50)}/${ms(d.p95)}/${ms(d.p99)} |`,
+    );
+  }
+  console.log(
+    `\nbare SDK (client.workflow.execute, no HTTP), c=32: ${report.bare.throughput.toFixed(1)} wf/s, p50 ${ms(report.bare.p50)} ms`,
+  );
+  console.log(
+    `duplicate storm, c=32 × 5 deliveries: ${report.storm.throughput.toFixed(1)} unique orders/s, ` +
+      `duplicate orders ${report.storm.duplicateOrders}, first deliveries ${report.storm.firstDeliveries} for ${report.storm.completed} approvals`,
+  );
+  console.log(
+    `peak RSS: worker ${report.memory.workerPeakRssMiB?.toFixed(0)} MiB, API ${report.memory.apiPeakRssMiB?.toFixed(0)} MiB`,
+  );
+}
+
+await main();

@@ -91,12 +91,14 @@ describe('two API instances and two workers on one Temporal and one PostgreSQL',
   it('SIGTERM to an API during load: only 503 + Retry-After while draining, then it exits; nothing lost or doubled', async () => {
     const sku = await createSku(service.prisma, 1_000);
     const [leaving, staying] = apis;
-    const leavingAnswers: HttpAnswer[] = [];
+    const leavingAnswers: (HttpAnswer & { sentAt: number })[] = [];
+    let signalledAt = Number.POSITIVE_INFINITY;
     const keys: string[] = [];
     /** An OA side that redelivers to the other instance when one answers 503 or refuses. */
     const deliver = async (body: unknown) => {
+      const sentAt = Date.now();
       const first = await sendApproval(leaving.url, body);
-      leavingAnswers.push(first);
+      leavingAnswers.push({ ...first, sentAt });
       if (first.status === 200 || first.status === 202) return first;
       return sendApproval(staying.url, body);
     };
@@ -106,7 +108,10 @@ describe('two API instances and two workers on one Temporal and one PostgreSQL',
       const approvalNo = uniqueApprovalNo('TERMA');
       keys.push(idempotencyKeyFor(approvalNo, 'MAIN'));
       deliveries.push(deliver(approval(approvalNo, sku)));
-      if (i === 5) stopped = leaving.kill('SIGTERM');
+      if (i === 5) {
+        signalledAt = Date.now();
+        stopped = leaving.kill('SIGTERM');
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
       assert.ok(i < 400, 'the API did not exit after SIGTERM');
     }
@@ -119,8 +124,15 @@ describe('two API instances and two workers on one Temporal and one PostgreSQL',
       (answer) => ![0, 200, 202, 503].includes(answer.status) || (answer.status === 503 && !answer.retryAfter),
     );
     assert.deepEqual(unexpected, [], 'only 2xx, or 503 with Retry-After, or a closed socket after the drain');
+    // The drain keeps the socket open: requests sent well after the signal are still answered
+    // (503 + Retry-After), not refused — the time a load balancer needs to notice.
     assert.ok(
-      leavingAnswers.some((answer) => answer.status === 503 && answer.body.type === '/problems/shutting-down'),
+      leavingAnswers.some(
+        (answer) =>
+          answer.status === 503 &&
+          answer.body.type === '/problems/shutting-down' &&
+          answer.sentAt >= signalledAt + DRAIN_MS / 3,
+      ),
       'requests during the drain are answered 503, not refused at the socket',
     );
     await assertExactlyOnce(keys, sku, 2);

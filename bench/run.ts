@@ -25,6 +25,7 @@ import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key
 import { signBody } from '../domain/signature.js';
 import { connectClient } from '../temporal/connection.js';
 import { renderChart } from './chart.js';
+import { cpuAccounting, type CpuParts, cpuPerItem } from './cpu-accounting.js';
 
 const usage = 'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--out docs/bench]';
 const { values } = parseArgs({
@@ -61,7 +62,11 @@ interface Measurement {
   p95: number;
   p99: number;
   errors: number;
+  /** CPU milliseconds per completed item, by part of the system. */
+  cpuMsPerItem?: CpuParts;
 }
+
+let cpu: ReturnType<typeof cpuAccounting> | undefined;
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -77,6 +82,7 @@ async function closedLoop(
   const latencies: number[] = [];
   let errors = 0;
   let issued = 0;
+  const cpuBefore = cpu?.snapshot();
   const started = performance.now();
   const deadline = started + SECONDS * 1000;
   let lastDone = started;
@@ -94,6 +100,7 @@ async function closedLoop(
     }),
   );
   const seconds = (lastDone - started) / 1000;
+  const cpuAfter = cpu?.snapshot();
   latencies.sort((a, b) => a - b);
   const measurement = {
     name,
@@ -105,6 +112,7 @@ async function closedLoop(
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
     errors,
+    ...(cpuBefore && cpuAfter ? { cpuMsPerItem: cpuPerItem(cpuBefore, cpuAfter, latencies.length) } : {}),
   };
   console.log(
     `  ${name.padEnd(12)} c=${String(concurrency).padEnd(3)} ${measurement.throughput.toFixed(1).padStart(6)}/s  ` +
@@ -210,6 +218,12 @@ async function main() {
     };
     for (const managed of Object.values(processes)) cleanups.push(() => managed.kill('SIGTERM'));
     await Promise.all(Object.values(processes).map((managed) => managed.start()));
+    cpu = cpuAccounting(dataDir, {
+      api: () => processes.api?.pid(),
+      worker: () => processes.worker?.pid(),
+      'floor api': () => processes.floorApi?.pid(),
+      'floor worker': () => processes.floorWorker?.pid(),
+    });
 
     const prisma: PrismaClient = createPrismaClient({
       databaseUrl: stack.databaseUrl,
@@ -366,6 +380,17 @@ function printTable(
         `${((100 * o.throughput) / f.throughput).toFixed(0)} % | ${((100 * o.throughput) / d.throughput).toFixed(0)} % | ` +
         `${ms(o.p50)}/${ms(o.p95)}/${ms(o.p99)} | ${ms(f.p50)}/${ms(f.p95)}/${ms(f.p99)} | ${ms(d.p50)}/${ms(d.p95)}/${ms(d.p99)} |`,
     );
+  }
+  console.log('\nCPU ms per completed item, by part (c=32):');
+  for (const name of ['ours', 'engine floor', 'db floor']) {
+    const parts = at(name, 32)?.cpuMsPerItem;
+    if (!parts) continue;
+    const shown = Object.entries(parts)
+      .filter(([, value]) => value >= 0.05)
+      .map(([part, value]) => `${part} ${value.toFixed(1)}`)
+      .join(', ');
+    const total = Object.values(parts).reduce((sum, value) => sum + value, 0);
+    console.log(`  ${name.padEnd(12)} total ${total.toFixed(1)}: ${shown}`);
   }
   console.log(
     `\nbare SDK (client.workflow.execute, no HTTP), c=32: ${report.bare.throughput.toFixed(1)} wf/s, p50 ${ms(report.bare.p50)} ms`,

@@ -11,7 +11,7 @@ import type { CompensationDecision } from '../domain/order-status.js';
 import { findRecord, findRecordsByStatus } from '../db/idempotency-records.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
-import { startCompensationWorkflow } from '../temporal/order-workflows.js';
+import { describeIfExists, startCompensationWorkflow } from '../temporal/order-workflows.js';
 import type { compensationWorkflow } from '../workflows/compensation-workflow.js';
 import { workflowInputFromRecord } from './submit-approval.js';
 import { decideUpdate, type DecisionResult } from '../workflows/definitions.js';
@@ -159,28 +159,14 @@ export async function recompensate(
     );
   }
   const workflowId = compensationWorkflowIdFor(key);
-  const running = await deps.temporal.workflow
-    .getHandle(workflowId)
-    .describe()
-    .then((description) => description.status.name === 'RUNNING')
-    .catch((error: unknown) => {
-      if (error instanceof WorkflowNotFoundError) return false;
-      throw error;
-    });
+  const running = (await describeIfExists(deps.temporal, workflowId))?.status.name === 'RUNNING';
   if (running) return { idempotencyKey: key, workflowId, started: false, previousStatus: record.status };
 
   // Compensation is recorded per failed run of the order workflow: the latest run is the one.
   // When Temporal's history of it has expired, the database still knows the last failed run —
   // so a decision recorded for it (an abandon) is found again and kept.
   const orderRunId =
-    (await deps.temporal.workflow
-      .getHandle(orderWorkflowIdFor(key))
-      .describe()
-      .then((description) => description.runId)
-      .catch((error: unknown) => {
-        if (error instanceof WorkflowNotFoundError) return undefined;
-        throw error;
-      })) ??
+    (await describeIfExists(deps.temporal, orderWorkflowIdFor(key)))?.runId ??
     (await deps.prisma.compensationRecord.findFirst({ where: { idempotentKey: key }, orderBy: { id: 'desc' } }))
       ?.orderRunId ??
     `operator-${Date.now()}`;

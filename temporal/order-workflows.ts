@@ -106,15 +106,19 @@ export async function startCompensationWorkflow(
   }
 }
 
-async function waitForOtherCompensation(client: Client, workflowId: string, orderRunId: string): Promise<void> {
-  let description;
+/** The latest run of a workflow id, or undefined when there is none (never started, or past retention). */
+export async function describeIfExists(client: Client, workflowId: string) {
   try {
-    description = await client.workflow.getHandle(workflowId).describe();
+    return await client.workflow.getHandle(workflowId).describe();
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return;
+    if (error instanceof WorkflowNotFoundError) return undefined;
     throw error;
   }
-  if (description.status.name !== 'RUNNING') return;
+}
+
+async function waitForOtherCompensation(client: Client, workflowId: string, orderRunId: string): Promise<void> {
+  const description = await describeIfExists(client, workflowId);
+  if (description?.status.name !== 'RUNNING') return;
   const memo = description.memo as { orderRunId?: string } | undefined;
   if (memo?.orderRunId === orderRunId) return; // the same failure: attach to it
   await waitForRunToClose(client, workflowId, description.runId);

@@ -15,7 +15,7 @@ import type { DownstreamConfig } from '../config/env.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { ActivityFailureMetrics } from '../metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
-import { checkTlsHandshake, type TemporalTarget } from '../temporal/connection.js';
+import type { TemporalTarget } from '../temporal/connection.js';
 
 /** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
 export function workflowsPath(): string {
@@ -23,8 +23,8 @@ export function workflowsPath(): string {
   return existsSync(typescript) ? typescript : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 }
 
+/** The worker's native connection; the TLS settings were checked when the process connected its client. */
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
-  await checkTlsHandshake(target);
   return NativeConnection.connect({
     address: target.address,
     ...(target.tls ? { tls: target.tls } : {}),

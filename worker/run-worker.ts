@@ -5,7 +5,7 @@ import { loadConfig } from '../config/env.js';
 import { requireSetting } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
-import { checkTlsHandshake, connectClient, temporalTargetFrom } from '../temporal/connection.js';
+import { connectClient, temporalTargetFrom } from '../temporal/connection.js';
 import { installMetrics } from '../metrics/metrics-runtime.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../temporal/schedules.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
@@ -16,11 +16,13 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   const metrics = installMetrics(config, { handleSignals: true });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
-  await checkTlsHandshake(target);
+  // Connecting the client first checks the TLS settings (connectClient's handshake check), so a
+  // setting that cannot work stops the worker before it touches the database.
+  const temporal = await connectClient(target);
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
-  const [connection, temporal] = await Promise.all([connectWorker(target), connectClient(target)]);
+  const connection = await connectWorker(target);
   try {
     const added = await ensureSearchAttributes(temporal, config.temporal.namespace);
     if (added.length > 0) log.info({ added }, 'search attributes registered');

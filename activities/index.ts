@@ -7,10 +7,9 @@ import { IdempotencyConflictError } from '../domain/errors.js';
 import { findRecord, setRecordStatus } from '../db/idempotency-records.js';
 import {
   findOrderByKey,
-  insertOrder,
+  insertOrderWithReservation,
   isIdempotencyKeyViolation,
   releaseOrphanReservations,
-  reserveStock,
   type StoredOrder,
 } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
@@ -60,8 +59,7 @@ export function createActivities(deps: ActivityDeps) {
     try {
       const { order, record } = await prisma.$transaction(
         async (tx) => {
-          const written = await insertOrder(tx, { ...input, writtenAttempt: attempt });
-          await reserveStock(tx, key, input.order);
+          const written = await insertOrderWithReservation(tx, { ...input, writtenAttempt: attempt });
           const accepted = await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: attempt, lastError: null });
           return { order: written, record: accepted };
         },

@@ -27,52 +27,61 @@ export interface StoredOrder {
   createdAt: Date;
 }
 
-/** Inserts the header and its lines. A second insert for the key fails on `uk_order_idempotent`. */
-export async function insertOrder(tx: Tx, order: NewOrder): Promise<StoredOrder> {
-  const row = await tx.orderMain.create({
-    data: {
-      idempotentKey: order.idempotencyKey,
-      approvalNo: order.approvalNo,
-      operation: order.operation,
-      customerId: order.order.customerId,
-      currency: order.order.currency,
-      totalAmount: order.totalAmount,
-      fingerprint: order.fingerprint,
-      writtenAttempt: order.writtenAttempt,
-      lines: {
-        create: order.order.lines.map((line, index) => ({
-          lineNo: index + 1,
-          sku: line.sku,
-          quantity: line.quantity,
-          unitPrice: line.unitPrice,
-        })),
-      },
-    },
-  });
-  return toStoredOrder(row);
+/**
+ * Writes the order — header, lines and the stock reservation of every SKU — in one statement, so
+ * the write costs one round trip however many lines it has.
+ * - The header insert decides: a second write of the key fails on `uk_order_idempotent`.
+ * - Inventory rows are locked in SKU order before any is changed, so two orders sharing SKUs
+ *   cannot deadlock; the conditional UPDATE is the stock check (no read-then-write window).
+ * Run it inside a transaction: a SKU that is unknown or short throws, and the rollback takes the
+ * header and the other SKUs' reservations with it.
+ */
+export async function insertOrderWithReservation(tx: Tx, order: NewOrder): Promise<StoredOrder> {
+  const { lines } = order.order;
+  const wanted = new Map<string, number>();
+  for (const line of lines) wanted.set(line.sku, (wanted.get(line.sku) ?? 0) + line.quantity);
+  const skus = [...wanted.keys()].sort();
+  const quantities = skus.map((sku) => wanted.get(sku) ?? 0);
+  const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null })[]>`
+    WITH header AS (
+      INSERT INTO order_main
+        (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt)
+      VALUES (${order.idempotencyKey}, ${order.approvalNo}, ${order.operation}, ${order.order.customerId},
+              ${order.order.currency}, ${order.totalAmount}::numeric, ${order.fingerprint}, ${order.writtenAttempt})
+      RETURNING id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt,
+                created_at
+    ), order_lines AS (
+      INSERT INTO order_line (order_id, line_no, sku, quantity, unit_price)
+      SELECT header.id, line.line_no, line.sku, line.quantity, line.unit_price
+      FROM header, unnest(${lines.map((line) => line.sku)}::text[], ${lines.map((line) => line.quantity)}::int[],
+                          ${lines.map((line) => line.unitPrice)}::numeric[])
+                   WITH ORDINALITY AS line (sku, quantity, unit_price, line_no)
+    ), wanted AS (
+      SELECT sku, quantity FROM unnest(${skus}::text[], ${quantities}::int[]) AS wanted (sku, quantity)
+    ), locked AS MATERIALIZED (
+      SELECT sku FROM inventory WHERE sku = ANY(${skus}::text[]) ORDER BY sku FOR UPDATE
+    ), reserved AS (
+      UPDATE inventory SET reserved = inventory.reserved + wanted.quantity, updated_at = now()
+      FROM wanted JOIN locked USING (sku)
+      WHERE inventory.sku = wanted.sku AND inventory.on_hand - inventory.reserved >= wanted.quantity
+      RETURNING inventory.sku, wanted.quantity
+    ), reservations AS (
+      INSERT INTO stock_reservation (idempotent_key, sku, quantity)
+      SELECT header.idempotent_key, reserved.sku, reserved.quantity FROM header, reserved
+    )
+    SELECT header.*, (SELECT array_agg(sku) FROM reserved) AS reserved_skus FROM header`;
+  if (!written) throw new Error(`order ${order.idempotencyKey} was not written: the insert returned no row`);
+  const reserved = new Set(written.reserved_skus ?? []);
+  const short = skus.find((sku) => !reserved.has(sku));
+  if (short !== undefined) throw await stockShortfall(tx, short, wanted.get(short) ?? 0);
+  return toStoredOrder(written);
 }
 
-/**
- * Reserves stock for every SKU of the order, in SKU order so concurrent orders lock rows in the
- * same order (no deadlock between two orders sharing SKUs). The conditional UPDATE is the check:
- * there is no read-then-write window.
- */
-export async function reserveStock(tx: Tx, idempotencyKey: string, order: CanonicalOrder): Promise<void> {
-  const quantities = new Map<string, number>();
-  for (const line of order.lines) quantities.set(line.sku, (quantities.get(line.sku) ?? 0) + line.quantity);
-  const skus = [...quantities.keys()].sort();
-  for (const sku of skus) {
-    const quantity = quantities.get(sku) ?? 0;
-    const updated = await tx.$executeRaw`
-      UPDATE inventory SET reserved = reserved + ${quantity}, updated_at = now()
-      WHERE sku = ${sku} AND on_hand - reserved >= ${quantity}`;
-    if (updated === 0) {
-      const stock = await tx.inventory.findUnique({ where: { sku } });
-      if (!stock) throw new UnknownSkuError(sku);
-      throw new InsufficientStockError(sku, quantity, stock.onHand - stock.reserved);
-    }
-    await tx.stockReservation.create({ data: { idempotentKey: idempotencyKey, sku, quantity } });
-  }
+/** Why a SKU could not be reserved: it does not exist, or it has less free stock than requested. */
+async function stockShortfall(tx: Tx, sku: string, requested: number): Promise<Error> {
+  const stock = await tx.inventory.findUnique({ where: { sku } });
+  if (!stock) return new UnknownSkuError(sku);
+  return new InsufficientStockError(sku, requested, stock.onHand - stock.reserved);
 }
 
 /**
@@ -97,39 +106,49 @@ export async function releaseOrphanReservations(tx: Tx, idempotencyKey: string):
 }
 
 export async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<StoredOrder | undefined> {
-  const row = await db.orderMain.findUnique({ where: { idempotentKey: idempotencyKey } });
+  const [row] = await db.$queryRaw<OrderRow[]>`
+    SELECT id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt, created_at
+    FROM order_main WHERE idempotent_key = ${idempotencyKey}`;
   return row ? toStoredOrder(row) : undefined;
 }
 
-function toStoredOrder(row: {
+/** An order_main row as the statements above return it (the amount as numeric text, 4 decimals). */
+interface OrderRow {
   id: bigint;
-  orderNo: string;
-  idempotentKey: string;
+  order_no: string;
+  idempotent_key: string;
   fingerprint: string;
-  totalAmount: { toFixed: (digits: number) => string };
-  writtenAttempt: number;
-  createdAt: Date;
-}): StoredOrder {
+  total_amount: string;
+  written_attempt: number;
+  created_at: Date;
+}
+
+function toStoredOrder(row: OrderRow): StoredOrder {
   return {
     orderId: row.id.toString(),
-    orderNo: row.orderNo,
-    idempotencyKey: row.idempotentKey,
+    orderNo: row.order_no,
+    idempotencyKey: row.idempotent_key,
     fingerprint: row.fingerprint,
-    totalAmount: row.totalAmount.toFixed(4),
-    writtenAttempt: row.writtenAttempt,
-    createdAt: row.createdAt,
+    totalAmount: row.total_amount,
+    writtenAttempt: row.written_attempt,
+    createdAt: row.created_at,
   };
 }
 
-/** True when `error` is the unique violation of `uk_order_idempotent` (the key already written). */
+/**
+ * True when `error` is the unique violation of `uk_order_idempotent` (the key already written):
+ * P2002 from a model query, P2010 carrying the driver's unique violation from a raw one.
+ */
 export function isIdempotencyKeyViolation(error: unknown): boolean {
   const known = error as { code?: unknown; meta?: { target?: unknown; driverAdapterError?: unknown } } | null;
-  if (!known || known.code !== 'P2002') return false;
+  if (!known || (known.code !== 'P2002' && known.code !== 'P2010')) return false;
   const adapterError = known.meta?.driverAdapterError as
     | { cause?: { constraint?: { index?: string; fields?: string[] } } }
     | undefined;
   const constraint = adapterError?.cause?.constraint;
   if (constraint?.index) return constraint.index === 'uk_order_idempotent';
+  // Other tables share the column name: a raw statement's violation counts only when it names the index.
+  if (known.code === 'P2010') return false;
   if (constraint?.fields) return constraint.fields.some((field) => field.replace(/"/g, '') === 'idempotent_key');
   const target = known.meta?.target;
   return Array.isArray(target) ? target.includes('idempotent_key') : target === 'uk_order_idempotent';

@@ -4,7 +4,7 @@
 import type { CanonicalOrder } from '../domain/fingerprint.js';
 import type { Operation } from '../domain/idempotency-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../domain/order-status.js';
-import type { Prisma, IdempotencyRecord as RecordRow } from '../generated/prisma/client.js';
+import { Prisma, type IdempotencyRecord as RecordRow } from '../generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
 
 export interface StoredRequest {
@@ -46,21 +46,14 @@ export async function claimRecord(
   record: NewRecord,
 ): Promise<{ record: IdempotencyRecord; inserted: boolean }> {
   // INSERT … ON CONFLICT DO NOTHING RETURNING: the first delivery gets its row back in one round
-  // trip; every other delivery reads the row that won.
-  const [created] = await db.idempotencyRecord.createManyAndReturn({
-    data: [
-      {
-        idempotentKey: record.idempotencyKey,
-        approvalNo: record.approvalNo,
-        operation: record.operation,
-        fingerprint: record.fingerprint,
-        request: record.request as unknown as Prisma.InputJsonValue,
-        workflowId: record.workflowId,
-        status: 'RECEIVED',
-      },
-    ],
-    skipDuplicates: true,
-  });
+  // trip; every other delivery reads the row that won. Written as SQL: it runs on every delivery,
+  // and a raw statement costs the process a fraction of a model query's CPU.
+  const [created] = await db.$queryRaw<RecordRow[]>`
+    INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
+    VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+            ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED')
+    ON CONFLICT (idempotent_key) DO NOTHING
+    RETURNING ${RECORD_COLUMNS}`;
   if (created) return { record: toRecord(created), inserted: true };
   const stored = await findRecord(db, record.idempotencyKey);
   if (!stored) throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
@@ -116,6 +109,24 @@ export async function listRecentRecords(
   });
   return rows.map(toRecord);
 }
+
+/** The record's columns under the model's field names, so a raw statement's row maps like a model row. */
+const RECORD_COLUMNS = Prisma.raw(
+  [
+    'idempotent_key AS "idempotentKey"',
+    'approval_no AS "approvalNo"',
+    'operation',
+    'fingerprint',
+    'request',
+    'workflow_id AS "workflowId"',
+    'status',
+    'attempts',
+    'last_error AS "lastError"',
+    'workflow_started_at AS "workflowStartedAt"',
+    'created_at AS "createdAt"',
+    'updated_at AS "updatedAt"',
+  ].join(', '),
+);
 
 function toRecord(row: RecordRow): IdempotencyRecord {
   return {

@@ -1,13 +1,16 @@
 // The engine floor's HTTP edge: the webhook's own steps — raw body, media type, signature, schema,
 // the key — then a start of the floor workflow under the key's id. No database: what is left is
-// the engine and the HTTP edge, the floor the order path is compared with.
+// the engine and the HTTP edge, the floor the order path is compared with. `?visible=1` starts it
+// with an order's search attributes, summary and details, to measure what operators' view costs.
 import Fastify from 'fastify';
 import { loadConfig } from '../config/env.js';
 import { requireSetting, runMain } from '../config/process.js';
 import { idempotencyKeyFor } from '../domain/idempotency-key.js';
 import { parseApproval } from '../domain/order-input.js';
 import { verifySignature } from '../domain/signature.js';
+import { workflowInputFor } from '../submission/submit-approval.js';
 import { connectClient, temporalTargetFrom } from '../temporal/connection.js';
+import { orderVisibilityFor } from '../temporal/order-workflows.js';
 
 const FLOOR_TASK_QUEUE = 'bench-floor';
 
@@ -32,10 +35,13 @@ await runMain('floor-api', async (log) => {
     const parsed = parseApproval(JSON.parse(rawBody.toString('utf8')));
     if (!parsed.ok) return reply.code(400).send(parsed.errors);
     const workflowId = `floor-${idempotencyKeyFor(parsed.value.approvalNo, parsed.value.operation)}`;
+    const visible = (request.query as { visible?: string }).visible === '1';
     await temporal.workflow.start('floorWorkflow', {
       taskQueue: FLOOR_TASK_QUEUE,
       workflowId,
       workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ visible }],
+      ...(visible ? orderVisibilityFor(workflowInputFor(parsed.value, config.writePolicy)) : {}),
     });
     return reply.code(202).send({ workflowId });
   });

@@ -45,6 +45,15 @@ function detailsOf(input: OrderWorkflowInput): string {
   ].join('\n\n');
 }
 
+/** What an order's start carries for operators: its search attributes and the UI's summary and details. */
+export function orderVisibilityFor(input: OrderWorkflowInput) {
+  return {
+    typedSearchAttributes: searchAttributesFor(input, 'RECEIVED'),
+    staticSummary: summaryOf(input),
+    staticDetails: detailsOf(input),
+  };
+}
+
 /**
  * Starts `order-<key>`, or attaches to it while it runs. `reusePolicy` decides what happens when a
  * closed run exists: the edge never starts a second run (REJECT_DUPLICATE: a redelivery never
@@ -64,9 +73,7 @@ export async function startOrderWorkflow(
       args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: reusePolicy,
-      typedSearchAttributes: searchAttributesFor(input, 'RECEIVED'),
-      staticSummary: summaryOf(input),
-      staticDetails: detailsOf(input),
+      ...orderVisibilityFor(input),
     });
     // A USE_EXISTING start answers with the running run when there is one; which delivery was
     // the first is decided in the database (db/idempotency-records.ts), not here.

@@ -57,18 +57,19 @@ export function createActivities(deps: ActivityDeps) {
     const key = input.idempotencyKey;
     log.info('writing order', { idempotencyKey: key, attempt });
     try {
-      const { order, record } = await prisma.$transaction(
-        async (tx) => {
-          const written = await insertOrderWithReservation(tx, { ...input, writtenAttempt: attempt });
-          const accepted = await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: attempt, lastError: null });
-          return { order: written, record: accepted };
-        },
+      const { order, acceptedAt } = await prisma.$transaction(
+        (tx) =>
+          insertOrderWithReservation(
+            tx,
+            { ...input, writtenAttempt: attempt },
+            { status: 'SUBMITTED', attempts: attempt, lastError: null },
+          ),
         // Prisma's own timers end the transaction (rolled back) before Temporal gives up on the
         // attempt, so a slow attempt cannot commit after a later step already looked for it.
         transactionTimers(input.policy.startToCloseMs),
       );
       log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
-      metrics.orderWritten(record ? Date.now() - record.acceptedAt.getTime() : undefined);
+      metrics.orderWritten(acceptedAt ? Date.now() - acceptedAt.getTime() : undefined);
       return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
     } catch (error) {
       if (!isIdempotencyKeyViolation(error)) throw toActivityFailure(error, attempt, input.policy);

@@ -37,24 +37,42 @@ export interface NewRecord {
   workflowId: string;
 }
 
+/** A claimed key: the record that holds it, and whether this call inserted it. */
+export type Claim =
+  | {
+      record: IdempotencyRecord;
+      inserted: true;
+      /**
+       * The fingerprint of an order already written under the key (records expire, orders do
+       * not), read in the claim's own statement; undefined when there is none.
+       */
+      orderFingerprint: string | undefined;
+    }
+  | { record: IdempotencyRecord; inserted: false };
+
 /**
  * Inserts the record unless one exists, then returns whichever record holds the key. Concurrent
  * deliveries all get the same record back: INSERT … ON CONFLICT DO NOTHING, never check-then-insert.
  */
-export async function claimRecord(
-  db: Tx,
-  record: NewRecord,
-): Promise<{ record: IdempotencyRecord; inserted: boolean }> {
-  // INSERT … ON CONFLICT DO NOTHING RETURNING: the first delivery gets its row back in one round
-  // trip; every other delivery reads the row that won. Written as SQL: it runs on every delivery,
-  // and a raw statement costs the process a fraction of a model query's CPU.
-  const [created] = await db.$queryRaw<RecordRow[]>`
-    INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
-    VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-            ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED')
-    ON CONFLICT (idempotent_key) DO NOTHING
-    RETURNING ${RECORD_COLUMNS}`;
-  if (created) return { record: toRecord(created), inserted: true };
+export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
+  // INSERT … ON CONFLICT DO NOTHING RETURNING: the first delivery gets its row back, and the key's
+  // order if one exists, in one round trip; every other delivery reads the row that won. Written
+  // as SQL: it runs on every delivery, and a raw statement costs a fraction of a model query.
+  const [created] = await db.$queryRaw<(RecordRow & { orderFingerprint: string | null })[]>`
+    WITH claimed AS (
+      INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
+      VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+              ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED')
+      ON CONFLICT (idempotent_key) DO NOTHING
+      RETURNING ${RECORD_COLUMNS}
+    )
+    SELECT claimed.*,
+           (SELECT fingerprint FROM order_main WHERE idempotent_key = ${record.idempotencyKey}) AS "orderFingerprint"
+    FROM claimed`;
+  if (created) {
+    const { orderFingerprint, ...row } = created;
+    return { record: toRecord(row), inserted: true, orderFingerprint: orderFingerprint ?? undefined };
+  }
   const stored = await findRecord(db, record.idempotencyKey);
   if (!stored) throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
   return { record: stored, inserted: false };
@@ -157,18 +175,14 @@ export interface StatusChange {
 }
 
 /**
- * Records a status change in one statement (it runs inside the write transaction). The status,
- * last error and updated_at change only from the `onlyFrom` statuses; attempts only ever grow.
- * Returns when the key was first accepted (undefined when its record has expired).
+ * A status change as one statement (UPDATE … RETURNING created_at): run alone by setRecordStatus,
+ * or inside the order write's own statement. The status, last error and updated_at change only
+ * from the `onlyFrom` statuses; attempts only ever grow.
  */
-export async function setRecordStatus(
-  db: Tx,
-  idempotencyKey: string,
-  change: StatusChange,
-): Promise<{ acceptedAt: Date } | undefined> {
+export function recordStatusUpdate(idempotencyKey: string, change: StatusChange): Prisma.Sql {
   const from: string[] = change.onlyFrom ? [...change.onlyFrom] : [...ORDER_STATUSES];
   const setLastError = change.lastError !== undefined;
-  const rows = await db.$queryRaw<{ created_at: Date }[]>`
+  return Prisma.sql`
     UPDATE idempotency_record SET
       status = CASE WHEN status = ANY(${from}::text[]) THEN ${change.status} ELSE status END,
       last_error = CASE WHEN status = ANY(${from}::text[]) AND ${setLastError} THEN ${change.lastError ?? null}
@@ -177,5 +191,17 @@ export async function setRecordStatus(
       attempts = GREATEST(attempts, ${change.attempts ?? 0})
     WHERE idempotent_key = ${idempotencyKey}
     RETURNING created_at`;
+}
+
+/**
+ * Records a status change (see recordStatusUpdate). Returns when the key was first accepted
+ * (undefined when its record has expired).
+ */
+export async function setRecordStatus(
+  db: Tx,
+  idempotencyKey: string,
+  change: StatusChange,
+): Promise<{ acceptedAt: Date } | undefined> {
+  const rows = await db.$queryRaw<{ created_at: Date }[]>(recordStatusUpdate(idempotencyKey, change));
   return rows[0] ? { acceptedAt: rows[0].created_at } : undefined;
 }

@@ -4,6 +4,8 @@
 import type { CanonicalOrder } from '../domain/fingerprint.js';
 import { InsufficientStockError, UnknownSkuError } from '../domain/errors.js';
 import type { Operation } from '../domain/idempotency-key.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { recordStatusUpdate, type StatusChange } from './idempotency-records.js';
 import type { Tx } from './prisma-client.js';
 
 export interface NewOrder {
@@ -27,22 +29,36 @@ export interface StoredOrder {
   createdAt: Date;
 }
 
+/** An order as the write left it, and when its key was first accepted (from the record it updated). */
+export interface WrittenOrder {
+  order: StoredOrder;
+  /** Undefined when no record change was asked for, or the key's record has expired. */
+  acceptedAt: Date | undefined;
+}
+
 /**
- * Writes the order — header, lines and the stock reservation of every SKU — in one statement, so
- * the write costs one round trip however many lines it has.
+ * Writes the order — header, lines and the stock reservation of every SKU — and, when asked, the
+ * key's record status, in one statement: one round trip however many lines the order has.
  * - The header insert decides: a second write of the key fails on `uk_order_idempotent`.
  * - Inventory rows are locked in SKU order before any is changed, so two orders sharing SKUs
  *   cannot deadlock; the conditional UPDATE is the stock check (no read-then-write window).
  * Run it inside a transaction: a SKU that is unknown or short throws, and the rollback takes the
- * header and the other SKUs' reservations with it.
+ * header, the other SKUs' reservations and the record change with it.
  */
-export async function insertOrderWithReservation(tx: Tx, order: NewOrder): Promise<StoredOrder> {
+export async function insertOrderWithReservation(
+  tx: Tx,
+  order: NewOrder,
+  recordChange?: StatusChange,
+): Promise<WrittenOrder> {
   const { lines } = order.order;
   const wanted = new Map<string, number>();
   for (const line of lines) wanted.set(line.sku, (wanted.get(line.sku) ?? 0) + line.quantity);
   const skus = [...wanted.keys()].sort();
   const quantities = skus.map((sku) => wanted.get(sku) ?? 0);
-  const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null })[]>`
+  const record = recordChange
+    ? Prisma.sql`, record AS (${recordStatusUpdate(order.idempotencyKey, recordChange)})`
+    : Prisma.sql`, record AS (SELECT NULL::timestamptz AS created_at)`;
+  const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null; accepted_at: Date | null })[]>`
     WITH header AS (
       INSERT INTO order_main
         (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt)
@@ -68,13 +84,15 @@ export async function insertOrderWithReservation(tx: Tx, order: NewOrder): Promi
     ), reservations AS (
       INSERT INTO stock_reservation (idempotent_key, sku, quantity)
       SELECT header.idempotent_key, reserved.sku, reserved.quantity FROM header, reserved
-    )
-    SELECT header.*, (SELECT array_agg(sku) FROM reserved) AS reserved_skus FROM header`;
+    )${record}
+    SELECT header.*, (SELECT array_agg(sku) FROM reserved) AS reserved_skus,
+           (SELECT created_at FROM record) AS accepted_at
+    FROM header`;
   if (!written) throw new Error(`order ${order.idempotencyKey} was not written: the insert returned no row`);
   const reserved = new Set(written.reserved_skus ?? []);
   const short = skus.find((sku) => !reserved.has(sku));
   if (short !== undefined) throw await stockShortfall(tx, short, wanted.get(short) ?? 0);
-  return toStoredOrder(written);
+  return { order: toStoredOrder(written), acceptedAt: written.accepted_at ?? undefined };
 }
 
 /** Why a SKU could not be reserved: it does not exist, or it has less free stock than requested. */

@@ -118,7 +118,7 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
 
-  const { record, inserted } = await claimRecord(deps.prisma, {
+  const claim = await claimRecord(deps.prisma, {
     idempotencyKey: key,
     approvalNo: input.approvalNo,
     operation: input.operation,
@@ -126,6 +126,7 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
     request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
     workflowId,
   });
+  const { record, inserted } = claim;
   if (record.fingerprint !== input.fingerprint) {
     throw new IdempotencyConflictError(
       key,
@@ -139,14 +140,17 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
   }
 
   // An order row written without a record (records expire after the retention window; an order
-  // never does) answers for the key: no workflow is started for an order that exists.
-  const existing = await findOrderByKey(deps.prisma, key);
-  if (existing) {
-    if (existing.fingerprint !== input.fingerprint) {
+  // never does) answers for the key: no workflow is started for an order that exists. A fresh
+  // claim looked for it in its own statement.
+  const orderFingerprint = claim.inserted
+    ? claim.orderFingerprint
+    : (await findOrderByKey(deps.prisma, key))?.fingerprint;
+  if (orderFingerprint !== undefined) {
+    if (orderFingerprint !== input.fingerprint) {
       // The record this delivery just claimed holds the wrong order: forget it, so the key keeps
       // answering from the order row and its redeliveries are not refused as conflicts.
       if (inserted) await releaseUnstartedClaim(deps.prisma, key);
-      throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
+      throw new IdempotencyConflictError(key, orderFingerprint, input.fingerprint);
     }
     await markWorkflowStarted(deps.prisma, key, 'SUBMITTED');
     return { idempotencyKey: key, workflowId, duplicate: true, status: 'SUBMITTED' };

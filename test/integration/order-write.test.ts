@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
 import type { CanonicalLine } from '../../domain/fingerprint.js';
+import { claimRecord, findRecord, type StatusChange } from '../../db/idempotency-records.js';
 import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
 import {
   findOrderByKey,
@@ -35,7 +36,8 @@ describe('the order write (one statement in one transaction)', () => {
   });
   after(() => prisma.$disconnect());
 
-  const write = (order: NewOrder) => prisma.$transaction((tx) => insertOrderWithReservation(tx, order));
+  const write = (order: NewOrder, recordChange?: StatusChange) =>
+    prisma.$transaction((tx) => insertOrderWithReservation(tx, order, recordChange));
 
   it('writes the header, every line in order and one reservation per SKU (repeated SKUs summed)', async () => {
     const [a, b] = [await createSku(prisma, 100), await createSku(prisma, 100)];
@@ -44,8 +46,9 @@ describe('the order write (one statement in one transaction)', () => {
       { sku: b, quantity: 3, unitPrice: '2.0000' },
       { sku: a, quantity: 4, unitPrice: '0.2500' },
     ]);
-    const written = await write(order);
+    const { order: written, acceptedAt } = await write(order);
 
+    assert.equal(acceptedAt, undefined, 'no record change was asked for');
     assert.match(written.orderNo, /^SO-\d{8}-\d{8}$/);
     assert.deepEqual(await findOrderByKey(prisma, order.idempotencyKey), written);
     const lines = await prisma.orderLine.findMany({
@@ -101,6 +104,35 @@ describe('the order write (one statement in one transaction)', () => {
     }
     assert.deepEqual(await stockOf(prisma, plenty), { onHand: 100, reserved: 0 });
     assert.deepEqual(await stockOf(prisma, scarce), { onHand: 2, reserved: 0 });
+  });
+
+  it("moves the key's record in the same statement, and a failed write leaves the record as it was", async () => {
+    const sku = await createSku(prisma, 5);
+    const claimOf = async (order: NewOrder) => {
+      const claim = await claimRecord(prisma, {
+        idempotencyKey: order.idempotencyKey,
+        approvalNo: order.approvalNo,
+        operation: order.operation,
+        fingerprint: order.fingerprint,
+        request: { approvedAt: order.approvedAt, order: order.order, totalAmount: order.totalAmount },
+        workflowId: `order-${order.idempotencyKey}`,
+      });
+      return claim.record;
+    };
+    const submitted = { status: 'SUBMITTED', attempts: 2, lastError: null } as const;
+
+    const fits = newOrder([{ sku, quantity: 5, unitPrice: '1.0000' }]);
+    const claimed = await claimOf(fits);
+    const { acceptedAt } = await write(fits, submitted);
+    assert.deepEqual(acceptedAt, claimed.createdAt, 'the write reports when the key was accepted');
+    const after = await findRecord(prisma, fits.idempotencyKey);
+    assert.deepEqual([after?.status, after?.attempts], ['SUBMITTED', 2]);
+
+    const tooMuch = newOrder([{ sku, quantity: 1, unitPrice: '1.0000' }]);
+    await claimOf(tooMuch);
+    await assert.rejects(write(tooMuch, submitted), InsufficientStockError);
+    const untouched = await findRecord(prisma, tooMuch.idempotencyKey);
+    assert.deepEqual([untouched?.status, untouched?.attempts], ['RECEIVED', 0]);
   });
 
   it('orders naming shared SKUs in opposite orders do not deadlock: rows are locked in SKU order', async () => {

@@ -4,12 +4,12 @@ import { requireSetting, runMain } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
 import { checkTlsHandshake, createLazyClient, temporalTargetFrom } from '../temporal/connection.js';
-import { installMetrics } from '../metrics/metrics-runtime.js';
+import { installTemporalRuntime } from '../temporal/runtime.js';
 import { buildApp } from './app.js';
 
 await runMain('api', async (log) => {
   const config = loadConfig();
-  const metrics = installMetrics(config, { handleSignals: false });
+  const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: true });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
   requireSetting('WEBHOOK_SECRET', config.webhook.secret);

@@ -6,14 +6,14 @@ import { requireSetting } from '../config/process.js';
 import { migrate } from '../db/migrate.js';
 import { createPrismaClientFromConfig } from '../db/prisma-client.js';
 import { connectClient, temporalTargetFrom } from '../temporal/connection.js';
-import { installMetrics } from '../metrics/metrics-runtime.js';
+import { installTemporalRuntime } from '../temporal/runtime.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../temporal/schedules.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
-  const metrics = installMetrics(config, { handleSignals: true });
+  const metrics = installTemporalRuntime(config, log, { handleSignals: true });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
   // Connecting the client first checks the TLS settings (connectClient's handshake check), so a

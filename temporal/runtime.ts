@@ -1,0 +1,68 @@
+// The Temporal runtime of a process, installed before any worker or native connection exists:
+// the SDK's own logs and the workflows' and activities' logs go through the process's logger (JSON,
+// at LOG_LEVEL), and METRICS_PORT turns on the Prometheus endpoint, the SDK's metrics and the
+// product's side by side.
+import { DefaultLogger, type LogEntry, type LogLevel, Runtime } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import type { Config } from '../config/env.js';
+import {
+  END_TO_END_BUCKETS_MS,
+  END_TO_END_LATENCY,
+  noProductMetrics,
+  productMetrics,
+  type ProductMetrics,
+} from '../metrics/product-metrics.js';
+
+const SDK_LEVEL: Record<string, LogLevel> = {
+  trace: 'TRACE',
+  debug: 'DEBUG',
+  info: 'INFO',
+  warn: 'WARN',
+  error: 'ERROR',
+  fatal: 'ERROR',
+  silent: 'ERROR',
+};
+const PINO_METHOD = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
+/**
+ * A Temporal logger writing through `log`, filtering at `log`'s level before anything is formatted.
+ * The SDK's `error` attribute becomes pino's `err`, so its message and stack are serialised.
+ */
+export function temporalLoggerFor(log: Logger): DefaultLogger {
+  return new DefaultLogger(SDK_LEVEL[log.level] ?? 'INFO', (entry: LogEntry) => {
+    const { error, ...meta } = entry.meta ?? {};
+    log[PINO_METHOD[entry.level]](error === undefined ? meta : { ...meta, err: error }, entry.message);
+  });
+}
+
+/**
+ * `onlyForMetrics`: a process whose Temporal client needs no runtime (the API) installs one only
+ * when metrics are on.
+ */
+export function installTemporalRuntime(
+  config: Pick<Config, 'metrics'>,
+  log: Logger,
+  options: { handleSignals: boolean; onlyForMetrics?: boolean },
+): ProductMetrics {
+  if (!config.metrics && options.onlyForMetrics) return noProductMetrics();
+  Runtime.install({
+    logger: temporalLoggerFor(log),
+    // The API stops on its own terms (drain, then close); only the worker lets the SDK take signals.
+    ...(options.handleSignals ? {} : { shutdownSignals: [] }),
+    ...(config.metrics
+      ? {
+          telemetryOptions: {
+            metrics: {
+              prometheus: {
+                bindAddress: `${config.metrics.host}:${config.metrics.port}`,
+                countersTotalSuffix: true,
+                unitSuffix: true,
+                histogramBucketOverrides: { [END_TO_END_LATENCY]: END_TO_END_BUCKETS_MS },
+              },
+            },
+          },
+        }
+      : {}),
+  });
+  return config.metrics ? productMetrics(Runtime.instance().metricMeter) : noProductMetrics();
+}

@@ -11,8 +11,7 @@ import { verifySignature } from '../domain/signature.js';
 import { workflowInputFor } from '../submission/submit-approval.js';
 import { connectClient, temporalTargetFrom } from '../temporal/connection.js';
 import { orderVisibilityFor } from '../temporal/order-workflows.js';
-
-const FLOOR_TASK_QUEUE = 'bench-floor';
+import { FLOOR_TASK_QUEUE } from './floor.js';
 
 await runMain('floor-api', async (log) => {
   const config = loadConfig();

@@ -1,14 +1,16 @@
 // The engine floor's worker process: the floor workflow and a no-op activity, with the same worker
-// settings as the order worker (WORKER_MAX_CONCURRENT_*), on its own task queue.
+// settings (WORKER_MAX_CONCURRENT_*) and the same runtime (logs at LOG_LEVEL) as the order worker,
+// on its own task queue.
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig } from '../config/env.js';
 import { requireSetting, runMain } from '../config/process.js';
-
-const FLOOR_TASK_QUEUE = 'bench-floor';
+import { installTemporalRuntime } from '../temporal/runtime.js';
+import { FLOOR_TASK_QUEUE } from './floor.js';
 
 await runMain('floor-worker', async (log) => {
   const config = loadConfig();
+  installTemporalRuntime(config, log, { handleSignals: true });
   const connection = await NativeConnection.connect({
     address: requireSetting('TEMPORAL_ADDRESS', config.temporal.address),
   });

@@ -123,7 +123,7 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   if (written.deliveryConfigured) {
     await deliver(written);
   }
-  if (!allHandlersFinished()) await condition(allHandlersFinished);
+  await condition(allHandlersFinished);
   return { ...written, finalStatus: state.status };
 
   async function deliver(order: OrderWriteResult): Promise<void> {

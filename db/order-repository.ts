@@ -40,8 +40,9 @@ export interface WrittenOrder {
  * Writes the order — header, lines and the stock reservation of every SKU — and, when asked, the
  * key's record status, in one statement: one round trip however many lines the order has.
  * - The header insert decides: a second write of the key fails on `uk_order_idempotent`.
- * - Inventory rows are locked in SKU order before any is changed, so two orders sharing SKUs
- *   cannot deadlock; the conditional UPDATE is the stock check (no read-then-write window).
+ * - Inventory rows are locked in SKU order (byte order, as JavaScript sorts them), so two orders
+ *   sharing SKUs cannot deadlock; the conditional UPDATE is the stock check (no read-then-write
+ *   window).
  * Run it inside a transaction: a SKU that is unknown or short throws, and the rollback takes the
  * header, the other SKUs' reservations and the record change with it.
  */
@@ -50,6 +51,11 @@ export async function insertOrderWithReservation(
   order: NewOrder,
   recordChange?: StatusChange,
 ): Promise<WrittenOrder> {
+  // Prisma's transaction client has no $connect. On a plain client the statement would commit
+  // before a shortfall is known.
+  if (typeof (tx as { $connect?: unknown }).$connect === 'function') {
+    throw new Error('insertOrderWithReservation must run inside a transaction');
+  }
   const { lines } = order.order;
   const wanted = new Map<string, number>();
   for (const line of lines) wanted.set(line.sku, (wanted.get(line.sku) ?? 0) + line.quantity);
@@ -75,7 +81,7 @@ export async function insertOrderWithReservation(
     ), wanted AS (
       SELECT sku, quantity FROM unnest(${skus}::text[], ${quantities}::int[]) AS wanted (sku, quantity)
     ), locked AS MATERIALIZED (
-      SELECT sku FROM inventory WHERE sku = ANY(${skus}::text[]) ORDER BY sku FOR UPDATE
+      SELECT sku FROM inventory WHERE sku = ANY(${skus}::text[]) ORDER BY sku COLLATE "C" FOR UPDATE
     ), reserved AS (
       UPDATE inventory SET reserved = inventory.reserved + wanted.quantity, updated_at = now()
       FROM wanted JOIN locked USING (sku)

@@ -45,13 +45,17 @@ export function installTemporalRuntime(
   options: { handleSignals: boolean; onlyForMetrics?: boolean },
 ): ProductMetrics {
   if (!config.metrics && options.onlyForMetrics) return noProductMetrics();
+  const logger = temporalLoggerFor(log);
   Runtime.install({
-    logger: temporalLoggerFor(log),
+    logger,
     // The API stops on its own terms (drain, then close); only the worker lets the SDK take signals.
     ...(options.handleSignals ? {} : { shutdownSignals: [] }),
-    ...(config.metrics
-      ? {
-          telemetryOptions: {
+    telemetryOptions: {
+      // The SDK core's own logs (connection trouble, task failures) join the same stream; below
+      // WARN they are too chatty to be worth a line.
+      logging: { forward: {}, filter: { core: logger.level === 'ERROR' ? 'ERROR' : 'WARN', other: 'ERROR' } },
+      ...(config.metrics
+        ? {
             metrics: {
               prometheus: {
                 bindAddress: `${config.metrics.host}:${config.metrics.port}`,
@@ -60,9 +64,9 @@ export function installTemporalRuntime(
                 histogramBucketOverrides: { [END_TO_END_LATENCY]: END_TO_END_BUCKETS_MS },
               },
             },
-          },
-        }
-      : {}),
+          }
+        : {}),
+    },
   });
   return config.metrics ? productMetrics(Runtime.instance().metricMeter) : noProductMetrics();
 }

@@ -106,6 +106,14 @@ describe('the order write (one statement in one transaction)', () => {
     assert.deepEqual(await stockOf(prisma, scarce), { onHand: 2, reserved: 0 });
   });
 
+  it('refuses to run outside a transaction, where a shortfall would be found after the commit', async () => {
+    const sku = await createSku(prisma, 1);
+    const order = newOrder([{ sku, quantity: 1, unitPrice: '1.0000' }]);
+    await assert.rejects(insertOrderWithReservation(prisma, order), /must run inside a transaction/);
+    assert.equal(await findOrderByKey(prisma, order.idempotencyKey), undefined);
+    assert.deepEqual(await stockOf(prisma, sku), { onHand: 1, reserved: 0 });
+  });
+
   it("moves the key's record in the same statement, and a failed write leaves the record as it was", async () => {
     const sku = await createSku(prisma, 5);
     const claimOf = async (order: NewOrder) => {

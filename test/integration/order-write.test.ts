@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
 import type { CanonicalLine } from '../../domain/fingerprint.js';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { claimRecord, findRecord, type StatusChange } from '../../db/idempotency-records.js';
 import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
 import {
@@ -17,7 +18,7 @@ import { createSku, stackEnv, stockOf, uniqueApprovalNo } from '../support/servi
 function newOrder(lines: CanonicalLine[]): NewOrder {
   const approvalNo = uniqueApprovalNo('W');
   return {
-    idempotencyKey: `oa:${approvalNo}:MAIN`,
+    idempotencyKey: idempotencyKeyFor(approvalNo, 'MAIN'),
     approvalNo,
     operation: 'MAIN',
     approvedAt: '2026-11-30T08:00:00Z',

@@ -20,6 +20,7 @@ describe("the worker's Temporal logs", () => {
   it('come out as the process JSON lines, filtered at LOG_LEVEL', () => {
     const { log, lines } = capturingLogger('warn');
     const temporal = temporalLoggerFor(log);
+    assert.equal(temporal.level, 'WARN', "the SDK (and its core's log filter) gets the process's level");
     temporal.info('order committed', { idempotencyKey: 'oa:AP-1:MAIN' });
     temporal.warn('order write failed', { idempotencyKey: 'oa:AP-1:MAIN' });
     assert.deepEqual(

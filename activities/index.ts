@@ -9,7 +9,6 @@ import {
   findOrderByKey,
   insertOrderWithReservation,
   isIdempotencyKeyViolation,
-  releaseOrphanReservations,
   type StoredOrder,
 } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
@@ -105,8 +104,8 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   /**
-   * Reconcile, release, record — in one transaction, idempotent per failed run: running it again
-   * for the same run finds the record and changes nothing.
+   * Reconcile and record — in one transaction, idempotent per failed run: running it again for the
+   * same run finds the record and changes nothing.
    */
   async function reconcileFailedWrite(input: CompensationInput): Promise<Reconciliation> {
     const key = input.order.idempotencyKey;
@@ -127,8 +126,10 @@ export function createActivities(deps: ActivityDeps) {
           priorDecision: { decision: prior.decision as CompensationDecision, status: record?.status ?? 'FAILED' },
         };
       }
-      // Reservations belong to whatever order holds the key; only a key with no order has orphans.
-      const releasedLines = existing ? 0 : await releaseOrphanReservations(tx, key);
+      // Nothing is released here. The write is one statement in one transaction: stock is only ever
+      // reserved together with its order, so a key without an order holds no reservation. A release
+      // here could only be wrong — a slow write may commit between this read and it.
+      const releasedLines = 0;
       await tx.$executeRaw`
           INSERT INTO compensation_record
             (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)

@@ -24,6 +24,8 @@ export interface IdempotencyRecord {
   attempts: number;
   lastError: string | null;
   workflowStartedAt: Date | null;
+  /** When the one delivery answered 202 was decided; null until then. */
+  firstDeliveryAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -37,67 +39,96 @@ export interface NewRecord {
   workflowId: string;
 }
 
-/** A claimed key: the record that holds it, and whether this call inserted it. */
-export type Claim =
-  | {
-      record: IdempotencyRecord;
-      inserted: true;
-      /**
-       * The fingerprint of an order already written under the key (records expire, orders do
-       * not), read in the claim's own statement; undefined when there is none.
-       */
-      orderFingerprint: string | undefined;
-    }
-  | { record: IdempotencyRecord; inserted: false };
+/** What a delivery finds under its key: the record that holds it, and the key's order if one exists. */
+export interface Claim {
+  /** True when this call inserted the record: the key was new. */
+  inserted: boolean;
+  /** Undefined only when an order row answers for the key and its record has expired. */
+  record: IdempotencyRecord | undefined;
+  /**
+   * The fingerprint of an order already written under the key (records expire, orders do not),
+   * read in the claim's own statement; undefined when there is none.
+   */
+  orderFingerprint: string | undefined;
+}
 
 /**
- * Inserts the record unless one exists, then returns whichever record holds the key. Concurrent
- * deliveries all get the same record back: INSERT … ON CONFLICT DO NOTHING, never check-then-insert.
+ * Claims the key for this delivery: inserts its record unless one exists or an order row already
+ * answers for the key, then returns whichever record holds it. Concurrent deliveries all get the
+ * same record back: INSERT … ON CONFLICT DO NOTHING, never check-then-insert. A key whose order
+ * exists gets no new record: the order row judges every later delivery, so a conflicting payload
+ * can never leave a claim behind that refuses the right one.
  */
 export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
-  // INSERT … ON CONFLICT DO NOTHING RETURNING: the first delivery gets its row back, and the key's
-  // order if one exists, in one round trip; every other delivery reads the row that won. Written
-  // as SQL: it runs on every delivery, and a raw statement costs a fraction of a model query.
-  const [created] = await db.$queryRaw<(RecordRow & { orderFingerprint: string | null })[]>`
-    WITH claimed AS (
+  // One round trip for a new key: its record, and the key's order if there is one. Written as
+  // SQL: it runs on every delivery, and a raw statement costs a fraction of a model query.
+  const [row] = await db.$queryRaw<(Partial<RecordRow> & { orderFingerprint: string | null })[]>`
+    WITH existing_order AS (
+      SELECT fingerprint FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
+    ), claimed AS (
       INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
-      VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-              ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED')
+      SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+             ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED'
+      WHERE NOT EXISTS (SELECT 1 FROM existing_order)
       ON CONFLICT (idempotent_key) DO NOTHING
       RETURNING ${RECORD_COLUMNS}
     )
-    SELECT claimed.*,
-           (SELECT fingerprint FROM order_main WHERE idempotent_key = ${record.idempotencyKey}) AS "orderFingerprint"
-    FROM claimed`;
-  if (created) {
-    const { orderFingerprint, ...row } = created;
-    return { record: toRecord(row), inserted: true, orderFingerprint: orderFingerprint ?? undefined };
+    SELECT (SELECT fingerprint FROM existing_order) AS "orderFingerprint", claimed.*
+    FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;
+  const orderFingerprint = row?.orderFingerprint ?? undefined;
+  if (row?.idempotentKey) {
+    const { orderFingerprint: _order, ...inserted } = row;
+    return { inserted: true, record: toRecord(inserted as RecordRow), orderFingerprint };
   }
   const stored = await findRecord(db, record.idempotencyKey);
-  if (!stored) throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
-  return { record: stored, inserted: false };
+  if (!stored && orderFingerprint === undefined) {
+    throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
+  }
+  return { inserted: false, record: stored, orderFingerprint };
 }
 
 /**
- * Forgets a claim whose workflow never started (Temporal was unreachable), so a refused delivery
- * leaves nothing behind; the OA side's redelivery claims the key afresh.
+ * Decides, in the database alone, whether this delivery is the key's first: the one delivery
+ * whose conditional update sets `first_delivery_at` is answered 202, every other one 200 — however
+ * the deliveries interleave with the workflow, and whichever of them started it. Only deliveries
+ * that know the key's workflow exists (started, attached to, or already marked) ask. It also marks
+ * the workflow started, and does not depend on the claim still existing: a record that vanished
+ * is written again from `record`.
  */
-export async function releaseUnstartedClaim(db: Tx, idempotencyKey: string): Promise<void> {
+export async function decideFirstDelivery(
+  db: Tx,
+  record: NewRecord,
+): Promise<{ first: boolean; status: OrderStatus | undefined }> {
+  const rows = await db.$queryRaw<{ status: string; first: boolean }[]>`
+    WITH won AS (
+      INSERT INTO idempotency_record
+        (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status, workflow_started_at,
+         first_delivery_at)
+      VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+              ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED', now(), now())
+      ON CONFLICT (idempotent_key) DO UPDATE SET
+        first_delivery_at = now(),
+        workflow_started_at = COALESCE(idempotency_record.workflow_started_at, now()),
+        updated_at = now()
+      WHERE idempotency_record.first_delivery_at IS NULL
+      RETURNING status
+    )
+    SELECT status, true AS first FROM won
+    UNION ALL
+    SELECT status, false AS first FROM idempotency_record
+    WHERE idempotent_key = ${record.idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)`;
+  const [row] = rows;
+  return { first: row?.first === true, status: row?.status as OrderStatus | undefined };
+}
+
+/**
+ * Marks the key's workflow as started, for a start that did not come from a delivery (an
+ * operator's). A started key is never started again by a redelivery.
+ */
+export async function markWorkflowStarted(db: Tx, idempotencyKey: string): Promise<void> {
   await db.$executeRaw`
-    DELETE FROM idempotency_record WHERE idempotent_key = ${idempotencyKey} AND workflow_started_at IS NULL`;
-}
-
-/**
- * Marks the workflow as started. Exactly one caller wins (returns true): that delivery is the
- * first one, every other delivery of the key is a duplicate.
- */
-export async function markWorkflowStarted(db: Tx, idempotencyKey: string, status?: OrderStatus): Promise<boolean> {
-  const updated = await db.$executeRaw`
-    UPDATE idempotency_record
-    SET workflow_started_at = now(), updated_at = now(),
-        status = CASE WHEN status = 'RECEIVED' THEN COALESCE(${status ?? null}, status) ELSE status END
-    WHERE idempotent_key = ${idempotencyKey} AND workflow_started_at IS NULL`;
-  return updated === 1;
+    UPDATE idempotency_record SET workflow_started_at = COALESCE(workflow_started_at, now()), updated_at = now()
+    WHERE idempotent_key = ${idempotencyKey}`;
 }
 
 export async function findRecord(db: Tx, idempotencyKey: string): Promise<IdempotencyRecord | undefined> {
@@ -141,6 +172,7 @@ const RECORD_COLUMNS = Prisma.raw(
     'attempts',
     'last_error AS "lastError"',
     'workflow_started_at AS "workflowStartedAt"',
+    'first_delivery_at AS "firstDeliveryAt"',
     'created_at AS "createdAt"',
     'updated_at AS "updatedAt"',
   ].join(', '),
@@ -158,6 +190,7 @@ function toRecord(row: RecordRow): IdempotencyRecord {
     attempts: row.attempts,
     lastError: row.lastError,
     workflowStartedAt: row.workflowStartedAt,
+    firstDeliveryAt: row.firstDeliveryAt,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -177,7 +210,10 @@ export interface StatusChange {
 /**
  * A status change as one statement (UPDATE … RETURNING created_at): run alone by setRecordStatus,
  * or inside the order write's own statement. The status, last error and updated_at change only
- * from the `onlyFrom` statuses; attempts only ever grow.
+ * from the `onlyFrom` statuses; attempts only ever grow. Every status change comes from a running
+ * workflow, so it also marks the workflow started: a delivery whose start answer was lost never
+ * marked it, and a later redelivery must not start the key again (after an operator abandoned it,
+ * and after Temporal's history of the run is gone).
  */
 export function recordStatusUpdate(idempotencyKey: string, change: StatusChange): Prisma.Sql {
   const from: string[] = change.onlyFrom ? [...change.onlyFrom] : [...ORDER_STATUSES];
@@ -188,7 +224,8 @@ export function recordStatusUpdate(idempotencyKey: string, change: StatusChange)
       last_error = CASE WHEN status = ANY(${from}::text[]) AND ${setLastError} THEN ${change.lastError ?? null}
                         ELSE last_error END,
       updated_at = CASE WHEN status = ANY(${from}::text[]) THEN now() ELSE updated_at END,
-      attempts = GREATEST(attempts, ${change.attempts ?? 0})
+      attempts = GREATEST(attempts, ${change.attempts ?? 0}),
+      workflow_started_at = COALESCE(workflow_started_at, now())
     WHERE idempotent_key = ${idempotencyKey}
     RETURNING created_at`;
 }

@@ -108,27 +108,6 @@ async function stockShortfall(tx: Tx, sku: string, requested: number): Promise<E
   return new InsufficientStockError(sku, requested, stock.onHand - stock.reserved);
 }
 
-/**
- * Releases reservations that a key holds without an order (a safety net: the write is one
- * transaction, so normally there are none). Idempotent: released rows are marked, never twice.
- */
-export async function releaseOrphanReservations(tx: Tx, idempotencyKey: string): Promise<number> {
-  const orphans = await tx.stockReservation.findMany({
-    where: { idempotentKey: idempotencyKey, releasedAt: null },
-    orderBy: { sku: 'asc' },
-  });
-  for (const reservation of orphans) {
-    await tx.$executeRaw`
-      UPDATE inventory SET reserved = reserved - ${reservation.quantity}, updated_at = now()
-      WHERE sku = ${reservation.sku}`;
-    await tx.stockReservation.update({
-      where: { idempotentKey_sku: { idempotentKey: idempotencyKey, sku: reservation.sku } },
-      data: { releasedAt: new Date() },
-    });
-  }
-  return orphans.length;
-}
-
 export async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<StoredOrder | undefined> {
   const [row] = await db.$queryRaw<OrderRow[]>`
     SELECT id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt, created_at

@@ -10,14 +10,13 @@ import type { Approval } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import {
   claimRecord,
+  decideFirstDelivery,
   findRecord,
   type IdempotencyRecord,
   markWorkflowStarted,
-  releaseUnstartedClaim,
 } from '../db/idempotency-records.js';
-import { findOrderByKey } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
-import { certainlyNotSent, isTemporalUnreachable } from '../temporal/connection.js';
+import { isTemporalUnreachable } from '../temporal/connection.js';
 import { startOrderWorkflow } from '../temporal/order-workflows.js';
 import type { OrderWorkflowInput } from '../workflows/definitions.js';
 
@@ -49,7 +48,10 @@ export interface Submission {
   status: OrderStatus;
 }
 
-/** Temporal could not be reached: nothing was started, and the caller may safely redeliver. */
+/**
+ * Temporal could not be reached, or did not confirm the start: the caller redelivers, which is safe
+ * (the workflow id is derived from the key, so a start that did happen is attached to, never doubled).
+ */
 export class TemporalUnavailableError extends Error {
   constructor(override readonly cause: unknown) {
     super(`Temporal could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`);
@@ -106,27 +108,47 @@ function orderInput(order: Omit<OrderWorkflowInput, 'policy'>, policy: WritePoli
 
 /**
  * Accepts one delivery of an approval:
- * 1. claim the key's record (INSERT … ON CONFLICT DO NOTHING) — a different fingerprint under a
- *    claimed key is a conflict and starts nothing;
- * 2. a key whose workflow already started answers "duplicate" from the database alone — also
- *    after the workflow closed, was abandoned or left Temporal's retention;
- * 3. otherwise start (or attach to) `order-<key>`; whichever delivery then marks the record
- *    started first is the one first delivery.
+ * 1. claim the key (INSERT … ON CONFLICT DO NOTHING), reading the key's order in the same
+ *    statement. An order row, when there is one, is the final judge: a different fingerprint is a
+ *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges.
+ * 2. a key whose workflow is known to exist — marked started, or past RECEIVED, or with its order
+ *    written — is a duplicate and is never started again: a redelivery never overrides an
+ *    operator, also after the closed run left Temporal's retention.
+ * 3. otherwise start (or attach to) `order-<key>`. The claim is kept whatever the start answers: a
+ *    start whose answer was lost may have run, and its workflow records its statuses on the claim.
+ * 4. the deliveries whose start started or joined the running workflow ask the database which of
+ *    them is the first: exactly one is (202), every other one is a duplicate (200). A key whose only
+ *    starter lost its answer (503) has no 202: every later delivery finds it started.
  */
 export async function submitApproval(deps: SubmissionDeps, approval: Approval): Promise<Submission> {
   const input = workflowInputFor(approval, deps.writePolicy);
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
-
-  const claim = await claimRecord(deps.prisma, {
+  const claimed = {
     idempotencyKey: key,
     approvalNo: input.approvalNo,
     operation: input.operation,
     fingerprint: input.fingerprint,
     request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
     workflowId,
-  });
-  const { record, inserted } = claim;
+  };
+  const answer = async (): Promise<Submission> => {
+    const { first, status } = await decideFirstDelivery(deps.prisma, claimed);
+    return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
+  };
+
+  const { record, orderFingerprint } = await claimRecord(deps.prisma, claimed);
+  if (orderFingerprint !== undefined) {
+    if (orderFingerprint !== input.fingerprint) {
+      const differences =
+        record?.fingerprint === orderFingerprint ? describeDifferences(record.request.order, input.order) : [];
+      throw new IdempotencyConflictError(key, orderFingerprint, input.fingerprint, differences);
+    }
+    // The order was written; without a record (it expired) the order row answers for the key.
+    if (!record) return { idempotencyKey: key, workflowId, duplicate: true, status: 'SUBMITTED' };
+    return duplicateOf(record);
+  }
+  if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
   if (record.fingerprint !== input.fingerprint) {
     throw new IdempotencyConflictError(
       key,
@@ -135,26 +157,7 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
       describeDifferences(record.request.order, input.order),
     );
   }
-  if (record.workflowStartedAt) {
-    return { idempotencyKey: key, workflowId, duplicate: true, status: record.status };
-  }
-
-  // An order row written without a record (records expire after the retention window; an order
-  // never does) answers for the key: no workflow is started for an order that exists. A fresh
-  // claim looked for it in its own statement.
-  const orderFingerprint = claim.inserted
-    ? claim.orderFingerprint
-    : (await findOrderByKey(deps.prisma, key))?.fingerprint;
-  if (orderFingerprint !== undefined) {
-    if (orderFingerprint !== input.fingerprint) {
-      // The record this delivery just claimed holds the wrong order: forget it, so the key keeps
-      // answering from the order row and its redeliveries are not refused as conflicts.
-      if (inserted) await releaseUnstartedClaim(deps.prisma, key);
-      throw new IdempotencyConflictError(key, orderFingerprint, input.fingerprint);
-    }
-    await markWorkflowStarted(deps.prisma, key, 'SUBMITTED');
-    return { idempotencyKey: key, workflowId, duplicate: true, status: 'SUBMITTED' };
-  }
+  if (record.workflowStartedAt || record.status !== 'RECEIVED') return duplicateOf(record);
 
   let started: Awaited<ReturnType<typeof startOrderWorkflow>>;
   try {
@@ -162,15 +165,25 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
       startOrderWorkflow(deps.temporal, deps.taskQueue, input),
     );
   } catch (error) {
-    // Forget the claim only when Temporal certainly never saw the start; after a deadline the
-    // workflow may be running, and the record must stay to receive its statuses.
-    if (inserted && certainlyNotSent(error)) await releaseUnstartedClaim(deps.prisma, key);
+    // The claim stays. The Temporal client retries its calls: an attempt may have started the run
+    // and lost its answer before a later attempt failed, whatever the last error says. The run,
+    // if there is one, records its statuses on the claim; the sender's redelivery attaches to it.
     if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);
     throw error;
   }
-  const first = await markWorkflowStarted(deps.prisma, key);
-  // A closed run under the id means an earlier delivery started it and never heard back.
-  const duplicate = !first || started.closedRunExists;
-  const status = duplicate ? ((await findRecord(deps.prisma, key))?.status ?? record.status) : 'RECEIVED';
-  return { idempotencyKey: key, workflowId, duplicate, status };
+  if (started.closedRunExists) {
+    // An earlier delivery started the run and never heard back; the run has already ended.
+    await markWorkflowStarted(deps.prisma, key);
+    return duplicateOf((await findRecord(deps.prisma, key)) ?? record);
+  }
+  return answer();
+}
+
+function duplicateOf(record: IdempotencyRecord): Submission {
+  return {
+    idempotencyKey: record.idempotencyKey,
+    workflowId: record.workflowId,
+    duplicate: true,
+    status: record.status,
+  };
 }

@@ -546,7 +546,7 @@ describe('MCP tools', () => {
     });
     after(() => unreachable.close());
 
-    it('submit_approved_order says it is safe to call again, keeps nothing, and the call again later succeeds', async () => {
+    it('submit_approved_order says it is safe to call again, starts nothing, and the call again later succeeds', async () => {
       const address = unreachable.server.address();
       assert.ok(address && typeof address === 'object');
       const sku = await createSku(service.prisma, 100);
@@ -556,7 +556,9 @@ describe('MCP tools', () => {
       const answer = await submit(await connectHttp(MCP_TOKEN, new URL(`http://127.0.0.1:${address.port}/mcp`)), body);
       assert.equal(answer.isError, true);
       assert.match(answer.text, /safe to call submit_approved_order again with the same arguments/);
-      await assertNothingStarted(approvalNo);
+      const key = idempotencyKeyFor(approvalNo, 'MAIN');
+      assert.equal(await workflowExists(service.temporal, orderWorkflowIdFor(key)), false, 'no workflow');
+      assert.equal(await orderCount(service.prisma, key), 0, 'no order row');
 
       const later = (await submit(stdio[0] as Client, body)).structured as unknown as Submission;
       assert.equal(later.duplicate, false, 'the call again is the first submission');

@@ -126,6 +126,7 @@ describe('the order write (one statement in one transaction)', () => {
         request: { approvedAt: order.approvedAt, order: order.order, totalAmount: order.totalAmount },
         workflowId: `order-${order.idempotencyKey}`,
       });
+      assert.ok(claim.record, 'a new key is claimed');
       return claim.record;
     };
     const submitted = { status: 'SUBMITTED', attempts: 2, lastError: null } as const;

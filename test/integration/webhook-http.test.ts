@@ -178,13 +178,18 @@ describe('OA webhook HTTP contract', () => {
       await unreachable.close();
     });
 
-    it('answers 503 with Retry-After, keeps no record, and a redelivery later succeeds', async () => {
+    it('answers 503 with Retry-After, keeps the claim unstarted, and a redelivery later is the first delivery', async () => {
       const approvalNo = uniqueApprovalNo();
       const body = approval(approvalNo, sku);
       const response = await postApproval({ app: unreachable }, body);
       assertProblem(response, 503);
       assert.ok(Number(response.headers['retry-after']) > 0, 'Retry-After is set');
-      await assertNothingStarted(approvalNo);
+      const key = idempotencyKeyFor(approvalNo, 'MAIN');
+      assert.equal(await workflowExists(service.temporal, orderWorkflowIdFor(key)), false, 'no workflow');
+      assert.equal(await orderCount(service.prisma, key), 0, 'no order row');
+      // The claim stays (a start that did reach Temporal would record its statuses on it), unstarted.
+      const claim = await service.prisma.idempotencyRecord.findUniqueOrThrow({ where: { idempotentKey: key } });
+      assert.deepEqual([claim.status, claim.workflowStartedAt, claim.firstDeliveryAt], ['RECEIVED', null, null]);
 
       const redelivery = await postApproval(service, body);
       assert.equal(redelivery.statusCode, 202, 'the OA side’s redelivery is the first delivery');

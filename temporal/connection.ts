@@ -197,8 +197,6 @@ function* causeChain(error: unknown): Generator<{ code?: unknown; message?: unkn
 }
 
 const NO_CONNECTION = /Failed to connect|ECONNREFUSED|No connection established/i;
-// gRPC names the phase a call died in; these phases all come before anything is sent.
-const BEFORE_SENDING = /waiting for (metadata filters|name resolution|LB pick)/i;
 
 /** True when an error from a Temporal call means "could not reach the server" (safe to redeliver). */
 export function isTemporalUnreachable(error: unknown): boolean {
@@ -206,18 +204,6 @@ export function isTemporalUnreachable(error: unknown): boolean {
     // gRPC UNAVAILABLE (14), DEADLINE_EXCEEDED (4), CANCELLED (1) by our own deadline.
     if (code === 14 || code === 4 || code === 1) return true;
     if (typeof message === 'string' && (NO_CONNECTION.test(message) || /deadline/i.test(message))) return true;
-  }
-  return false;
-}
-
-/**
- * True only when the call certainly never reached Temporal (no connection could be made). A
- * deadline or a dropped connection mid-call may come after the server acted: the start may have
- * happened, and the caller must not forget the request.
- */
-export function certainlyNotSent(error: unknown): boolean {
-  for (const { message } of causeChain(error)) {
-    if (typeof message === 'string' && (NO_CONNECTION.test(message) || BEFORE_SENDING.test(message))) return true;
   }
   return false;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transactionTimers } from '../../activities/index.js';
-import { certainlyNotSent, isTemporalUnreachable } from '../../temporal/connection.js';
+import { isTemporalUnreachable } from '../../temporal/connection.js';
 
 describe('write transaction timers', () => {
   it('end the transaction well inside the activity start-to-close, so no attempt commits after it', () => {
@@ -17,21 +17,11 @@ describe('Temporal start failures', () => {
   const grpc = (code: number, message: string) =>
     Object.assign(new Error('Failed to start Workflow'), { cause: Object.assign(new Error(message), { code }) });
 
-  it('treats a call that never left as certainly not sent, so the edge may forget its claim', () => {
-    assert.equal(
-      certainlyNotSent(grpc(4, '4 DEADLINE_EXCEEDED: Deadline exceeded after 0.001s,waiting for metadata filters')),
-      true,
-    );
-    assert.equal(
-      certainlyNotSent(grpc(14, '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED')),
-      true,
-    );
-  });
-
-  it('treats a deadline after sending as possibly started: the claim must stay', () => {
+  it('treats a deadline or a refused connection as unreachable: answered 503, redelivering is safe', () => {
     const late = grpc(4, '4 DEADLINE_EXCEEDED: Deadline exceeded after 5.001s,remote_addr=127.0.0.1:7233');
-    assert.equal(certainlyNotSent(late), false);
-    assert.equal(isTemporalUnreachable(late), true, 'still answered 503: redelivering is safe');
+    const refused = grpc(14, '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED');
+    assert.equal(isTemporalUnreachable(late), true);
+    assert.equal(isTemporalUnreachable(refused), true);
   });
 
   it('does not call a refusal by the server "unreachable"', () => {

@@ -7,6 +7,7 @@ import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import { findRecord } from '../db/idempotency-records.js';
 import { findOrderByKey } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import { statusAtPurge } from '../db/retention.js';
 
 export interface OrderStatusView {
   idempotencyKey: string;
@@ -31,7 +32,9 @@ export async function readOrderStatus(
   const view: OrderStatusView = {
     idempotencyKey,
     workflowId: record?.workflowId ?? orderWorkflowIdFor(idempotencyKey),
-    status: record?.status ?? 'SUBMITTED',
+    // No record: the retention purge removed it once the order settled; the order row kept what
+    // the key had reached (orders purged before that was kept read SUBMITTED).
+    status: record?.status ?? (await statusAtPurge(deps.prisma, idempotencyKey)) ?? 'SUBMITTED',
     attempts: Math.max(record?.attempts ?? 0, order?.writtenAttempt ?? 0),
   };
   if (order) Object.assign(view, { orderId: order.orderId, orderNo: order.orderNo });

@@ -19,6 +19,7 @@ import {
   approval,
   createSku,
   eventually,
+  getOrder,
   orderCount,
   postApproval,
   startTestService,
@@ -279,5 +280,33 @@ describe('safety nets (Temporal Schedules)', () => {
     assert.equal(late.statusCode, 200, late.body);
     assert.equal(late.json<{ duplicate: boolean }>().duplicate, true);
     assert.equal(await orderCount(service.prisma, writtenKey), 1);
+  });
+  it('a key whose record the purge removed still reads what it reached: DELIVERED stays DELIVERED, SUBMITTED stays SUBMITTED', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const deliveredKey = idempotencyKeyFor(uniqueApprovalNo('RETDLV'), 'MAIN');
+    const submittedKey = idempotencyKeyFor(uniqueApprovalNo('RETSUB'), 'MAIN');
+    for (const key of [deliveredKey, submittedKey]) {
+      const approvalNo = key.split(':')[1] as string;
+      assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
+      await statusReaches(service, key, 'SUBMITTED');
+    }
+    // This stack has no downstream: the delivery's last step, as the order workflow records it.
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record SET status = 'DELIVERED' WHERE idempotent_key = ${deliveredKey}`;
+    await statusReaches(service, deliveredKey, 'DELIVERED');
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record SET created_at = now() - interval '40 days'
+      WHERE idempotent_key = ANY(${[deliveredKey, submittedKey]}::text[])`;
+
+    await runSchedule<PurgeResult>(service.temporal, retentionScheduleId(service.config.temporal.taskQueue));
+    assert.equal(await findRecord(service.prisma, deliveredKey), undefined);
+    assert.equal(await findRecord(service.prisma, submittedKey), undefined);
+
+    const delivered = await getOrder(service, deliveredKey);
+    assert.equal(delivered.statusCode, 200);
+    assert.equal(delivered.json<{ status: string }>().status, 'DELIVERED');
+    const submitted = await getOrder(service, submittedKey);
+    assert.equal(submitted.statusCode, 200);
+    assert.equal(submitted.json<{ status: string }>().status, 'SUBMITTED');
   });
 });

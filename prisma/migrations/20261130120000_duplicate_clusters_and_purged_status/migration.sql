@@ -30,3 +30,6 @@ ALTER TABLE "duplicate_alert"
 CREATE INDEX "ix_duplicate_alert_cluster" ON "duplicate_alert"("kind", "cluster_key");
 CREATE INDEX "ix_duplicate_alert_updated" ON "duplicate_alert"("updated_at");
 
+-- What a key had reached when the retention purge removed its idempotency record (SUBMITTED or
+-- DELIVERED), so the status read still answers it from the order row.
+ALTER TABLE "order_main" ADD COLUMN "status_at_purge" VARCHAR(20);

@@ -23,10 +23,11 @@ export async function readOrderStatus(
   deps: { prisma: PrismaClient; temporal: Client },
   idempotencyKey: string,
 ): Promise<OrderStatusView | undefined> {
-  const [record, order] = await Promise.all([
-    findRecord(deps.prisma, idempotencyKey),
-    findOrderByKey(deps.prisma, idempotencyKey),
-  ]);
+  // The record first, then the order: a record says SUBMITTED only from the order's commit on, so
+  // the order read after it sees the row. Read side by side, the order's read could take its
+  // snapshot first and miss a row the record's read already counts as written.
+  const record = await findRecord(deps.prisma, idempotencyKey);
+  const order = await findOrderByKey(deps.prisma, idempotencyKey);
   if (!record && !order) return undefined;
 
   const view: OrderStatusView = {

@@ -8,16 +8,17 @@ import type { PurgeResult, ScanOptions, ScanResult } from '../domain/safety-nets
 
 export function createSafetyNetActivities(deps: { prisma: PrismaClient }) {
   async function scanForDuplicateOrders(options: ScanOptions): Promise<ScanResult> {
-    const result = await scanForDuplicates(deps.prisma, options);
-    for (const finding of result.findings.filter((found) => found.newAlert)) {
-      // An alert: every new finding is logged once, at warn, with what an operator needs.
-      log.warn(`DUPLICATE ALERT ${finding.kind}: ${finding.detail}`, {
-        kind: finding.kind,
-        orderNos: finding.orderNos,
-        idempotencyKeys: finding.idempotencyKeys,
+    const result = await scanForDuplicates(deps.prisma, options, (change) => {
+      // An alert: a new cluster, or one that gained orders, is logged once, at warn, with what an
+      // operator needs to find it (`orders-cli alerts`).
+      log.warn(`DUPLICATE ALERT ${change.kind} (${change.change}): ${change.detail}`, {
+        alertId: change.alertId,
+        kind: change.kind,
+        change: change.change,
+        orderCount: change.orderCount,
       });
-    }
-    log.info('duplicate scan done', { findings: result.findings.length, newAlerts: result.newAlerts });
+    });
+    log.info('duplicate scan done', { ...result, newAlertIds: result.newAlertIds.length });
     return result;
   }
 

@@ -65,6 +65,38 @@ function positiveInteger(values: Values, name: string, fallback: number): number
   return value;
 }
 
+/** The alert listings stay bounded: a cluster may hold thousands of orders. */
+const MAX_ALERT_LIMIT = 1_000;
+
+function alertLimit(values: Values): number {
+  const limit = positiveInteger(values, 'limit', 20);
+  if (limit > MAX_ALERT_LIMIT) throw new UsageError(`--limit must be at most ${MAX_ALERT_LIMIT}`);
+  return limit;
+}
+
+type StoredAlert = Awaited<ReturnType<typeof listDuplicateAlerts>>['alerts'][number];
+
+function alertView(alert: StoredAlert) {
+  return {
+    id: alert.id.toString(),
+    kind: alert.kind,
+    approvalNo: alert.approvalNo,
+    operation: alert.operation,
+    customerId: alert.customerId,
+    orderCount: alert.orderCount,
+    orderNos: alert.orderNos,
+    idempotentKeys: alert.idempotentKeys,
+    detail: alert.detail,
+    lastOrderAt: alert.lastOrderAt.toISOString(),
+    detectedAt: alert.detectedAt.toISOString(),
+    updatedAt: alert.updatedAt.toISOString(),
+  };
+}
+
+function shown(count: number, total: number): string {
+  return count < total ? `showing ${count} of ${total} alerts (--limit to see more)` : `${total} alert(s)`;
+}
+
 function statusOption(values: Values): OrderStatus | undefined {
   const raw = values.status;
   if (raw === undefined) return undefined;
@@ -214,58 +246,75 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'scan-duplicates',
-    summary: 'find orders of one approval+operation under different keys, and near-identical orders',
+    summary: 'find orders of one approval+operation under different keys, and runs of near-identical orders',
     usage:
-      '[--since-hours N] [--window-minutes M]\n\nRecords each finding once as an alert. Exit code 1 when anything is found.',
-    options: { 'since-hours': { type: 'string' }, 'window-minutes': { type: 'string' } },
+      '[--since-hours N] [--window-minutes M] [--limit N]\n\nRecords one alert per cluster (a cluster that grows grows its alert) and lists the\nclusters with an order in the lookback, at most --limit (default 20). Exit code 1 when\nanything is found.',
+    options: {
+      'since-hours': { type: 'string' },
+      'window-minutes': { type: 'string' },
+      limit: { type: 'string' },
+    },
     run: async (context, values) => {
-      context.progress('scanning order_main …');
-      const result = await scanForDuplicates(context.prisma(), {
+      const limit = alertLimit(values);
+      const options = {
         lookbackMinutes: positiveInteger(values, 'since-hours', 24) * 60,
         nearWindowMinutes: positiveInteger(
           values,
           'window-minutes',
           context.config.safetyNets.nearDuplicateWindowMinutes,
         ),
-      });
+      };
+      context.progress('scanning order_main …');
+      const result = await scanForDuplicates(context.prisma(), options);
+      const listing = await listDuplicateAlerts(context.prisma(), { limit, since: new Date(result.scannedSince) });
+      const alerts = listing.alerts.map(alertView);
+      const newIds = new Set(result.newAlertIds);
+      const found = result.sameDocumentClusters + result.nearIdenticalClusters;
+      const summary =
+        `${result.sameDocumentClusters} document(s) under more than one key, ` +
+        `${result.nearIdenticalClusters} run(s) of near-identical orders since ${result.scannedSince}; ` +
+        `${result.newAlerts} new alert(s), ${result.grownAlerts} grown`;
       const human =
-        result.findings.length === 0
+        found === 0
           ? `no duplicates among orders since ${result.scannedSince}`
-          : table(
-              ['KIND', 'ORDERS', 'NEW', 'DETAIL'],
-              result.findings.map((finding) => [
-                finding.kind,
-                finding.orderNos.join(' '),
-                finding.newAlert ? 'new' : 'known',
-                finding.detail,
-              ]),
-            );
-      return { ok: result.findings.length === 0, data: result, human };
+          : [
+              summary,
+              table(
+                ['ALERT', 'KIND', 'ORDERS', 'NEW', 'DETAIL'],
+                alerts.map((alert) => [
+                  alert.id,
+                  alert.kind,
+                  alert.orderCount,
+                  newIds.has(alert.id) ? 'new' : 'known',
+                  alert.detail,
+                ]),
+              ),
+              shown(alerts.length, listing.total),
+            ].join('\n');
+      return { ok: found === 0, data: { ...result, alerts, alertsTotal: listing.total }, human };
     },
   },
   {
     name: 'alerts',
-    summary: 'duplicate alerts recorded by the scans, newest first',
-    usage: '[--limit N]',
+    summary: 'duplicate alerts recorded by the scans, one per cluster, most recently recorded or grown first',
+    usage: `[--limit N]\n\nAt most N alerts (default 20, at most ${MAX_ALERT_LIMIT}); --json carries every order of each.`,
     options: { limit: { type: 'string' } },
     run: async (context, values) => {
-      const alerts = (await listDuplicateAlerts(context.prisma(), positiveInteger(values, 'limit', 20))).map(
-        (alert) => ({
-          ...alert,
-          id: alert.id.toString(),
-          detectedAt: alert.detectedAt.toISOString(),
-        }),
-      );
+      const listing = await listDuplicateAlerts(context.prisma(), { limit: alertLimit(values) });
+      const alerts = listing.alerts.map(alertView);
       return {
         ok: true,
-        data: alerts,
+        data: { alerts, total: listing.total },
         human:
           alerts.length === 0
             ? 'no duplicate alerts'
-            : table(
-                ['DETECTED', 'KIND', 'ORDERS', 'DETAIL'],
-                alerts.map((alert) => [alert.detectedAt, alert.kind, alert.orderNos.join(' '), alert.detail]),
-              ),
+            : [
+                table(
+                  ['ALERT', 'UPDATED', 'KIND', 'ORDERS', 'DETAIL'],
+                  alerts.map((alert) => [alert.id, alert.updatedAt, alert.kind, alert.orderCount, alert.detail]),
+                ),
+                shown(alerts.length, listing.total),
+              ].join('\n'),
       };
     },
   },

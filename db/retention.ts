@@ -4,10 +4,13 @@
 //   index, kept for ever) answers any late redelivery as a duplicate, so it can never double;
 // - or it is a claim whose workflow never started and nothing was written: a late redelivery
 //   starts afresh, which is what the first delivery would have done.
+// The order row keeps the status the key had reached (status_at_purge), so reading the key after
+// the purge still says DELIVERED where it was delivered.
 // Every other record is kept: keys without an order (COMPENSATED, FAILED, COMPENSATING) — the
 // only memory of an operator's decision — and orders still waiting for one (DELIVERY_FAILED,
 // FAILED after landing). They are few.
 import { Prisma } from '../generated/prisma/client.js';
+import type { OrderStatus } from '../domain/order-status.js';
 import type { PurgeResult } from '../domain/safety-nets.js';
 import { type PrismaClient, type Tx, withLongStatements } from './prisma-client.js';
 
@@ -51,13 +54,24 @@ export async function purgeExpiredRecords(prisma: PrismaClient, options: PurgeOp
     // Small batches, each its own short transaction: no long lock on a busy table. The outer
     // DELETE checks the rule again, so a record that changed since the batch was chosen stays.
     for (;;) {
-      const deleted = await inLongStatements(
-        (tx) => tx.$executeRaw`
-          DELETE FROM idempotency_record r
-          WHERE r.idempotent_key IN (
-            SELECT r.idempotent_key FROM idempotency_record r WHERE ${purgeable(cutoff)} LIMIT ${batchSize})
-            AND ${purgeable(cutoff)}`,
+      // The order row keeps what the key reached, in the same statement as the delete: once the
+      // record is gone, the status read answers DELIVERED from there, not a bare SUBMITTED.
+      const [batch] = await inLongStatements(
+        (tx) => tx.$queryRaw<{ deleted: bigint }[]>`
+          WITH purged AS (
+            DELETE FROM idempotency_record r
+            WHERE r.idempotent_key IN (
+              SELECT r.idempotent_key FROM idempotency_record r WHERE ${purgeable(cutoff)} LIMIT ${batchSize})
+              AND ${purgeable(cutoff)}
+            RETURNING r.idempotent_key, r.status
+          ), kept AS (
+            UPDATE order_main o SET status_at_purge = purged.status
+            FROM purged
+            WHERE o.idempotent_key = purged.idempotent_key AND purged.status IN ('SUBMITTED', 'DELIVERED')
+          )
+          SELECT count(*) AS deleted FROM purged`,
       );
+      const deleted = Number(batch?.deleted ?? 0);
       purged += deleted;
       options.onProgress?.(purged);
       if (deleted < batchSize) break;
@@ -71,4 +85,11 @@ export async function purgeExpiredRecords(prisma: PrismaClient, options: PurgeOp
   );
   const kept = Object.fromEntries(keptRows.map((row) => [row.status, Number(row.count)]));
   return { cutoff: cutoff.toISOString(), dryRun: options.dryRun, purged, kept };
+}
+
+/** The status a key had reached when its record was purged; undefined for a key never purged. */
+export async function statusAtPurge(db: Tx, idempotencyKey: string): Promise<OrderStatus | undefined> {
+  const [row] = await db.$queryRaw<{ status_at_purge: string | null }[]>`
+    SELECT status_at_purge FROM order_main WHERE idempotent_key = ${idempotencyKey}`;
+  return (row?.status_at_purge ?? undefined) as OrderStatus | undefined;
 }

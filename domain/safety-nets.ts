@@ -2,30 +2,34 @@
 
 export type DuplicateKind = 'SAME_DOCUMENT' | 'NEAR_IDENTICAL';
 
-export interface DuplicateFinding {
-  kind: DuplicateKind;
-  approvalNo: string | null;
-  operation: string | null;
-  customerId: string;
-  orderNos: string[];
-  idempotencyKeys: string[];
-  detail: string;
-  /** False when an earlier scan already recorded this finding. */
-  newAlert: boolean;
-}
-
 export interface ScanOptions {
   /** Look at orders created in this many minutes before now (older ones were scanned before). */
   lookbackMinutes: number;
-  /** Near-identical: two orders at most this many minutes apart. */
+  /** Near-identical: each order of a run at most this many minutes after the one before. */
   nearWindowMinutes: number;
 }
 
+/**
+ * What one scan reports: counts and the ids of the alerts it recorded for the first time — never
+ * the orders themselves, so the result stays small however large a cluster grows (it crosses
+ * Temporal's payload limit otherwise). The alerts hold the orders.
+ */
 export interface ScanResult {
   scannedSince: string;
-  findings: DuplicateFinding[];
+  /** Documents with orders under more than one key, seen by this scan. */
+  sameDocumentClusters: number;
+  /** Runs of near-identical orders of different approvals, seen by this scan. */
+  nearIdenticalClusters: number;
+  /** Alerts recorded for the first time. */
   newAlerts: number;
+  /** Known alerts whose cluster gained orders. */
+  grownAlerts: number;
+  /** Ids of the new alerts, at most MAX_NEW_ALERT_IDS of them (newAlerts counts them all). */
+  newAlertIds: string[];
 }
+
+/** A scan that records more new alerts than this names only the first ones; `alerts` lists them all. */
+export const MAX_NEW_ALERT_IDS = 500;
 
 export interface PurgeResult {
   cutoff: string;

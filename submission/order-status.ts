@@ -7,6 +7,7 @@ import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import { findRecord } from '../db/idempotency-records.js';
 import { findOrderByKey } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import { statusAtPurge } from '../db/retention.js';
 
 export interface OrderStatusView {
   idempotencyKey: string;
@@ -22,16 +23,19 @@ export async function readOrderStatus(
   deps: { prisma: PrismaClient; temporal: Client },
   idempotencyKey: string,
 ): Promise<OrderStatusView | undefined> {
-  const [record, order] = await Promise.all([
-    findRecord(deps.prisma, idempotencyKey),
-    findOrderByKey(deps.prisma, idempotencyKey),
-  ]);
+  // The record first, then the order: a record says SUBMITTED only from the order's commit on, so
+  // the order read after it sees the row. Read side by side, the order's read could take its
+  // snapshot first and miss a row the record's read already counts as written.
+  const record = await findRecord(deps.prisma, idempotencyKey);
+  const order = await findOrderByKey(deps.prisma, idempotencyKey);
   if (!record && !order) return undefined;
 
   const view: OrderStatusView = {
     idempotencyKey,
     workflowId: record?.workflowId ?? orderWorkflowIdFor(idempotencyKey),
-    status: record?.status ?? 'SUBMITTED',
+    // No record: the retention purge removed it once the order settled; the order row kept what
+    // the key had reached (orders purged before that was kept read SUBMITTED).
+    status: record?.status ?? (await statusAtPurge(deps.prisma, idempotencyKey)) ?? 'SUBMITTED',
     attempts: Math.max(record?.attempts ?? 0, order?.writtenAttempt ?? 0),
   };
   if (order) Object.assign(view, { orderId: order.orderId, orderNo: order.orderNo });

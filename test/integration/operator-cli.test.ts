@@ -156,14 +156,24 @@ describe('operator CLI (orders-cli)', () => {
 
     const scan = await cli(service, ['scan-duplicates', '--since-hours', '1', '--json']);
     assert.equal(scan.code, 1, 'a finding is a failed check');
-    const found = json<{ findings: { kind: string; approvalNo: string; idempotencyKeys: string[] }[] }>(scan);
-    const finding = found.findings.find((candidate) => candidate.approvalNo === approvalNo);
-    assert.equal(finding?.kind, 'SAME_DOCUMENT');
-    assert.deepEqual(new Set(finding.idempotencyKeys), new Set([key, `${key}-copy`]));
+    const found = json<{
+      sameDocumentClusters: number;
+      newAlertIds: string[];
+      alerts: { id: string; kind: string; approvalNo: string; idempotentKeys: string[] }[];
+    }>(scan);
+    assert.ok(found.sameDocumentClusters >= 1);
+    const alert = found.alerts.find((candidate) => candidate.approvalNo === approvalNo);
+    assert.equal(alert?.kind, 'SAME_DOCUMENT');
+    assert.deepEqual(new Set(alert.idempotentKeys), new Set([key, `${key}-copy`]));
+    assert.ok(found.newAlertIds.includes(alert.id));
 
     const alerts = await cli(service, ['alerts']);
     assert.equal(alerts.code, 0);
     assert.match(alerts.stdout, new RegExp(`approval ${approvalNo} MAIN has 2 orders`));
+    const one = await cli(service, ['alerts', '--limit', '1', '--json']);
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(json<{ alerts: unknown[] }>(one).alerts.length, 1);
+    assert.equal((await cli(service, ['alerts', '--limit', '0'])).code, 2);
   });
 
   it('purge-expired --dry-run counts without deleting; without it the expired record goes, the order stays', async () => {

@@ -69,6 +69,19 @@ describe('MCP tools', () => {
     assert.match(textOf(result), /- \/idempotencyKey: unknown field: the idempotency key is computed/);
   });
 
+  it('answers a malformed unit price with an isError result naming the field, before anything is touched', async () => {
+    const [submitTool] = toolsFor(untouchableDeps(), { operatorTools: false });
+    assert.ok(submitTool);
+    const signal = new AbortController().signal;
+    for (const unitPrice of ['12,50', '1e3', '-1', '', '1.23456', ' 1.00', '０.５']) {
+      const args = { ...body, order: { ...body.order, lines: [{ ...body.order.lines[0], unitPrice }] } };
+      const result = await submitTool.call(args, { signal, reportProgress: () => Promise.resolve() });
+      assert.equal(result.isError, true, JSON.stringify(unitPrice));
+      assert.match(textOf(result), /^The arguments were refused and nothing was started/);
+      assert.match(textOf(result), /- \/order\/lines\/0\/unitPrice: must be a decimal string/);
+    }
+  });
+
   it('names every bad field by its JSON pointer', () => {
     const result = invalidArgumentsResult('submit_approved_order', [
       { pointer: '/order/lines/0/quantity', message: 'Too small: expected number to be >=1' },

@@ -35,7 +35,7 @@ describe('OA webhook over generated bodies', () => {
           assert.ok((problem.errors ?? []).length > 0, 'a 400 names what is wrong');
         }
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 });

@@ -50,6 +50,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   // Read every body as raw bytes (the signature covers the exact bytes); the media type is
   // checked in the route, after the size limit, so the answer order is 413 → 415 → 401 → 400.
+  // fastify itself answers 415 to an empty or malformed Content-Type before it reads the body,
+  // so the webhook sets the header aside (see `setContentTypeAside`) and judges it in the route.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => {
     done(null, body);
@@ -143,9 +145,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sendProblem(reply, problem('not-found', 404, 'Not found', `no route for ${request.method} ${request.url}`)),
   );
 
-  app.post(WEBHOOK_PATH, async (request, reply) => {
+  app.post(WEBHOOK_PATH, { onRequest: setContentTypeAside }, async (request, reply) => {
     const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    const mediaType = (declaredContentTypes.get(request) ?? '').split(';')[0]?.trim().toLowerCase();
     if (mediaType !== 'application/json') {
       throw new HttpProblem(
         problem('unsupported-media-type', 415, 'Unsupported media type', 'the body must be application/json'),
@@ -214,8 +216,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));
 
-  app.get('/healthz', async (_request, reply) => {
-    const [database, temporal] = await Promise.all([checkDatabase(deps.prisma), checkTemporal(deps.temporal)]);
+  app.get('/healthz', async (request, reply) => {
+    const [database, temporal] = await Promise.all([
+      checkDatabase(deps.prisma, request.log),
+      checkTemporal(deps.temporal, request.log),
+    ]);
     const healthy = database === 'ok' && temporal === 'ok';
     return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'unavailable', database, temporal });
   });
@@ -233,20 +238,45 @@ function sendProblem(reply: FastifyReply, body: ReturnType<typeof problem>) {
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 
-async function checkDatabase(prisma: PrismaClient): Promise<string> {
+/** The webhook's Content-Type as sent, set aside before fastify looks at it. */
+const declaredContentTypes = new WeakMap<FastifyRequest, string | undefined>();
+
+/**
+ * Without a Content-Type fastify reads the body with the catch-all parser, under the size limit;
+ * the route then refuses the media type itself, so a body too large is a 413 whatever its header.
+ */
+function setContentTypeAside(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
+  declaredContentTypes.set(request, header(request, 'content-type'));
+  delete request.headers['content-type'];
+  done();
+}
+
+// /healthz names the dependency that is down, never the driver's or the SDK's own message: that
+// can carry hosts, users and internals, and the endpoint is probed from outside. The log has it.
+
+async function checkDatabase(prisma: PrismaClient, log: FastifyBaseLogger): Promise<string> {
+  try {
+    // Reach the database first: the migration check reads an unreadable table as "all pending".
+    await prisma.$queryRawUnsafe('SELECT 1');
+  } catch (error) {
+    log.warn({ err: error }, 'health check: database unreachable');
+    return 'unreachable';
+  }
   try {
     const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
     return pending.length === 0 ? 'ok' : `migrations pending: ${pending.join(', ')}`;
   } catch (error) {
-    return `unreachable: ${(error as Error).message}`;
+    log.warn({ err: error }, 'health check: migrations could not be read');
+    return 'unreachable';
   }
 }
 
-async function checkTemporal(temporal: Client): Promise<string> {
+async function checkTemporal(temporal: Client, log: FastifyBaseLogger): Promise<string> {
   try {
     await temporal.withDeadline(Date.now() + 2_000, () => temporal.workflowService.getSystemInfo({}));
     return 'ok';
   } catch (error) {
-    return `unreachable: ${(error as Error).message}`;
+    log.warn({ err: error }, 'health check: Temporal unreachable');
+    return 'unreachable';
   }
 }

@@ -6,6 +6,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { listRecentRecords } from '../db/idempotency-records.js';
 import { listDuplicateAlerts, scanForDuplicates } from '../db/duplicate-scan.js';
 import { purgeExpiredRecords } from '../db/retention.js';
+import { DECIDED_BY_MAX_LENGTH, decidedByProblem } from '../domain/decided-by.js';
 import { idempotencyKeyFor, parseIdempotencyKey } from '../domain/idempotency-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../domain/order-status.js';
 import { decideCompensation, listOrdersAwaitingDecision, recompensate } from '../submission/operator-decisions.js';
@@ -37,7 +38,13 @@ export class UsageError extends Error {
 }
 
 const by = { by: { type: 'string' as const } };
-const decidedBy = (values: Values) => (typeof values.by === 'string' ? values.by : `cli:${userInfo().username}`);
+/** Who decided: --by, checked here against what the decision record can store, or the OS user. */
+function decidedBy(values: Values): string {
+  if (typeof values.by !== 'string') return `cli:${userInfo().username}`;
+  const problem = decidedByProblem(values.by);
+  if (problem) throw new UsageError(`--by ${problem}`);
+  return values.by;
+}
 
 function keyArgument(positionals: string[], values: Values): string {
   if (typeof values['approval-no'] === 'string') {
@@ -110,14 +117,15 @@ function decision(name: 'resubmit' | 'abandon', summary: string): Command {
   return {
     name,
     summary,
-    usage: `<key> [--by NAME]\n\nDelivered to compensation-<key> as the \`decide\` update; answers once it was carried out.\nNAME is recorded with the decision (default: cli:<user>).`,
+    usage: `<key> [--by NAME]\n\nDelivered to compensation-<key> as the \`decide\` update; answers once it was carried out.\nNAME (at most ${DECIDED_BY_MAX_LENGTH} characters) is recorded with the decision (default: cli:<user>).`,
     options: by,
     run: async (context, values, positionals) => {
       const key = keyArgument(positionals, values);
+      const decider = decidedBy(values);
       const result = await decideCompensation(await context.temporal(), {
         idempotencyKey: key,
         decision: name,
-        decidedBy: decidedBy(values),
+        decidedBy: decider,
       });
       return {
         ok: true,
@@ -226,6 +234,7 @@ export const COMMANDS: Command[] = [
     options: by,
     run: async (context, values, positionals) => {
       const key = keyArgument(positionals, values);
+      const decider = decidedBy(values);
       const result = await recompensate(
         {
           prisma: context.prisma(),
@@ -233,7 +242,7 @@ export const COMMANDS: Command[] = [
           taskQueue: context.config.temporal.taskQueue,
           writePolicy: context.config.writePolicy,
         },
-        { idempotencyKey: key, decidedBy: decidedBy(values) },
+        { idempotencyKey: key, decidedBy: decider },
       );
       return {
         ok: true,

@@ -1,5 +1,6 @@
 // Environment, parsed once at start into one typed object. A bad value stops start-up with the
 // variable's name; nothing below this module reads process.env.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
@@ -44,7 +45,12 @@ const envSchema = z.object({
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(10),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).default(40),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  // Loopback unless told otherwise: the endpoint has no authentication. An address, not a name:
+  // the SDK binds a socket address.
+  METRICS_HOST: z
+    .string()
+    .refine((host) => isIP(host) !== 0, 'must be an IP address, e.g. 127.0.0.1, 0.0.0.0 or ::1')
+    .default('127.0.0.1'),
   DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
   IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),

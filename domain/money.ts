@@ -8,12 +8,22 @@ const DECIMAL_PATTERN = /^(\d{1,14})(?:\.(\d{1,4}))?$/;
 /** `NUMERIC(18,4)` holds at most 14 integer digits. */
 export const MAX_AMOUNT_UNITS = 10n ** 18n - 1n;
 
-/** "10.5" → 105000n. Throws on anything that is not a plain non-negative decimal. */
-export function toMoneyUnits(decimal: string): bigint {
+/**
+ * "10.5" → 105000n; undefined for anything that is not a plain non-negative decimal. For code that
+ * meets amounts nobody has checked yet (input parsing), where a bad amount is an answer, not a crash.
+ */
+export function parseMoneyUnits(decimal: string): bigint | undefined {
   const match = DECIMAL_PATTERN.exec(decimal);
-  if (!match) throw new RangeError(`${JSON.stringify(decimal)} is not a decimal amount`);
+  if (!match) return undefined;
   const [, whole = '0', fraction = ''] = match;
   return BigInt(whole) * SCALE_FACTOR + BigInt(fraction.padEnd(MONEY_SCALE, '0'));
+}
+
+/** "10.5" → 105000n, for amounts already parsed. Throws on anything that is not a plain non-negative decimal. */
+export function toMoneyUnits(decimal: string): bigint {
+  const units = parseMoneyUnits(decimal);
+  if (units === undefined) throw new RangeError(`${JSON.stringify(decimal)} is not a decimal amount`);
+  return units;
 }
 
 /** 105000n → "10.5000": always four decimals, so equal amounts are equal strings. */

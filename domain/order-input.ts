@@ -2,14 +2,17 @@
 // Parse, don't validate: after `parseApproval` the rest of the code trusts its types.
 import { z } from 'zod';
 import { APPROVAL_NO_PATTERN, OPERATIONS } from './idempotency-key.js';
-import { MAX_AMOUNT_UNITS, toMoneyUnits } from './money.js';
+import { MAX_AMOUNT_UNITS, parseMoneyUnits } from './money.js';
 
 export const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
+const MAX_QUANTITY = 1_000_000;
+const UNIT_PRICE_PATTERN = /^\d{1,12}(\.\d{1,4})?$/;
+
 const orderLineSchema = z.strictObject({
   sku: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -'),
-  quantity: z.number().int('must be an integer').min(1).max(1_000_000),
-  unitPrice: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a decimal string with up to 12 digits and 4 decimals'),
+  quantity: z.number().int('must be an integer').min(1).max(MAX_QUANTITY),
+  unitPrice: z.string().regex(UNIT_PRICE_PATTERN, 'must be a decimal string with up to 12 digits and 4 decimals'),
 });
 
 export const approvalSchema = z
@@ -31,11 +34,8 @@ export const approvalSchema = z
   .superRefine((approval, ctx) => {
     // The total must fit order_main.total_amount NUMERIC(18,4); refuse it here rather than fail
     // the write after the workflow started.
-    const total = approval.order.lines.reduce(
-      (sum, line) => sum + BigInt(line.quantity) * toMoneyUnits(line.unitPrice),
-      0n,
-    );
-    if (total > MAX_AMOUNT_UNITS) {
+    const total = orderTotalUnits(approval);
+    if (total !== undefined && total > MAX_AMOUNT_UNITS) {
       ctx.addIssue({
         code: 'custom',
         path: ['order', 'lines'],
@@ -43,6 +43,28 @@ export const approvalSchema = z
       });
     }
   });
+
+/**
+ * The order total in ten-thousandths, or undefined while any line is itself invalid. zod runs this
+ * refinement even after a field check failed (a pattern failure does not stop the parse), so the
+ * values here are unchecked: a malformed line is already reported at its own pointer, and the
+ * total of a broken order means nothing — nothing here may throw.
+ */
+function orderTotalUnits(approval: unknown): bigint | undefined {
+  const lines = (approval as { order?: { lines?: unknown } } | undefined)?.order?.lines;
+  if (!Array.isArray(lines)) return undefined;
+  let total = 0n;
+  for (const line of lines as unknown[]) {
+    const { quantity, unitPrice } = (line ?? {}) as { quantity?: unknown; unitPrice?: unknown };
+    if (typeof quantity !== 'number' || !Number.isSafeInteger(quantity) || quantity < 1 || quantity > MAX_QUANTITY)
+      return undefined;
+    if (typeof unitPrice !== 'string' || !UNIT_PRICE_PATTERN.test(unitPrice)) return undefined;
+    const units = parseMoneyUnits(unitPrice);
+    if (units === undefined) return undefined;
+    total += BigInt(quantity) * units;
+  }
+  return total;
+}
 
 export type Approval = z.infer<typeof approvalSchema>;
 export type OrderLineInput = z.infer<typeof orderLineSchema>;

@@ -58,7 +58,7 @@ export function installTemporalRuntime(
         ? {
             metrics: {
               prometheus: {
-                bindAddress: `${config.metrics.host}:${config.metrics.port}`,
+                bindAddress: socketAddress(config.metrics.host, config.metrics.port),
                 countersTotalSuffix: true,
                 unitSuffix: true,
                 histogramBucketOverrides: { [END_TO_END_LATENCY]: END_TO_END_BUCKETS_MS },
@@ -69,4 +69,9 @@ export function installTemporalRuntime(
     },
   });
   return config.metrics ? productMetrics(Runtime.instance().metricMeter) : noProductMetrics();
+}
+
+/** `host:port` as a socket address: an IPv6 host goes in brackets. */
+function socketAddress(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }

@@ -3,6 +3,7 @@
 // decision on one of them. Both go through submission/operator-decisions.ts, the operator path
 // every surface shares; a decision is the compensation workflow's own `decide` update.
 import { z } from 'zod';
+import { DECIDED_BY_MAX_LENGTH } from '../../domain/decided-by.js';
 import { COMPENSATION_DECISIONS, ORDER_STATUSES } from '../../domain/order-status.js';
 import { OPERATIONS } from '../../domain/idempotency-key.js';
 import { PRINTABLE_ASCII } from '../../domain/order-input.js';
@@ -74,7 +75,7 @@ export function decideCompensationTool(deps: McpDeps): Tool {
       decidedBy: z
         .string()
         .min(1)
-        .max(100)
+        .max(DECIDED_BY_MAX_LENGTH)
         .regex(PRINTABLE_ASCII, 'must be printable ASCII')
         .describe('the operator who decided'),
     }),

@@ -341,6 +341,28 @@ describe('MCP tools', () => {
     await assertNothingStarted(approvalNo);
   });
 
+  it('a malformed unit price is an isError answer naming the field over both transports, never a protocol error', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const approvalNo = uniqueApprovalNo('MCPPRICE');
+    const body = approval(approvalNo, sku);
+    for (const client of [stdio[0] as Client, await connectHttp()]) {
+      for (const unitPrice of ['12,50', '1e3', '-1', '', '1.23456', ' 1.00', '０.５']) {
+        const answer = await submit(client, {
+          ...body,
+          order: { ...body.order, lines: [{ sku, quantity: 1, unitPrice }] },
+        });
+        assert.equal(answer.isError, true, JSON.stringify(unitPrice));
+        assert.match(answer.text, /^The arguments were refused and nothing was started/);
+        assert.match(
+          answer.text,
+          /- \/order\/lines\/0\/unitPrice: must be a decimal string/,
+          JSON.stringify(unitPrice),
+        );
+      }
+    }
+    await assertNothingStarted(approvalNo);
+  });
+
   it('/mcp answers 401 to a missing or wrong bearer token and runs no tool', async () => {
     const sku = await createSku(service.prisma, 100);
     const approvalNo = uniqueApprovalNo('MCPAUTH');

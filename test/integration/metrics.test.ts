@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ManagedProcess } from '../../chaos/child-process.js';
-import { freePort } from '../../dev/ports.js';
+import { networkInterfaces } from 'node:os';
+import { freePort, isPortOpen } from '../../dev/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {
@@ -60,7 +61,8 @@ describe('metrics on METRICS_PORT', () => {
   before(async () => {
     service = await startTestService({ inProcessWorker: false });
     [ports.api, ports.worker] = [await freePort(), await freePort()];
-    const env = processEnv(service.config, { METRICS_HOST: '127.0.0.1' });
+    // No METRICS_HOST: the default is what is tested.
+    const env = processEnv(service.config);
     api = await apiProcess('api-metrics', { ...env, METRICS_PORT: String(ports.api) });
     worker = workerProcess('worker-metrics', { ...env, METRICS_PORT: String(ports.worker) });
     await Promise.all([api.start(), worker.start()]);
@@ -68,6 +70,16 @@ describe('metrics on METRICS_PORT', () => {
   after(async () => {
     await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
     await service.stop();
+  });
+
+  it('serves the metrics on 127.0.0.1 only, by default', async () => {
+    assert.equal(await isPortOpen(ports.api, '127.0.0.1'), true, 'reachable on loopback');
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((address) => address && address.family === 'IPv4' && !address.internal);
+    if (!outside) return; // a machine with loopback only has no other address to try
+    assert.equal(await isPortOpen(ports.api, outside.address), false, `not reachable on ${outside.address}`);
+    assert.equal(await isPortOpen(ports.worker, outside.address), false, `not reachable on ${outside.address}`);
   });
 
   it('counts webhooks by outcome, duplicates absorbed, orders written and the end-to-end latency', async () => {

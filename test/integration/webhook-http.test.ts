@@ -2,7 +2,9 @@
 // behind — no workflow, no record, no order row.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { buildApp } from '../../api/app.js';
+import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
 import { signBody } from '../../domain/signature.js';
 import { freePort } from '../../dev/ports.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
@@ -74,6 +76,33 @@ describe('OA webhook HTTP contract', () => {
     await assertNothingStarted(approvalNo);
   });
 
+  it('answers 413 to a body over 256 KiB with no, an empty or a malformed Content-Type, before 415', async () => {
+    const approvalNo = uniqueApprovalNo();
+    const payload = JSON.stringify({ ...approval(approvalNo, sku), padding: 'x'.repeat(300 * 1024) });
+    for (const headers of [{}, { 'content-type': '' }, { 'content-type': 'json' }, { 'content-type': 'a b/c' }]) {
+      const response = await service.app.inject({ method: 'POST', url: '/webhooks/oa/approvals', headers, payload });
+      const problem = assertProblem(response, 413);
+      assert.match(problem.type, /payload-too-large$/, JSON.stringify(headers));
+    }
+    await assertNothingStarted(approvalNo);
+  });
+
+  it('answers 415 as unsupported-media-type to a small body with an empty or malformed Content-Type', async () => {
+    const approvalNo = uniqueApprovalNo();
+    const payload = JSON.stringify(approval(approvalNo, sku));
+    for (const contentType of ['', 'json', 'a b/c']) {
+      const response = await service.app.inject({
+        method: 'POST',
+        url: '/webhooks/oa/approvals',
+        headers: { ...signedHeaders(payload), 'content-type': contentType },
+        payload,
+      });
+      const problem = assertProblem(response, 415);
+      assert.match(problem.type, /unsupported-media-type$/, JSON.stringify(contentType));
+    }
+    await assertNothingStarted(approvalNo);
+  });
+
   it('answers 415 to a body that is not JSON', async () => {
     const approvalNo = uniqueApprovalNo();
     const payload = JSON.stringify(approval(approvalNo, sku));
@@ -125,6 +154,22 @@ describe('OA webhook HTTP contract', () => {
     const problem = assertProblem(await postApproval(service, { ...body, operation: 'REFUND', extra: true }), 400);
     const pointers = (problem.errors ?? []).map((error) => error.pointer).sort();
     assert.deepEqual(pointers, ['/extra', '/operation', '/order/lines/0/quantity', '/order/lines/1/unitPrice']);
+    await assertNothingStarted(approvalNo);
+  });
+
+  it('answers 400 pointing at the unit price for every malformed price, never 500', async () => {
+    const approvalNo = uniqueApprovalNo();
+    for (const unitPrice of ['12,50', '1e3', '-1', '', '1.23456', ' 1.00', '０.５']) {
+      const body = approval(approvalNo, sku);
+      body.order.lines = [{ sku, quantity: 1, unitPrice }];
+      const problem = assertProblem(await postApproval(service, body), 400);
+      assert.match(problem.type, /validation-failed$/, JSON.stringify(unitPrice));
+      assert.deepEqual(
+        (problem.errors ?? []).map((error) => error.pointer),
+        ['/order/lines/0/unitPrice'],
+        JSON.stringify(unitPrice),
+      );
+    }
     await assertNothingStarted(approvalNo);
   });
 
@@ -199,10 +244,41 @@ describe('OA webhook HTTP contract', () => {
     it('/healthz answers 503 and names Temporal; /livez stays 200', async () => {
       const health = await unreachable.inject({ method: 'GET', url: '/healthz' });
       assert.equal(health.statusCode, 503);
-      const body = health.json<{ database: string; temporal: string }>();
-      assert.equal(body.database, 'ok');
-      assert.match(body.temporal, /^unreachable/);
+      assert.deepEqual(health.json(), { status: 'unavailable', database: 'ok', temporal: 'unreachable' });
       assert.equal((await unreachable.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+    });
+  });
+
+  describe('when PostgreSQL cannot be reached', () => {
+    let app: ReturnType<typeof buildApp>;
+    let prisma: PrismaClient;
+    const logLines: { level: number; msg: string; err?: { message?: string } }[] = [];
+
+    before(async () => {
+      prisma = createPrismaClient({
+        databaseUrl: `postgresql://orders:secret@127.0.0.1:${await freePort()}/orders`,
+        poolSize: 1,
+        statementTimeoutMs: 1_000,
+      });
+      const logger = pino(
+        { level: 'warn' },
+        { write: (line: string) => void logLines.push(JSON.parse(line) as (typeof logLines)[number]) },
+      );
+      app = buildApp({ config: service.config, prisma, temporal: service.temporal, logger });
+      await app.ready();
+    });
+    after(async () => {
+      await app.close();
+      await prisma.$disconnect();
+    });
+
+    it('/healthz answers 503 naming the database, without the driver’s message, and logs that at warn', async () => {
+      const health = await app.inject({ method: 'GET', url: '/healthz' });
+      assert.equal(health.statusCode, 503);
+      assert.deepEqual(health.json(), { status: 'unavailable', database: 'unreachable', temporal: 'ok' });
+      const warning = logLines.find((line) => line.level === 40 && /database/.test(line.msg));
+      assert.ok(warning, `a warning was logged: ${JSON.stringify(logLines)}`);
+      assert.ok(warning.err?.message, 'with the raw error');
     });
   });
 });

@@ -75,6 +75,22 @@ describe('configuration', () => {
     );
   });
 
+  it('binds the metrics endpoint to 127.0.0.1 unless METRICS_HOST names another address', () => {
+    assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { host: '127.0.0.1', port: 9464 });
+    assert.equal(loadConfig({}).metrics, undefined, 'no METRICS_PORT, no endpoint');
+    for (const host of ['0.0.0.0', '10.1.2.3', '::', '::1']) {
+      assert.deepEqual(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: host }).metrics, { host, port: 9464 });
+    }
+  });
+
+  it('refuses a METRICS_HOST that is not an IP address, naming the variable', () => {
+    for (const host of ['localhost', 'metrics.internal', '127.0.0.1:9464', '[::1]', '999.0.0.1', 'http://0.0.0.0']) {
+      const problems = problemsOf({ METRICS_PORT: '9464', METRICS_HOST: host });
+      assert.equal(problems.length, 1, host);
+      assert.match(problems[0] ?? '', /^METRICS_HOST: must be an IP address/, host);
+    }
+  });
+
   it('requires WEBHOOK_SECRET in production', () => {
     assert.match(problemsOf({ NODE_ENV: 'production' }).join('\n'), /^WEBHOOK_SECRET:/m);
     assert.equal(loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET: 'a-long-enough-secret' }).nodeEnv, 'production');

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../../config/env.js';
 import type { PrismaClient } from '../../db/prisma-client.js';
+import { DECIDED_BY_MAX_LENGTH } from '../../domain/decided-by.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
 import { toolsFor } from '../../mcp/server.js';
 import { statusSentence } from '../../mcp/status-sentences.js';
@@ -67,6 +68,35 @@ describe('MCP tools', () => {
     assert.equal(result.isError, true);
     assert.match(textOf(result), /^The arguments were refused and nothing was started/);
     assert.match(textOf(result), /- \/idempotencyKey: unknown field: the idempotency key is computed/);
+  });
+
+  it('answers a malformed unit price with an isError result naming the field, before anything is touched', async () => {
+    const [submitTool] = toolsFor(untouchableDeps(), { operatorTools: false });
+    assert.ok(submitTool);
+    const signal = new AbortController().signal;
+    for (const unitPrice of ['12,50', '1e3', '-1', '', '1.23456', ' 1.00', '０.５']) {
+      const args = { ...body, order: { ...body.order, lines: [{ ...body.order.lines[0], unitPrice }] } };
+      const result = await submitTool.call(args, { signal, reportProgress: () => Promise.resolve() });
+      assert.equal(result.isError, true, JSON.stringify(unitPrice));
+      assert.match(textOf(result), /^The arguments were refused and nothing was started/);
+      assert.match(textOf(result), /- \/order\/lines\/0\/unitPrice: must be a decimal string/);
+    }
+  });
+
+  it('takes a decidedBy as long as the decision record stores, and refuses a longer one naming the field', async () => {
+    const decide = toolsFor(untouchableDeps(), { operatorTools: true }).find(
+      (tool) => tool.name === 'decide_compensation',
+    );
+    assert.ok(decide);
+    const context = { signal: new AbortController().signal, reportProgress: () => Promise.resolve() };
+    const args = (decidedBy: string) => ({ idempotencyKey: 'APPROVAL:AP-1:MAIN', decision: 'abandon', decidedBy });
+    // Accepted arguments reach Temporal, which the untouchable dependencies answer as unexpected.
+    const longest = await decide.call(args('o'.repeat(DECIDED_BY_MAX_LENGTH)), context);
+    assert.doesNotMatch(textOf(longest), /arguments were refused/);
+    const tooLong = await decide.call(args('o'.repeat(DECIDED_BY_MAX_LENGTH + 1)), context);
+    assert.equal(tooLong.isError, true);
+    assert.match(textOf(tooLong), /^The arguments were refused and nothing was started/);
+    assert.match(textOf(tooLong), /- \/decidedBy: /);
   });
 
   it('names every bad field by its JSON pointer', () => {

@@ -48,6 +48,29 @@ describe('approval input', () => {
     assert.deepEqual(pointersOf(body), ['/order/lines/0/unitPrice']);
   });
 
+  it('refuses a malformed unit price as a field error, never by throwing', () => {
+    for (const unitPrice of ['12,50', '1e3', '-1', '', '1.23456', ' 1.00', '1.00 ', '０.５', '.5', '1.', '+1']) {
+      const body = valid();
+      body.order.lines[0]!.unitPrice = unitPrice;
+      assert.deepEqual(pointersOf(body), ['/order/lines/0/unitPrice'], JSON.stringify(unitPrice));
+    }
+  });
+
+  it('refuses a quantity that is not a whole number in range without adding a total error', () => {
+    for (const quantity of [1e300, 2 ** 53, 1.5, -1, Number.MAX_VALUE]) {
+      const body = valid();
+      body.order.lines[0]!.quantity = quantity;
+      assert.deepEqual([...new Set(pointersOf(body))], ['/order/lines/0/quantity'], String(quantity));
+    }
+  });
+
+  it('refuses an order that is not an object and lines that are not an array, naming them', () => {
+    assert.deepEqual(pointersOf({ ...valid(), order: [] }), ['/order']);
+    assert.deepEqual(pointersOf({ ...valid(), order: { ...valid().order, lines: 'x' } }), ['/order/lines']);
+    assert.deepEqual(pointersOf({ ...valid(), order: { ...valid().order, lines: [null] } }), ['/order/lines/0']);
+    assert.deepEqual(pointersOf(null), ['']);
+  });
+
   it('refuses an approvedAt without an offset, an unknown operation and a lowercase currency', () => {
     assert.deepEqual(pointersOf({ ...valid(), approvedAt: '2026-11-29T10:00:00' }), ['/approvedAt']);
     assert.deepEqual(pointersOf({ ...valid(), operation: 'REFUND' }), ['/operation']);

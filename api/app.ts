@@ -96,7 +96,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           'temporal-unavailable',
           503,
           'Service unavailable',
-          'the workflow service cannot be reached; nothing was started, redeliver later',
+          'the workflow service cannot be reached or did not confirm the start; redeliver later (the same key never starts twice)',
         ),
       );
     }

@@ -50,6 +50,8 @@ export interface Claim {
    * read in the claim's own statement; undefined when there is none.
    */
   orderFingerprint: string | undefined;
+  /** What the key had reached when the retention purge removed its record (with the order row). */
+  orderStatusAtPurge: OrderStatus | undefined;
 }
 
 /**
@@ -62,9 +64,11 @@ export interface Claim {
 export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
   // One round trip for a new key: its record, and the key's order if there is one. Written as
   // SQL: it runs on every delivery, and a raw statement costs a fraction of a model query.
-  const [row] = await db.$queryRaw<(Partial<RecordRow> & { orderFingerprint: string | null })[]>`
+  const [row] = await db.$queryRaw<
+    (Partial<RecordRow> & { orderFingerprint: string | null; orderStatusAtPurge: string | null })[]
+  >`
     WITH existing_order AS (
-      SELECT fingerprint FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
+      SELECT fingerprint, status_at_purge FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
     ), claimed AS (
       INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
       SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
@@ -73,18 +77,20 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
       ON CONFLICT (idempotent_key) DO NOTHING
       RETURNING ${RECORD_COLUMNS}
     )
-    SELECT (SELECT fingerprint FROM existing_order) AS "orderFingerprint", claimed.*
+    SELECT (SELECT fingerprint FROM existing_order) AS "orderFingerprint",
+           (SELECT status_at_purge FROM existing_order) AS "orderStatusAtPurge", claimed.*
     FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;
   const orderFingerprint = row?.orderFingerprint ?? undefined;
+  const orderStatusAtPurge = (row?.orderStatusAtPurge ?? undefined) as OrderStatus | undefined;
   if (row?.idempotentKey) {
-    const { orderFingerprint: _order, ...inserted } = row;
-    return { inserted: true, record: toRecord(inserted as RecordRow), orderFingerprint };
+    const { orderFingerprint: _fingerprint, orderStatusAtPurge: _status, ...inserted } = row;
+    return { inserted: true, record: toRecord(inserted as RecordRow), orderFingerprint, orderStatusAtPurge };
   }
   const stored = await findRecord(db, record.idempotencyKey);
   if (!stored && orderFingerprint === undefined) {
     throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
   }
-  return { inserted: false, record: stored, orderFingerprint };
+  return { inserted: false, record: stored, orderFingerprint, orderStatusAtPurge };
 }
 
 /**

@@ -137,15 +137,16 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
     return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
   };
 
-  const { record, orderFingerprint } = await claimRecord(deps.prisma, claimed);
+  const { record, orderFingerprint, orderStatusAtPurge } = await claimRecord(deps.prisma, claimed);
   if (orderFingerprint !== undefined) {
     if (orderFingerprint !== input.fingerprint) {
       const differences =
         record?.fingerprint === orderFingerprint ? describeDifferences(record.request.order, input.order) : [];
       throw new IdempotencyConflictError(key, orderFingerprint, input.fingerprint, differences);
     }
-    // The order was written; without a record (it expired) the order row answers for the key.
-    if (!record) return { idempotencyKey: key, workflowId, duplicate: true, status: 'SUBMITTED' };
+    // The order was written; without a record (it expired) the order row answers for the key,
+    // with what the key had reached when its record was purged.
+    if (!record) return { idempotencyKey: key, workflowId, duplicate: true, status: orderStatusAtPurge ?? 'SUBMITTED' };
     return duplicateOf(record);
   }
   if (!record) throw new Error(`idempotency record ${key} vanished after insert`);

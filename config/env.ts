@@ -237,7 +237,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   };
 }
 
-/** Timeouts are layered, inner < outer (DESIGN decision 6); a ladder upside down is refused. */
+/** Timeouts are layered, inner < outer (docs/architecture.md, decision 6); a ladder upside down is refused. */
 function ladderProblems(env: Env): string[] {
   const problems: string[] = [];
   if (env.DB_STATEMENT_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {

@@ -1,6 +1,6 @@
 // One PrismaClient per process, on the `pg` driver adapter. The statement and lock timeouts are
 // set on every connection: the innermost rung of the timeout ladder. The driver never retries on
-// its own — the activity retry policy is the only retry layer (DESIGN decision 5).
+// its own — the activity retry policy is the only retry layer (docs/architecture.md, decision 5).
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 

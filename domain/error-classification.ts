@@ -1,4 +1,4 @@
-// The one place that decides whether a failure is retried (DESIGN decision 5, STYLE habit 2).
+// The one place that decides whether a failure is retried (docs/architecture.md, decision 5).
 // Every other module asks `classifyError`; tests walk TABLE row by row.
 //
 // The rule from the seed: retry only what is safe to retry. The write is idempotent (unique key),

@@ -1,4 +1,4 @@
-// A key reused with a different payload is a conflict, not a success (DESIGN decision 2). The
+// A key reused with a different payload is a conflict, not a success (docs/architecture.md, decision 2). The
 // fingerprint is SHA-256 over the canonical order: customer, currency and lines sorted by sku then
 // unit price, prices at scale 4 — so "10.0" equals "10.00" and reordered lines are the same
 // order. `approvedAt` is deliberately not part of it: an OA system may re-stamp a redelivery.

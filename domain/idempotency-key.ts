@@ -1,4 +1,4 @@
-// The idempotency key is born here and only here (DESIGN decision 1). Every entry point — the OA
+// The idempotency key is born here and only here (docs/architecture.md, decision 1). Every entry point — the OA
 // webhook today, the MCP tool later — calls this module; nothing downstream ever builds a key of
 // its own, and a retry never builds a new one. The seed's classic pitfall was a key regenerated
 // per attempt (a fresh UUID on every retry): deriving it from business identifiers makes a

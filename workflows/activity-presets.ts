@@ -1,4 +1,4 @@
-// Activity options by intent, with the timeout ladder in one screen (DESIGN decision 6):
+// Activity options by intent, with the timeout ladder in one screen (docs/architecture.md, decision 6):
 //
 //   DB statement timeout  <  orderWrite start-to-close  <  orderWrite schedule-to-close (all
 //   attempts)  <  compensation decision window

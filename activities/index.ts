@@ -194,6 +194,18 @@ export function createActivities(deps: ActivityDeps) {
     decidedBy: string;
   }): Promise<string> {
     const key = request.order.idempotencyKey;
+    // The failed run starts compensation moments before it fails. Until it has closed, a start
+    // would attach to it (USE_EXISTING) instead of starting the new run: wait for it first.
+    await waitForRunToClose(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
+    const started = await startOrderWorkflow(
+      deps.temporal,
+      deps.taskQueue,
+      request.order,
+      'ALLOW_DUPLICATE_FAILED_ONLY',
+    );
+    // Recorded only once the new run exists: a start that keeps failing must leave the key
+    // undecided, so compensation run again waits for a decision instead of finding this one.
+    // A retry after a lost answer attaches to the run it started, and records it then.
     await recordDecision({
       idempotencyKey: key,
       orderRunId: request.orderRunId,
@@ -205,15 +217,6 @@ export function createActivities(deps: ActivityDeps) {
       lastError: null,
       onlyFrom: ['COMPENSATING', 'FAILED'],
     });
-    // The failed run starts compensation moments before it fails. Until it has closed, a start
-    // would attach to it (USE_EXISTING) instead of starting the new run: wait for it first.
-    await waitForRunToClose(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
-    const started = await startOrderWorkflow(
-      deps.temporal,
-      deps.taskQueue,
-      request.order,
-      'ALLOW_DUPLICATE_FAILED_ONLY',
-    );
     log.info('order resubmitted with the same key', { idempotencyKey: key, workflowId: started.workflowId });
     return started.workflowId;
   }

@@ -143,6 +143,9 @@ export async function listOrdersAwaitingDecision(prisma: PrismaClient, limit: nu
 /** How long an operator surface waits for a decision to be carried out. */
 const DECISION_CONFIRMATION_MS = 60_000;
 
+/** How long a run whose decision window just closed may take to end. */
+const WINDOW_CLOSING_MS = 10_000;
+
 export interface CompensationDecisionRequest {
   idempotencyKey: string;
   decision: CompensationDecision;
@@ -231,7 +234,8 @@ export async function recompensate(
   if (!(RECOMPENSABLE as readonly string[]).includes(record.status)) {
     throw new NothingToCompensateError(
       key,
-      `its status is ${record.status}; only ${RECOMPENSABLE.join(', ')} can be compensated`,
+      `its status is ${record.status}; only ${RECOMPENSABLE.join(', ')} can be compensated` +
+        (record.status === 'DELIVERY_FAILED' ? ' (a failed delivery: use redeliver or mark-handled)' : ''),
     );
   }
   const workflowId = compensationWorkflowIdFor(key);
@@ -339,11 +343,18 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
         );
       } catch (error) {
         if (!(error instanceof WorkflowUpdateFailedError)) throw error;
-        // Refused: its window closed just now, or another decision is being carried out. Let
-        // that run end, then decide on what the record says.
-        await deps.temporal.withDeadline(Date.now() + DECISION_CONFIRMATION_MS, () =>
-          waitForRunToClose(deps.temporal, orderId, order.runId),
-        );
+        // Refused: its window closed just now (the run ends at once), or another decision is
+        // being carried out (the run goes on). Decide once the run has ended; else say why not.
+        try {
+          await deps.temporal.withDeadline(Date.now() + WINDOW_CLOSING_MS, () =>
+            waitForRunToClose(deps.temporal, orderId, order.runId),
+          );
+        } catch {
+          throw new NoPendingDecisionError(
+            key,
+            `${orderId} refused it (${error.cause?.message ?? error.message}); another decision may be under way — check the key's status`,
+          );
+        }
         return await decideDelivery(deps, request);
       }
     }

@@ -139,8 +139,23 @@ export function createActivities(deps: ActivityDeps) {
       if (landed) {
         log.info('reconciled: the order landed after all', { idempotencyKey: key, orderNo: landed.orderNo });
         await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: input.attempts });
+        // An operator's action (a decision, or `recompensate`, which records a run of its own with
+        // reason type OperatorRecompensation) starts the count afresh.
+        const operatorAction = await tx.compensationRecord.findFirst({
+          where: {
+            idempotentKey: key,
+            OR: [{ reasonType: 'OperatorRecompensation' }, { decidedBy: { not: 'reconciliation' } }],
+          },
+          orderBy: { id: 'desc' },
+          select: { id: true },
+        });
         const continued = await tx.compensationRecord.count({
-          where: { idempotentKey: key, decidedBy: 'reconciliation', NOT: { orderRunId: input.orderRunId } },
+          where: {
+            idempotentKey: key,
+            decidedBy: 'reconciliation',
+            NOT: { orderRunId: input.orderRunId },
+            ...(operatorAction ? { id: { gt: operatorAction.id } } : {}),
+          },
         });
         return { orderLanded: true, orderNo: landed.orderNo, releasedLines, continuations: continued };
       }
@@ -195,6 +210,18 @@ export function createActivities(deps: ActivityDeps) {
     decidedBy: string;
   }): Promise<string> {
     const key = request.order.idempotencyKey;
+    // The failed run starts compensation moments before it fails. Until it has closed, a start
+    // would attach to it (USE_EXISTING) instead of starting the new run: wait for it first.
+    await waitForRunToClose(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
+    const started = await startOrderWorkflow(
+      deps.temporal,
+      deps.taskQueue,
+      request.order,
+      'ALLOW_DUPLICATE_FAILED_ONLY',
+    );
+    // Recorded only once the new run exists: a start that keeps failing must leave the key
+    // undecided, so compensation run again waits for a decision instead of finding this one.
+    // A retry after a lost answer attaches to the run it started, and records it then.
     await recordDecision({
       idempotencyKey: key,
       orderRunId: request.orderRunId,
@@ -206,15 +233,6 @@ export function createActivities(deps: ActivityDeps) {
       lastError: null,
       onlyFrom: ['COMPENSATING', 'FAILED'],
     });
-    // The failed run starts compensation moments before it fails. Until it has closed, a start
-    // would attach to it (USE_EXISTING) instead of starting the new run: wait for it first.
-    await waitForRunToClose(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
-    const started = await startOrderWorkflow(
-      deps.temporal,
-      deps.taskQueue,
-      request.order,
-      'ALLOW_DUPLICATE_FAILED_ONLY',
-    );
     log.info('order resubmitted with the same key', { idempotencyKey: key, workflowId: started.workflowId });
     return started.workflowId;
   }
@@ -249,10 +267,16 @@ export function createActivities(deps: ActivityDeps) {
     lastError?: string;
     decidedBy?: string;
   }): Promise<OrderStatus | undefined> {
+    let lastError = request.lastError;
+    if (request.status === 'DELIVERED' && request.decidedBy !== undefined) {
+      // Marked handled: the downstream was never told, so say who decided that and why it was needed.
+      const before = (await findRecord(prisma, request.idempotencyKey))?.lastError;
+      lastError = `marked handled by ${request.decidedBy}; the downstream was not told${before ? ` (last delivery error: ${before})` : ''}`;
+    }
     await setRecordStatus(prisma, request.idempotencyKey, {
       status: request.status,
       onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'],
-      ...(request.lastError !== undefined ? { lastError: request.lastError } : {}),
+      ...(lastError !== undefined ? { lastError } : {}),
     });
     const recorded = (await findRecord(prisma, request.idempotencyKey))?.status;
     log.info('delivery outcome recorded', { ...request, recorded });

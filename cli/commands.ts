@@ -9,7 +9,15 @@ import { purgeExpiredRecords } from '../db/retention.js';
 import { DECIDED_BY_MAX_LENGTH, decidedByProblem } from '../domain/decided-by.js';
 import { idempotencyKeyFor, parseIdempotencyKey } from '../domain/idempotency-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../domain/order-status.js';
-import { decideCompensation, listOrdersAwaitingDecision, recompensate } from '../submission/operator-decisions.js';
+import {
+  decideCompensation,
+  decideDelivery,
+  listOrdersAwaitingDecision,
+  type OperatorDeps,
+  recompensate,
+  resubmit,
+  UNCONFIRMED_AFTER_MS,
+} from '../submission/operator-decisions.js';
 import { readOrderStatus } from '../submission/order-status.js';
 import { historyFromFile, historyFromServer, replayHistories } from '../worker/replay.js';
 import type { CommandContext } from './context.js';
@@ -64,6 +72,14 @@ function keyArgument(positionals: string[], values: Values): string {
   return key;
 }
 
+function nonNegativeInteger(values: Values, name: string, fallback: number): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw === '' || !Number.isInteger(value) || value < 0) throw new UsageError(`--${name} must be a whole number ≥ 0`);
+  return value;
+}
+
 function positiveInteger(values: Values, name: string, fallback: number): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
@@ -113,22 +129,57 @@ function statusOption(values: Values): OrderStatus | undefined {
   return raw as OrderStatus;
 }
 
-function decision(name: 'resubmit' | 'abandon', summary: string): Command {
+const keyOptions = { 'approval-no': { type: 'string' as const }, operation: { type: 'string' as const } };
+const KEY_USAGE = '<key> | --approval-no NO [--operation MAIN|SUPPLEMENT]';
+
+async function operatorDeps(context: CommandContext): Promise<OperatorDeps> {
+  return {
+    prisma: context.prisma(),
+    temporal: await context.temporal(),
+    taskQueue: context.config.temporal.taskQueue,
+    writePolicy: context.config.writePolicy,
+  };
+}
+
+function decision(name: 'resubmit' | 'abandon', summary: string, more: string): Command {
   return {
     name,
     summary,
-    usage: `<key> [--by NAME]\n\nDelivered to compensation-<key> as the \`decide\` update; answers once it was carried out.\nNAME (at most ${DECIDED_BY_MAX_LENGTH} characters) is recorded with the decision (default: cli:<user>).`,
-    options: by,
+    usage: `${KEY_USAGE} [--by NAME]\n\nDelivered to compensation-<key> as the \`decide\` update; answers once it was carried out.${more}\nNAME (at most ${DECIDED_BY_MAX_LENGTH} characters) is recorded with the decision (default: cli:<user>).`,
+    options: { ...by, ...keyOptions },
+    run: async (context, values, positionals) => {
+      const key = keyArgument(positionals, values);
+      const request = { idempotencyKey: key, decidedBy: decidedBy(values) };
+      const result =
+        name === 'resubmit'
+          ? await resubmit(await operatorDeps(context), request)
+          : await decideCompensation(await context.temporal(), { ...request, decision: name });
+      return {
+        ok: true,
+        data: result,
+        human: `${name}: ${key} is now ${result.status}${result.outcome ? ` (${result.outcome})` : ''}`,
+      };
+    },
+  };
+}
+
+function deliveryDecision(name: 'redeliver' | 'mark-handled', summary: string, more: string): Command {
+  return {
+    name,
+    summary,
+    usage: `${KEY_USAGE} [--by NAME]\n\nOnly for a DELIVERY_FAILED key. While order-<key> waits for a decision, delivered to it as the\n\`decide\` update; after its window closed, carried out by delivery-<key>. Answers once done.${more}\nNAME (at most ${DECIDED_BY_MAX_LENGTH} characters) is recorded with the decision (default: cli:<user>).`,
+    options: { ...by, ...keyOptions },
     run: async (context, values, positionals) => {
       const key = keyArgument(positionals, values);
       const decider = decidedBy(values);
-      const result = await decideCompensation(await context.temporal(), {
+      const result = await decideDelivery(await operatorDeps(context), {
         idempotencyKey: key,
         decision: name,
         decidedBy: decider,
       });
       return {
-        ok: true,
+        // A redelivery the downstream refused again is a failure: the key still waits.
+        ok: result.status === 'DELIVERED',
         data: result,
         human: `${name}: ${key} is now ${result.status}${result.outcome ? ` (${result.outcome})` : ''}`,
       };
@@ -200,21 +251,27 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'awaiting',
-    summary: 'orders waiting in compensation for a decision (resubmit or abandon), longest first',
-    usage: '[--limit N]',
-    options: { limit: { type: 'string' } },
+    summary:
+      'every key waiting for a person (COMPENSATING, DELIVERY_FAILED, FAILED, unconfirmed starts) and what to do next',
+    usage:
+      '[--limit N] [--unconfirmed-after SECONDS]\n\nThe longest waiting first. NEXT lists the commands that move a key on, the usual first;\nsender-redelivery: the sender was answered 503 and should send again, else `resubmit`.\nA claim whose start was not confirmed is listed once it is SECONDS old (default 60; 0: at once).',
+    options: { limit: { type: 'string' }, 'unconfirmed-after': { type: 'string' } },
     run: async (context, values) => {
-      const waiting = await listOrdersAwaitingDecision(context.prisma(), positiveInteger(values, 'limit', 50));
+      const waiting = await listOrdersAwaitingDecision(context.prisma(), positiveInteger(values, 'limit', 50), {
+        unconfirmedAfterMs: nonNegativeInteger(values, 'unconfirmed-after', UNCONFIRMED_AFTER_MS / 1000) * 1000,
+      });
       return {
         ok: true,
         data: waiting,
         human:
           waiting.length === 0
-            ? 'no order is waiting for a decision'
+            ? 'no key is waiting for a person'
             : table(
-                ['KEY', 'CUSTOMER', 'AMOUNT', 'WAITING SINCE', 'WHY'],
+                ['KEY', 'STATUS', 'NEXT', 'CUSTOMER', 'AMOUNT', 'WAITING SINCE', 'WHY'],
                 waiting.map((order) => [
                   order.idempotencyKey,
+                  order.status,
+                  order.nextActions.join(' | '),
                   order.customerId,
                   `${order.totalAmount} ${order.currency}`,
                   order.waitingSince,
@@ -224,8 +281,22 @@ export const COMMANDS: Command[] = [
       };
     },
   },
-  decision('resubmit', 'write the order again with the same key (it can never double)'),
-  decision('abandon', 'give the order up: status COMPENSATED'),
+  decision(
+    'resubmit',
+    'write the order again with the same key (it can never double)',
+    '\nA claim whose start was never confirmed (listed by `awaiting` as RECEIVED) is started instead.',
+  ),
+  decision('abandon', 'give the order up: status COMPENSATED', ''),
+  deliveryDecision(
+    'redeliver',
+    'send a failed delivery again: the same event, same key and event id, under the same retry policy',
+    '\nExit code 1 when the downstream refused it again (the key stays DELIVERY_FAILED).',
+  ),
+  deliveryDecision(
+    'mark-handled',
+    'close a failed delivery without sending: status DELIVERED, recorded with who decided',
+    '',
+  ),
   {
     name: 'recompensate',
     summary: 're-run compensation for a key whose compensation ended (FAILED, COMPENSATED); idempotent',
@@ -234,16 +305,10 @@ export const COMMANDS: Command[] = [
     options: by,
     run: async (context, values, positionals) => {
       const key = keyArgument(positionals, values);
-      const decider = decidedBy(values);
-      const result = await recompensate(
-        {
-          prisma: context.prisma(),
-          temporal: await context.temporal(),
-          taskQueue: context.config.temporal.taskQueue,
-          writePolicy: context.config.writePolicy,
-        },
-        { idempotencyKey: key, decidedBy: decider },
-      );
+      const result = await recompensate(await operatorDeps(context), {
+        idempotencyKey: key,
+        decidedBy: decidedBy(values),
+      });
       return {
         ok: true,
         data: result,

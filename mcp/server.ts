@@ -13,7 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { McpDeps, Tool, ToolContext } from './tool.js';
 import { getOrderStatusTool } from './tools/get-order-status.js';
-import { decideCompensationTool, listOrdersAwaitingDecisionTool } from './tools/operator-tools.js';
+import { decideCompensationTool, decideDeliveryTool, listOrdersAwaitingDecisionTool } from './tools/operator-tools.js';
 import { submitApprovedOrderTool } from './tools/submit-approved-order.js';
 
 export const SERVER_INFO = { name: 'exactly-once-orders', version: '0.1.0' };
@@ -27,7 +27,7 @@ const INSTRUCTIONS =
   'writes a second order. When a submission answers with status RECEIVED, follow up with get_order_status.';
 
 export interface McpServerOptions {
-  /** Offer list_orders_awaiting_decision and decide_compensation. */
+  /** Offer list_orders_awaiting_decision, decide_compensation and decide_delivery. */
   operatorTools: boolean;
 }
 
@@ -35,7 +35,9 @@ export function toolsFor(deps: McpDeps, options: McpServerOptions): Tool[] {
   return [
     submitApprovedOrderTool(deps),
     getOrderStatusTool(deps),
-    ...(options.operatorTools ? [listOrdersAwaitingDecisionTool(deps), decideCompensationTool(deps)] : []),
+    ...(options.operatorTools
+      ? [listOrdersAwaitingDecisionTool(deps), decideCompensationTool(deps), decideDeliveryTool(deps)]
+      : []),
   ];
 }
 

@@ -64,6 +64,20 @@ export const orderStateQuery = defineQuery<OrderState>('orderState');
 export const DELIVERY_DECISIONS = ['redeliver', 'mark-handled'] as const;
 export type DeliveryDecision = (typeof DELIVERY_DECISIONS)[number];
 
+/** A delivery decision taken after the order workflow that waited for it has closed. */
+export interface DeliveryDecisionInput {
+  order: OrderWorkflowInput;
+  /** The order as it was written: the event is built from it, so it is the same event as before. */
+  written: OrderWriteResult;
+  decision: DeliveryDecision;
+  decidedBy: string;
+}
+
+/** `delivery-<key>`: at most one delivery decision runs per key at a time. */
+export function deliveryWorkflowIdFor(idempotencyKey: string): string {
+  return `delivery-${idempotencyKey}`;
+}
+
 export interface CompensationInput {
   order: OrderWorkflowInput;
   /** The run of the order workflow that failed; compensation records it once per run. */

@@ -2,3 +2,4 @@
 export { orderWorkflow } from './order-workflow.js';
 export { compensationWorkflow } from './compensation-workflow.js';
 export { duplicateScanWorkflow, retentionPurgeWorkflow } from './safety-net-workflows.js';
+export { deliveryWorkflow } from './delivery-workflow.js';

@@ -1,8 +1,11 @@
 // Writes that fail for good go to compensation: reconciled, nothing half-written, an operator
 // decides, and a resubmit reuses the key so it can never double.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { WorkflowFailedError } from '@temporalio/client';
+import { Client, WorkflowFailedError, WorkflowUpdateStage } from '@temporalio/client';
+import { createActivities } from '../../activities/index.js';
+import { findRecord } from '../../db/idempotency-records.js';
 import { canonicalOrder, fingerprintOf, totalAmountOf } from '../../domain/fingerprint.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { workflowInputFor } from '../../submission/submit-approval.js';
@@ -25,6 +28,7 @@ import {
   statusReaches,
   orderCount,
   postApproval,
+  startTestService,
   stockOf,
   type TestService,
   uniqueApprovalNo,
@@ -236,5 +240,67 @@ describe('compensation', () => {
     assert.equal(await service.prisma.compensationRecord.count({ where: { idempotentKey: key } }), 1);
     assert.equal(await orderCount(service.prisma, key), 0);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 0, reserved: 0 });
+  });
+});
+
+describe('compensation: a resubmit whose start keeps failing', () => {
+  let service: TestService;
+  // While set, the resubmit step talks to a Temporal namespace that does not exist: every start
+  // of the new run is refused, as when Temporal turns the start down.
+  let startRefused = true;
+  let refusedAttempts = 0;
+
+  before(async () => {
+    service = await startTestService({
+      activities: (real, deps) => {
+        const refusing = createActivities({
+          ...deps,
+          temporal: new Client({
+            connection: deps.temporal.connection,
+            namespace: `missing-${randomBytes(4).toString('hex')}`,
+          }),
+        });
+        return {
+          ...real,
+          async resubmitOrder(request: Parameters<typeof real.resubmitOrder>[0]) {
+            if (!startRefused) return real.resubmitOrder(request);
+            try {
+              return await refusing.resubmitOrder(request);
+            } finally {
+              refusedAttempts++;
+            }
+          },
+        };
+      },
+    });
+  });
+  after(() => service.stop());
+
+  it('an operator resubmit is recorded only once the new run started: while the start fails the key still waits', async () => {
+    const sku = await createSku(service.prisma, 0);
+    const approvalNo = uniqueApprovalNo('RESUBFAIL');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
+    await statusReaches(service, key, 'COMPENSATING');
+    const handle = service.temporal.workflow.getHandle<typeof compensationWorkflow>(compensationWorkflowIdFor(key));
+    await eventually('compensation to wait', async () =>
+      (await handle.query(compensationStateQuery)).status === 'COMPENSATING' ? true : undefined,
+    );
+
+    await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
+    await handle.startUpdate(decideUpdate, {
+      args: [{ decision: 'resubmit', decidedBy: 'test-operator' }],
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
+    await eventually('a refused start', () => Promise.resolve(refusedAttempts >= 1 ? true : undefined));
+    const pending = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
+    assert.equal(pending.decision, null, 'no decision is recorded while no new run started');
+    assert.equal((await findRecord(service.prisma, key))?.status, 'COMPENSATING');
+
+    startRefused = false; // Temporal accepts starts again: the step's retry carries the decision out
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+    const decided = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
+    assert.deepEqual([decided.decision, decided.decidedBy], ['resubmit', 'test-operator']);
   });
 });

@@ -10,7 +10,8 @@ import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain/order-event.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
-import { decideUpdate } from '../../workflows/definitions.js';
+import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
+import { decideDelivery, NoPendingDecisionError } from '../../submission/operator-decisions.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
 import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
 import {
@@ -27,6 +28,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
+  workflowExists,
 } from '../support/service.js';
 
 const SECRET = 'downstream-secret-0123456789';
@@ -164,6 +166,31 @@ describe('delivery of order events', () => {
     assert.equal(handledAnswer.status, 'DELIVERED');
     await statusReaches(service, handled.key, 'DELIVERED');
     assertSameKeyAndEvent(handled.key, 1);
+  });
+  it('the operator path decides while the order workflow still waits: its own update, no delivery workflow', async () => {
+    const { key, body } = await submit('DOPWAIT');
+    downstream.script(key, [{ kind: 'status', status: 400 }]);
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(service, key, 'DELIVERY_FAILED');
+    const deps = {
+      prisma: service.prisma,
+      temporal: service.temporal,
+      taskQueue: service.config.temporal.taskQueue,
+      writePolicy: service.config.writePolicy,
+    };
+    const answer = await decideDelivery(deps, { idempotencyKey: key, decision: 'redeliver', decidedBy: 'op' });
+    assert.equal(answer.status, 'DELIVERED');
+    const handle = service.temporal.workflow.getHandle<typeof orderWorkflow>(orderWorkflowIdFor(key));
+    assert.equal((await handle.result()).finalStatus, 'DELIVERED', 'the waiting workflow carried it out');
+    assert.equal(await workflowExists(service.temporal, deliveryWorkflowIdFor(key)), false);
+    assertSameKeyAndEvent(key, 2);
+    assert.equal(await downstream.effects(key), 1);
+
+    await assert.rejects(
+      decideDelivery(deps, { idempotencyKey: key, decision: 'redeliver', decidedBy: 'op' }),
+      (error) => error instanceof NoPendingDecisionError && /status is DELIVERED/.test(error.message),
+    );
+    assertSameKeyAndEvent(key, 2);
   });
 });
 

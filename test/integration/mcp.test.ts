@@ -214,6 +214,7 @@ describe('MCP tools', () => {
       const byName = new Map(tools.map((tool) => [tool.name, tool]));
       assert.deepEqual([...byName.keys()].sort(), [
         'decide_compensation',
+        'decide_delivery',
         'get_order_status',
         'list_orders_awaiting_decision',
         'submit_approved_order',
@@ -246,6 +247,7 @@ describe('MCP tools', () => {
       assert.equal(byName.get('get_order_status')?.annotations?.readOnlyHint, true);
       assert.equal(byName.get('list_orders_awaiting_decision')?.annotations?.readOnlyHint, true);
       assert.equal(byName.get('decide_compensation')?.annotations?.destructiveHint, true);
+      assert.equal(byName.get('decide_delivery')?.annotations?.idempotentHint, true);
     }
   });
 
@@ -517,9 +519,23 @@ describe('MCP tools', () => {
     assert.match(compensating.text, /waits for an operator/);
 
     const listed = await callTool(client, 'list_orders_awaiting_decision', { limit: 100 });
-    const orders = (listed.structured as { orders: { idempotencyKey: string; reason: string }[] }).orders;
+    const orders = (
+      listed.structured as {
+        orders: { idempotencyKey: string; reason: string; status: string; nextActions: string[] }[];
+      }
+    ).orders;
     const ours = orders.find((order) => order.idempotencyKey === key);
     assert.match(ours?.reason ?? '', /InsufficientStock/);
+    assert.deepEqual([ours?.status, ours?.nextActions], ['COMPENSATING', ['resubmit', 'abandon']]);
+
+    // A delivery decision is only for a written order whose delivery failed: refused, nothing done.
+    const notDelivery = await callTool(client, 'decide_delivery', {
+      idempotencyKey: key,
+      decision: 'mark-handled',
+      decidedBy: 'mcp-test-operator',
+    });
+    assert.equal(notDelivery.isError, true);
+    assert.match(notDelivery.text, /^Nothing was decided: its status is COMPENSATING/);
 
     const notYet = await callTool(client, 'decide_compensation', {
       idempotencyKey: idempotencyKeyFor(uniqueApprovalNo(), 'MAIN'),

@@ -8,22 +8,43 @@ import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { findRecord } from '../../db/idempotency-records.js';
+import pg from 'pg';
+import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { eventIdFor } from '../../domain/order-event.js';
+import { claimRecord, findRecord } from '../../db/idempotency-records.js';
 import { COMMANDS } from '../../cli/commands.js';
+import { workflowInputFor } from '../../submission/submit-approval.js';
+import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
 import {
   approval,
   createSku,
   orderCount,
   postApproval,
+  stackEnv,
   startTestService,
   statusReaches,
   testConfig,
   type TestService,
   uniqueApprovalNo,
 } from '../support/service.js';
+
+/** One row of `orders-cli awaiting --json`. */
+interface AwaitingRow {
+  idempotencyKey: string;
+  workflowId: string;
+  status: string;
+  nextActions: string[];
+  reason: string;
+}
+
+async function awaitingRow(service: TestService, key: string): Promise<AwaitingRow | undefined> {
+  const run = await cli(service, ['awaiting', '--json', '--limit', '1000']);
+  assert.equal(run.code, 0, run.stderr);
+  return json<AwaitingRow[]>(run).find((row) => row.idempotencyKey === key);
+}
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURE = path.join(ROOT, 'test/replay/histories/first-delivery.1.orderWorkflow.json');
@@ -111,8 +132,9 @@ describe('operator CLI (orders-cli)', () => {
 
   it('awaiting lists a failed write; resubmit after the fix writes exactly one order; a second decision is refused', async () => {
     const { key, sku } = await failedWrite(service, 'CLIRESUB');
-    const awaiting = json<{ idempotencyKey: string }[]>(await cli(service, ['awaiting', '--json']));
-    assert.ok(awaiting.some((order) => order.idempotencyKey === key));
+    const waiting = await awaitingRow(service, key);
+    assert.equal(waiting?.status, 'COMPENSATING');
+    assert.deepEqual(waiting.nextActions, ['resubmit', 'abandon']);
 
     await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
     const resubmit = await cli(service, ['resubmit', key, '--by', 'alice']);
@@ -145,6 +167,80 @@ describe('operator CLI (orders-cli)', () => {
     await service.temporal.workflow.getHandle(`compensation-${key}`).result();
     assert.equal((await findRecord(service.prisma, key))?.status, 'COMPENSATED');
     assert.equal(await orderCount(service.prisma, key), 0);
+  });
+
+  it('a claim whose workflow start was never confirmed is listed by awaiting; resubmit starts it once', async () => {
+    const approvalNo = uniqueApprovalNo('CLICLAIM');
+    const input = workflowInputFor(
+      approval(approvalNo, await createSku(service.prisma, 10)),
+      service.config.writePolicy,
+    );
+    const key = input.idempotencyKey;
+    // What the edge leaves when its start call ran out of time: the claim, no confirmed start (the
+    // sender was answered 503 and has not redelivered).
+    await claimRecord(service.prisma, {
+      idempotencyKey: key,
+      approvalNo,
+      operation: 'MAIN',
+      fingerprint: input.fingerprint,
+      request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
+      workflowId: orderWorkflowIdFor(key),
+    });
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record SET created_at = now() - interval '10 minutes', updated_at = now() - interval '10 minutes'
+      WHERE idempotent_key = ${key}`;
+
+    const waiting = await awaitingRow(service, key);
+    assert.equal(waiting?.status, 'RECEIVED');
+    assert.deepEqual(waiting.nextActions, ['sender-redelivery', 'resubmit']);
+    assert.equal(waiting.workflowId, orderWorkflowIdFor(key));
+
+    const resubmit = await cli(service, ['resubmit', key, '--by', 'erin', '--json']);
+    assert.equal(resubmit.code, 0, resubmit.stderr);
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+    assert.ok((await findRecord(service.prisma, key))?.workflowStartedAt, 'the start is confirmed');
+    assert.equal(await awaitingRow(service, key), undefined);
+
+    const again = await cli(service, ['resubmit', key]);
+    assert.equal(again.code, 1);
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+
+  it('recompensate continues a landed order whose follow-up runs hit the cap: the operator resets the count', async () => {
+    const { key } = await writtenOrder(service, 'CLICAP');
+    await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
+    // Five earlier reconciliations each continued the landed order and each follow-up run failed:
+    // compensation gave up and asked for a person.
+    for (let run = 0; run < 5; run++) {
+      await service.prisma.compensationRecord.create({
+        data: {
+          idempotentKey: key,
+          orderRunId: randomUUID(),
+          reasonType: 'Unknown',
+          reason: 'the follow-up run failed',
+          attempts: 1,
+          orderLanded: true,
+          releasedLines: 0,
+          decision: 'resubmit',
+          decidedBy: 'reconciliation',
+          decidedAt: new Date(),
+        },
+      });
+    }
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record SET status = 'FAILED', last_error = 'the order landed, but 5 follow-up runs failed too'
+      WHERE idempotent_key = ${key}`;
+
+    const rerun = await cli(service, ['recompensate', key, '--by', 'frank']);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    const outcome = (await service.temporal.workflow.getHandle(compensationWorkflowIdFor(key)).result()) as {
+      status: string;
+      outcome: string;
+    };
+    assert.deepEqual([outcome.status, outcome.outcome], ['SUBMITTED', 'ORDER_LANDED']);
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
   });
 
   it('scan-duplicates finds an order planted behind the service and exits 1; alerts shows it', async () => {
@@ -230,6 +326,9 @@ describe('operator CLI: a key whose compensation already ended', () => {
   it('recompensate a FAILED key: compensation waits again, resubmit writes one order; a written key is refused', async () => {
     const { key, sku } = await failedWrite(service, 'CLIFAIL');
     await statusReaches(service, key, 'FAILED');
+    const waiting = await awaitingRow(service, key);
+    assert.equal(waiting?.status, 'FAILED');
+    assert.deepEqual(waiting.nextActions, ['recompensate', 'resubmit', 'abandon']);
 
     // The new compensation's decision window comes from the CLI's configuration: long enough here
     // that the decision below cannot race it on a slow machine.
@@ -251,5 +350,99 @@ describe('operator CLI: a key whose compensation already ended', () => {
     const refused = await cli(service, ['recompensate', key]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /nothing to compensate .* status is SUBMITTED/);
+  });
+});
+
+describe('operator CLI: a failed delivery whose decision window has closed', () => {
+  const SECRET = 'downstream-secret-0123456789';
+  let pool: pg.Pool;
+  let downstream: ScriptedDownstream;
+  let service: TestService;
+
+  before(async () => {
+    pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 4 });
+    downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
+    // A short decision window: the order workflow closes with DELIVERY_FAILED within the test.
+    service = await startTestService({
+      config: testConfig({
+        DOWNSTREAM_URL: downstream.url,
+        DOWNSTREAM_SECRET: SECRET,
+        ACTIVITY_SCHEDULE_TO_CLOSE_MS: '5000',
+        COMPENSATION_DECISION_TIMEOUT_MS: '6000',
+      }),
+    });
+  });
+  after(async () => {
+    await service.stop();
+    await downstream.close();
+    await pool.end();
+  });
+
+  /** An order written whose delivery the downstream refused (400, not retried); its window closed. */
+  async function refusedDelivery(prefix: string) {
+    const approvalNo = uniqueApprovalNo(prefix);
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    downstream.script(key, [{ kind: 'status', status: 400 }]);
+    assert.equal(
+      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
+      202,
+    );
+    await statusReaches(service, key, 'DELIVERY_FAILED');
+    const result = (await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result()) as {
+      finalStatus: string;
+    };
+    assert.equal(result.finalStatus, 'DELIVERY_FAILED', 'the order workflow closed without a decision');
+    return { approvalNo, key };
+  }
+
+  it('awaiting lists the failed delivery; redeliver delivers once with the same event id; again is refused', async () => {
+    const { key } = await refusedDelivery('CLIREDO');
+    const waiting = await awaitingRow(service, key);
+    assert.equal(waiting?.status, 'DELIVERY_FAILED');
+    assert.deepEqual(waiting.nextActions, ['redeliver', 'mark-handled']);
+    assert.match(waiting.reason, /DownstreamRejected/);
+
+    const redeliver = await cli(service, ['redeliver', key, '--by', 'carol', '--json']);
+    assert.equal(redeliver.code, 0, redeliver.stderr);
+    assert.equal(json<{ status: string }>(redeliver).status, 'DELIVERED');
+    await statusReaches(service, key, 'DELIVERED');
+    const arrivals = downstream.arrivals(key);
+    assert.equal(arrivals.length, 2, 'the refused attempt and the redelivery');
+    assert.deepEqual(
+      arrivals.map((arrival) => arrival.eventId),
+      [eventIdFor(key), eventIdFor(key)],
+    );
+    assert.equal(await downstream.effects(key), 1);
+
+    const again = await cli(service, ['redeliver', key]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /status is DELIVERED/);
+    assert.equal(downstream.arrivals(key).length, 2, 'nothing was sent again');
+    assert.equal(await awaitingRow(service, key), undefined);
+  });
+
+  it('mark-handled after the window closed reads DELIVERED, sends nothing and names who decided', async () => {
+    const { approvalNo, key } = await refusedDelivery('CLIHANDLED');
+    const handled = await cli(service, ['mark-handled', '--approval-no', approvalNo, '--by', 'dave']);
+    assert.equal(handled.code, 0, handled.stderr);
+    assert.match(handled.stdout, /DELIVERED/);
+    const status = json<{ status: string; lastError: string }>(await cli(service, ['status', key, '--json']));
+    assert.equal(status.status, 'DELIVERED');
+    assert.match(status.lastError, /marked handled by dave/);
+    assert.equal(downstream.arrivals(key).length, 1, 'only the refused attempt reached the downstream');
+
+    const again = await cli(service, ['mark-handled', key]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /status is DELIVERED/);
+    assert.equal((await findRecord(service.prisma, key))?.status, 'DELIVERED');
+  });
+
+  it('redeliver and mark-handled refuse a key that is not DELIVERY_FAILED, and bad arguments exit 2', async () => {
+    const unknown = idempotencyKeyFor(uniqueApprovalNo('CLINONE'), 'MAIN');
+    const refused = await cli(service, ['redeliver', unknown]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /unknown/);
+    assert.equal((await cli(service, ['mark-handled', '--approval-no', 'X', '--operation', 'OTHER'])).code, 2);
+    assert.equal((await cli(service, ['redeliver'])).code, 2);
   });
 });

@@ -14,7 +14,8 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { decideUpdate } from '../../workflows/definitions.js';
+import { decideDelivery } from '../../submission/operator-decisions.js';
+import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from '../../workflows/safety-net-workflows.js';
 import { FaultPlan, faultyActivities } from '../support/faults.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
@@ -153,5 +154,62 @@ describe('record replay fixtures', () => {
       if (run.taskQueue === service.config.temporal.taskQueue) ids.push(run.workflowId);
     }
     await save('safety-nets', ids);
+  });
+});
+
+describe('record replay fixtures: decisions after the decision window closed', () => {
+  let pool: pg.Pool;
+  let downstream: ScriptedDownstream;
+  let service: TestService;
+
+  before(async () => {
+    pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
+    downstream = await startScriptedDownstream(pool, SECRET, `replay_${randomBytes(3).toString('hex')}`);
+    // A short window, so the order workflow closes with DELIVERY_FAILED within the recording.
+    const config = testConfig({
+      DOWNSTREAM_URL: downstream.url,
+      DOWNSTREAM_SECRET: SECRET,
+      ACTIVITY_SCHEDULE_TO_CLOSE_MS: '5000',
+      COMPENSATION_DECISION_TIMEOUT_MS: '6000',
+    });
+    service = await startTestService({ config });
+  });
+  after(async () => {
+    await service.stop();
+    await downstream.close();
+    await pool.end();
+  });
+
+  it('delivery refused, the window closes, then an operator redelivers and a second refusal is marked handled', async () => {
+    const deps = {
+      prisma: service.prisma,
+      temporal: service.temporal,
+      taskQueue: service.config.temporal.taskQueue,
+      writePolicy: service.config.writePolicy,
+    };
+    const approvalNo = uniqueApprovalNo('LATE');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    // Refused first, refused again on the redelivery, then marked handled.
+    downstream.script(key, [
+      { kind: 'status', status: 400 },
+      { kind: 'status', status: 400 },
+    ]);
+    await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)));
+    await statusReaches(service, key, 'DELIVERY_FAILED');
+    await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
+    await decideDelivery(deps, { idempotencyKey: key, decision: 'redeliver', decidedBy: 'fixture-recorder' });
+    await decideDelivery(deps, { idempotencyKey: key, decision: 'mark-handled', decidedBy: 'fixture-recorder' });
+    await statusReaches(service, key, 'DELIVERED');
+    const runs: WorkflowExecutionInfo[] = [];
+    for await (const run of service.temporal.workflow.list({ query: `WorkflowId = '${deliveryWorkflowIdFor(key)}'` })) {
+      runs.push(run);
+    }
+    runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    let n = 0;
+    for (const run of runs) {
+      const history = await service.temporal.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      writeFileSync(`${OUT}delivery-after-window.${++n}.${run.type}.json`, `${historyToJSON(history)}\n`);
+    }
+    console.log(`delivery-after-window: ${n} run(s)`);
   });
 });

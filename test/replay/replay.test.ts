@@ -22,12 +22,19 @@ describe('replay of recorded histories against the current workflow code', () =>
       'compensation-resubmit',
       'compensation-abandon',
       'delivery-failed-redeliver',
+      'delivery-after-window',
       'safety-nets',
     ]) {
       assert.ok(scenarios.has(scenario), `missing fixtures for ${scenario}`);
     }
     const types = new Set(files.map((name) => name.split('.')[2]));
-    for (const type of ['orderWorkflow', 'compensationWorkflow', 'duplicateScanWorkflow', 'retentionPurgeWorkflow']) {
+    for (const type of [
+      'orderWorkflow',
+      'compensationWorkflow',
+      'deliveryWorkflow',
+      'duplicateScanWorkflow',
+      'retentionPurgeWorkflow',
+    ]) {
       assert.ok(types.has(type), `no fixture replays ${type}`);
     }
   });

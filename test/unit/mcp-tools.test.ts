@@ -54,6 +54,7 @@ describe('MCP tools', () => {
       'get_order_status',
       'list_orders_awaiting_decision',
       'decide_compensation',
+      'decide_delivery',
     ]);
   });
 

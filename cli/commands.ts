@@ -305,10 +305,8 @@ export const COMMANDS: Command[] = [
     options: by,
     run: async (context, values, positionals) => {
       const key = keyArgument(positionals, values);
-      const result = await recompensate(await operatorDeps(context), {
-        idempotencyKey: key,
-        decidedBy: decidedBy(values),
-      });
+      const decider = decidedBy(values);
+      const result = await recompensate(await operatorDeps(context), { idempotencyKey: key, decidedBy: decider });
       return {
         ok: true,
         data: result,

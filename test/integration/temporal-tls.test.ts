@@ -97,7 +97,7 @@ describe('Temporal over mTLS (TLS-terminating proxy, throwaway CA)', () => {
       assert.ok(Date.now() - started < 60_000);
     });
 
-    it(`${refusal.name}: a webhook answers 503 and leaves no record, no workflow, no order`, async () => {
+    it(`${refusal.name}: a webhook answers 503, starts no workflow, writes no order, and keeps its claim unstarted`, async () => {
       const config = testConfig({ ...refusal.env(), TEMPORAL_TASK_QUEUE: service.config.temporal.taskQueue });
       const temporal = createLazyClient(temporalTargetFrom(config.temporal));
       const app = buildApp({ config, prisma: service.prisma, temporal });
@@ -107,7 +107,10 @@ describe('Temporal over mTLS (TLS-terminating proxy, throwaway CA)', () => {
         const response = await postApproval({ app }, approval(approvalNo, await createSku(service.prisma, 10)));
         assert.equal(response.statusCode, 503, response.body);
         assert.ok(response.headers['retry-after']);
-        assert.equal(await findRecord(service.prisma, key), undefined);
+        // The claim stays, unstarted: the sender's redelivery starts it once the TLS setting is fixed,
+        // and `orders-cli awaiting` lists it if none comes.
+        const claim = await findRecord(service.prisma, key);
+        assert.deepEqual([claim?.status, claim?.workflowStartedAt], ['RECEIVED', null]);
         assert.equal(await orderCount(service.prisma, key), 0);
         assert.equal(await workflowExists(service.temporal, orderWorkflowIdFor(key)), false);
       } finally {

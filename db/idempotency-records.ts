@@ -97,7 +97,7 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
  * Decides, in the database alone, whether this delivery is the key's first: the one delivery
  * whose conditional update sets `first_delivery_at` is answered 202, every other one 200 — however
  * the deliveries interleave with the workflow, and whichever of them started it. Only deliveries
- * that know the key's workflow exists (started, attached to, or already marked) ask. It also marks
+ * about to be answered with success ask, once they know the key's workflow exists. It also marks
  * the workflow started, and does not depend on the claim still existing: a record that vanished
  * is written again from `record`.
  */

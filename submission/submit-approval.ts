@@ -8,13 +8,7 @@ import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } fro
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import type { Approval } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import {
-  claimRecord,
-  decideFirstDelivery,
-  findRecord,
-  type IdempotencyRecord,
-  markWorkflowStarted,
-} from '../db/idempotency-records.js';
+import { claimRecord, decideFirstDelivery, type IdempotencyRecord } from '../db/idempotency-records.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
 import { startOrderWorkflow } from '../temporal/order-workflows.js';
@@ -112,13 +106,13 @@ function orderInput(order: Omit<OrderWorkflowInput, 'policy'>, policy: WritePoli
  *    statement. An order row, when there is one, is the final judge: a different fingerprint is a
  *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges.
  * 2. a key whose workflow is known to exist — marked started, or past RECEIVED, or with its order
- *    written — is a duplicate and is never started again: a redelivery never overrides an
- *    operator, also after the closed run left Temporal's retention.
+ *    written — is never started again: a redelivery never overrides an operator, also after the
+ *    closed run left Temporal's retention.
  * 3. otherwise start (or attach to) `order-<key>`. The claim is kept whatever the start answers: a
  *    start whose answer was lost may have run, and its workflow records its statuses on the claim.
- * 4. the deliveries whose start started or joined the running workflow ask the database which of
- *    them is the first: exactly one is (202), every other one is a duplicate (200). A key whose only
- *    starter lost its answer (503) has no 202: every later delivery finds it started.
+ * 4. every delivery answered with success asks the database whether it is the first: exactly one
+ *    is (202), every other one is a duplicate (200) — also when the delivery that started the run
+ *    lost its answer (503): then the first delivery answered after it hears 202.
  */
 export async function submitApproval(deps: SubmissionDeps, approval: Approval): Promise<Submission> {
   const input = workflowInputFor(approval, deps.writePolicy);
@@ -147,7 +141,7 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
     // The order was written; without a record (it expired) the order row answers for the key,
     // with what the key had reached when its record was purged.
     if (!record) return { idempotencyKey: key, workflowId, duplicate: true, status: orderStatusAtPurge ?? 'SUBMITTED' };
-    return duplicateOf(record);
+    return record.firstDeliveryAt ? duplicateOf(record) : answer();
   }
   if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
   if (record.fingerprint !== input.fingerprint) {
@@ -158,11 +152,11 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
       describeDifferences(record.request.order, input.order),
     );
   }
-  if (record.workflowStartedAt || record.status !== 'RECEIVED') return duplicateOf(record);
+  if (record.firstDeliveryAt) return duplicateOf(record);
+  if (record.workflowStartedAt || record.status !== 'RECEIVED') return answer();
 
-  let started: Awaited<ReturnType<typeof startOrderWorkflow>>;
   try {
-    started = await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
+    await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
       startOrderWorkflow(deps.temporal, deps.taskQueue, input),
     );
   } catch (error) {
@@ -172,11 +166,8 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
     if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);
     throw error;
   }
-  if (started.closedRunExists) {
-    // An earlier delivery started the run and never heard back; the run has already ended.
-    await markWorkflowStarted(deps.prisma, key);
-    return duplicateOf((await findRecord(deps.prisma, key)) ?? record);
-  }
+  // A closed run under the id means an earlier delivery started it and never heard back: this
+  // delivery may still be the first one answered.
   return answer();
 }
 

@@ -147,6 +147,15 @@ export async function listOrdersAwaitingDecision(
 /** How long an operator surface waits for a decision to be carried out. */
 const DECISION_CONFIRMATION_MS = 60_000;
 
+/** A decision that may have been accepted but whose outcome did not come back in time. */
+function notConfirmed(key: string, cause: unknown): Error {
+  return new Error(
+    `the decision for ${key} was not confirmed within ${DECISION_CONFIRMATION_MS / 1000} s (is a worker running?); ` +
+      "if it was accepted it will still be carried out — check the key's status before deciding again",
+    { cause },
+  );
+}
+
 /** How long a run whose decision window just closed may take to end. */
 const WINDOW_CLOSING_MS = 10_000;
 
@@ -181,13 +190,7 @@ export async function decideCompensation(
       }),
     );
   } catch (error) {
-    if (isTemporalUnreachable(error) && !(error instanceof NoPendingDecisionError)) {
-      throw new Error(
-        `the decision for ${key} was not confirmed within ${DECISION_CONFIRMATION_MS / 1000} s (is a worker running?); ` +
-          "if it was accepted it will still be carried out — check the key's status before deciding again",
-        { cause: error },
-      );
-    }
+    if (isTemporalUnreachable(error) && !(error instanceof NoPendingDecisionError)) throw notConfirmed(key, error);
     if (error instanceof WorkflowNotFoundError) {
       throw new NoPendingDecisionError(key, 'no compensation is running for this key');
     }
@@ -395,13 +398,7 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
     });
     return await deps.temporal.withDeadline(Date.now() + DECISION_CONFIRMATION_MS, () => handle.result());
   } catch (error) {
-    if (isTemporalUnreachable(error) && !(error instanceof NoPendingDecisionError)) {
-      throw new Error(
-        `the decision for ${key} was not confirmed within ${DECISION_CONFIRMATION_MS / 1000} s (is a worker running?); ` +
-          "if it was accepted it will still be carried out — check the key's status before deciding again",
-        { cause: error },
-      );
-    }
+    if (isTemporalUnreachable(error) && !(error instanceof NoPendingDecisionError)) throw notConfirmed(key, error);
     throw error;
   }
 }

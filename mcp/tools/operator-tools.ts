@@ -53,12 +53,17 @@ function operatorDeps(deps: McpDeps): OperatorDeps {
   };
 }
 
-const decisionOutputSchema = z.strictObject({
-  idempotencyKey: z.string(),
-  decision: z.enum(COMPENSATION_DECISIONS),
-  status: z.enum(ORDER_STATUSES).describe('the order status after the decision was carried out'),
-  outcome: z.string().optional(),
-});
+/** What a decision tool answers: the key, the decision taken and where the key stands after it. */
+function decisionOutput<const D extends readonly [string, ...string[]]>(decisions: D) {
+  return z.strictObject({
+    idempotencyKey: z.string(),
+    decision: z.enum(decisions),
+    status: z.enum(ORDER_STATUSES).describe('the order status after the decision was carried out'),
+    outcome: z.string().optional(),
+  });
+}
+
+const decisionOutputSchema = decisionOutput(COMPENSATION_DECISIONS);
 
 export function listOrdersAwaitingDecisionTool(deps: McpDeps): Tool {
   return defineTool(deps.log, {
@@ -125,12 +130,7 @@ export function decideCompensationTool(deps: McpDeps): Tool {
   });
 }
 
-const deliveryDecisionOutputSchema = z.strictObject({
-  idempotencyKey: z.string(),
-  decision: z.enum(DELIVERY_DECISIONS),
-  status: z.enum(ORDER_STATUSES).describe('the order status after the decision was carried out'),
-  outcome: z.string().optional(),
-});
+const deliveryDecisionOutputSchema = decisionOutput(DELIVERY_DECISIONS);
 
 export function decideDeliveryTool(deps: McpDeps): Tool {
   return defineTool(deps.log, {

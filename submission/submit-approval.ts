@@ -2,7 +2,7 @@
 // webhook today, MCP tools later). The key is computed here from business identifiers — the only
 // place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
 import type { Client } from '@temporalio/client';
-import type { Config, WritePolicy } from '../config/env.js';
+import type { BrokenRule, Config, WritePolicy } from '../config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } from '../domain/fingerprint.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
@@ -28,6 +28,8 @@ export interface SubmissionDeps {
   writePolicy: WritePolicy;
   /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
   startTimeoutMs: number;
+  /** Tests only: a rule broken on purpose (config `BROKEN_RULE_FOR_TESTS`). */
+  brokenRuleForTests?: BrokenRule | undefined;
 }
 
 /** Every entry point submits with the same settings: the configured task queue, policy and deadline. */
@@ -38,6 +40,7 @@ export function submissionDepsFrom(config: Config, prisma: PrismaClient, tempora
     taskQueue: config.temporal.taskQueue,
     writePolicy: config.writePolicy,
     startTimeoutMs: config.http.startTimeoutMs,
+    brokenRuleForTests: config.brokenRuleForTests,
   };
 }
 
@@ -135,7 +138,9 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
       describeDifferences(record.request.order, input.order),
     );
   }
-  if (record.workflowStartedAt) {
+  // BROKEN ON PURPOSE, tests only: a started key is started again, even after an abandon.
+  const brokenRestart = deps.brokenRuleForTests === 'redelivery-restarts-after-abandon';
+  if (record.workflowStartedAt && !brokenRestart) {
     return { idempotencyKey: key, workflowId, duplicate: true, status: record.status };
   }
 
@@ -159,7 +164,7 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
   let started: Awaited<ReturnType<typeof startOrderWorkflow>>;
   try {
     started = await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
-      startOrderWorkflow(deps.temporal, deps.taskQueue, input),
+      startOrderWorkflow(deps.temporal, deps.taskQueue, input, brokenRestart ? 'ALLOW_DUPLICATE' : undefined),
     );
   } catch (error) {
     // Forget the claim only when Temporal certainly never saw the start; after a deadline the

@@ -1,0 +1,351 @@
+// The explorer's commands: deliveries, faults, operators and clocks. Each is a small class whose
+// toString reads as one step of a story, so a shrunk sequence says what happened.
+import fc from 'fast-check';
+import { checkAlways } from './invariants.js';
+import { DECISION_WINDOW_MS, runProgram } from './stack.js';
+import { keyModel, MALFORMED_PRICES, type Model, type Payload, SLOTS, sleep, slotLabel, type World } from './world.js';
+
+type Command = fc.AsyncCommand<Model, World>;
+
+abstract class Step implements Command {
+  abstract readonly kind: string;
+  check(model: Readonly<Model>): boolean {
+    void model;
+    return true;
+  }
+  async run(model: Model, world: World): Promise<void> {
+    world.count(this.kind);
+    world.steps.push(this.toString());
+    await this.act(model, world);
+    await checkAlways(model, world);
+  }
+  protected abstract act(model: Model, world: World): Promise<void>;
+  abstract toString(): string;
+}
+
+const RIGHT: Payload = { kind: 'right' };
+
+class Deliver extends Step {
+  readonly kind = 'deliver';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliver(model, this.slot, RIGHT);
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)}`;
+  }
+}
+
+class DeliverConcurrently extends Step {
+  readonly kind = 'deliver k copies at once';
+  constructor(
+    readonly slot: number,
+    readonly copies: number,
+  ) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await Promise.all(Array.from({ length: this.copies }, () => world.deliver(model, this.slot, RIGHT)));
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} ${this.copies} times at once`;
+  }
+}
+
+class DeliverConflicting extends Step {
+  readonly kind = 'deliver a conflicting payload';
+  constructor(readonly slot: number) {
+    super();
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.get(this.slot)?.answered2xx === true;
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliver(model, this.slot, { kind: 'conflicting' });
+  }
+  toString() {
+    return `deliver a different order under the key of ${slotLabel(this.slot)}`;
+  }
+}
+
+class DeliverMalformedPrice extends Step {
+  readonly kind = 'deliver a malformed unitPrice';
+  constructor(
+    readonly slot: number,
+    readonly unitPrice: string,
+  ) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliver(model, this.slot, { kind: 'malformed-price', unitPrice: this.unitPrice });
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} with unitPrice ${JSON.stringify(this.unitPrice)}`;
+  }
+}
+
+class DeliverWhileTemporalUnreachable extends Step {
+  readonly kind = 'fault: Temporal unreachable during a start';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    world.temporalFault = true;
+    await world.stack.temporalProxy.setMode('refuse');
+    try {
+      await world.deliver(model, this.slot, RIGHT);
+    } finally {
+      await world.stack.temporalProxy.setMode('pass');
+      world.temporalFault = false;
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} while Temporal is unreachable`;
+  }
+}
+
+class DeliverAnswerLost extends Step {
+  readonly kind = "fault: Temporal's answer to a start lost";
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    const lostBefore = world.stack.temporalProxy.lostAnswers();
+    world.temporalFault = true;
+    await world.stack.temporalProxy.setMode('lose-answer');
+    try {
+      const answer = await world.deliver(model, this.slot, RIGHT);
+      if (world.stack.temporalProxy.lostAnswers() > lostBefore && answer.status !== 202) {
+        keyModel(model, this.slot).startAnswerLost = true;
+      }
+    } finally {
+      await world.stack.temporalProxy.setMode('pass');
+      world.temporalFault = false;
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)}; Temporal's answer to the start is lost`;
+  }
+}
+
+class DeliverWhileDatabaseUnreachable extends Step {
+  readonly kind = 'fault: database unreachable during the write';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    world.stack.pgFaults.reset = 1;
+    try {
+      const answer = await world.deliver(model, this.slot, RIGHT);
+      if (answer.status === 202) {
+        // Every attempt of the write meets a dead connection; the fault lasts until it gave up.
+        const deadline = Date.now() + 20_000;
+        while (Date.now() < deadline && (await world.workflowStatus(world.orderWorkflow(this.slot))) === 'RUNNING') {
+          if ((await world.statusOf(this.slot)) !== 'RECEIVED') break;
+          await sleep(250);
+        }
+      }
+    } finally {
+      world.stack.pgFaults.reset = 0;
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} while the database is unreachable for the write`;
+  }
+}
+
+class DeliverCommitReplyLost extends Step {
+  readonly kind = 'fault: COMMIT reply lost';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    const before = world.stack.pgProxy.counts.lostCommitReplies;
+    world.stack.pgFaults.lostCommitReply = 1;
+    try {
+      const answer = await world.deliver(model, this.slot, RIGHT);
+      if (answer.status === 202) {
+        const deadline = Date.now() + 10_000;
+        while (Date.now() < deadline && world.stack.pgProxy.counts.lostCommitReplies === before) await sleep(100);
+      }
+    } finally {
+      world.stack.pgFaults.lostCommitReply = 0;
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)}; the write's COMMIT reply is lost`;
+  }
+}
+
+class KillWorker extends Step {
+  readonly kind = 'fault: worker SIGKILL';
+  protected async act(_model: Model, world: World) {
+    await world.stack.worker.kill('SIGKILL');
+    await world.stack.worker.start();
+  }
+  toString() {
+    return 'kill the worker (SIGKILL) and start it again';
+  }
+}
+
+/** An operator's compensation decision through the real `orders-cli`. */
+class Decide extends Step {
+  readonly kind: string;
+  constructor(
+    readonly slot: number,
+    readonly decision: 'abandon' | 'resubmit',
+  ) {
+    super();
+    this.kind = `operator: ${decision}`;
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.has(this.slot);
+  }
+  protected async act(model: Model, world: World) {
+    // An operator decides once the key shows up as waiting; not later than a few seconds.
+    await world.waitForStatus(this.slot, ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED'], 15_000);
+    const result = await world.cli([this.decision, world.keyOf(this.slot), '--by', 'explorer']);
+    if (result.code === 0 && this.decision === 'abandon') keyModel(model, this.slot).abandoned = true;
+  }
+  toString() {
+    return `operator: orders-cli ${this.decision} ${slotLabel(this.slot)}`;
+  }
+}
+
+class Recompensate extends Step {
+  readonly kind = 'operator: recompensate';
+  constructor(readonly slot: number) {
+    super();
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.has(this.slot);
+  }
+  protected async act(_model: Model, world: World) {
+    await world.cli(['recompensate', world.keyOf(this.slot), '--by', 'explorer']);
+  }
+  toString() {
+    return `operator: orders-cli recompensate ${slotLabel(this.slot)}`;
+  }
+}
+
+/** `redeliver` / `mark-handled`: used only when this version of the CLI has them. */
+class DeliveryDecision extends Step {
+  readonly kind: string;
+  constructor(
+    readonly slot: number,
+    readonly decision: 'redeliver' | 'mark-handled',
+  ) {
+    super();
+    this.kind = `operator: ${decision}`;
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.has(this.slot);
+  }
+  protected async act(_model: Model, world: World) {
+    if (!world.cliCommands.has(this.decision)) return;
+    await world.waitForStatus(this.slot, ['DELIVERY_FAILED', 'DELIVERED'], 10_000);
+    await world.cli([this.decision, world.keyOf(this.slot), '--by', 'explorer']);
+  }
+  toString() {
+    return `operator: orders-cli ${this.decision} ${slotLabel(this.slot)}`;
+  }
+}
+
+class PurgeExpired extends Step {
+  readonly kind = 'clock: retention purge';
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  protected async act(model: Model, world: World) {
+    // The run's settled records age past the retention window at once.
+    await world.stack.db.query(
+      `UPDATE idempotency_record SET created_at = now() - interval '400 days'
+       WHERE approval_no LIKE $1 AND status IN ('SUBMITTED', 'DELIVERED')`,
+      [`${world.prefix}%`],
+    );
+    await world.cli(['purge-expired']);
+    for (const slot of model.keys.keys()) {
+      if ((await world.statusOf(slot)) === undefined) keyModel(model, slot).purged = true;
+    }
+  }
+  toString() {
+    return 'clock: settled records pass the retention window; orders-cli purge-expired';
+  }
+}
+
+class DeleteHistory extends Step {
+  readonly kind = "clock: a closed run's history deleted";
+  constructor(readonly slot: number) {
+    super();
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.has(this.slot);
+  }
+  protected async act(_model: Model, world: World) {
+    for (const workflowId of [world.orderWorkflow(this.slot), world.compensationWorkflow(this.slot)]) {
+      const status = await world.workflowStatus(workflowId);
+      if (status === undefined || status === 'RUNNING') continue;
+      await runProgram(
+        world.stack.temporalBin,
+        ['workflow', 'delete', '--workflow-id', workflowId, '--address', world.stack.temporalAddress],
+        process.env,
+      );
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && (await world.workflowStatus(workflowId)) !== undefined) await sleep(250);
+    }
+  }
+  toString() {
+    return `clock: the closed runs of ${slotLabel(this.slot)} leave Temporal's retention (history deleted)`;
+  }
+}
+
+class DecisionWindowPasses extends Step {
+  readonly kind = 'clock: decision windows run out';
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  protected async act() {
+    await sleep(DECISION_WINDOW_MS + 2_000);
+  }
+  toString() {
+    return `clock: ${Math.round(DECISION_WINDOW_MS / 1000) + 2} s pass; every decision window runs out`;
+  }
+}
+
+const slot = fc.integer({ min: 0, max: SLOTS.length - 1 });
+
+/** Every command kind, by the name `--without` takes, with its weight. */
+export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
+  deliver: { weight: 4, arbitrary: slot.map((s) => new Deliver(s)) },
+  concurrent: {
+    weight: 2,
+    arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),
+  },
+  conflict: { weight: 1, arbitrary: slot.map((s) => new DeliverConflicting(s)) },
+  'malformed-price': {
+    weight: 1,
+    arbitrary: fc.tuple(slot, fc.constantFrom(...MALFORMED_PRICES)).map(([s, p]) => new DeliverMalformedPrice(s, p)),
+  },
+  'temporal-down': { weight: 1, arbitrary: slot.map((s) => new DeliverWhileTemporalUnreachable(s)) },
+  'answer-lost': { weight: 1, arbitrary: slot.map((s) => new DeliverAnswerLost(s)) },
+  'db-down': { weight: 1, arbitrary: slot.map((s) => new DeliverWhileDatabaseUnreachable(s)) },
+  'commit-lost': { weight: 1, arbitrary: slot.map((s) => new DeliverCommitReplyLost(s)) },
+  'worker-kill': { weight: 1, arbitrary: fc.constant(new KillWorker()) },
+  abandon: { weight: 2, arbitrary: slot.map((s) => new Decide(s, 'abandon')) },
+  resubmit: { weight: 1, arbitrary: slot.map((s) => new Decide(s, 'resubmit')) },
+  recompensate: { weight: 1, arbitrary: slot.map((s) => new Recompensate(s)) },
+  redeliver: { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'redeliver')) },
+  'mark-handled': { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'mark-handled')) },
+  purge: { weight: 1, arbitrary: fc.constant(new PurgeExpired()) },
+  'delete-history': { weight: 1, arbitrary: slot.map((s) => new DeleteHistory(s)) },
+  'window-passes': { weight: 1, arbitrary: fc.constant(new DecisionWindowPasses()) },
+};
+
+export function commandArbitraries(without: ReadonlySet<string>, cliCommands: ReadonlySet<string>) {
+  return Object.entries(COMMAND_KINDS)
+    .filter(([name]) => !without.has(name))
+    .filter(([name]) => (name === 'redeliver' || name === 'mark-handled' ? cliCommands.has(name) : true))
+    .flatMap(([, { weight, arbitrary }]) => Array.from({ length: weight }, () => arbitrary));
+}

@@ -1,0 +1,230 @@
+// What the explorer's commands act on: the model (what the service promised so far, per key) and
+// the real world (the stack, this run's fresh approval numbers, every HTTP answer seen).
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { signBody } from '../../domain/signature.js';
+import { REFUSED_CUSTOMER } from './downstream.js';
+import { SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
+
+export type SlotKind = 'plain' | 'refused' | 'scarce';
+
+/** The keys one run plays with: few, so deliveries, faults and operators meet on the same key. */
+export interface Slot {
+  approval: string;
+  operation: 'MAIN' | 'SUPPLEMENT';
+  kind: SlotKind;
+}
+
+export const SLOTS: readonly Slot[] = [
+  { approval: 'A', operation: 'MAIN', kind: 'plain' },
+  { approval: 'A', operation: 'SUPPLEMENT', kind: 'plain' },
+  { approval: 'B', operation: 'MAIN', kind: 'refused' },
+  { approval: 'C', operation: 'MAIN', kind: 'scarce' },
+];
+
+export function slotLabel(slot: number): string {
+  const { approval, operation, kind } = SLOTS[slot] as Slot;
+  const note = kind === 'refused' ? ' (downstream refuses it)' : kind === 'scarce' ? ' (exceeds stock)' : '';
+  return `${approval}:${operation}${note}`;
+}
+
+/** What the service promised about one key, as far as the explorer saw. */
+export interface KeyModel {
+  answers202: number;
+  answered2xx: boolean;
+  /** An operator's abandon was answered as done. */
+  abandoned: boolean;
+  /** Its record was purged by the retention purge. */
+  purged: boolean;
+  /** A start of this key was sent to Temporal and its answer never came back. */
+  startAnswerLost: boolean;
+}
+
+export interface Model {
+  keys: Map<number, KeyModel>;
+}
+
+export class InvariantViolation extends Error {
+  constructor(
+    readonly invariant: string,
+    detail: string,
+  ) {
+    super(`${invariant}: ${detail}`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+export interface Answer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export const MALFORMED_PRICES = ['12,50', '1e3', '-1', '', ' 1.00'] as const;
+
+export type Payload = { kind: 'right' } | { kind: 'conflicting' } | { kind: 'malformed-price'; unitPrice: string };
+
+/** The real side of one fc run: the stack and this run's own approval numbers. */
+export class World {
+  /** Fault in force right now: 503 is an allowed answer only then. */
+  temporalFault = false;
+  readonly steps: string[] = [];
+
+  constructor(
+    readonly stack: Stack,
+    readonly prefix: string,
+    readonly counts: Map<string, number>,
+    readonly cliCommands: ReadonlySet<string>,
+  ) {}
+
+  keyOf(slot: number): string {
+    const { approval, operation } = SLOTS[slot] as Slot;
+    return idempotencyKeyFor(`${this.prefix}${approval}`, operation);
+  }
+
+  allKeys(): string[] {
+    return SLOTS.map((_, slot) => this.keyOf(slot));
+  }
+
+  count(kind: string): void {
+    this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+  }
+
+  bodyOf(slot: number, payload: Payload): string {
+    const { approval, operation, kind } = SLOTS[slot] as Slot;
+    const lines =
+      kind === 'scarce'
+        ? [{ sku: SCARCE_SKU, quantity: 1000, unitPrice: '1.00' }]
+        : kind === 'refused'
+          ? [{ sku: SKUS[2] as string, quantity: 1, unitPrice: '7.25' }]
+          : [
+              { sku: SKUS[0] as string, quantity: 2, unitPrice: '12.50' },
+              { sku: SKUS[1] as string, quantity: 1, unitPrice: '3.00' },
+            ];
+    if (payload.kind === 'conflicting') (lines[0] as { quantity: number }).quantity += 1;
+    if (payload.kind === 'malformed-price') (lines[0] as { unitPrice: string }).unitPrice = payload.unitPrice;
+    return JSON.stringify({
+      approvalNo: `${this.prefix}${approval}`,
+      operation,
+      approvedAt: '2026-11-29T10:00:00+08:00',
+      order: { customerId: kind === 'refused' ? REFUSED_CUSTOMER : 'CUST-EXPLORER', currency: 'CNY', lines },
+    });
+  }
+
+  /** One signed webhook delivery; the answer is checked against the contract on the spot. */
+  async deliver(model: Model, slot: number, payload: Payload): Promise<Answer> {
+    const body = this.bodyOf(slot, payload);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const faultAtSend = this.temporalFault;
+    let answer: Answer;
+    try {
+      const response = await fetch(`${this.stack.apiUrl}/webhooks/oa/approvals`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-oa-timestamp': timestamp,
+          'x-oa-signature': signBody(WEBHOOK_SECRET, timestamp, body),
+        },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
+      answer = {
+        status: response.status,
+        contentType: response.headers.get('content-type') ?? '',
+        body: await response.text(),
+      };
+    } catch (error) {
+      throw new InvariantViolation('every delivery gets an answer', `${slotLabel(slot)}: ${String(error)}`);
+    }
+    this.judge(model, slot, payload, answer, faultAtSend || this.temporalFault);
+    return answer;
+  }
+
+  private judge(model: Model, slot: number, payload: Payload, answer: Answer, faultActive: boolean): void {
+    const where = `${slotLabel(slot)} (${payload.kind}${payload.kind === 'malformed-price' ? ` ${JSON.stringify(payload.unitPrice)}` : ''}) answered ${answer.status} ${answer.body.slice(0, 200)}`;
+    if (![200, 202, 400, 422, 503].includes(answer.status)) {
+      throw new InvariantViolation('answers are ones the contract lists', where);
+    }
+    if (answer.status >= 400 && !answer.contentType.startsWith('application/problem+json')) {
+      throw new InvariantViolation('errors are problem+json', where);
+    }
+    if (answer.status === 503 && !faultActive) {
+      throw new InvariantViolation('503 only while Temporal is unreachable', where);
+    }
+    if (payload.kind === 'malformed-price' && answer.status !== 400) {
+      throw new InvariantViolation('a malformed unitPrice is refused with 400', where);
+    }
+    if (payload.kind === 'right' && (answer.status === 400 || answer.status === 422)) {
+      throw new InvariantViolation('the right payload is never refused', where);
+    }
+    const state = keyModel(model, slot);
+    if (payload.kind === 'conflicting' && state.answered2xx && answer.status !== 422) {
+      throw new InvariantViolation('a conflicting payload under a known key is refused with 422', where);
+    }
+    if (payload.kind === 'right' && (answer.status === 200 || answer.status === 202)) {
+      state.answered2xx = true;
+      if (answer.status === 202) state.answers202 += 1;
+      if (state.answers202 > 1) throw new InvariantViolation('at most one 202 per key, ever', where);
+    }
+  }
+
+  /** `orders-cli <args> --json` against the stack: exit code and parsed output. */
+  async cli(args: string[]): Promise<{ code: number; data: unknown; stderr: string }> {
+    const result = await runProgram(process.execPath, ['bin/orders-cli.mjs', ...args, '--json'], this.stack.cliEnv);
+    let data: unknown;
+    try {
+      data = JSON.parse(result.stdout);
+    } catch {
+      data = result.stdout;
+    }
+    return { code: result.code, data, stderr: result.stderr };
+  }
+
+  async statusOf(slot: number): Promise<string | undefined> {
+    const { rows } = await this.stack.db.query<{ status: string }>(
+      'SELECT status FROM idempotency_record WHERE idempotent_key = $1',
+      [this.keyOf(slot)],
+    );
+    return rows[0]?.status;
+  }
+
+  /** Waits (bounded) until the key's record is in one of `statuses`; answers the last one seen. */
+  async waitForStatus(slot: number, statuses: string[], timeoutMs: number): Promise<string | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    let status = await this.statusOf(slot);
+    while (!statuses.includes(status ?? '') && Date.now() < deadline) {
+      await sleep(250);
+      status = await this.statusOf(slot);
+    }
+    return status;
+  }
+
+  /** RUNNING, COMPLETED, FAILED, … of the latest run, or undefined when Temporal knows none. */
+  async workflowStatus(workflowId: string): Promise<string | undefined> {
+    try {
+      return (await this.stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  orderWorkflow(slot: number): string {
+    return orderWorkflowIdFor(this.keyOf(slot));
+  }
+
+  compensationWorkflow(slot: number): string {
+    return compensationWorkflowIdFor(this.keyOf(slot));
+  }
+}
+
+export function keyModel(model: Model, slot: number): KeyModel {
+  let state = model.keys.get(slot);
+  if (!state) {
+    state = { answers202: 0, answered2xx: false, abandoned: false, purged: false, startAnswerLost: false };
+    model.keys.set(slot, state);
+  }
+  return state;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

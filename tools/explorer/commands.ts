@@ -97,8 +97,7 @@ class DeliverWhileTemporalUnreachable extends Step {
     try {
       await world.deliver(model, this.slot, RIGHT);
     } finally {
-      await world.stack.temporalProxy.setMode('pass');
-      world.temporalFault = false;
+      await world.endTemporalFault();
     }
   }
   toString() {
@@ -121,8 +120,7 @@ class DeliverAnswerLost extends Step {
         keyModel(model, this.slot).startAnswerLost = true;
       }
     } finally {
-      await world.stack.temporalProxy.setMode('pass');
-      world.temporalFault = false;
+      await world.endTemporalFault();
     }
   }
   toString() {
@@ -205,7 +203,11 @@ class Decide extends Step {
   }
   protected async act(model: Model, world: World) {
     // An operator decides once the key shows up as waiting; not later than a few seconds.
-    await world.waitForStatus(this.slot, ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED'], 15_000);
+    await world.waitForStatus(
+      this.slot,
+      ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED', 'DELIVERY_FAILED'],
+      15_000,
+    );
     const result = await world.cli([this.decision, world.keyOf(this.slot), '--by', 'explorer']);
     if (result.code === 0 && this.decision === 'abandon') keyModel(model, this.slot).abandoned = true;
   }

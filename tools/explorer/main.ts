@@ -21,7 +21,11 @@ options:
   --seed N             fast-check seed (default: random, always printed)
   --runs N             sequences to try (default 10)
   --max-commands N     longest sequence (default 8)
-  --without K1,K2      leave these command kinds out (kinds: ${Object.keys(COMMAND_KINDS).join(', ')})
+  --without K1,K2      leave these command kinds out
+  --only K1,K2         run only these command kinds
+                       (kinds: ${Object.keys(COMMAND_KINDS).join(', ')})
+  --invariant TEXT     pursue only broken promises whose name contains TEXT; others are
+                       reported as seen, and the search goes on
   --shrink-seconds N   time allowed for shrinking once something broke (default 300)
   --broken-rule RULE   start the service with a rule broken on purpose (${BROKEN_RULES.join(', ')})
   --out FILE           also write the result as JSON
@@ -35,6 +39,7 @@ interface Options {
   maxCommands: number;
   without: Set<string>;
   shrinkSeconds: number;
+  invariant: string | undefined;
   brokenRule: BrokenRule | undefined;
   out: string | undefined;
 }
@@ -49,6 +54,8 @@ function parseOptions(argv: string[]): Options | 'help' {
       runs: { type: 'string' },
       'max-commands': { type: 'string' },
       without: { type: 'string' },
+      only: { type: 'string' },
+      invariant: { type: 'string' },
       'shrink-seconds': { type: 'string' },
       'broken-rule': { type: 'string' },
       out: { type: 'string' },
@@ -64,10 +71,17 @@ function parseOptions(argv: string[]): Options | 'help' {
       throw new Error(`--${name} must be an integer ${min}..${max}`);
     return value;
   };
-  const without = new Set((values.without ?? '').split(',').filter(Boolean));
-  for (const kind of without) {
-    if (!(kind in COMMAND_KINDS)) throw new Error(`--without: unknown command kind ${kind}`);
-  }
+  const kinds = (option: 'without' | 'only') => {
+    const listed = new Set((values[option] ?? '').split(',').filter(Boolean));
+    for (const kind of listed) {
+      if (!(kind in COMMAND_KINDS)) throw new Error(`--${option}: unknown command kind ${kind}`);
+    }
+    return listed;
+  };
+  if (values.without !== undefined && values.only !== undefined) throw new Error('give --without or --only, not both');
+  const only = kinds('only');
+  const without =
+    only.size > 0 ? new Set(Object.keys(COMMAND_KINDS).filter((kind) => !only.has(kind))) : kinds('without');
   const brokenRule = values['broken-rule'];
   if (brokenRule !== undefined && !(BROKEN_RULES as readonly string[]).includes(brokenRule)) {
     throw new Error(`--broken-rule must be one of ${BROKEN_RULES.join(', ')}`);
@@ -78,6 +92,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     maxCommands: integer('max-commands', values['max-commands'], 8, 1, 100),
     without,
     shrinkSeconds: integer('shrink-seconds', values['shrink-seconds'], 300, 0, 86_400),
+    invariant: values.invariant,
     brokenRule: brokenRule as BrokenRule | undefined,
     out: values.out,
   };
@@ -104,7 +119,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { seed, runs, maxCommands, without, shrinkSeconds, brokenRule } = options;
+  const { seed, runs, maxCommands, without, shrinkSeconds, brokenRule, invariant } = options;
   const started = Date.now();
   log(
     `seed ${seed}, ${runs} run(s) of up to ${maxCommands} command(s)${brokenRule ? `, BROKEN RULE: ${brokenRule}` : ''}`,
@@ -122,8 +137,9 @@ async function main(argv: string[]): Promise<number> {
 
     let executions = 0;
     let lastFailure: Failure | undefined;
+    const alsoSeen = new Map<string, Failure>();
     let shrinkDeadline = Infinity;
-    const property = fc.asyncProperty(fc.commands(arbitraries, { maxCommands }), async (commands) => {
+    const property = fc.asyncProperty(fc.commands(arbitraries, { maxCommands, size: 'max' }), async (commands) => {
       // Past the shrinking budget every candidate "passes": the smallest failure so far stands.
       if (Date.now() > shrinkDeadline) return;
       executions += 1;
@@ -136,15 +152,24 @@ async function main(argv: string[]): Promise<number> {
         await checkAtRest(model, world);
       } catch (error) {
         const violation = error instanceof InvariantViolation;
-        lastFailure = {
+        const failure: Failure = {
           invariant: violation ? error.invariant : 'the explorer itself failed',
           detail: violation ? error.message.slice(error.invariant.length + 2) : String(error),
           steps: [...world.steps],
           prefix: world.prefix,
         };
+        if (invariant !== undefined && violation && !failure.invariant.includes(invariant)) {
+          if (!alsoSeen.has(failure.invariant)) {
+            log(`run ${executions} broke "${failure.invariant}" (not pursued): ${failure.detail}`);
+            alsoSeen.set(failure.invariant, failure);
+          }
+          return;
+        }
+        lastFailure = failure;
         if (shrinkDeadline === Infinity) {
           shrinkDeadline = Date.now() + shrinkSeconds * 1000;
-          log(`run ${executions} broke "${lastFailure.invariant}"; shrinking (up to ${shrinkSeconds} s)`);
+          log(`run ${executions} broke "${failure.invariant}": ${failure.detail}`);
+          log(`shrinking (up to ${shrinkSeconds} s)`);
         }
         throw error;
       }
@@ -162,6 +187,10 @@ async function main(argv: string[]): Promise<number> {
     for (const [kind, count] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
       console.log(`  ${String(count).padStart(5)}  ${kind}`);
     }
+    for (const [name, seen] of alsoSeen) {
+      console.log(`also broken, not pursued: ${name} — ${seen.detail}`);
+      seen.steps.forEach((step, index) => console.log(`    ${index + 1}. ${step}`));
+    }
     const failure = details.failed ? lastFailure : undefined;
     if (failure) {
       console.log('');
@@ -172,7 +201,7 @@ async function main(argv: string[]): Promise<number> {
       );
       failure.steps.forEach((step, index) => console.log(`  ${index + 1}. ${step}`));
       console.log(
-        `replay: npm run explore -- --seed ${seed} --runs ${runs}${without.size ? ` --without ${[...without].join(',')}` : ''}`,
+        `replay: npm run explore -- ${argv.some((arg) => arg.startsWith('--seed')) ? '' : `--seed ${seed} `}${argv.join(' ')}`,
       );
     } else if (details.failed) {
       console.log(`FAILED without a recorded failure: ${String(details.errorInstance)}`);
@@ -191,6 +220,7 @@ async function main(argv: string[]): Promise<number> {
             seconds,
             failed: details.failed,
             failure: failure ?? null,
+            alsoSeen: [...alsoSeen.values()],
             counts: Object.fromEntries(counts),
           },
           null,

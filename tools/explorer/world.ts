@@ -168,6 +168,24 @@ export class World {
     }
   }
 
+  /**
+   * Ends a Temporal fault: the proxy passes again, and the fault counts as over once the API's own
+   * health check reaches Temporal (its channel reconnects with a backoff of its own).
+   */
+  async endTemporalFault(): Promise<void> {
+    await this.stack.temporalProxy.setMode('pass');
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const health = await fetch(`${this.stack.apiUrl}/healthz`).then(
+        (response) => response.json() as Promise<{ temporal?: string }>,
+        () => ({ temporal: 'unreachable' }),
+      );
+      if (health.temporal === 'ok') break;
+      await sleep(200);
+    }
+    this.temporalFault = false;
+  }
+
   /** `orders-cli <args> --json` against the stack: exit code and parsed output. */
   async cli(args: string[]): Promise<{ code: number; data: unknown; stderr: string }> {
     const result = await runProgram(process.execPath, ['bin/orders-cli.mjs', ...args, '--json'], this.stack.cliEnv);

@@ -38,6 +38,29 @@ class Deliver extends Step {
   }
 }
 
+/** The OA system redelivers: one of the keys it already sent, chosen when the command runs. */
+class Redeliver extends Step {
+  readonly kind = 'redeliver a key sent before';
+  private slot: number | undefined;
+  constructor(readonly pick: number) {
+    super();
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  override async run(model: Model, world: World) {
+    const known = [...model.keys.keys()].sort();
+    this.slot = known[this.pick % known.length];
+    await super.run(model, world);
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliver(model, this.slot as number, RIGHT);
+  }
+  toString() {
+    return `redeliver ${this.slot === undefined ? 'a key sent before' : slotLabel(this.slot)}`;
+  }
+}
+
 class DeliverConcurrently extends Step {
   readonly kind = 'deliver k copies at once';
   constructor(
@@ -117,7 +140,10 @@ class DeliverAnswerLost extends Step {
     try {
       const answer = await world.deliver(model, this.slot, RIGHT);
       if (world.stack.temporalProxy.lostAnswers() > lostBefore && answer.status !== 202) {
-        keyModel(model, this.slot).startAnswerLost = true;
+        const state = keyModel(model, this.slot);
+        state.startAnswerLost = true;
+        // The start may have happened: a key that exceeds stock then goes to compensation.
+        if (SLOTS[this.slot]?.kind === 'scarce') state.mayCompensate = true;
       }
     } finally {
       await world.endTemporalFault();
@@ -138,6 +164,7 @@ class DeliverWhileDatabaseUnreachable extends Step {
     try {
       const answer = await world.deliver(model, this.slot, RIGHT);
       if (answer.status === 202) {
+        keyModel(model, this.slot).mayCompensate = true;
         // Every attempt of the write meets a dead connection; the fault lasts until it gave up.
         const deadline = Date.now() + 20_000;
         while (Date.now() < deadline && (await world.workflowStatus(world.orderWorkflow(this.slot))) === 'RUNNING') {
@@ -188,31 +215,42 @@ class KillWorker extends Step {
   }
 }
 
-/** An operator's compensation decision through the real `orders-cli`. */
+/**
+ * An operator's compensation decision through the real `orders-cli`. Operators decide about keys
+ * that show up in compensation, not at random: `pick` chooses among the keys that may be there
+ * when the command runs.
+ */
 class Decide extends Step {
   readonly kind: string;
+  private slot: number | undefined;
   constructor(
-    readonly slot: number,
+    readonly pick: number,
     readonly decision: 'abandon' | 'resubmit',
   ) {
     super();
     this.kind = `operator: ${decision}`;
   }
+  private candidates(model: Readonly<Model>): number[] {
+    return [...model.keys].filter(([, state]) => state.mayCompensate).map(([slot]) => slot);
+  }
   override check(model: Readonly<Model>) {
-    return model.keys.has(this.slot);
+    return this.candidates(model).length > 0;
+  }
+  override async run(model: Model, world: World) {
+    const candidates = this.candidates(model);
+    this.slot = candidates[this.pick % candidates.length];
+    await super.run(model, world);
   }
   protected async act(model: Model, world: World) {
+    const slot = this.slot as number;
     // An operator decides once the key shows up as waiting; not later than a few seconds.
-    await world.waitForStatus(
-      this.slot,
-      ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED', 'DELIVERY_FAILED'],
-      15_000,
-    );
-    const result = await world.cli([this.decision, world.keyOf(this.slot), '--by', 'explorer']);
-    if (result.code === 0 && this.decision === 'abandon') keyModel(model, this.slot).abandoned = true;
+    await world.waitForStatus(slot, ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED', 'DELIVERY_FAILED'], 15_000);
+    const result = await world.cli([this.decision, world.keyOf(slot), '--by', 'explorer']);
+    if (result.code === 0 && this.decision === 'abandon') keyModel(model, slot).abandoned = true;
+    if (result.code === 0 && this.decision === 'resubmit') keyModel(model, slot).endedUnwritten = false;
   }
   toString() {
-    return `operator: orders-cli ${this.decision} ${slotLabel(this.slot)}`;
+    return `operator: orders-cli ${this.decision} ${this.slot === undefined ? 'a key in compensation' : slotLabel(this.slot)}`;
   }
 }
 
@@ -224,8 +262,9 @@ class Recompensate extends Step {
   override check(model: Readonly<Model>) {
     return model.keys.has(this.slot);
   }
-  protected async act(_model: Model, world: World) {
-    await world.cli(['recompensate', world.keyOf(this.slot), '--by', 'explorer']);
+  protected async act(model: Model, world: World) {
+    const result = await world.cli(['recompensate', world.keyOf(this.slot), '--by', 'explorer']);
+    if (result.code === 0) keyModel(model, this.slot).endedUnwritten = false;
   }
   toString() {
     return `operator: orders-cli recompensate ${slotLabel(this.slot)}`;
@@ -320,7 +359,8 @@ const slot = fc.integer({ min: 0, max: SLOTS.length - 1 });
 
 /** Every command kind, by the name `--without` takes, with its weight. */
 export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
-  deliver: { weight: 4, arbitrary: slot.map((s) => new Deliver(s)) },
+  deliver: { weight: 3, arbitrary: slot.map((s) => new Deliver(s)) },
+  redeliver: { weight: 2, arbitrary: slot.map((s) => new Redeliver(s)) },
   concurrent: {
     weight: 2,
     arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),
@@ -338,7 +378,7 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
   abandon: { weight: 2, arbitrary: slot.map((s) => new Decide(s, 'abandon')) },
   resubmit: { weight: 1, arbitrary: slot.map((s) => new Decide(s, 'resubmit')) },
   recompensate: { weight: 1, arbitrary: slot.map((s) => new Recompensate(s)) },
-  redeliver: { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'redeliver')) },
+  'operator-redeliver': { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'redeliver')) },
   'mark-handled': { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'mark-handled')) },
   purge: { weight: 1, arbitrary: fc.constant(new PurgeExpired()) },
   'delete-history': { weight: 1, arbitrary: slot.map((s) => new DeleteHistory(s)) },
@@ -348,6 +388,8 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
 export function commandArbitraries(without: ReadonlySet<string>, cliCommands: ReadonlySet<string>) {
   return Object.entries(COMMAND_KINDS)
     .filter(([name]) => !without.has(name))
-    .filter(([name]) => (name === 'redeliver' || name === 'mark-handled' ? cliCommands.has(name) : true))
+    .filter(([name]) =>
+      name === 'operator-redeliver' || name === 'mark-handled' ? cliCommands.has(name.replace('operator-', '')) : true,
+    )
     .flatMap(([, { weight, arbitrary }]) => Array.from({ length: weight }, () => arbitrary));
 }

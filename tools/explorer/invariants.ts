@@ -27,6 +27,7 @@ async function recordStatuses(world: World): Promise<Map<string, string>> {
 /** After every command. */
 export async function checkAlways(model: Model, world: World): Promise<void> {
   const orders = await ordersPerKey(world);
+  const statuses = await recordStatuses(world);
   for (const [key, count] of orders) {
     if (count > 1) throw new InvariantViolation('at most one order per key', `${key} has ${count} orders`);
   }
@@ -37,6 +38,19 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
         `${slotLabel(slot)} was abandoned, and an order was written for it`,
       );
     }
+    const key = world.keyOf(slot);
+    const status = statuses.get(key);
+    if (
+      state.endedUnwritten &&
+      !state.abandoned &&
+      (orders.has(key) || (status !== 'FAILED' && status !== 'COMPENSATED'))
+    ) {
+      throw new InvariantViolation(
+        'a key whose story ended unwritten is opened again only by an operator',
+        `${slotLabel(slot)} was FAILED or COMPENSATED with no order; without an operator it is now ${status ?? 'gone'}${orders.has(key) ? ', with an order' : ''}`,
+      );
+    }
+    if ((status === 'FAILED' || status === 'COMPENSATED') && !orders.has(key)) state.endedUnwritten = true;
     if (state.answered2xx && state.answers202 === 0 && !state.purged && !state.startAnswerLost) {
       throw new InvariantViolation(
         'a key answered 2xx got exactly one 202',

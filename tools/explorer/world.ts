@@ -38,6 +38,13 @@ export interface KeyModel {
   purged: boolean;
   /** A start of this key was sent to Temporal and its answer never came back. */
   startAnswerLost: boolean;
+  /** Its write may have failed for good (it exceeds stock, or met a dead database): an operator may decide. */
+  mayCompensate: boolean;
+  /**
+   * Seen FAILED or COMPENSATED without an order, and no operator has acted on it since: its story
+   * ended, and only an operator (resubmit, recompensate) may open it again.
+   */
+  endedUnwritten: boolean;
 }
 
 export interface Model {
@@ -163,6 +170,7 @@ export class World {
     }
     if (payload.kind === 'right' && (answer.status === 200 || answer.status === 202)) {
       state.answered2xx = true;
+      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
       if (answer.status === 202) state.answers202 += 1;
       if (state.answers202 > 1) throw new InvariantViolation('at most one 202 per key, ever', where);
     }
@@ -239,7 +247,15 @@ export class World {
 export function keyModel(model: Model, slot: number): KeyModel {
   let state = model.keys.get(slot);
   if (!state) {
-    state = { answers202: 0, answered2xx: false, abandoned: false, purged: false, startAnswerLost: false };
+    state = {
+      answers202: 0,
+      answered2xx: false,
+      abandoned: false,
+      purged: false,
+      startAnswerLost: false,
+      mayCompensate: false,
+      endedUnwritten: false,
+    };
     model.keys.set(slot, state);
   }
   return state;

@@ -38,6 +38,19 @@ class Deliver extends Step {
   }
 }
 
+class DeliverOverMcp extends Step {
+  readonly kind = 'deliver over MCP';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliverMcp(model, this.slot);
+  }
+  toString() {
+    return `an agent submits ${slotLabel(this.slot)} over MCP (submit_approved_order)`;
+  }
+}
+
 /** The OA system redelivers: one of the keys it already sent, chosen when the command runs. */
 class Redeliver extends Step {
   readonly kind = 'redeliver a key sent before';
@@ -361,6 +374,7 @@ const slot = fc.integer({ min: 0, max: SLOTS.length - 1 });
 export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
   deliver: { weight: 3, arbitrary: slot.map((s) => new Deliver(s)) },
   redeliver: { weight: 2, arbitrary: slot.map((s) => new Redeliver(s)) },
+  mcp: { weight: 1, arbitrary: slot.map((s) => new DeliverOverMcp(s)) },
   concurrent: {
     weight: 2,
     arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),

@@ -230,6 +230,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return details.failed ? 1 : 0;
   } finally {
+    await World.closeMcp(stack);
     await stack.stop();
   }
 }

@@ -25,6 +25,7 @@ import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const WEBHOOK_SECRET = 'explorer-webhook-secret-0123456789';
+export const MCP_TOKEN = 'explorer-mcp-token-0123456789abcdef';
 const DOWNSTREAM_SECRET = 'explorer-downstream-secret-0123456789';
 export const TASK_QUEUE = 'explorer';
 
@@ -123,6 +124,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
         DATABASE_URL: databaseUrl,
         TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
         PORT: String(apiPort),
+        MCP_TOKEN,
       },
       readyLine: 'Server listening',
     });

@@ -1,10 +1,15 @@
 // What the explorer's commands act on: the model (what the service promised so far, per key) and
 // the real world (the stack, this run's fresh approval numbers, every HTTP answer seen).
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain/signature.js';
 import { REFUSED_CUSTOMER } from './downstream.js';
-import { SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
+import { MCP_TOKEN, SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
+
+/** One MCP session per stack, opened on first use. */
+const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();
 
 export type SlotKind = 'plain' | 'refused' | 'scarce';
 
@@ -70,6 +75,7 @@ export interface Answer {
 export const MALFORMED_PRICES = ['12,50', '1e3', '-1', '', ' 1.00'] as const;
 
 export type Payload = { kind: 'right' } | { kind: 'conflicting' } | { kind: 'malformed-price'; unitPrice: string };
+const RIGHT_PAYLOAD: Payload = { kind: 'right' };
 
 /** The real side of one fc run: the stack and this run's own approval numbers. */
 export class World {
@@ -91,6 +97,12 @@ export class World {
 
   allKeys(): string[] {
     return SLOTS.map((_, slot) => this.keyOf(slot));
+  }
+
+  /** Closes the stack's MCP session, if one was opened. */
+  static async closeMcp(stack: Stack): Promise<void> {
+    const session = mcpSessions.get(stack);
+    if (session) await (await session.catch(() => undefined))?.close();
   }
 
   count(kind: string): void {
@@ -147,8 +159,46 @@ export class World {
     return answer;
   }
 
-  private judge(model: Model, slot: number, payload: Payload, answer: Answer, faultActive: boolean): void {
-    const where = `${slotLabel(slot)} (${payload.kind}${payload.kind === 'malformed-price' ? ` ${JSON.stringify(payload.unitPrice)}` : ''}) answered ${answer.status} ${answer.body.slice(0, 200)}`;
+  /**
+   * The same approval through the MCP tool `submit_approved_order`. Its answer maps onto the
+   * webhook's: a start is a 202, `duplicate: true` a 200, a tool error a refusal.
+   */
+  async deliverMcp(model: Model, slot: number): Promise<Answer> {
+    let session = mcpSessions.get(this.stack);
+    if (!session) {
+      session = (async () => {
+        const client = new McpClient({ name: 'explorer', version: '1.0.0' });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${this.stack.apiUrl}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${MCP_TOKEN}` } },
+          }),
+        );
+        return client;
+      })();
+      mcpSessions.set(this.stack, session);
+    }
+    const faultAtSend = this.temporalFault;
+    let answer: Answer;
+    try {
+      const result = (await (
+        await session
+      ).callTool({
+        name: 'submit_approved_order',
+        arguments: JSON.parse(this.bodyOf(slot, RIGHT_PAYLOAD)) as Record<string, unknown>,
+      })) as { isError?: boolean; content: { text?: string }[]; structuredContent?: { duplicate?: boolean } };
+      const text = result.content.map((part) => part.text ?? '').join('\n');
+      answer = result.isError
+        ? { status: /conflict/i.test(text) ? 422 : 503, contentType: 'application/problem+json', body: text }
+        : { status: result.structuredContent?.duplicate ? 200 : 202, contentType: 'application/json', body: text };
+    } catch (error) {
+      throw new InvariantViolation('every delivery gets an answer', `${slotLabel(slot)} over MCP: ${String(error)}`);
+    }
+    this.judge(model, slot, RIGHT_PAYLOAD, answer, faultAtSend || this.temporalFault, ' over MCP');
+    return answer;
+  }
+
+  private judge(model: Model, slot: number, payload: Payload, answer: Answer, faultActive: boolean, via = ''): void {
+    const where = `${slotLabel(slot)}${via} (${payload.kind}${payload.kind === 'malformed-price' ? ` ${JSON.stringify(payload.unitPrice)}` : ''}) answered ${answer.status} ${answer.body.slice(0, 200)}`;
     if (![200, 202, 400, 422, 503].includes(answer.status)) {
       throw new InvariantViolation('answers are ones the contract lists', where);
     }

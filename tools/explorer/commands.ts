@@ -313,12 +313,17 @@ class PurgeExpired extends Step {
     return model.keys.size > 0;
   }
   protected async act(model: Model, world: World) {
-    // The run's settled records age past the retention window at once.
-    await world.stack.db.query(
-      `UPDATE idempotency_record SET created_at = now() - interval '400 days'
-       WHERE approval_no LIKE $1 AND status IN ('SUBMITTED', 'DELIVERED')`,
-      [`${world.prefix}%`],
-    );
+    // The run's settled records age past the retention window at once — only those whose workflow
+    // has ended: no record is 30 days old while its run still delivers.
+    for (const slot of model.keys.keys()) {
+      const status = await world.statusOf(slot);
+      if (status !== 'SUBMITTED' && status !== 'DELIVERED') continue;
+      if ((await world.workflowStatus(world.orderWorkflow(slot))) === 'RUNNING') continue;
+      await world.stack.db.query(
+        `UPDATE idempotency_record SET created_at = now() - interval '400 days' WHERE idempotent_key = $1`,
+        [world.keyOf(slot)],
+      );
+    }
     await world.cli(['purge-expired']);
     for (const slot of model.keys.keys()) {
       if ((await world.statusOf(slot)) === undefined) keyModel(model, slot).purged = true;

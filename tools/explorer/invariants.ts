@@ -51,7 +51,7 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
       );
     }
     if ((status === 'FAILED' || status === 'COMPENSATED') && !orders.has(key)) state.endedUnwritten = true;
-    if (state.answered2xx && state.answers202 === 0 && !state.purged && !state.startAnswerLost) {
+    if (state.answered2xx && state.answers202 === 0 && !state.purged) {
       throw new InvariantViolation(
         'a key answered 2xx got exactly one 202',
         `${slotLabel(slot)} was answered 200 duplicate, and no delivery ever got 202`,

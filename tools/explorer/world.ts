@@ -41,7 +41,10 @@ export interface KeyModel {
   abandoned: boolean;
   /** Its record was purged by the retention purge. */
   purged: boolean;
-  /** A start of this key was sent to Temporal and its answer never came back. */
+  /**
+   * A start of this key was sent to Temporal and its answer never came back. No exemption: the
+   * sender heard no 202 then, so the delivery that later finds the run must be the one 202.
+   */
   startAnswerLost: boolean;
   /** Its write may have failed for good (it exceeds stock, or met a dead database): an operator may decide. */
   mayCompensate: boolean;

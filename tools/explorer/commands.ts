@@ -90,19 +90,43 @@ class DeliverConcurrently extends Step {
   }
 }
 
+/** A different order under a key already answered (chosen among those when the command runs). */
 class DeliverConflicting extends Step {
   readonly kind = 'deliver a conflicting payload';
-  constructor(readonly slot: number) {
+  private slot: number | undefined;
+  constructor(
+    readonly pick: number,
+    /** The right payload is redelivered at the same moment. */
+    readonly alongsideRight: boolean,
+  ) {
     super();
   }
+  private candidates(model: Readonly<Model>): number[] {
+    return [...model.keys]
+      .filter(([, state]) => state.answered2xx)
+      .map(([slot]) => slot)
+      .sort();
+  }
   override check(model: Readonly<Model>) {
-    return model.keys.get(this.slot)?.answered2xx === true;
+    return this.candidates(model).length > 0;
+  }
+  override async run(model: Model, world: World) {
+    const candidates = this.candidates(model);
+    this.slot = candidates[this.pick % candidates.length];
+    await super.run(model, world);
   }
   protected async act(model: Model, world: World) {
-    await world.deliver(model, this.slot, { kind: 'conflicting' });
+    const slot = this.slot as number;
+    await Promise.all([
+      world.deliver(model, slot, { kind: 'conflicting' }),
+      ...(this.alongsideRight ? [world.deliver(model, slot, RIGHT)] : []),
+    ]);
   }
   toString() {
-    return `deliver a different order under the key of ${slotLabel(this.slot)}`;
+    const key = this.slot === undefined ? 'a key answered before' : slotLabel(this.slot);
+    return this.alongsideRight
+      ? `deliver a different order under the key of ${key}, and the right one at the same moment`
+      : `deliver a different order under the key of ${key}`;
   }
 }
 
@@ -384,7 +408,10 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
     weight: 2,
     arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),
   },
-  conflict: { weight: 1, arbitrary: slot.map((s) => new DeliverConflicting(s)) },
+  conflict: {
+    weight: 1,
+    arbitrary: fc.tuple(slot, fc.boolean()).map(([s, alongside]) => new DeliverConflicting(s, alongside)),
+  },
   'malformed-price': {
     weight: 1,
     arbitrary: fc.tuple(slot, fc.constantFrom(...MALFORMED_PRICES)).map(([s, p]) => new DeliverMalformedPrice(s, p)),

@@ -283,6 +283,9 @@ class Decide extends Step {
     // An operator decides once the key shows up as waiting; not later than a few seconds.
     await world.waitForStatus(slot, ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED', 'DELIVERY_FAILED'], 15_000);
     const result = await world.cli([this.decision, world.keyOf(slot), '--by', 'explorer']);
+    world.trace(
+      `orders-cli ${this.decision}: exit ${result.code} ${JSON.stringify(result.data)} ${result.stderr.slice(0, 300)}`,
+    );
     if (result.code === 0 && this.decision === 'abandon') keyModel(model, slot).abandoned = true;
     if (result.code === 0 && this.decision === 'resubmit') keyModel(model, slot).endedUnwritten = false;
   }

@@ -3,8 +3,6 @@
 import { SCARCE_SKU, SCARCE_STOCK, SKUS, STOCK } from './stack.js';
 import { InvariantViolation, type Model, SLOTS, sleep, slotLabel, type World } from './world.js';
 
-/** Statuses in which nothing moves without an operator or a clock. */
-const RESTING = ['DELIVERED', 'DELIVERY_FAILED', 'COMPENSATING', 'COMPENSATED', 'FAILED'];
 /** Statuses that need nobody: the key's story is over. */
 const SETTLED = ['DELIVERED', 'COMPENSATED'];
 
@@ -34,7 +32,7 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
   for (const [slot, state] of model.keys) {
     if (state.abandoned && orders.has(world.keyOf(slot))) {
       throw new InvariantViolation(
-        'never an order for a key an operator abandoned',
+        'an abandoned key stays abandoned: never an order, never opened again',
         `${slotLabel(slot)} was abandoned, and an order was written for it`,
       );
     }
@@ -98,7 +96,13 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
   }
 }
 
-/** Waits, bounded, until every key of the run rests (or has no running workflow). */
+/** Statuses in which a running workflow waits for a person, not for work. */
+const WAITING_FOR_A_PERSON = ['DELIVERY_FAILED', 'COMPENSATING'];
+
+/**
+ * Waits, bounded, until no key of the run has work in flight: every workflow of the run has ended,
+ * or waits for an operator's decision.
+ */
 export async function waitForQuiescence(world: World, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -106,7 +110,7 @@ export async function waitForQuiescence(world: World, timeoutMs: number): Promis
     let busy = false;
     for (const slot of SLOTS.keys()) {
       const status = statuses.get(world.keyOf(slot));
-      if (status === undefined || RESTING.includes(status)) continue;
+      if (WAITING_FOR_A_PERSON.includes(status ?? '')) continue;
       const running =
         (await world.workflowStatus(world.orderWorkflow(slot))) === 'RUNNING' ||
         (await world.workflowStatus(world.compensationWorkflow(slot))) === 'RUNNING';
@@ -128,7 +132,7 @@ export async function checkAtRest(model: Model, world: World): Promise<void> {
     const state = model.keys.get(slot);
     if (state?.abandoned && status !== undefined && status !== 'COMPENSATED') {
       throw new InvariantViolation(
-        'never an order for a key an operator abandoned',
+        'an abandoned key stays abandoned: never an order, never opened again',
         `${slotLabel(slot)} was abandoned, and is ${status} again`,
       );
     }

@@ -150,6 +150,11 @@ async function main(argv: string[]): Promise<number> {
         await waitForQuiescence(world, 60_000);
         world.steps.push('(quiescence: the run’s workflows are idle)');
         await checkAtRest(model, world);
+        const { rows } = await stack.db.query<{ idempotent_key: string; status: string }>(
+          'SELECT idempotent_key, status FROM idempotency_record WHERE approval_no LIKE $1',
+          [`${world.prefix}%`],
+        );
+        world.trace(`at rest: ${rows.map((row) => `${row.idempotent_key} ${row.status}`).join(', ')}`);
       } catch (error) {
         const violation = error instanceof InvariantViolation;
         const failure: Failure = {

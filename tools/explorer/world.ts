@@ -108,6 +108,11 @@ export class World {
     if (session) await (await session.catch(() => undefined))?.close();
   }
 
+  /** With EXPLORE_TRACE=1: what each step saw, on stderr. */
+  trace(line: string): void {
+    if (process.env.EXPLORE_TRACE === '1') process.stderr.write(`  [trace ${this.prefix}] ${line}\n`);
+  }
+
   count(kind: string): void {
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
   }
@@ -158,6 +163,7 @@ export class World {
     } catch (error) {
       throw new InvariantViolation('every delivery gets an answer', `${slotLabel(slot)}: ${String(error)}`);
     }
+    this.trace(`${slotLabel(slot)} ${payload.kind}: ${answer.status} ${answer.body.slice(0, 160)}`);
     this.judge(model, slot, payload, answer, faultAtSend || this.temporalFault);
     return answer;
   }

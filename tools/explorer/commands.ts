@@ -361,16 +361,24 @@ class PurgeExpired extends Step {
   }
 }
 
+/** Temporal's retention deletes the closed runs of a key sent before (chosen when the command runs). */
 class DeleteHistory extends Step {
   readonly kind = "clock: a closed run's history deleted";
-  constructor(readonly slot: number) {
+  private slot: number | undefined;
+  constructor(readonly pick: number) {
     super();
   }
   override check(model: Readonly<Model>) {
-    return model.keys.has(this.slot);
+    return model.keys.size > 0;
+  }
+  override async run(model: Model, world: World) {
+    const known = [...model.keys.keys()].sort();
+    this.slot = known[this.pick % known.length];
+    await super.run(model, world);
   }
   protected async act(_model: Model, world: World) {
-    for (const workflowId of [world.orderWorkflow(this.slot), world.compensationWorkflow(this.slot)]) {
+    const slot = this.slot as number;
+    for (const workflowId of [world.orderWorkflow(slot), world.compensationWorkflow(slot)]) {
       const status = await world.workflowStatus(workflowId);
       if (status === undefined || status === 'RUNNING') continue;
       await runProgram(
@@ -383,7 +391,8 @@ class DeleteHistory extends Step {
     }
   }
   toString() {
-    return `clock: the closed runs of ${slotLabel(this.slot)} leave Temporal's retention (history deleted)`;
+    const key = this.slot === undefined ? 'a key sent before' : slotLabel(this.slot);
+    return `clock: the closed runs of ${key} leave Temporal's retention (history deleted)`;
   }
 }
 

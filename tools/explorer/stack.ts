@@ -148,6 +148,10 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     await Promise.all([api.start(), worker.start()]);
     const temporal = await connectClient({ address: temporalServer.address, namespace: 'default' });
     cleanups.push(() => temporal.connection.close());
+    options.log(
+      `PostgreSQL ${process.env.DATABASE_URL ? 'database on DATABASE_URL' : 'embedded'}, Temporal ${temporalServer.address} ` +
+        `(API via proxy :${temporalProxy.port}), worker to PostgreSQL via fault proxy :${pgProxy.port}`,
+    );
 
     return {
       apiUrl: `http://127.0.0.1:${apiPort}`,

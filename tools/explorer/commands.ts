@@ -191,6 +191,35 @@ class DeliverAnswerLost extends Step {
   }
 }
 
+/**
+ * Temporal answers slowly: the start happens at once, the delivery hears of it seconds later —
+ * and the OA system, hearing nothing yet, redelivers meanwhile.
+ */
+class DeliverWhileTemporalSlow extends Step {
+  readonly kind = 'fault: Temporal answers slowly during a start';
+  constructor(
+    readonly slot: number,
+    readonly redeliverAfterMs: number,
+  ) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    world.temporalFault = true;
+    await world.stack.temporalProxy.setMode('slow-answers');
+    try {
+      await Promise.all([
+        world.deliver(model, this.slot, RIGHT),
+        sleep(this.redeliverAfterMs).then(() => world.deliver(model, this.slot, RIGHT)),
+      ]);
+    } finally {
+      await world.endTemporalFault();
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} while Temporal answers slowly, and again ${this.redeliverAfterMs} ms later`;
+  }
+}
+
 class DeliverWhileDatabaseUnreachable extends Step {
   readonly kind = 'fault: database unreachable during the write';
   constructor(readonly slot: number) {
@@ -430,6 +459,12 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
   },
   'temporal-down': { weight: 1, arbitrary: slot.map((s) => new DeliverWhileTemporalUnreachable(s)) },
   'answer-lost': { weight: 1, arbitrary: slot.map((s) => new DeliverAnswerLost(s)) },
+  'temporal-slow': {
+    weight: 1,
+    arbitrary: fc
+      .tuple(slot, fc.constantFrom(200, 600, 1200))
+      .map(([s, after]) => new DeliverWhileTemporalSlow(s, after)),
+  },
   'db-down': { weight: 1, arbitrary: slot.map((s) => new DeliverWhileDatabaseUnreachable(s)) },
   'commit-lost': { weight: 1, arbitrary: slot.map((s) => new DeliverCommitReplyLost(s)) },
   'worker-kill': { weight: 1, arbitrary: fc.constant(new KillWorker()) },

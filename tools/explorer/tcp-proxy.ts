@@ -1,10 +1,14 @@
 // A TCP proxy between the API and Temporal that the explorer controls: it passes bytes through,
 // refuses connections (Temporal unreachable: nothing can be sent), or lets a start request
 // through and then drops the connection before any answer comes back (the start may have
-// happened; the caller never learns it).
+// happened; the caller never learns it), or holds Temporal's answers back for a while (a slow
+// Temporal: the start happens at once, the caller hears of it late).
 import net from 'node:net';
 
-export type TcpProxyMode = 'pass' | 'refuse' | 'lose-answer';
+export type TcpProxyMode = 'pass' | 'refuse' | 'lose-answer' | 'slow-answers';
+
+/** How long answers are held back in `slow-answers` mode: below the API's start deadline. */
+export const SLOW_ANSWER_MS = 2_000;
 
 export interface TcpProxy {
   port: number;
@@ -53,8 +57,16 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       }
       if (!swallowing) upstream.write(chunk);
     });
+    // Answers leave in order; a held answer holds back everything after it.
+    let toClient: Promise<void> = Promise.resolve();
     upstream.on('data', (chunk: Buffer) => {
-      if (!swallowing) client.write(chunk);
+      if (swallowing) return;
+      const holdUntil = mode === 'slow-answers' ? Date.now() + SLOW_ANSWER_MS : 0;
+      toClient = toClient.then(async () => {
+        const delay = holdUntil - Date.now();
+        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+        if (!swallowing && !client.destroyed) client.write(chunk);
+      });
     });
   };
 

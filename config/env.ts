@@ -3,6 +3,10 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
+/** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
+export const BROKEN_RULES = ['redelivery-restarts-after-abandon'] as const;
+export type BrokenRule = (typeof BROKEN_RULES)[number];
+
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
 
 const envSchema = z.object({
@@ -64,6 +68,9 @@ const envSchema = z.object({
     .default(8_000),
   MCP_OPERATOR_TOOLS: z.enum(['0', '1', 'false', 'true']).default('0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
+  // shrinks a broken promise. Refused outside NODE_ENV=test.
+  BROKEN_RULE_FOR_TESTS: z.enum(BROKEN_RULES).optional(),
 });
 
 export type RawEnv = z.input<typeof envSchema>;
@@ -135,6 +142,8 @@ export interface Config {
   safetyNets: { scanIntervalMinutes: number; nearDuplicateWindowMinutes: number };
   logLevel: Env['LOG_LEVEL'];
   mcp: McpConfig;
+  /** A rule broken on purpose for the explorer's own test; always undefined outside NODE_ENV=test. */
+  brokenRuleForTests: BrokenRule | undefined;
 }
 
 export interface McpConfig {
@@ -164,6 +173,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const problems = ladderProblems(env);
   if (env.NODE_ENV === 'production' && !env.WEBHOOK_SECRET) {
     problems.push('WEBHOOK_SECRET: required when NODE_ENV=production');
+  }
+  if (env.BROKEN_RULE_FOR_TESTS && env.NODE_ENV !== 'test') {
+    problems.push('BROKEN_RULE_FOR_TESTS: only allowed when NODE_ENV=test');
   }
   if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
     problems.push(
@@ -234,6 +246,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
       operatorTools: env.MCP_OPERATOR_TOOLS === '1' || env.MCP_OPERATOR_TOOLS === 'true',
     },
+    brokenRuleForTests: env.BROKEN_RULE_FOR_TESTS,
   };
 }
 

@@ -2,7 +2,7 @@
 // webhook today, MCP tools later). The key is computed here from business identifiers — the only
 // place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
 import type { Client } from '@temporalio/client';
-import type { Config, WritePolicy } from '../config/env.js';
+import type { BrokenRule, Config, WritePolicy } from '../config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } from '../domain/fingerprint.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../domain/idempotency-key.js';
@@ -21,6 +21,8 @@ export interface SubmissionDeps {
   writePolicy: WritePolicy;
   /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
   startTimeoutMs: number;
+  /** Tests only: a rule broken on purpose (config `BROKEN_RULE_FOR_TESTS`). */
+  brokenRuleForTests?: BrokenRule | undefined;
 }
 
 /** Every entry point submits with the same settings: the configured task queue, policy and deadline. */
@@ -31,6 +33,7 @@ export function submissionDepsFrom(config: Config, prisma: PrismaClient, tempora
     taskQueue: config.temporal.taskQueue,
     writePolicy: config.writePolicy,
     startTimeoutMs: config.http.startTimeoutMs,
+    brokenRuleForTests: config.brokenRuleForTests,
   };
 }
 
@@ -152,12 +155,14 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
       describeDifferences(record.request.order, input.order),
     );
   }
-  if (record.firstDeliveryAt) return duplicateOf(record);
-  if (record.workflowStartedAt || record.status !== 'RECEIVED') return answer();
+  // BROKEN ON PURPOSE, tests only: a started key is started again, even after an abandon.
+  const brokenRestart = deps.brokenRuleForTests === 'redelivery-restarts-after-abandon';
+  if (record.firstDeliveryAt && !brokenRestart) return duplicateOf(record);
+  if ((record.workflowStartedAt || record.status !== 'RECEIVED') && !brokenRestart) return answer();
 
   try {
     await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
-      startOrderWorkflow(deps.temporal, deps.taskQueue, input),
+      startOrderWorkflow(deps.temporal, deps.taskQueue, input, brokenRestart ? 'ALLOW_DUPLICATE' : undefined),
     );
   } catch (error) {
     // The claim stays. The Temporal client retries its calls: an attempt may have started the run

@@ -95,4 +95,15 @@ describe('configuration', () => {
     assert.match(problemsOf({ NODE_ENV: 'production' }).join('\n'), /^WEBHOOK_SECRET:/m);
     assert.equal(loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET: 'a-long-enough-secret' }).nodeEnv, 'production');
   });
+
+  it('allows a rule broken on purpose only when NODE_ENV=test, and only a known one', () => {
+    const rule = 'redelivery-restarts-after-abandon';
+    assert.equal(loadConfig({ NODE_ENV: 'test', BROKEN_RULE_FOR_TESTS: rule }).brokenRuleForTests, rule);
+    assert.equal(loadConfig({}).brokenRuleForTests, undefined);
+    assert.match(problemsOf({ BROKEN_RULE_FOR_TESTS: rule }).join('\n'), /^BROKEN_RULE_FOR_TESTS: only allowed/m);
+    assert.match(
+      problemsOf({ NODE_ENV: 'test', BROKEN_RULE_FOR_TESTS: 'anything' }).join('\n'),
+      /^BROKEN_RULE_FOR_TESTS/m,
+    );
+  });
 });

@@ -1,0 +1,94 @@
+// The model-based explorer (tools/explorer) against a stack of its own: a short seeded exploration
+// must break no promise, and the explorer must be able to fail — with a rule broken on purpose it
+// has to find the broken promise and shrink it to a short story.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface ExplorerResult {
+  failed: boolean;
+  executions: number;
+  failure: { invariant: string; detail: string; steps: string[] } | null;
+  counts: Record<string, number>;
+}
+
+async function explore(args: string[]): Promise<{ code: number; result: ExplorerResult; output: string }> {
+  const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'explore-result-')), 'result.json');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/explorer/main.ts', ...args, '--out', out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const code = await new Promise<number>((resolve) => child.once('exit', (exitCode) => resolve(exitCode ?? 1)));
+  if (!existsSync(out)) throw new Error(`the explorer wrote no result (exit ${code}):\n${output.slice(-6_000)}`);
+  return { code, result: JSON.parse(readFileSync(out, 'utf8')) as ExplorerResult, output };
+}
+
+const commandsOf = (steps: string[]) => steps.filter((step) => !step.startsWith('('));
+
+describe('the model-based explorer', () => {
+  it(
+    'BOUNDED EXPLORATION: a short seeded exploration of deliveries, faults, operators and clocks breaks no promise',
+    { timeout: 240_000 },
+    async () => {
+      const { code, result, output } = await explore([
+        '--seed',
+        '20261130',
+        '--runs',
+        '20',
+        '--max-commands',
+        '6',
+        '--without',
+        'window-passes',
+        '--shrink-seconds',
+        '40',
+      ]);
+      assert.ok(result.executions >= 1, output.slice(-4_000));
+      assert.equal(code, 0, output.slice(-4_000));
+      assert.equal(result.failure, null);
+    },
+  );
+
+  it(
+    'finds the rule broken on purpose (a redelivery restarts an abandoned key) and shrinks it to a few commands',
+    { timeout: 420_000 },
+    async () => {
+      const { code, result, output } = await explore([
+        '--seed',
+        '2',
+        '--runs',
+        '10',
+        '--max-commands',
+        '6',
+        '--only',
+        'deliver,redeliver,abandon',
+        '--invariant',
+        'abandoned',
+        '--broken-rule',
+        'redelivery-restarts-after-abandon',
+        '--shrink-seconds',
+        '150',
+      ]);
+      assert.equal(code, 1, output.slice(-4_000));
+      assert.equal(
+        result.failure?.invariant,
+        'an abandoned key stays abandoned: never an order, never opened again',
+        output.slice(-4_000),
+      );
+      const steps = commandsOf(result.failure?.steps ?? []);
+      assert.ok(steps.length <= 5, `shrunk to ${steps.length} commands:\n${steps.join('\n')}`);
+      assert.ok(
+        steps.some((step) => step.startsWith('operator: orders-cli abandon')),
+        `the story has the abandon:\n${steps.join('\n')}`,
+      );
+    },
+  );
+});

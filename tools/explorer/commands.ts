@@ -1,0 +1,488 @@
+// The explorer's commands: deliveries, faults, operators and clocks. Each is a small class whose
+// toString reads as one step of a story, so a shrunk sequence says what happened.
+import fc from 'fast-check';
+import { checkAlways } from './invariants.js';
+import { DECISION_WINDOW_MS, runProgram } from './stack.js';
+import { keyModel, MALFORMED_PRICES, type Model, type Payload, SLOTS, sleep, slotLabel, type World } from './world.js';
+
+type Command = fc.AsyncCommand<Model, World>;
+
+abstract class Step implements Command {
+  abstract readonly kind: string;
+  check(model: Readonly<Model>): boolean {
+    void model;
+    return true;
+  }
+  async run(model: Model, world: World): Promise<void> {
+    world.count(this.kind);
+    world.steps.push(this.toString());
+    await this.act(model, world);
+    await checkAlways(model, world);
+  }
+  protected abstract act(model: Model, world: World): Promise<void>;
+  abstract toString(): string;
+}
+
+const RIGHT: Payload = { kind: 'right' };
+
+class Deliver extends Step {
+  readonly kind = 'deliver';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliver(model, this.slot, RIGHT);
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)}`;
+  }
+}
+
+class DeliverOverMcp extends Step {
+  readonly kind = 'deliver over MCP';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliverMcp(model, this.slot);
+  }
+  toString() {
+    return `an agent submits ${slotLabel(this.slot)} over MCP (submit_approved_order)`;
+  }
+}
+
+/** The OA system redelivers: one of the keys it already sent, chosen when the command runs. */
+class Redeliver extends Step {
+  readonly kind = 'redeliver a key sent before';
+  private slot: number | undefined;
+  constructor(readonly pick: number) {
+    super();
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  override async run(model: Model, world: World) {
+    const known = [...model.keys.keys()].sort();
+    this.slot = known[this.pick % known.length];
+    await super.run(model, world);
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliver(model, this.slot as number, RIGHT);
+  }
+  toString() {
+    return `redeliver ${this.slot === undefined ? 'a key sent before' : slotLabel(this.slot)}`;
+  }
+}
+
+class DeliverConcurrently extends Step {
+  readonly kind = 'deliver k copies at once';
+  constructor(
+    readonly slot: number,
+    readonly copies: number,
+  ) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await Promise.all(Array.from({ length: this.copies }, () => world.deliver(model, this.slot, RIGHT)));
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} ${this.copies} times at once`;
+  }
+}
+
+/** A different order under a key already answered (chosen among those when the command runs). */
+class DeliverConflicting extends Step {
+  readonly kind = 'deliver a conflicting payload';
+  private slot: number | undefined;
+  constructor(
+    readonly pick: number,
+    /** The right payload is redelivered at the same moment. */
+    readonly alongsideRight: boolean,
+  ) {
+    super();
+  }
+  private candidates(model: Readonly<Model>): number[] {
+    return [...model.keys]
+      .filter(([, state]) => state.answered2xx)
+      .map(([slot]) => slot)
+      .sort();
+  }
+  override check(model: Readonly<Model>) {
+    return this.candidates(model).length > 0;
+  }
+  override async run(model: Model, world: World) {
+    const candidates = this.candidates(model);
+    this.slot = candidates[this.pick % candidates.length];
+    await super.run(model, world);
+  }
+  protected async act(model: Model, world: World) {
+    const slot = this.slot as number;
+    await Promise.all([
+      world.deliver(model, slot, { kind: 'conflicting' }),
+      ...(this.alongsideRight ? [world.deliver(model, slot, RIGHT)] : []),
+    ]);
+  }
+  toString() {
+    const key = this.slot === undefined ? 'a key answered before' : slotLabel(this.slot);
+    return this.alongsideRight
+      ? `deliver a different order under the key of ${key}, and the right one at the same moment`
+      : `deliver a different order under the key of ${key}`;
+  }
+}
+
+class DeliverMalformedPrice extends Step {
+  readonly kind = 'deliver a malformed unitPrice';
+  constructor(
+    readonly slot: number,
+    readonly unitPrice: string,
+  ) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliver(model, this.slot, { kind: 'malformed-price', unitPrice: this.unitPrice });
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} with unitPrice ${JSON.stringify(this.unitPrice)}`;
+  }
+}
+
+class DeliverWhileTemporalUnreachable extends Step {
+  readonly kind = 'fault: Temporal unreachable during a start';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    world.temporalFault = true;
+    await world.stack.temporalProxy.setMode('refuse');
+    try {
+      await world.deliver(model, this.slot, RIGHT);
+    } finally {
+      await world.endTemporalFault();
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} while Temporal is unreachable`;
+  }
+}
+
+class DeliverAnswerLost extends Step {
+  readonly kind = "fault: Temporal's answer to a start lost";
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    const lostBefore = world.stack.temporalProxy.lostAnswers();
+    world.temporalFault = true;
+    await world.stack.temporalProxy.setMode('lose-answer');
+    try {
+      const answer = await world.deliver(model, this.slot, RIGHT);
+      if (world.stack.temporalProxy.lostAnswers() > lostBefore && answer.status !== 202) {
+        const state = keyModel(model, this.slot);
+        state.startAnswerLost = true;
+        // The start may have happened: a key that exceeds stock then goes to compensation.
+        if (SLOTS[this.slot]?.kind === 'scarce') state.mayCompensate = true;
+      }
+    } finally {
+      await world.endTemporalFault();
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)}; Temporal's answer to the start is lost`;
+  }
+}
+
+/**
+ * Temporal answers slowly: the start happens at once, the delivery hears of it seconds later —
+ * and the OA system, hearing nothing yet, redelivers meanwhile.
+ */
+class DeliverWhileTemporalSlow extends Step {
+  readonly kind = 'fault: Temporal answers slowly during a start';
+  constructor(
+    readonly slot: number,
+    readonly redeliverAfterMs: number,
+  ) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    world.temporalFault = true;
+    await world.stack.temporalProxy.setMode('slow-answers');
+    try {
+      await Promise.all([
+        world.deliver(model, this.slot, RIGHT),
+        sleep(this.redeliverAfterMs).then(() => world.deliver(model, this.slot, RIGHT)),
+      ]);
+    } finally {
+      await world.endTemporalFault();
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} while Temporal answers slowly, and again ${this.redeliverAfterMs} ms later`;
+  }
+}
+
+class DeliverWhileDatabaseUnreachable extends Step {
+  readonly kind = 'fault: database unreachable during the write';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    world.stack.pgFaults.reset = 1;
+    try {
+      const answer = await world.deliver(model, this.slot, RIGHT);
+      if (answer.status === 202) {
+        keyModel(model, this.slot).mayCompensate = true;
+        // Every attempt of the write meets a dead connection; the fault lasts until it gave up.
+        const deadline = Date.now() + 20_000;
+        while (Date.now() < deadline && (await world.workflowStatus(world.orderWorkflow(this.slot))) === 'RUNNING') {
+          if ((await world.statusOf(this.slot)) !== 'RECEIVED') break;
+          await sleep(250);
+        }
+      }
+    } finally {
+      world.stack.pgFaults.reset = 0;
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)} while the database is unreachable for the write`;
+  }
+}
+
+class DeliverCommitReplyLost extends Step {
+  readonly kind = 'fault: COMMIT reply lost';
+  constructor(readonly slot: number) {
+    super();
+  }
+  protected async act(model: Model, world: World) {
+    const before = world.stack.pgProxy.counts.lostCommitReplies;
+    world.stack.pgFaults.lostCommitReply = 1;
+    try {
+      const answer = await world.deliver(model, this.slot, RIGHT);
+      if (answer.status === 202) {
+        const deadline = Date.now() + 10_000;
+        while (Date.now() < deadline && world.stack.pgProxy.counts.lostCommitReplies === before) await sleep(100);
+      }
+    } finally {
+      world.stack.pgFaults.lostCommitReply = 0;
+    }
+  }
+  toString() {
+    return `deliver ${slotLabel(this.slot)}; the write's COMMIT reply is lost`;
+  }
+}
+
+class KillWorker extends Step {
+  readonly kind = 'fault: worker SIGKILL';
+  protected async act(_model: Model, world: World) {
+    await world.stack.worker.kill('SIGKILL');
+    await world.stack.worker.start();
+  }
+  toString() {
+    return 'kill the worker (SIGKILL) and start it again';
+  }
+}
+
+/**
+ * An operator's compensation decision through the real `orders-cli`. Operators decide about keys
+ * that show up in compensation, not at random: `pick` chooses among the keys that may be there
+ * when the command runs.
+ */
+class Decide extends Step {
+  readonly kind: string;
+  private slot: number | undefined;
+  constructor(
+    readonly pick: number,
+    readonly decision: 'abandon' | 'resubmit',
+  ) {
+    super();
+    this.kind = `operator: ${decision}`;
+  }
+  private candidates(model: Readonly<Model>): number[] {
+    return [...model.keys].filter(([, state]) => state.mayCompensate).map(([slot]) => slot);
+  }
+  override check(model: Readonly<Model>) {
+    return this.candidates(model).length > 0;
+  }
+  override async run(model: Model, world: World) {
+    const candidates = this.candidates(model);
+    this.slot = candidates[this.pick % candidates.length];
+    await super.run(model, world);
+  }
+  protected async act(model: Model, world: World) {
+    const slot = this.slot as number;
+    // An operator decides once the key shows up as waiting; not later than a few seconds.
+    await world.waitForStatus(slot, ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED', 'DELIVERY_FAILED'], 15_000);
+    const result = await world.cli([this.decision, world.keyOf(slot), '--by', 'explorer']);
+    world.trace(
+      `orders-cli ${this.decision}: exit ${result.code} ${JSON.stringify(result.data)} ${result.stderr.slice(0, 300)}`,
+    );
+    if (result.code === 0 && this.decision === 'abandon') keyModel(model, slot).abandoned = true;
+    if (result.code === 0 && this.decision === 'resubmit') keyModel(model, slot).endedUnwritten = false;
+  }
+  toString() {
+    return `operator: orders-cli ${this.decision} ${this.slot === undefined ? 'a key in compensation' : slotLabel(this.slot)}`;
+  }
+}
+
+class Recompensate extends Step {
+  readonly kind = 'operator: recompensate';
+  constructor(readonly slot: number) {
+    super();
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.has(this.slot);
+  }
+  protected async act(model: Model, world: World) {
+    const result = await world.cli(['recompensate', world.keyOf(this.slot), '--by', 'explorer']);
+    if (result.code === 0) keyModel(model, this.slot).endedUnwritten = false;
+  }
+  toString() {
+    return `operator: orders-cli recompensate ${slotLabel(this.slot)}`;
+  }
+}
+
+/** `redeliver` / `mark-handled`: used only when this version of the CLI has them. */
+class DeliveryDecision extends Step {
+  readonly kind: string;
+  constructor(
+    readonly slot: number,
+    readonly decision: 'redeliver' | 'mark-handled',
+  ) {
+    super();
+    this.kind = `operator: ${decision}`;
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.has(this.slot);
+  }
+  protected async act(_model: Model, world: World) {
+    if (!world.cliCommands.has(this.decision)) return;
+    await world.waitForStatus(this.slot, ['DELIVERY_FAILED', 'DELIVERED'], 10_000);
+    await world.cli([this.decision, world.keyOf(this.slot), '--by', 'explorer']);
+  }
+  toString() {
+    return `operator: orders-cli ${this.decision} ${slotLabel(this.slot)}`;
+  }
+}
+
+class PurgeExpired extends Step {
+  readonly kind = 'clock: retention purge';
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  protected async act(model: Model, world: World) {
+    // The run's settled records age past the retention window at once — only those whose workflow
+    // has ended: no record is 30 days old while its run still delivers.
+    for (const slot of model.keys.keys()) {
+      const status = await world.statusOf(slot);
+      if (status !== 'SUBMITTED' && status !== 'DELIVERED') continue;
+      if ((await world.workflowStatus(world.orderWorkflow(slot))) === 'RUNNING') continue;
+      await world.stack.db.query(
+        `UPDATE idempotency_record SET created_at = now() - interval '400 days' WHERE idempotent_key = $1`,
+        [world.keyOf(slot)],
+      );
+    }
+    await world.cli(['purge-expired']);
+    for (const slot of model.keys.keys()) {
+      if ((await world.statusOf(slot)) === undefined) keyModel(model, slot).purged = true;
+    }
+  }
+  toString() {
+    return 'clock: settled records pass the retention window; orders-cli purge-expired';
+  }
+}
+
+/** Temporal's retention deletes the closed runs of a key sent before (chosen when the command runs). */
+class DeleteHistory extends Step {
+  readonly kind = "clock: a closed run's history deleted";
+  private slot: number | undefined;
+  constructor(readonly pick: number) {
+    super();
+  }
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  override async run(model: Model, world: World) {
+    const known = [...model.keys.keys()].sort();
+    this.slot = known[this.pick % known.length];
+    await super.run(model, world);
+  }
+  protected async act(_model: Model, world: World) {
+    const slot = this.slot as number;
+    for (const workflowId of [world.orderWorkflow(slot), world.compensationWorkflow(slot)]) {
+      const status = await world.workflowStatus(workflowId);
+      if (status === undefined || status === 'RUNNING') continue;
+      await runProgram(
+        world.stack.temporalBin,
+        ['workflow', 'delete', '--workflow-id', workflowId, '--address', world.stack.temporalAddress],
+        process.env,
+      );
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && (await world.workflowStatus(workflowId)) !== undefined) await sleep(250);
+    }
+  }
+  toString() {
+    const key = this.slot === undefined ? 'a key sent before' : slotLabel(this.slot);
+    return `clock: the closed runs of ${key} leave Temporal's retention (history deleted)`;
+  }
+}
+
+class DecisionWindowPasses extends Step {
+  readonly kind = 'clock: decision windows run out';
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  protected async act() {
+    await sleep(DECISION_WINDOW_MS + 2_000);
+  }
+  toString() {
+    return `clock: ${Math.round(DECISION_WINDOW_MS / 1000) + 2} s pass; every decision window runs out`;
+  }
+}
+
+const slot = fc.integer({ min: 0, max: SLOTS.length - 1 });
+
+/** Every command kind, by the name `--without` takes, with its weight. */
+export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
+  deliver: { weight: 3, arbitrary: slot.map((s) => new Deliver(s)) },
+  redeliver: { weight: 2, arbitrary: slot.map((s) => new Redeliver(s)) },
+  mcp: { weight: 1, arbitrary: slot.map((s) => new DeliverOverMcp(s)) },
+  concurrent: {
+    weight: 2,
+    arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),
+  },
+  conflict: {
+    weight: 1,
+    arbitrary: fc.tuple(slot, fc.boolean()).map(([s, alongside]) => new DeliverConflicting(s, alongside)),
+  },
+  'malformed-price': {
+    weight: 1,
+    arbitrary: fc.tuple(slot, fc.constantFrom(...MALFORMED_PRICES)).map(([s, p]) => new DeliverMalformedPrice(s, p)),
+  },
+  'temporal-down': { weight: 1, arbitrary: slot.map((s) => new DeliverWhileTemporalUnreachable(s)) },
+  'answer-lost': { weight: 1, arbitrary: slot.map((s) => new DeliverAnswerLost(s)) },
+  'temporal-slow': {
+    weight: 1,
+    arbitrary: fc
+      .tuple(slot, fc.constantFrom(200, 600, 1200))
+      .map(([s, after]) => new DeliverWhileTemporalSlow(s, after)),
+  },
+  'db-down': { weight: 1, arbitrary: slot.map((s) => new DeliverWhileDatabaseUnreachable(s)) },
+  'commit-lost': { weight: 1, arbitrary: slot.map((s) => new DeliverCommitReplyLost(s)) },
+  'worker-kill': { weight: 1, arbitrary: fc.constant(new KillWorker()) },
+  abandon: { weight: 2, arbitrary: slot.map((s) => new Decide(s, 'abandon')) },
+  resubmit: { weight: 1, arbitrary: slot.map((s) => new Decide(s, 'resubmit')) },
+  recompensate: { weight: 1, arbitrary: slot.map((s) => new Recompensate(s)) },
+  'operator-redeliver': { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'redeliver')) },
+  'mark-handled': { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'mark-handled')) },
+  purge: { weight: 1, arbitrary: fc.constant(new PurgeExpired()) },
+  'delete-history': { weight: 1, arbitrary: slot.map((s) => new DeleteHistory(s)) },
+  'window-passes': { weight: 1, arbitrary: fc.constant(new DecisionWindowPasses()) },
+};
+
+export function commandArbitraries(without: ReadonlySet<string>, cliCommands: ReadonlySet<string>) {
+  return Object.entries(COMMAND_KINDS)
+    .filter(([name]) => !without.has(name))
+    .filter(([name]) =>
+      name === 'operator-redeliver' || name === 'mark-handled' ? cliCommands.has(name.replace('operator-', '')) : true,
+    )
+    .flatMap(([, { weight, arbitrary }]) => Array.from({ length: weight }, () => arbitrary));
+}

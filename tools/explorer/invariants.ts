@@ -1,0 +1,157 @@
+// The promises checked against PostgreSQL and Temporal themselves: after every command the cheap
+// ones, and once the run's workflows are idle (quiescence) the ones that need the dust to settle.
+import { SCARCE_SKU, SCARCE_STOCK, SKUS, STOCK } from './stack.js';
+import { InvariantViolation, type Model, SLOTS, sleep, slotLabel, type World } from './world.js';
+
+/** Statuses that need nobody: the key's story is over. */
+const SETTLED = ['DELIVERED', 'COMPENSATED'];
+
+async function ordersPerKey(world: World): Promise<Map<string, number>> {
+  const { rows } = await world.stack.db.query<{ idempotent_key: string; orders: string }>(
+    `SELECT idempotent_key, count(*) AS orders FROM order_main WHERE approval_no LIKE $1 GROUP BY idempotent_key`,
+    [`${world.prefix}%`],
+  );
+  return new Map(rows.map((row) => [row.idempotent_key, Number(row.orders)]));
+}
+
+async function recordStatuses(world: World): Promise<Map<string, string>> {
+  const { rows } = await world.stack.db.query<{ idempotent_key: string; status: string }>(
+    `SELECT idempotent_key, status FROM idempotency_record WHERE approval_no LIKE $1`,
+    [`${world.prefix}%`],
+  );
+  return new Map(rows.map((row) => [row.idempotent_key, row.status]));
+}
+
+/** After every command. */
+export async function checkAlways(model: Model, world: World): Promise<void> {
+  const orders = await ordersPerKey(world);
+  const statuses = await recordStatuses(world);
+  for (const [key, count] of orders) {
+    if (count > 1) throw new InvariantViolation('at most one order per key', `${key} has ${count} orders`);
+  }
+  for (const [slot, state] of model.keys) {
+    if (state.abandoned && orders.has(world.keyOf(slot))) {
+      throw new InvariantViolation(
+        'an abandoned key stays abandoned: never an order, never opened again',
+        `${slotLabel(slot)} was abandoned, and an order was written for it`,
+      );
+    }
+    const key = world.keyOf(slot);
+    const status = statuses.get(key);
+    if (
+      state.endedUnwritten &&
+      !state.abandoned &&
+      (orders.has(key) || (status !== 'FAILED' && status !== 'COMPENSATED'))
+    ) {
+      throw new InvariantViolation(
+        'a key whose story ended unwritten is opened again only by an operator',
+        `${slotLabel(slot)} was FAILED or COMPENSATED with no order; without an operator it is now ${status ?? 'gone'}${orders.has(key) ? ', with an order' : ''}`,
+      );
+    }
+    if ((status === 'FAILED' || status === 'COMPENSATED') && !orders.has(key)) state.endedUnwritten = true;
+    if (state.answered2xx && state.answers202 === 0 && !state.purged) {
+      throw new InvariantViolation(
+        'a key answered 2xx got exactly one 202',
+        `${slotLabel(slot)} was answered 200 duplicate, and no delivery ever got 202`,
+      );
+    }
+  }
+  // Stock, each in one statement (one snapshot: an order and its reservation commit together).
+  // The run's own keys: what a key holds is exactly its order's lines (nothing without an order).
+  const { rows: held } = await world.stack.db.query<{ key: string; sku: string; held: string; ordered: string }>(
+    `WITH held AS (
+       SELECT idempotent_key AS key, sku, sum(quantity) AS quantity FROM stock_reservation
+       WHERE released_at IS NULL AND idempotent_key = ANY($1) GROUP BY 1, 2),
+     ordered AS (
+       SELECT o.idempotent_key AS key, l.sku, sum(l.quantity) AS quantity
+       FROM order_main o JOIN order_line l ON l.order_id = o.id WHERE o.idempotent_key = ANY($1) GROUP BY 1, 2)
+     SELECT coalesce(h.key, o.key) AS key, coalesce(h.sku, o.sku) AS sku,
+            coalesce(h.quantity, 0) AS held, coalesce(o.quantity, 0) AS ordered
+     FROM held h FULL JOIN ordered o ON o.key = h.key AND o.sku = h.sku
+     WHERE coalesce(h.quantity, 0) <> coalesce(o.quantity, 0)`,
+    [world.allKeys()],
+  );
+  for (const row of held) {
+    throw new InvariantViolation(
+      'stock: reserved = the sum of existing orders, on_hand unchanged',
+      `${row.key} holds ${row.held} of ${row.sku} reserved, and its order has ${row.ordered}`,
+    );
+  }
+  // And the totals: inventory.reserved is what the reservations hold, on_hand never moves.
+  const { rows } = await world.stack.db.query<{ sku: string; on_hand: number; reserved: number; held: string }>(
+    `SELECT i.sku, i.on_hand, i.reserved,
+            (SELECT coalesce(sum(r.quantity), 0) FROM stock_reservation r
+             WHERE r.sku = i.sku AND r.released_at IS NULL) AS held
+     FROM inventory i WHERE i.sku = ANY($1)`,
+    [[...SKUS, SCARCE_SKU]],
+  );
+  for (const row of rows) {
+    const onHand = row.sku === SCARCE_SKU ? SCARCE_STOCK : STOCK;
+    if (row.on_hand !== onHand || row.reserved !== Number(row.held)) {
+      throw new InvariantViolation(
+        'stock: reserved = the sum of existing orders, on_hand unchanged',
+        `${row.sku}: on_hand ${row.on_hand} (was ${onHand}), reserved ${row.reserved}, reservations hold ${row.held}`,
+      );
+    }
+  }
+}
+
+/** Statuses in which a running workflow waits for a person, not for work. */
+const WAITING_FOR_A_PERSON = ['DELIVERY_FAILED', 'COMPENSATING'];
+
+/**
+ * Waits, bounded, until no key of the run has work in flight: every workflow of the run has ended,
+ * or waits for an operator's decision.
+ */
+export async function waitForQuiescence(world: World, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const statuses = await recordStatuses(world);
+    let busy = false;
+    for (const slot of SLOTS.keys()) {
+      const status = statuses.get(world.keyOf(slot));
+      if (WAITING_FOR_A_PERSON.includes(status ?? '')) continue;
+      const running =
+        (await world.workflowStatus(world.orderWorkflow(slot))) === 'RUNNING' ||
+        (await world.workflowStatus(world.compensationWorkflow(slot))) === 'RUNNING';
+      if (running) busy = true;
+    }
+    if (!busy) return;
+    await sleep(500);
+  }
+}
+
+/** At quiescence: every key is settled or looked after, abandoned keys stay abandoned. */
+export async function checkAtRest(model: Model, world: World): Promise<void> {
+  await checkAlways(model, world);
+  const statuses = await recordStatuses(world);
+  let awaiting: Set<string> | undefined;
+  for (const slot of SLOTS.keys()) {
+    const key = world.keyOf(slot);
+    const status = statuses.get(key);
+    const state = model.keys.get(slot);
+    if (state?.abandoned && status !== undefined && status !== 'COMPENSATED') {
+      throw new InvariantViolation(
+        'an abandoned key stays abandoned: never an order, never opened again',
+        `${slotLabel(slot)} was abandoned, and is ${status} again`,
+      );
+    }
+    if (status === undefined || SETTLED.includes(status)) continue;
+    const running =
+      (await world.workflowStatus(world.orderWorkflow(slot))) === 'RUNNING' ||
+      (await world.workflowStatus(world.compensationWorkflow(slot))) === 'RUNNING';
+    if (running) continue;
+    if (!awaiting) {
+      const listed = await world.cli(['awaiting', '--limit', '1000']);
+      world.count('(check) orders-cli awaiting');
+      const rows = Array.isArray(listed.data) ? (listed.data as { idempotencyKey: string }[]) : [];
+      awaiting = new Set(rows.map((row) => row.idempotencyKey));
+    }
+    if (!awaiting.has(key)) {
+      throw new InvariantViolation(
+        'every unsettled key has a running workflow or is listed by `orders-cli awaiting`',
+        `${slotLabel(slot)} is ${status}, no workflow runs for it, and \`orders-cli awaiting\` does not list it`,
+      );
+    }
+  }
+}

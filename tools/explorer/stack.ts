@@ -1,0 +1,235 @@
+// The explorer's own stack, started once per invocation: PostgreSQL (embedded, or a fresh database
+// on DATABASE_URL's server), a Temporal dev server, the real API and worker as child processes —
+// the API reaching Temporal through a TCP proxy the explorer controls, the worker reaching
+// PostgreSQL through the fault proxy — and a downstream so deliveries succeed or fail for good.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { type ManagedProcess, managedProcess } from '../../chaos/child-process.js';
+import { type PgProxy, type PgProxyFaults, startPgProxy } from '../../chaos/pg-proxy.js';
+import { seededRandom } from '../../chaos/prng.js';
+import type { BrokenRule } from '../../config/env.js';
+import { migrate } from '../../db/migrate.js';
+import { startEmbeddedPostgres } from '../../dev/embedded-postgres.js';
+import { freePort } from '../../dev/ports.js';
+import { startTemporalDevServer, temporalBinary } from '../../dev/temporal-dev-server.js';
+import { connectClient } from '../../temporal/connection.js';
+import type { Client } from '@temporalio/client';
+import { type Downstream, startDownstream } from './downstream.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export const WEBHOOK_SECRET = 'explorer-webhook-secret-0123456789';
+export const MCP_TOKEN = 'explorer-mcp-token-0123456789abcdef';
+const DOWNSTREAM_SECRET = 'explorer-downstream-secret-0123456789';
+export const TASK_QUEUE = 'explorer';
+
+/** Short, test-mode timings: a write fails for good in seconds, a decision window in 20 s. */
+export const TIMINGS = {
+  RETRY_MAX_ATTEMPTS: '3',
+  RETRY_INITIAL_INTERVAL_MS: '200',
+  RETRY_MAX_INTERVAL_MS: '1000',
+  DB_STATEMENT_TIMEOUT_MS: '1500',
+  DOWNSTREAM_TIMEOUT_MS: '1500',
+  ACTIVITY_START_TO_CLOSE_MS: '3000',
+  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '8000',
+  COMPENSATION_DECISION_TIMEOUT_MS: '20000',
+  WEBHOOK_START_TIMEOUT_MS: '3000',
+  MCP_SUBMIT_WAIT_MS: '5000',
+  DB_POOL_SIZE: '4',
+};
+export const DECISION_WINDOW_MS = Number(TIMINGS.COMPENSATION_DECISION_TIMEOUT_MS);
+
+/** Plenty of stock for ordinary orders; a scarce SKU whose orders fail for good. */
+export const SKUS = ['EXP-A', 'EXP-B', 'EXP-C'];
+export const SCARCE_SKU = 'EXP-SCARCE';
+export const STOCK = 1_000_000;
+export const SCARCE_STOCK = 5;
+
+export interface Stack {
+  apiUrl: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  db: pg.Pool;
+  temporal: Client;
+  temporalProxy: TcpProxy;
+  pgProxy: PgProxy;
+  /** The live fault odds of the PostgreSQL proxy: set a field, the next transaction sees it. */
+  pgFaults: PgProxyFaults;
+  worker: ManagedProcess;
+  api: ManagedProcess;
+  downstream: Downstream;
+  /** The stack's environment for `orders-cli` (straight to PostgreSQL and Temporal). */
+  cliEnv: NodeJS.ProcessEnv;
+  temporalBin: string;
+  stop: () => Promise<void>;
+}
+
+export async function startStack(options: { brokenRule?: BrokenRule; log: (line: string) => void }): Promise<Stack> {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  };
+  try {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-explore-'));
+    chmodSync(dataDir, 0o755);
+    cleanups.push(() => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })));
+
+    const databaseUrl = await freshDatabase(dataDir, cleanups);
+    await migrate(databaseUrl);
+    const temporalServer = await startTemporalDevServer({ port: await freePort(), headless: true });
+    cleanups.push(() => temporalServer.stop());
+
+    const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+    db.on('error', () => undefined);
+    cleanups.push(() => db.end());
+    await db.query(
+      `INSERT INTO inventory (sku, on_hand) SELECT unnest($1::text[]), unnest($2::int[]) ON CONFLICT DO NOTHING`,
+      [
+        [...SKUS, SCARCE_SKU],
+        [...SKUS.map(() => STOCK), SCARCE_STOCK],
+      ],
+    );
+
+    const dbPort = new URL(databaseUrl).port;
+    const pgFaults: PgProxyFaults = { lostCommitReply: 0, reset: 0, latency: 0, latencyMs: 0 };
+    const pgProxy = await startPgProxy({ targetPort: Number(dbPort), random: seededRandom(1), faults: pgFaults });
+    cleanups.push(() => pgProxy.close());
+    const temporalPort = Number(temporalServer.address.split(':').pop());
+    const temporalProxy = await startTcpProxy(temporalPort);
+    cleanups.push(() => temporalProxy.close());
+    const downstream = await startDownstream(db, DOWNSTREAM_SECRET, 'explorer_consumer');
+    cleanups.push(() => downstream.close());
+
+    const apiPort = await freePort();
+    const common = {
+      ...process.env,
+      ...TIMINGS,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+      WEBHOOK_SECRET,
+      ...(options.brokenRule ? { BROKEN_RULE_FOR_TESTS: options.brokenRule } : {}),
+    };
+    const api = managedProcess({
+      name: 'api',
+      entry: 'api/main.ts',
+      env: {
+        ...common,
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
+        PORT: String(apiPort),
+        MCP_TOKEN,
+      },
+      readyLine: 'Server listening',
+    });
+    const worker = managedProcess({
+      name: 'worker',
+      entry: 'worker/main.ts',
+      env: {
+        ...common,
+        DATABASE_URL: databaseUrl.replace(`:${dbPort}/`, `:${pgProxy.port}/`),
+        TEMPORAL_ADDRESS: temporalServer.address,
+        DOWNSTREAM_URL: downstream.url,
+        DOWNSTREAM_SECRET,
+      },
+      readyLine: 'worker polling',
+      readyTimeoutMs: 180_000,
+    });
+    cleanups.push(
+      () => api.kill('SIGKILL'),
+      () => worker.kill('SIGKILL'),
+    );
+    await Promise.all([api.start(), worker.start()]);
+    const temporal = await connectClient({ address: temporalServer.address, namespace: 'default' });
+    cleanups.push(() => temporal.connection.close());
+    options.log(
+      `PostgreSQL ${process.env.DATABASE_URL ? 'database on DATABASE_URL' : 'embedded'}, Temporal ${temporalServer.address} ` +
+        `(API via proxy :${temporalProxy.port}), worker to PostgreSQL via fault proxy :${pgProxy.port}`,
+    );
+
+    return {
+      apiUrl: `http://127.0.0.1:${apiPort}`,
+      databaseUrl,
+      temporalAddress: temporalServer.address,
+      db,
+      temporal,
+      temporalProxy,
+      pgProxy,
+      pgFaults,
+      worker,
+      api,
+      downstream,
+      cliEnv: {
+        ...process.env,
+        ...TIMINGS,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'error',
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: temporalServer.address,
+        TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+      },
+      temporalBin: temporalBinary(),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Embedded PostgreSQL, or — when DATABASE_URL is set — a database of its own on that server. */
+async function freshDatabase(dataDir: string, cleanups: (() => Promise<unknown>)[]): Promise<string> {
+  const shared = process.env.DATABASE_URL;
+  if (!shared) {
+    const postgres = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), port: await freePort() });
+    cleanups.push(() => postgres.stop());
+    return postgres.databaseUrl;
+  }
+  const name = `explore_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: shared });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  cleanups.push(async () => {
+    const dropper = new pg.Client({ connectionString: shared });
+    await dropper.connect();
+    try {
+      await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    } finally {
+      await dropper.end();
+    }
+  });
+  const url = new URL(shared);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Runs a program of the project (or the Temporal CLI) to its end: exit code and output. */
+export function runProgram(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 90_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 124 : 1), stdout, stderr });
+    });
+  });
+}

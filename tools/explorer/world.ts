@@ -1,0 +1,323 @@
+// What the explorer's commands act on: the model (what the service promised so far, per key) and
+// the real world (the stack, this run's fresh approval numbers, every HTTP answer seen).
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { signBody } from '../../domain/signature.js';
+import { REFUSED_CUSTOMER } from './downstream.js';
+import { MCP_TOKEN, SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
+
+/** One MCP session per stack, opened on first use. */
+const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();
+
+export type SlotKind = 'plain' | 'refused' | 'scarce';
+
+/** The keys one run plays with: few, so deliveries, faults and operators meet on the same key. */
+export interface Slot {
+  approval: string;
+  operation: 'MAIN' | 'SUPPLEMENT';
+  kind: SlotKind;
+}
+
+export const SLOTS: readonly Slot[] = [
+  { approval: 'A', operation: 'MAIN', kind: 'plain' },
+  { approval: 'A', operation: 'SUPPLEMENT', kind: 'plain' },
+  { approval: 'B', operation: 'MAIN', kind: 'refused' },
+  { approval: 'C', operation: 'MAIN', kind: 'scarce' },
+];
+
+export function slotLabel(slot: number): string {
+  const { approval, operation, kind } = SLOTS[slot] as Slot;
+  const note = kind === 'refused' ? ' (downstream refuses it)' : kind === 'scarce' ? ' (exceeds stock)' : '';
+  return `${approval}:${operation}${note}`;
+}
+
+/** What the service promised about one key, as far as the explorer saw. */
+export interface KeyModel {
+  answers202: number;
+  answered2xx: boolean;
+  /** An operator's abandon was answered as done. */
+  abandoned: boolean;
+  /** Its record was purged by the retention purge. */
+  purged: boolean;
+  /**
+   * A start of this key was sent to Temporal and its answer never came back. No exemption: the
+   * sender heard no 202 then, so the delivery that later finds the run must be the one 202.
+   */
+  startAnswerLost: boolean;
+  /** Its write may have failed for good (it exceeds stock, or met a dead database): an operator may decide. */
+  mayCompensate: boolean;
+  /**
+   * Seen FAILED or COMPENSATED without an order, and no operator has acted on it since: its story
+   * ended, and only an operator (resubmit, recompensate) may open it again.
+   */
+  endedUnwritten: boolean;
+}
+
+export interface Model {
+  keys: Map<number, KeyModel>;
+}
+
+export class InvariantViolation extends Error {
+  constructor(
+    readonly invariant: string,
+    detail: string,
+  ) {
+    super(`${invariant}: ${detail}`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+export interface Answer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export const MALFORMED_PRICES = ['12,50', '1e3', '-1', '', ' 1.00'] as const;
+
+export type Payload = { kind: 'right' } | { kind: 'conflicting' } | { kind: 'malformed-price'; unitPrice: string };
+const RIGHT_PAYLOAD: Payload = { kind: 'right' };
+
+/** The real side of one fc run: the stack and this run's own approval numbers. */
+export class World {
+  /** Fault in force right now: 503 is an allowed answer only then. */
+  temporalFault = false;
+  readonly steps: string[] = [];
+
+  constructor(
+    readonly stack: Stack,
+    readonly prefix: string,
+    readonly counts: Map<string, number>,
+    readonly cliCommands: ReadonlySet<string>,
+  ) {}
+
+  keyOf(slot: number): string {
+    const { approval, operation } = SLOTS[slot] as Slot;
+    return idempotencyKeyFor(`${this.prefix}${approval}`, operation);
+  }
+
+  allKeys(): string[] {
+    return SLOTS.map((_, slot) => this.keyOf(slot));
+  }
+
+  /** Closes the stack's MCP session, if one was opened. */
+  static async closeMcp(stack: Stack): Promise<void> {
+    const session = mcpSessions.get(stack);
+    if (session) await (await session.catch(() => undefined))?.close();
+  }
+
+  /** With EXPLORE_TRACE=1: what each step saw, on stderr. */
+  trace(line: string): void {
+    if (process.env.EXPLORE_TRACE === '1') process.stderr.write(`  [trace ${this.prefix}] ${line}\n`);
+  }
+
+  count(kind: string): void {
+    this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+  }
+
+  bodyOf(slot: number, payload: Payload): string {
+    const { approval, operation, kind } = SLOTS[slot] as Slot;
+    const lines =
+      kind === 'scarce'
+        ? [{ sku: SCARCE_SKU, quantity: 1000, unitPrice: '1.00' }]
+        : kind === 'refused'
+          ? [{ sku: SKUS[2] as string, quantity: 1, unitPrice: '7.25' }]
+          : [
+              { sku: SKUS[0] as string, quantity: 2, unitPrice: '12.50' },
+              { sku: SKUS[1] as string, quantity: 1, unitPrice: '3.00' },
+            ];
+    if (payload.kind === 'conflicting') (lines[0] as { quantity: number }).quantity += 1;
+    if (payload.kind === 'malformed-price') (lines[0] as { unitPrice: string }).unitPrice = payload.unitPrice;
+    return JSON.stringify({
+      approvalNo: `${this.prefix}${approval}`,
+      operation,
+      approvedAt: '2026-11-29T10:00:00+08:00',
+      order: { customerId: kind === 'refused' ? REFUSED_CUSTOMER : 'CUST-EXPLORER', currency: 'CNY', lines },
+    });
+  }
+
+  /** One signed webhook delivery; the answer is checked against the contract on the spot. */
+  async deliver(model: Model, slot: number, payload: Payload): Promise<Answer> {
+    const body = this.bodyOf(slot, payload);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const faultAtSend = this.temporalFault;
+    let answer: Answer;
+    try {
+      const response = await fetch(`${this.stack.apiUrl}/webhooks/oa/approvals`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-oa-timestamp': timestamp,
+          'x-oa-signature': signBody(WEBHOOK_SECRET, timestamp, body),
+        },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
+      answer = {
+        status: response.status,
+        contentType: response.headers.get('content-type') ?? '',
+        body: await response.text(),
+      };
+    } catch (error) {
+      throw new InvariantViolation('every delivery gets an answer', `${slotLabel(slot)}: ${String(error)}`);
+    }
+    this.trace(`${slotLabel(slot)} ${payload.kind}: ${answer.status} ${answer.body.slice(0, 160)}`);
+    this.judge(model, slot, payload, answer, faultAtSend || this.temporalFault);
+    return answer;
+  }
+
+  /**
+   * The same approval through the MCP tool `submit_approved_order`. Its answer maps onto the
+   * webhook's: a start is a 202, `duplicate: true` a 200, a tool error a refusal.
+   */
+  async deliverMcp(model: Model, slot: number): Promise<Answer> {
+    let session = mcpSessions.get(this.stack);
+    if (!session) {
+      session = (async () => {
+        const client = new McpClient({ name: 'explorer', version: '1.0.0' });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${this.stack.apiUrl}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${MCP_TOKEN}` } },
+          }),
+        );
+        return client;
+      })();
+      mcpSessions.set(this.stack, session);
+    }
+    const faultAtSend = this.temporalFault;
+    let answer: Answer;
+    try {
+      const result = (await (
+        await session
+      ).callTool({
+        name: 'submit_approved_order',
+        arguments: JSON.parse(this.bodyOf(slot, RIGHT_PAYLOAD)) as Record<string, unknown>,
+      })) as { isError?: boolean; content: { text?: string }[]; structuredContent?: { duplicate?: boolean } };
+      const text = result.content.map((part) => part.text ?? '').join('\n');
+      answer = result.isError
+        ? { status: /conflict/i.test(text) ? 422 : 503, contentType: 'application/problem+json', body: text }
+        : { status: result.structuredContent?.duplicate ? 200 : 202, contentType: 'application/json', body: text };
+    } catch (error) {
+      throw new InvariantViolation('every delivery gets an answer', `${slotLabel(slot)} over MCP: ${String(error)}`);
+    }
+    this.judge(model, slot, RIGHT_PAYLOAD, answer, faultAtSend || this.temporalFault, ' over MCP');
+    return answer;
+  }
+
+  private judge(model: Model, slot: number, payload: Payload, answer: Answer, faultActive: boolean, via = ''): void {
+    const where = `${slotLabel(slot)}${via} (${payload.kind}${payload.kind === 'malformed-price' ? ` ${JSON.stringify(payload.unitPrice)}` : ''}) answered ${answer.status} ${answer.body.slice(0, 200)}`;
+    if (![200, 202, 400, 422, 503].includes(answer.status)) {
+      throw new InvariantViolation('answers are ones the contract lists', where);
+    }
+    if (answer.status >= 400 && !answer.contentType.startsWith('application/problem+json')) {
+      throw new InvariantViolation('errors are problem+json', where);
+    }
+    if (answer.status === 503 && !faultActive) {
+      throw new InvariantViolation('503 only while Temporal is unreachable', where);
+    }
+    if (payload.kind === 'malformed-price' && answer.status !== 400) {
+      throw new InvariantViolation('a malformed unitPrice is refused with 400', where);
+    }
+    if (payload.kind === 'right' && (answer.status === 400 || answer.status === 422)) {
+      throw new InvariantViolation('the right payload is never refused', where);
+    }
+    const state = keyModel(model, slot);
+    if (payload.kind === 'conflicting' && state.answered2xx && answer.status !== 422) {
+      throw new InvariantViolation('a conflicting payload under a known key is refused with 422', where);
+    }
+    if (payload.kind === 'right' && (answer.status === 200 || answer.status === 202)) {
+      state.answered2xx = true;
+      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
+      if (answer.status === 202) state.answers202 += 1;
+      if (state.answers202 > 1) throw new InvariantViolation('at most one 202 per key, ever', where);
+    }
+  }
+
+  /**
+   * Ends a Temporal fault: the proxy passes again, and the fault counts as over once the API's own
+   * health check reaches Temporal (its channel reconnects with a backoff of its own).
+   */
+  async endTemporalFault(): Promise<void> {
+    await this.stack.temporalProxy.setMode('pass');
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const health = await fetch(`${this.stack.apiUrl}/healthz`).then(
+        (response) => response.json() as Promise<{ temporal?: string }>,
+        () => ({ temporal: 'unreachable' }),
+      );
+      if (health.temporal === 'ok') break;
+      await sleep(200);
+    }
+    this.temporalFault = false;
+  }
+
+  /** `orders-cli <args> --json` against the stack: exit code and parsed output. */
+  async cli(args: string[]): Promise<{ code: number; data: unknown; stderr: string }> {
+    const result = await runProgram(process.execPath, ['bin/orders-cli.mjs', ...args, '--json'], this.stack.cliEnv);
+    let data: unknown;
+    try {
+      data = JSON.parse(result.stdout);
+    } catch {
+      data = result.stdout;
+    }
+    return { code: result.code, data, stderr: result.stderr };
+  }
+
+  async statusOf(slot: number): Promise<string | undefined> {
+    const { rows } = await this.stack.db.query<{ status: string }>(
+      'SELECT status FROM idempotency_record WHERE idempotent_key = $1',
+      [this.keyOf(slot)],
+    );
+    return rows[0]?.status;
+  }
+
+  /** Waits (bounded) until the key's record is in one of `statuses`; answers the last one seen. */
+  async waitForStatus(slot: number, statuses: string[], timeoutMs: number): Promise<string | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    let status = await this.statusOf(slot);
+    while (!statuses.includes(status ?? '') && Date.now() < deadline) {
+      await sleep(250);
+      status = await this.statusOf(slot);
+    }
+    return status;
+  }
+
+  /** RUNNING, COMPLETED, FAILED, … of the latest run, or undefined when Temporal knows none. */
+  async workflowStatus(workflowId: string): Promise<string | undefined> {
+    try {
+      return (await this.stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  orderWorkflow(slot: number): string {
+    return orderWorkflowIdFor(this.keyOf(slot));
+  }
+
+  compensationWorkflow(slot: number): string {
+    return compensationWorkflowIdFor(this.keyOf(slot));
+  }
+}
+
+export function keyModel(model: Model, slot: number): KeyModel {
+  let state = model.keys.get(slot);
+  if (!state) {
+    state = {
+      answers202: 0,
+      answered2xx: false,
+      abandoned: false,
+      purged: false,
+      startAnswerLost: false,
+      mayCompensate: false,
+      endedUnwritten: false,
+    };
+    model.keys.set(slot, state);
+  }
+  return state;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

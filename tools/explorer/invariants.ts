@@ -142,7 +142,7 @@ export async function checkAtRest(model: Model, world: World): Promise<void> {
       (await world.workflowStatus(world.compensationWorkflow(slot))) === 'RUNNING';
     if (running) continue;
     if (!awaiting) {
-      const listed = await world.cli(['awaiting', '--limit', '1000']);
+      const listed = await world.cli(['awaiting', '--limit', '1000', '--unconfirmed-after', '0']);
       world.count('(check) orders-cli awaiting');
       const rows = Array.isArray(listed.data) ? (listed.data as { idempotencyKey: string }[]) : [];
       awaiting = new Set(rows.map((row) => row.idempotencyKey));

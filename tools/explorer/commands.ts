@@ -23,6 +23,28 @@ abstract class Step implements Command {
   abstract toString(): string;
 }
 
+/**
+ * A step aimed at a key chosen when it runs — among `candidates`, by default every key sent before —
+ * so operators, redeliveries and clocks meet keys where they matter, not random ones.
+ */
+abstract class StepOnKnownKey extends Step {
+  protected slot: number | undefined;
+  constructor(readonly pick: number) {
+    super();
+  }
+  protected candidates(model: Readonly<Model>): number[] {
+    return [...model.keys.keys()].sort();
+  }
+  override check(model: Readonly<Model>) {
+    return this.candidates(model).length > 0;
+  }
+  override async run(model: Model, world: World) {
+    const candidates = this.candidates(model);
+    this.slot = candidates[this.pick % candidates.length];
+    await super.run(model, world);
+  }
+}
+
 const RIGHT: Payload = { kind: 'right' };
 
 class Deliver extends Step {
@@ -52,20 +74,8 @@ class DeliverOverMcp extends Step {
 }
 
 /** The OA system redelivers: one of the keys it already sent, chosen when the command runs. */
-class Redeliver extends Step {
+class Redeliver extends StepOnKnownKey {
   readonly kind = 'redeliver a key sent before';
-  private slot: number | undefined;
-  constructor(readonly pick: number) {
-    super();
-  }
-  override check(model: Readonly<Model>) {
-    return model.keys.size > 0;
-  }
-  override async run(model: Model, world: World) {
-    const known = [...model.keys.keys()].sort();
-    this.slot = known[this.pick % known.length];
-    await super.run(model, world);
-  }
   protected async act(model: Model, world: World) {
     await world.deliver(model, this.slot as number, RIGHT);
   }
@@ -91,29 +101,20 @@ class DeliverConcurrently extends Step {
 }
 
 /** A different order under a key already answered (chosen among those when the command runs). */
-class DeliverConflicting extends Step {
+class DeliverConflicting extends StepOnKnownKey {
   readonly kind = 'deliver a conflicting payload';
-  private slot: number | undefined;
   constructor(
-    readonly pick: number,
+    pick: number,
     /** The right payload is redelivered at the same moment. */
     readonly alongsideRight: boolean,
   ) {
-    super();
+    super(pick);
   }
-  private candidates(model: Readonly<Model>): number[] {
+  protected override candidates(model: Readonly<Model>): number[] {
     return [...model.keys]
       .filter(([, state]) => state.answered2xx)
       .map(([slot]) => slot)
       .sort();
-  }
-  override check(model: Readonly<Model>) {
-    return this.candidates(model).length > 0;
-  }
-  override async run(model: Model, world: World) {
-    const candidates = this.candidates(model);
-    this.slot = candidates[this.pick % candidates.length];
-    await super.run(model, world);
   }
   protected async act(model: Model, world: World) {
     const slot = this.slot as number;
@@ -286,26 +287,17 @@ class KillWorker extends Step {
  * that show up in compensation, not at random: `pick` chooses among the keys that may be there
  * when the command runs.
  */
-class Decide extends Step {
+class Decide extends StepOnKnownKey {
   readonly kind: string;
-  private slot: number | undefined;
   constructor(
-    readonly pick: number,
+    pick: number,
     readonly decision: 'abandon' | 'resubmit',
   ) {
-    super();
+    super(pick);
     this.kind = `operator: ${decision}`;
   }
-  private candidates(model: Readonly<Model>): number[] {
+  protected override candidates(model: Readonly<Model>): number[] {
     return [...model.keys].filter(([, state]) => state.mayCompensate).map(([slot]) => slot);
-  }
-  override check(model: Readonly<Model>) {
-    return this.candidates(model).length > 0;
-  }
-  override async run(model: Model, world: World) {
-    const candidates = this.candidates(model);
-    this.slot = candidates[this.pick % candidates.length];
-    await super.run(model, world);
   }
   protected async act(model: Model, world: World) {
     const slot = this.slot as number;
@@ -391,20 +383,8 @@ class PurgeExpired extends Step {
 }
 
 /** Temporal's retention deletes the closed runs of a key sent before (chosen when the command runs). */
-class DeleteHistory extends Step {
+class DeleteHistory extends StepOnKnownKey {
   readonly kind = "clock: a closed run's history deleted";
-  private slot: number | undefined;
-  constructor(readonly pick: number) {
-    super();
-  }
-  override check(model: Readonly<Model>) {
-    return model.keys.size > 0;
-  }
-  override async run(model: Model, world: World) {
-    const known = [...model.keys.keys()].sort();
-    this.slot = known[this.pick % known.length];
-    await super.run(model, world);
-  }
   protected async act(_model: Model, world: World) {
     const slot = this.slot as number;
     for (const workflowId of [world.orderWorkflow(slot), world.compensationWorkflow(slot)]) {

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
-export const BROKEN_RULES = ['redelivery-restarts-after-abandon'] as const;
+export const BROKEN_RULES = ['redelivery-restarts-after-abandon', 'awaiting-hides-unconfirmed-claims'] as const;
 export type BrokenRule = (typeof BROKEN_RULES)[number];
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);

@@ -91,4 +91,36 @@ describe('the model-based explorer', () => {
       );
     },
   );
+
+  it(
+    'finds the rule broken on purpose (awaiting leaves out a claim whose start was never confirmed) in one command',
+    { timeout: 240_000 },
+    async () => {
+      const { code, result, output } = await explore([
+        '--seed',
+        '1',
+        '--runs',
+        '5',
+        '--max-commands',
+        '3',
+        '--only',
+        'temporal-down',
+        '--invariant',
+        'orders-cli awaiting',
+        '--broken-rule',
+        'awaiting-hides-unconfirmed-claims',
+        '--shrink-seconds',
+        '60',
+      ]);
+      assert.equal(code, 1, output.slice(-4_000));
+      assert.equal(
+        result.failure?.invariant,
+        'every unsettled key has a running workflow or is listed by `orders-cli awaiting`',
+        output.slice(-4_000),
+      );
+      const steps = commandsOf(result.failure?.steps ?? []);
+      assert.deepEqual(steps.length, 1, steps.join('\n'));
+      assert.match(steps[0] ?? '', /while Temporal is unreachable/);
+    },
+  );
 });

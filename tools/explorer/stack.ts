@@ -170,6 +170,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
         ...TIMINGS,
         NODE_ENV: 'test',
         LOG_LEVEL: 'error',
+        ...(options.brokenRule ? { BROKEN_RULE_FOR_TESTS: options.brokenRule } : {}),
         DATABASE_URL: databaseUrl,
         TEMPORAL_ADDRESS: temporalServer.address,
         TEMPORAL_TASK_QUEUE: TASK_QUEUE,

@@ -108,7 +108,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           'database-unavailable',
           503,
           'Service unavailable',
-          'the database cannot be reached; nothing was started, redeliver later',
+          'the database cannot be reached; redeliver later (the same key never starts twice)',
         ),
       );
     }

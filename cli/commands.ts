@@ -305,8 +305,9 @@ export const COMMANDS: Command[] = [
     name: 'recompensate',
     summary: 're-run compensation for a key whose compensation ended (FAILED, COMPENSATED); idempotent',
     usage:
-      '<key> [--by NAME]\n\nA key already waiting is left alone; an abandoned key stays abandoned; a key whose order\nlanded is continued. Then decide with `resubmit` or `abandon`.',
-    options: by,
+      `${KEY_USAGE} [--by NAME]` +
+      '\n\nA key already waiting is left alone; an abandoned key stays abandoned; a key whose order\nlanded is continued. Then decide with `resubmit` or `abandon`.',
+    options: { ...by, ...keyOptions },
     run: async (context, values, positionals) => {
       const key = keyArgument(positionals, values);
       const decider = decidedBy(values);

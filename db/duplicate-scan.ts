@@ -48,7 +48,9 @@ export async function scanForDuplicates(
   options: ScanOptions,
   onChange: (change: AlertChange) => void = () => {},
 ): Promise<ScanResult> {
-  return withLongStatements(prisma, 5 * 60_000, (tx) => scan(tx, options, onChange));
+  // Inside the scan activity's five-minute start-to-close (with the transaction's wait and margin),
+  // so a timed-out attempt never still holds the scan lock when its retry starts.
+  return withLongStatements(prisma, 4 * 60_000, (tx) => scan(tx, options, onChange));
 }
 
 async function scan(db: Tx, options: ScanOptions, onChange: (change: AlertChange) => void): Promise<ScanResult> {

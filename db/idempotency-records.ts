@@ -41,8 +41,6 @@ export interface NewRecord {
 
 /** What a delivery finds under its key: the record that holds it, and the key's order if one exists. */
 export interface Claim {
-  /** True when this call inserted the record: the key was new. */
-  inserted: boolean;
   /** Undefined only when an order row answers for the key and its record has expired. */
   record: IdempotencyRecord | undefined;
   /**
@@ -84,13 +82,13 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
   const orderStatusAtPurge = (row?.orderStatusAtPurge ?? undefined) as OrderStatus | undefined;
   if (row?.idempotentKey) {
     const { orderFingerprint: _fingerprint, orderStatusAtPurge: _status, ...inserted } = row;
-    return { inserted: true, record: toRecord(inserted as RecordRow), orderFingerprint, orderStatusAtPurge };
+    return { record: toRecord(inserted as RecordRow), orderFingerprint, orderStatusAtPurge };
   }
   const stored = await findRecord(db, record.idempotencyKey);
   if (!stored && orderFingerprint === undefined) {
     throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
   }
-  return { inserted: false, record: stored, orderFingerprint, orderStatusAtPurge };
+  return { record: stored, orderFingerprint, orderStatusAtPurge };
 }
 
 /**
@@ -98,31 +96,30 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
  * whose conditional update sets `first_delivery_at` is answered 202, every other one 200 — however
  * the deliveries interleave with the workflow, and whichever of them started it. Only deliveries
  * about to be answered with success ask, once they know the key's workflow exists. It also marks
- * the workflow started, and does not depend on the claim still existing: a record that vanished
- * is written again from `record`.
+ * the workflow started. `updated_at` is left alone: it says when the status last changed, which
+ * operators read as "waiting since". A record the retention purge removed meanwhile is not
+ * written again: the order row answers, with the status the key had reached.
  */
 export async function decideFirstDelivery(
   db: Tx,
-  record: NewRecord,
+  idempotencyKey: string,
 ): Promise<{ first: boolean; status: OrderStatus | undefined }> {
   const rows = await db.$queryRaw<{ status: string; first: boolean }[]>`
     WITH won AS (
-      INSERT INTO idempotency_record
-        (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status, workflow_started_at,
-         first_delivery_at)
-      VALUES (${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-              ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED', now(), now())
-      ON CONFLICT (idempotent_key) DO UPDATE SET
+      UPDATE idempotency_record SET
         first_delivery_at = now(),
-        workflow_started_at = COALESCE(idempotency_record.workflow_started_at, now()),
-        updated_at = now()
-      WHERE idempotency_record.first_delivery_at IS NULL
+        workflow_started_at = COALESCE(workflow_started_at, now())
+      WHERE idempotent_key = ${idempotencyKey} AND first_delivery_at IS NULL
       RETURNING status
     )
     SELECT status, true AS first FROM won
     UNION ALL
     SELECT status, false AS first FROM idempotency_record
-    WHERE idempotent_key = ${record.idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)`;
+    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)
+    UNION ALL
+    SELECT COALESCE(status_at_purge, 'SUBMITTED'), false AS first FROM order_main
+    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)
+      AND NOT EXISTS (SELECT 1 FROM idempotency_record WHERE idempotent_key = ${idempotencyKey})`;
   const [row] = rows;
   return { first: row?.first === true, status: row?.status as OrderStatus | undefined };
 }

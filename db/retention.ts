@@ -1,29 +1,28 @@
-// Retention of the edge's idempotency records (IDEMPOTENCY_RETENTION_DAYS). A record older than
-// the window is purged only when nothing is lost with it:
-// - its order is settled (SUBMITTED, DELIVERED) and has an order row: the row (and its unique
-//   index, kept for ever) answers any late redelivery as a duplicate, so it can never double;
-// - or it is a claim whose workflow never started and nothing was written: a late redelivery
-//   starts afresh, which is what the first delivery would have done.
+// Retention of the edge's idempotency records (IDEMPOTENCY_RETENTION_DAYS). A record is purged
+// only when nothing is lost with it: it was accepted and last changed before the window, and its
+// order is settled (SUBMITTED, DELIVERED) with an order row — the row (and its unique index, kept
+// for ever) answers any late redelivery as a duplicate, so it can never double. "Last changed"
+// matters: a key an operator took up again after a long wait has a run that may still be working.
 // The order row keeps the status the key had reached (status_at_purge), so reading the key after
 // the purge still says DELIVERED where it was delivered.
 // Every other record is kept: keys without an order (COMPENSATED, FAILED, COMPENSATING) — the
-// only memory of an operator's decision — and orders still waiting for one (DELIVERY_FAILED,
-// FAILED after landing). They are few.
+// only memory of an operator's decision — orders still waiting for one (DELIVERY_FAILED, FAILED
+// after landing), and claims whose start was never confirmed (a start may have reached Temporal,
+// and `orders-cli awaiting` lists them for an operator). They are few.
 import { Prisma } from '../generated/prisma/client.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { PurgeResult } from '../domain/safety-nets.js';
 import { type PrismaClient, type Tx, withLongStatements } from './prisma-client.js';
 
 /**
- * Records of alias `r` that may go: expired, and either settled with an order row that answers for
- * the key (SUBMITTED, DELIVERED — not DELIVERY_FAILED or FAILED, which still need an operator), or
- * a claim whose workflow never started.
+ * Records of alias `r` that may go: accepted and last changed before the window, and settled with
+ * an order row that answers for the key (SUBMITTED, DELIVERED — not DELIVERY_FAILED or FAILED,
+ * which still need an operator).
  */
 function purgeable(cutoff: Date): Prisma.Sql {
-  return Prisma.sql`r.created_at < ${cutoff}
-    AND ((r.status IN ('SUBMITTED', 'DELIVERED')
-          AND EXISTS (SELECT 1 FROM order_main o WHERE o.idempotent_key = r.idempotent_key))
-         OR (r.status = 'RECEIVED' AND r.workflow_started_at IS NULL))`;
+  return Prisma.sql`r.created_at < ${cutoff} AND r.updated_at < ${cutoff}
+    AND r.status IN ('SUBMITTED', 'DELIVERED')
+    AND EXISTS (SELECT 1 FROM order_main o WHERE o.idempotent_key = r.idempotent_key)`;
 }
 
 /** How long one maintenance statement may take (the write path's timeout is seconds). */

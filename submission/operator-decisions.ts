@@ -284,18 +284,19 @@ export interface StartedClaim {
 /**
  * Starts `order-<key>` for a claim the edge accepted but whose start it never confirmed (the start
  * call ran out of time and the sender, answered 503, has not redelivered). The run is built from
- * the record — the same key and order — and started as the edge starts it (REJECT_DUPLICATE): a
- * run that did start after all is attached to or left alone, never run twice. Returns undefined
- * when the key is no such claim.
+ * the record — the same key and order; a run that did start after all and still runs is attached
+ * to, never run twice. Returns undefined when the key is no such claim.
  */
 export async function startUnconfirmedClaim(deps: OperatorDeps, key: string): Promise<StartedClaim | undefined> {
   const record = await findRecord(deps.prisma, key);
   if (!record || record.status !== 'RECEIVED' || record.workflowStartedAt) return undefined;
+  // A run that closed without recording any status (terminated before its first step) is
+  // replaced: no status means no decision to override, and the write is judged by the unique key.
   const started = await startOrderWorkflow(
     deps.temporal,
     deps.taskQueue,
     workflowInputFromRecord(record, deps.writePolicy),
-    'REJECT_DUPLICATE',
+    'ALLOW_DUPLICATE',
   );
   await markWorkflowStarted(deps.prisma, key);
   return { idempotencyKey: key, workflowId: started.workflowId, status: record.status, outcome: 'STARTED' };

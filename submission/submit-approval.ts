@@ -40,7 +40,7 @@ export function submissionDepsFrom(config: Config, prisma: PrismaClient, tempora
 export interface Submission {
   idempotencyKey: string;
   workflowId: string;
-  /** False for exactly one delivery of a key: the one that started its workflow. */
+  /** False for exactly one delivery of a key: the first one answered with success. */
   duplicate: boolean;
   status: OrderStatus;
 }
@@ -51,7 +51,9 @@ export interface Submission {
  */
 export class TemporalUnavailableError extends Error {
   constructor(override readonly cause: unknown) {
-    super(`Temporal could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(
+      `Temporal could not be reached or did not confirm the start: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
     this.name = 'TemporalUnavailableError';
   }
 }
@@ -130,7 +132,7 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
     workflowId,
   };
   const answer = async (): Promise<Submission> => {
-    const { first, status } = await decideFirstDelivery(deps.prisma, claimed);
+    const { first, status } = await decideFirstDelivery(deps.prisma, key);
     return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
   };
 
@@ -146,6 +148,7 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
     if (!record) return { idempotencyKey: key, workflowId, duplicate: true, status: orderStatusAtPurge ?? 'SUBMITTED' };
     return record.firstDeliveryAt ? duplicateOf(record) : answer();
   }
+  // Without an order row the claim statement always leaves a record (it inserts one or finds one).
   if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
   if (record.fingerprint !== input.fingerprint) {
     throw new IdempotencyConflictError(

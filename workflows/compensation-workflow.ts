@@ -1,6 +1,6 @@
 // The compensation workflow: one per failed key (id `compensation-<key>`). It reconciles first —
-// the lost-response case means the order may have landed after all — releases what a partial
-// attempt left, records why, then waits (bounded) for an operator: resubmit with the same key
+// the lost-response case means the order may have landed after all — records why, then waits
+// (bounded) for an operator: resubmit with the same key
 // (which can never double: the unique key finds any committed order) or abandon.
 import {
   allHandlersFinished,
@@ -31,7 +31,7 @@ const MAX_AUTOMATIC_CONTINUATIONS = 5;
 // Each step carries a one-line summary the UI shows in the event history.
 const { reconcileFailedWrite } = proxyActivities<Activities>({
   ...compensationStep,
-  summary: 'reconcile: did the order land after all? release what a partial attempt left',
+  summary: 'reconcile: did the order land after all? record why it failed',
 });
 const { recordDecision } = proxyActivities<Activities>({ ...compensationStep, summary: 'record the decision' });
 const { resubmitOrder } = proxyActivities<Activities>({

@@ -275,7 +275,8 @@ describe('operator CLI (orders-cli)', () => {
   it('purge-expired --dry-run counts without deleting; without it the expired record goes, the order stays', async () => {
     const { key } = await writtenOrder(service, 'CLIPURGE');
     await service.prisma.$executeRaw`
-      UPDATE idempotency_record SET created_at = now() - interval '400 days' WHERE idempotent_key = ${key}`;
+      UPDATE idempotency_record SET created_at = now() - interval '400 days', updated_at = now() - interval '400 days'
+      WHERE idempotent_key = ${key}`;
 
     const dry = await cli(service, ['purge-expired', '--dry-run', '--retention-days', '365', '--json']);
     assert.equal(dry.code, 0, dry.stderr);

@@ -229,7 +229,7 @@ describe('safety nets (Temporal Schedules)', () => {
     assert.equal(superseded?.supersededBy, earlyAlerts[0]?.id);
   });
 
-  it('the retention purge removes expired records of settled orders, keeps abandoned ones and those awaiting an operator; a late redelivery still cannot double', async () => {
+  it('the retention purge removes expired records of settled orders, keeps abandoned ones, unconfirmed claims, those awaiting an operator and those changed within the window; a late redelivery still cannot double', async () => {
     const sku = await createSku(service.prisma, 100);
     const writtenNo = uniqueApprovalNo('RETAIN');
     const writtenKey = idempotencyKeyFor(writtenNo, 'MAIN');
@@ -255,19 +255,30 @@ describe('safety nets (Temporal Schedules)', () => {
     await statusReaches(service, waitingKey, 'SUBMITTED');
     await service.prisma.$executeRaw`
       UPDATE idempotency_record SET status = 'DELIVERY_FAILED' WHERE idempotent_key = ${waitingKey}`;
+    // And a settled order accepted long ago whose key an operator took up again recently (its run
+    // may still be working): its record must stay until it has rested a whole window.
+    const revivedNo = uniqueApprovalNo('RETREV');
+    const revivedKey = idempotencyKeyFor(revivedNo, 'MAIN');
+    assert.equal((await postApproval(service, approval(revivedNo, sku))).statusCode, 202);
+    await statusReaches(service, revivedKey, 'SUBMITTED');
     const keys = [writtenKey, unstartedKey, abandonedKey, waitingKey];
     await service.prisma.$executeRaw`
-      UPDATE idempotency_record SET created_at = now() - interval '40 days' WHERE idempotent_key = ANY(${keys}::text[])`;
+      UPDATE idempotency_record SET created_at = now() - interval '40 days', updated_at = now() - interval '40 days'
+      WHERE idempotent_key = ANY(${keys}::text[])`;
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record SET created_at = now() - interval '40 days' WHERE idempotent_key = ${revivedKey}`;
 
     const purge = await runSchedule<PurgeResult>(
       service.temporal,
       retentionScheduleId(service.config.temporal.taskQueue),
     );
     assert.equal(purge.dryRun, false);
-    assert.ok(purge.purged >= 2);
+    assert.ok(purge.purged >= 1);
     assert.ok((purge.kept.COMPENSATED ?? 0) >= 1);
     assert.equal(await findRecord(service.prisma, writtenKey), undefined);
-    assert.equal(await findRecord(service.prisma, unstartedKey), undefined);
+    // A claim whose start was never confirmed stays: the start may have reached Temporal.
+    assert.equal((await findRecord(service.prisma, unstartedKey))?.status, 'RECEIVED');
+    assert.equal((await findRecord(service.prisma, revivedKey))?.status, 'SUBMITTED');
     assert.equal((await findRecord(service.prisma, abandonedKey))?.status, 'COMPENSATED');
     assert.equal((await findRecord(service.prisma, waitingKey))?.status, 'DELIVERY_FAILED');
 
@@ -295,7 +306,7 @@ describe('safety nets (Temporal Schedules)', () => {
       UPDATE idempotency_record SET status = 'DELIVERED' WHERE idempotent_key = ${deliveredKey}`;
     await statusReaches(service, deliveredKey, 'DELIVERED');
     await service.prisma.$executeRaw`
-      UPDATE idempotency_record SET created_at = now() - interval '40 days'
+      UPDATE idempotency_record SET created_at = now() - interval '40 days', updated_at = now() - interval '40 days'
       WHERE idempotent_key = ANY(${[deliveredKey, submittedKey]}::text[])`;
 
     await runSchedule<PurgeResult>(service.temporal, retentionScheduleId(service.config.temporal.taskQueue));

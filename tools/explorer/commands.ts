@@ -368,7 +368,8 @@ class PurgeExpired extends Step {
       if (status !== 'SUBMITTED' && status !== 'DELIVERED') continue;
       if ((await world.workflowStatus(world.orderWorkflow(slot))) === 'RUNNING') continue;
       await world.stack.db.query(
-        `UPDATE idempotency_record SET created_at = now() - interval '400 days' WHERE idempotent_key = $1`,
+        `UPDATE idempotency_record SET created_at = now() - interval '400 days', updated_at = now() - interval '400 days'
+         WHERE idempotent_key = $1`,
         [world.keyOf(slot)],
       );
     }

@@ -14,7 +14,7 @@ import {
   type OperatorDeps,
   resubmit,
 } from '../../submission/operator-decisions.js';
-import { DELIVERY_DECISIONS } from '../../workflows/definitions.js';
+import { type DecisionResult, DELIVERY_DECISIONS } from '../../workflows/definitions.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';
 
@@ -64,6 +64,20 @@ function decisionOutput<const D extends readonly [string, ...string[]]>(decision
 }
 
 const decisionOutputSchema = decisionOutput(COMPENSATION_DECISIONS);
+
+/** A decision carried out: the structured answer and the sentence a model reads. */
+function decisionAnswer<D extends string>(decision: D, result: DecisionResult) {
+  const structured = {
+    idempotencyKey: result.idempotencyKey,
+    decision,
+    status: result.status,
+    ...(result.outcome ? { outcome: result.outcome } : {}),
+  };
+  const sentence =
+    `The decision ${decision} was carried out. ` +
+    statusSentence({ idempotencyKey: result.idempotencyKey, status: result.status, attempts: 0 });
+  return { structured, sentence };
+}
 
 export function listOrdersAwaitingDecisionTool(deps: McpDeps): Tool {
   return defineTool(deps.log, {
@@ -116,16 +130,7 @@ export function decideCompensationTool(deps: McpDeps): Tool {
           ? await resubmit(operatorDeps(deps), request)
           : await decideCompensation(deps.temporal, request);
       deps.log.info({ ...request, status: result.status }, 'operator decision taken through MCP');
-      const structured = {
-        idempotencyKey: result.idempotencyKey,
-        decision: request.decision,
-        status: result.status,
-        ...(result.outcome ? { outcome: result.outcome } : {}),
-      };
-      const sentence =
-        `The decision ${request.decision} was carried out. ` +
-        statusSentence({ idempotencyKey: result.idempotencyKey, status: result.status, attempts: 0 });
-      return { structured, sentence };
+      return decisionAnswer(request.decision, result);
     },
   });
 }
@@ -153,16 +158,7 @@ export function decideDeliveryTool(deps: McpDeps): Tool {
     async run(request) {
       const result = await decideDelivery(operatorDeps(deps), request);
       deps.log.info({ ...request, status: result.status }, 'delivery decision taken through MCP');
-      const structured = {
-        idempotencyKey: result.idempotencyKey,
-        decision: request.decision,
-        status: result.status,
-        ...(result.outcome ? { outcome: result.outcome } : {}),
-      };
-      const sentence =
-        `The decision ${request.decision} was carried out. ` +
-        statusSentence({ idempotencyKey: result.idempotencyKey, status: result.status, attempts: 0 });
-      return { structured, sentence };
+      return decisionAnswer(request.decision, result);
     },
   });
 }

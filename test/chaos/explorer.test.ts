@@ -2,14 +2,8 @@
 // must break no promise, and the explorer must be able to fail — with a rule broken on purpose it
 // has to find the broken promise and shrink it to a short story.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { runToolForResult } from '../support/tool-result.js';
 
 interface ExplorerResult {
   failed: boolean;
@@ -18,18 +12,8 @@ interface ExplorerResult {
   counts: Record<string, number>;
 }
 
-async function explore(args: string[]): Promise<{ code: number; result: ExplorerResult; output: string }> {
-  const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'explore-result-')), 'result.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/explorer/main.ts', ...args, '--out', out], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const code = await new Promise<number>((resolve) => child.once('exit', (exitCode) => resolve(exitCode ?? 1)));
-  if (!existsSync(out)) throw new Error(`the explorer wrote no result (exit ${code}):\n${output.slice(-6_000)}`);
-  return { code, result: JSON.parse(readFileSync(out, 'utf8')) as ExplorerResult, output };
+function explore(args: string[]) {
+  return runToolForResult<ExplorerResult>('tools/explorer/main.ts', args);
 }
 
 const commandsOf = (steps: string[]) => steps.filter((step) => !step.startsWith('('));

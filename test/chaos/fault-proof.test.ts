@@ -2,14 +2,8 @@
 // doubled or lost and stock adds up exactly. And the harness can fail: the deliberately broken
 // variant (a key regenerated per attempt) must be reported with duplicates.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { runToolForResult } from '../support/tool-result.js';
 
 interface ChaosResult {
   checks: { name: string; value: string | number; ok: boolean }[];
@@ -17,18 +11,8 @@ interface ChaosResult {
   lostKeys: string[];
 }
 
-async function runChaos(args: string[]): Promise<{ code: number; result: ChaosResult; output: string }> {
-  const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'chaos-result-')), 'result.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'chaos/run.ts', ...args, '--out', out], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const code = await new Promise<number>((resolve) => child.once('exit', (exitCode) => resolve(exitCode ?? 1)));
-  if (!existsSync(out)) throw new Error(`the harness wrote no result (exit ${code}):\n${output.slice(-6_000)}`);
-  return { code, result: JSON.parse(readFileSync(out, 'utf8')) as ChaosResult, output };
+function runChaos(args: string[]) {
+  return runToolForResult<ChaosResult>('chaos/run.ts', args);
 }
 
 const check = (result: ChaosResult, name: string) => result.checks.find((entry) => entry.name === name);

@@ -1,0 +1,26 @@
+// Runs one of the project's tools (the chaos harness, the explorer) as a child process with
+// `--out <file>`, and reads the JSON result it wrote there, with its exit code and its output.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export async function runToolForResult<T>(
+  entry: string,
+  args: string[],
+): Promise<{ code: number; result: T; output: string }> {
+  const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'tool-result-')), 'result.json');
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args, '--out', out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const code = await new Promise<number>((resolve) => child.once('exit', (exitCode) => resolve(exitCode ?? 1)));
+  if (!existsSync(out)) throw new Error(`${entry} wrote no result (exit ${code}):\n${output.slice(-6_000)}`);
+  return { code, result: JSON.parse(readFileSync(out, 'utf8')) as T, output };
+}

@@ -4,14 +4,40 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Product code: what is built and deployed, plus the reference consumer an adopter copies.
+const PRODUCT = [
+  'activities/**/*.ts',
+  'domain/**/*.ts',
+  'domain-node/**/*.ts',
+  'edges/**/*.ts',
+  'examples/**/*.ts',
+  'services/**/*.ts',
+  'worker/**/*.ts',
+  'workflows/**/*.ts',
+];
+const NO_TOOLS = {
+  group: ['../tools/**', '../../tools/**', '../../../tools/**'],
+  message: 'Product code never imports a tool; tools import the product.',
+};
+const NO_TESTS = { group: ['**/test/**'], message: 'Only tests import test support.' };
+const NO_NODE = { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' };
+const NO_NODE_DOMAIN = {
+  group: ['**/domain-node/**'],
+  message: 'domain-node/ needs Node built-ins; workflow code and domain/ may not import it.',
+};
+const NO_IO = {
+  group: ['**/services/**', '**/edges/**', '**/worker/**', 'pino', 'pg', '@prisma/*'],
+  message: 'Workflow code does no I/O; call an activity.',
+};
+
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'generated/', '.venv/', '.data/'] },
+  { ignores: ['node_modules/', 'dist/', '**/generated/', '.venv/', '.data/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs', 'bin/*.mjs'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'tools/scripts/*.mjs', 'bin/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -29,6 +55,15 @@ export default tseslint.config(
       '@typescript-eslint/only-throw-error': 'off',
     },
   },
+  // The house rules (docs/architecture.md, "The map of the root"): which folder may import which.
+  {
+    files: PRODUCT,
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS] }] },
+  },
+  {
+    files: ['domain/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_NODE, NO_IO, NO_NODE_DOMAIN, NO_TOOLS, NO_TESTS] }] },
+  },
   {
     files: ['workflows/**/*.ts'],
     rules: {
@@ -36,11 +71,11 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
-            {
-              group: ['**/db/**', '**/api/**', '**/temporal/**', '**/submission/**', 'pino', 'pg', '@prisma/*'],
-              message: 'Workflow code does no I/O; call an activity.',
-            },
+            NO_NODE,
+            NO_IO,
+            NO_NODE_DOMAIN,
+            NO_TOOLS,
+            NO_TESTS,
             { group: ['**/activities/**'], message: 'Import activities as types only.', allowTypeImports: true },
           ],
         },
@@ -48,7 +83,25 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/*.mjs', 'bin/*.mjs', 'eslint.config.js'],
+    files: ['tools/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TESTS] }] },
+  },
+  {
+    files: PRODUCT,
+    ignores: ['services/config/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Only services/config reads the environment; take the parsed setting from there.',
+        },
+      ],
+    },
+  },
+  {
+    files: ['tools/scripts/*.mjs', 'bin/*.mjs', 'eslint.config.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

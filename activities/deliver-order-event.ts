@@ -3,15 +3,15 @@
 // a worker that dies between the commit and this call leaves the step pending, and the next worker
 // runs it — with the same key and event id, never another.
 import { Context, log } from '@temporalio/activity';
-import type { DownstreamConfig } from '../config/env.js';
-import { setRecordStatus } from '../db/idempotency-records.js';
-import type { PrismaClient } from '../db/prisma-client.js';
+import type { DownstreamConfig } from '../services/config/env.js';
+import { setRecordStatus } from '../services/db/idempotency-records.js';
+import type { PrismaClient } from '../services/db/prisma-client.js';
 import { DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
-import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain/order-event.js';
+import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
 import { parseRetryAfterMs } from '../domain/retry-after.js';
-import { signBody } from '../domain/signature.js';
+import { signBody } from '../domain-node/signature.js';
 import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
-import type { ProductMetrics } from '../metrics/product-metrics.js';
+import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { toActivityFailure } from './activity-failure.js';
 
 export interface DeliveryReceipt {

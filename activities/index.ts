@@ -2,21 +2,25 @@
 // the tests and the fault harness wire the same code to different databases and clients.
 import { Context, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { DownstreamConfig } from '../config/env.js';
+import type { DownstreamConfig } from '../services/config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
-import { findRecord, setRecordStatus } from '../db/idempotency-records.js';
+import { findRecord, setRecordStatus } from '../services/db/idempotency-records.js';
 import {
   findOrderByKey,
   insertOrderWithReservation,
   isIdempotencyKeyViolation,
   type StoredOrder,
-} from '../db/order-repository.js';
-import type { PrismaClient } from '../db/prisma-client.js';
+} from '../services/db/order-repository.js';
+import type { PrismaClient } from '../services/db/prisma-client.js';
 import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
-import { startCompensationWorkflow, startOrderWorkflow, waitForRunToClose } from '../temporal/order-workflows.js';
+import {
+  startCompensationWorkflow,
+  startOrderWorkflow,
+  waitForRunToClose,
+} from '../services/temporal/order-workflows.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
-import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
+import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import { toActivityFailure } from './activity-failure.js';
 import { createDeliveryActivities } from './deliver-order-event.js';
 import { createSafetyNetActivities } from './safety-nets.js';

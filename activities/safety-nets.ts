@@ -1,9 +1,9 @@
 // Activities of the scheduled safety nets: run the duplicate scan and the retention purge against
 // PostgreSQL, and log what on-call must see.
 import { Context, log } from '@temporalio/activity';
-import { scanForDuplicates } from '../db/duplicate-scan.js';
-import type { PrismaClient } from '../db/prisma-client.js';
-import { purgeExpiredRecords } from '../db/retention.js';
+import { scanForDuplicates } from '../services/db/duplicate-scan.js';
+import type { PrismaClient } from '../services/db/prisma-client.js';
+import { purgeExpiredRecords } from '../services/db/retention.js';
 import type { PurgeResult, ScanOptions, ScanResult } from '../domain/safety-nets.js';
 
 export function createSafetyNetActivities(deps: { prisma: PrismaClient }) {

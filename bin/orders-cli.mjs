@@ -2,4 +2,4 @@
 // The operator CLI (see README, "Operating it").
 import { launch } from './launch.mjs';
 
-await launch('cli/main');
+await launch('edges/cli/main');

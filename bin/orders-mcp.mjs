@@ -2,4 +2,4 @@
 // The MCP stdio server for desktop agents (see README, "MCP tools").
 import { launch } from './launch.mjs';
 
-await launch('mcp/stdio-main');
+await launch('edges/mcp/stdio-main');

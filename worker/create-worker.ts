@@ -11,11 +11,11 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
-import type { DownstreamConfig } from '../config/env.js';
-import type { PrismaClient } from '../db/prisma-client.js';
-import { ActivityFailureMetrics } from '../metrics/activity-failure-metrics.js';
-import { noProductMetrics, type ProductMetrics } from '../metrics/product-metrics.js';
-import type { TemporalTarget } from '../temporal/connection.js';
+import type { DownstreamConfig } from '../services/config/env.js';
+import type { PrismaClient } from '../services/db/prisma-client.js';
+import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
+import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
+import type { TemporalTarget } from '../services/temporal/connection.js';
 
 /** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
 export function workflowsPath(): string {

@@ -1,14 +1,14 @@
 // The worker process's body, shared by `worker/main.ts` and harnesses that wrap activities: reads
 // the environment, migrates, connects and polls until SIGINT/SIGTERM.
 import type { Logger } from 'pino';
-import { loadConfig } from '../config/env.js';
-import { requireSetting } from '../config/process.js';
-import { migrate } from '../db/migrate.js';
-import { createPrismaClientFromConfig } from '../db/prisma-client.js';
-import { connectClient, temporalTargetFrom } from '../temporal/connection.js';
-import { installTemporalRuntime } from '../temporal/runtime.js';
-import { ensureSafetyNetSchedules, safetyNetSchedules } from '../temporal/schedules.js';
-import { ensureSearchAttributes } from '../temporal/search-attributes.js';
+import { loadConfig } from '../services/config/env.js';
+import { requireSetting } from '../services/config/process.js';
+import { migrate } from '../services/db/migrate.js';
+import { createPrismaClientFromConfig } from '../services/db/prisma-client.js';
+import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
+import { installTemporalRuntime } from '../services/temporal/runtime.js';
+import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/temporal/schedules.js';
+import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {

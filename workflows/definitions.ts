@@ -1,7 +1,7 @@
 // What crosses the workflow boundary: inputs, results, queries and updates. Shared by workflows,
 // activities and clients; deterministic-safe (no Node built-ins).
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { CanonicalOrder } from '../domain/fingerprint.js';
+import type { CanonicalOrder } from '../domain/canonical-order.js';
 import type { Operation } from '../domain/idempotency-key.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 

@@ -12,7 +12,7 @@ interface ChaosResult {
 }
 
 function runChaos(args: string[]) {
-  return runToolForResult<ChaosResult>('chaos/run.ts', args);
+  return runToolForResult<ChaosResult>('tools/chaos/run.ts', args);
 }
 
 const check = (result: ChaosResult, name: string) => result.checks.find((entry) => entry.name === name);

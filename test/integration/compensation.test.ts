@@ -5,11 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Client, WorkflowFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { createActivities } from '../../activities/index.js';
-import { findRecord } from '../../db/idempotency-records.js';
-import { canonicalOrder, fingerprintOf, totalAmountOf } from '../../domain/fingerprint.js';
+import { findRecord } from '../../services/db/idempotency-records.js';
+import { canonicalOrder, totalAmountOf } from '../../domain/canonical-order.js';
+import { fingerprintOf } from '../../domain-node/fingerprint.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { workflowInputFor } from '../../submission/submit-approval.js';
-import { startCompensationWorkflow, startOrderWorkflow } from '../../temporal/order-workflows.js';
+import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { startCompensationWorkflow, startOrderWorkflow } from '../../services/temporal/order-workflows.js';
 import {
   type CompensationInput,
   type CompensationState,

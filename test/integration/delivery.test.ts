@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { eventIdFor } from '../../domain/order-event.js';
+import { eventIdFor } from '../../domain-node/order-event.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
-import { decideDelivery, NoPendingDecisionError } from '../../submission/operator-decisions.js';
-import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
+import { decideDelivery, NoPendingDecisionError } from '../../services/submission/operator-decisions.js';
+import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
 import {
   approval,

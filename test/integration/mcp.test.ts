@@ -11,11 +11,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { toActivityFailure } from '../../activities/activity-failure.js';
-import { buildApp } from '../../api/app.js';
-import { loadConfig } from '../../config/env.js';
-import { freePort } from '../../dev/ports.js';
+import { buildApp } from '../../edges/http/app.js';
+import { loadConfig } from '../../services/config/env.js';
+import { freePort } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { createLazyClient } from '../../temporal/connection.js';
+import { createLazyClient } from '../../services/temporal/connection.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
 import {
   approval,

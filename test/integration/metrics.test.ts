@@ -3,9 +3,9 @@
 // the SDK's own worker metrics.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ManagedProcess } from '../../chaos/child-process.js';
+import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { networkInterfaces } from 'node:os';
-import { freePort, isPortOpen } from '../../dev/ports.js';
+import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { migrate, readMigrations } from '../../db/migrate.js';
+import { migrate, readMigrations } from '../../services/db/migrate.js';
 import { readSchemaDmmf, schemaDrift } from '../support/schema-drift.js';
 import { stackEnv } from '../support/service.js';
 

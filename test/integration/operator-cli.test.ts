@@ -13,11 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { eventIdFor } from '../../domain/order-event.js';
-import { claimRecord, findRecord } from '../../db/idempotency-records.js';
-import { COMMANDS } from '../../cli/commands.js';
-import { workflowInputFor } from '../../submission/submit-approval.js';
-import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
+import { eventIdFor } from '../../domain-node/order-event.js';
+import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
+import { COMMANDS } from '../../edges/cli/commands.js';
+import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import {
   approval,
   createSku,

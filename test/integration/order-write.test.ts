@@ -3,16 +3,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
-import type { CanonicalLine } from '../../domain/fingerprint.js';
+import type { CanonicalLine } from '../../domain/canonical-order.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { claimRecord, findRecord, type StatusChange } from '../../db/idempotency-records.js';
-import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
+import { claimRecord, findRecord, type StatusChange } from '../../services/db/idempotency-records.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import {
   findOrderByKey,
   insertOrderWithReservation,
   isIdempotencyKeyViolation,
   type NewOrder,
-} from '../../db/order-repository.js';
+} from '../../services/db/order-repository.js';
 import { createSku, stackEnv, stockOf, uniqueApprovalNo } from '../support/service.js';
 
 function newOrder(lines: CanonicalLine[]): NewOrder {

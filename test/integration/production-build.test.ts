@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { ManagedProcess } from '../../chaos/child-process.js';
+import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {

@@ -7,14 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { findRecord } from '../../db/idempotency-records.js';
+import { findRecord } from '../../services/db/idempotency-records.js';
 import type { PurgeResult, ScanResult } from '../../domain/safety-nets.js';
 import {
   duplicateScanScheduleId,
   ensureSafetyNetSchedules,
   retentionScheduleId,
   safetyNetSchedules,
-} from '../../temporal/schedules.js';
+} from '../../services/temporal/schedules.js';
 import {
   approval,
   createSku,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import type { ManagedProcess } from '../../chaos/child-process.js';
+import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import {
   type ApiProcess,
   apiProcess,

@@ -7,15 +7,15 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
-import { buildApp } from '../../api/app.js';
-import { findRecord } from '../../db/idempotency-records.js';
-import { insertOrderWithReservation } from '../../db/order-repository.js';
-import type { PrismaClient } from '../../db/prisma-client.js';
+import { buildApp } from '../../edges/http/app.js';
+import { findRecord } from '../../services/db/idempotency-records.js';
+import { insertOrderWithReservation } from '../../services/db/order-repository.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { decideCompensation, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
-import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../submission/submit-approval.js';
-import { createLazyClient } from '../../temporal/connection.js';
-import { startCompensationWorkflow } from '../../temporal/order-workflows.js';
+import { decideCompensation, listOrdersAwaitingDecision } from '../../services/submission/operator-decisions.js';
+import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../services/submission/submit-approval.js';
+import { createLazyClient } from '../../services/temporal/connection.js';
+import { startCompensationWorkflow } from '../../services/temporal/order-workflows.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import {
   approval,

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { buildApp } from '../../api/app.js';
-import { createLazyClient, temporalTargetFrom } from '../../temporal/connection.js';
-import { findRecord } from '../../db/idempotency-records.js';
+import { buildApp } from '../../edges/http/app.js';
+import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
+import { findRecord } from '../../services/db/idempotency-records.js';
 import { apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {
   approval,

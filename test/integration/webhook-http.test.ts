@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { buildApp } from '../../api/app.js';
-import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
-import { signBody } from '../../domain/signature.js';
-import { freePort } from '../../dev/ports.js';
+import { buildApp } from '../../edges/http/app.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import { signBody } from '../../domain-node/signature.js';
+import { freePort } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { createLazyClient } from '../../temporal/connection.js';
+import { createLazyClient } from '../../services/temporal/connection.js';
 import {
   approval,
   createSku,

@@ -14,11 +14,11 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { decideDelivery } from '../../submission/operator-decisions.js';
+import { decideDelivery } from '../../services/submission/operator-decisions.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from '../../workflows/safety-net-workflows.js';
 import { FaultPlan, faultyActivities } from '../support/faults.js';
-import { startScriptedDownstream, type ScriptedDownstream } from '../support/downstream.js';
+import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import {
   approval,
   createSku,

@@ -5,8 +5,8 @@
 import { Context } from '@temporalio/activity';
 import { type ActivityDeps, createActivities } from '../../activities/index.js';
 import { toActivityFailure } from '../../activities/activity-failure.js';
-import { createPrismaClient } from '../../db/prisma-client.js';
-import { freePort } from '../../dev/ports.js';
+import { createPrismaClient } from '../../services/db/prisma-client.js';
+import { freePort } from '../../tools/harness/ports.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
 import { startTestService, testConfig, type TestService } from './service.js';
 

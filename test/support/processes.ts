@@ -1,9 +1,9 @@
 // The real entry points (API and worker) as child processes of a test, pointed at the test's own
 // stack and task queue, plus a plain HTTP client for them. For tests about processes: TLS at
 // start-up, several instances, signals.
-import { managedProcess, type ManagedProcess } from '../../chaos/child-process.js';
-import type { Config } from '../../config/env.js';
-import { freePort } from '../../dev/ports.js';
+import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
+import type { Config } from '../../services/config/env.js';
+import { freePort } from '../../tools/harness/ports.js';
 import { signedHeaders, TEST_WEBHOOK_SECRET } from './service.js';
 
 /** The environment of a service process that shares `config`'s database, Temporal and task queue. */
@@ -41,7 +41,7 @@ export async function apiProcess(
   const port = await freePort();
   const managed = managedProcess({
     name,
-    entry: from === 'dist' ? 'dist/api/main.js' : 'api/main.ts',
+    entry: from === 'dist' ? 'dist/edges/http/main.js' : 'edges/http/main.ts',
     env: { ...env, PORT: String(port) },
     readyLine: 'Server listening',
     ...(from === 'dist' ? BUILT : {}),

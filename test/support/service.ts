@@ -4,11 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
-import { buildApp } from '../../api/app.js';
-import { signBody } from '../../domain/signature.js';
-import { type Config, loadConfig } from '../../config/env.js';
-import { createPrismaClient, type PrismaClient } from '../../db/prisma-client.js';
-import { connectClient, temporalTargetFrom } from '../../temporal/connection.js';
+import { buildApp } from '../../edges/http/app.js';
+import { signBody } from '../../domain-node/signature.js';
+import { type Config, loadConfig } from '../../services/config/env.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
 
 export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bearerTokenMatches } from '../../mcp/bearer-token.js';
+import { bearerTokenMatches } from '../../edges/mcp/bearer-token.js';
 
 describe('the MCP bearer token', () => {
   it('accepts the bearer token only when it matches exactly', () => {

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../config/env.js';
-import { COMMANDS, UsageError } from '../../cli/commands.js';
-import type { CommandContext } from '../../cli/context.js';
+import { loadConfig } from '../../services/config/env.js';
+import { COMMANDS, UsageError } from '../../edges/cli/commands.js';
+import type { CommandContext } from '../../edges/cli/context.js';
 import { DECIDED_BY_MAX_LENGTH } from '../../domain/decided-by.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

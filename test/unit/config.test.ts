@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../config/env.js';
+import { ConfigError, loadConfig } from '../../services/config/env.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalOrder, describeDifferences, fingerprintOf, totalAmountOf } from '../../domain/fingerprint.js';
+import { canonicalOrder, describeDifferences, totalAmountOf } from '../../domain/canonical-order.js';
+import { fingerprintOf } from '../../domain-node/fingerprint.js';
 
 const order = {
   customerId: 'CUST-1',

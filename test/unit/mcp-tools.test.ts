@@ -3,16 +3,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { loadConfig } from '../../config/env.js';
-import type { PrismaClient } from '../../db/prisma-client.js';
+import { loadConfig } from '../../services/config/env.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { DECIDED_BY_MAX_LENGTH } from '../../domain/decided-by.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
-import { toolsFor } from '../../mcp/server.js';
-import { statusSentence } from '../../mcp/status-sentences.js';
-import type { McpDeps } from '../../mcp/tool.js';
-import { errorResult, invalidArgumentsResult } from '../../mcp/tool-results.js';
-import { NoPendingDecisionError } from '../../submission/operator-decisions.js';
-import { TemporalUnavailableError } from '../../submission/submit-approval.js';
+import { toolsFor } from '../../edges/mcp/server.js';
+import { statusSentence } from '../../edges/mcp/status-sentences.js';
+import type { McpDeps } from '../../edges/mcp/tool.js';
+import { errorResult, invalidArgumentsResult } from '../../edges/mcp/tool-results.js';
+import { NoPendingDecisionError } from '../../services/submission/operator-decisions.js';
+import { TemporalUnavailableError } from '../../services/submission/submit-approval.js';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 

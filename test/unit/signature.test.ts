@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { signBody, verifySignature } from '../../domain/signature.js';
+import { signBody, verifySignature } from '../../domain-node/signature.js';
 
 const secret = 'test-secret-0123456789';
 const body = Buffer.from('{"approvalNo":"AP-1"}');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
-import { temporalLoggerFor } from '../../temporal/runtime.js';
+import { temporalLoggerFor } from '../../services/temporal/runtime.js';
 
 /** A pino logger at `level` whose JSON lines are collected. */
 function capturingLogger(level: string) {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../config/env.js';
-import { temporalTargetFrom } from '../../temporal/connection.js';
+import { ConfigError, loadConfig } from '../../services/config/env.js';
+import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { makeThrowawayPki } from '../support/tls-proxy.js';
 
 const pki = makeThrowawayPki();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transactionTimers } from '../../activities/index.js';
-import { isTemporalUnreachable } from '../../temporal/connection.js';
+import { isTemporalUnreachable } from '../../services/temporal/connection.js';
 
 describe('write transaction timers', () => {
   it('end the transaction well inside the activity start-to-close, so no attempt commits after it', () => {

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
-import { createConsumer } from '../../consumer/consumer.js';
+import { createConsumer } from '../../examples/consumer/consumer.js';
 
 export const REFUSED_CUSTOMER = 'CUST-REFUSED';
 

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
-import { BROKEN_RULES, type BrokenRule } from '../../config/env.js';
+import { BROKEN_RULES, type BrokenRule } from '../../services/config/env.js';
 import { COMMAND_KINDS, commandArbitraries } from './commands.js';
 import { checkAtRest, waitForQuiescence } from './invariants.js';
 import { runProgram, startStack } from './stack.js';

@@ -9,15 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { type ManagedProcess, managedProcess } from '../../chaos/child-process.js';
-import { type PgProxy, type PgProxyFaults, startPgProxy } from '../../chaos/pg-proxy.js';
-import { seededRandom } from '../../chaos/prng.js';
-import type { BrokenRule } from '../../config/env.js';
-import { migrate } from '../../db/migrate.js';
-import { startEmbeddedPostgres } from '../../dev/embedded-postgres.js';
-import { freePort } from '../../dev/ports.js';
-import { startTemporalDevServer, temporalBinary } from '../../dev/temporal-dev-server.js';
-import { connectClient } from '../../temporal/connection.js';
+import { type ManagedProcess, managedProcess } from '../harness/child-process.js';
+import { type PgProxy, type PgProxyFaults, startPgProxy } from '../chaos/pg-proxy.js';
+import { seededRandom } from '../chaos/prng.js';
+import type { BrokenRule } from '../../services/config/env.js';
+import { migrate } from '../../services/db/migrate.js';
+import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
+import { freePort } from '../harness/ports.js';
+import { startTemporalDevServer, temporalBinary } from '../dev/temporal-dev-server.js';
+import { connectClient } from '../../services/temporal/connection.js';
 import type { Client } from '@temporalio/client';
 import { type Downstream, startDownstream } from './downstream.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
@@ -118,7 +118,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     };
     const api = managedProcess({
       name: 'api',
-      entry: 'api/main.ts',
+      entry: 'edges/http/main.ts',
       env: {
         ...common,
         DATABASE_URL: databaseUrl,

@@ -1,0 +1,286 @@
+// The HTTP entry point: the OA webhook, order status and health. Routes parse and answer; the
+// path to the workflow lives in submission/, shared with every other entry point.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../../services/config/env.js';
+import { isDatabaseUnreachable } from '../../domain/error-classification.js';
+import { IdempotencyConflictError } from '../../domain/errors.js';
+import { parseApproval } from '../../domain/order-input.js';
+import { parseIdempotencyKey } from '../../domain/idempotency-key.js';
+import { pendingMigrations } from '../../services/db/migrate.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
+import { readOrderStatus } from '../../services/submission/order-status.js';
+import {
+  submissionDepsFrom,
+  submitApproval,
+  TemporalUnavailableError,
+} from '../../services/submission/submit-approval.js';
+import { isTemporalUnreachable } from '../../services/temporal/connection.js';
+import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
+import { registerMcpRoute } from './mcp-route.js';
+import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
+import { verifySignature } from '../../domain-node/signature.js';
+
+export const MAX_BODY_BYTES = 256 * 1024;
+const RETRY_AFTER_SECONDS = '5';
+
+export interface AppDeps {
+  config: Config;
+  prisma: PrismaClient;
+  temporal: Client;
+  logger?: FastifyBaseLogger;
+  /**
+   * True once the process was asked to stop: new requests get 503 + Retry-After (so the load
+   * balancer and the OA side go elsewhere) while requests already running finish.
+   */
+  draining?: () => boolean;
+  metrics?: ProductMetrics;
+}
+
+const WEBHOOK_PATH = '/webhooks/oa/approvals';
+/** The problem type each refused request was answered with, for the webhook outcome metric. */
+const refusalTypes = new WeakMap<FastifyRequest, string>();
+
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const { config } = deps;
+  const metrics = deps.metrics ?? noProductMetrics();
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    bodyLimit: MAX_BODY_BYTES,
+    // Closing is answered by the drain hook below (problem+json with Retry-After), not by fastify.
+    // No retries here either: the edge answers once, and the OA side's redelivery is safe by key.
+    return503OnClosing: false,
+  });
+
+  // Read every body as raw bytes (the signature covers the exact bytes); the media type is
+  // checked in the route, after the size limit, so the answer order is 413 → 415 → 401 → 400.
+  // fastify itself answers 415 to an empty or malformed Content-Type before it reads the body,
+  // so the webhook sets the header aside (see `setContentTypeAside`) and judges it in the route.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof HttpProblem) {
+      return sendProblem(reply.headers(error.headers), error.problem);
+    }
+    const fastifyError = error as { code?: string; statusCode?: number; message?: string };
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendProblem(
+        reply,
+        problem('payload-too-large', 413, 'Payload too large', `the body exceeds ${MAX_BODY_BYTES} bytes`),
+      );
+    }
+    if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+      return sendProblem(
+        reply,
+        problem('bad-request', fastifyError.statusCode, 'Bad request', fastifyError.message ?? 'bad request'),
+      );
+    }
+    if (error instanceof IdempotencyConflictError) {
+      return sendProblem(
+        reply,
+        problem(
+          'idempotency-key-conflict',
+          422,
+          'Idempotency key conflict',
+          error.differences.length > 0
+            ? `${error.key} was already used for a different order: ${error.differences.join(', ')} differ`
+            : `${error.key} was already used for a different order`,
+          { idempotencyKey: error.key, differences: error.differences },
+        ),
+      );
+    }
+    if (error instanceof TemporalUnavailableError || isTemporalUnreachable(error)) {
+      request.log.warn({ err: error }, 'Temporal unreachable');
+      return sendProblem(
+        reply.header('retry-after', RETRY_AFTER_SECONDS),
+        problem(
+          'temporal-unavailable',
+          503,
+          'Service unavailable',
+          'the workflow service cannot be reached or did not confirm the start; redeliver later (the same key never starts twice)',
+        ),
+      );
+    }
+    if (isDatabaseUnreachable(error)) {
+      request.log.warn({ err: error }, 'database unreachable');
+      return sendProblem(
+        reply.header('retry-after', RETRY_AFTER_SECONDS),
+        problem(
+          'database-unavailable',
+          503,
+          'Service unavailable',
+          'the database cannot be reached; redeliver later (the same key never starts twice)',
+        ),
+      );
+    }
+    // 5xx details stay in the log, not in the answer.
+    request.log.error({ err: error }, 'unexpected error');
+    return sendProblem(reply, problem('internal-error', 500, 'Internal server error', 'an unexpected error occurred'));
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!deps.draining?.() || request.routeOptions.url === '/livez') return;
+    reply.header('connection', 'close');
+    throw new HttpProblem(
+      problem(
+        'shutting-down',
+        503,
+        'Service unavailable',
+        'this instance is shutting down; nothing was started, send the request again',
+      ),
+      { 'retry-after': '1' },
+    );
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url !== WEBHOOK_PATH) return;
+    if (reply.statusCode === 202) metrics.webhookAnswered('accepted');
+    else if (reply.statusCode === 200) {
+      metrics.webhookAnswered('duplicate');
+      metrics.duplicateAbsorbed('edge');
+    } else if (reply.statusCode === 422) metrics.webhookAnswered('conflict');
+    else metrics.webhookAnswered('refused', (refusalTypes.get(request) ?? 'unknown').replace(/^\/problems\//, ''));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, problem('not-found', 404, 'Not found', `no route for ${request.method} ${request.url}`)),
+  );
+
+  app.post(WEBHOOK_PATH, { onRequest: setContentTypeAside }, async (request, reply) => {
+    const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const mediaType = (declaredContentTypes.get(request) ?? '').split(';')[0]?.trim().toLowerCase();
+    if (mediaType !== 'application/json') {
+      throw new HttpProblem(
+        problem('unsupported-media-type', 415, 'Unsupported media type', 'the body must be application/json'),
+      );
+    }
+    const secret = config.webhook.secret;
+    if (!secret) throw new Error('WEBHOOK_SECRET is not configured');
+    const signature = verifySignature({
+      secret,
+      timestampHeader: header(request, 'x-oa-timestamp'),
+      signatureHeader: header(request, 'x-oa-signature'),
+      rawBody,
+      toleranceSeconds: config.webhook.toleranceSeconds,
+    });
+    if (!signature.ok) {
+      throw new HttpProblem(problem('invalid-signature', 401, 'Unauthorized', signature.reason));
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody.toString('utf8'));
+    } catch (error) {
+      throw new HttpProblem(
+        problem('malformed-json', 400, 'Malformed JSON', `the body is not valid JSON: ${(error as Error).message}`, {
+          errors: [{ pointer: '', message: 'not valid JSON' }],
+        }),
+      );
+    }
+    const parsed = parseApproval(body);
+    if (!parsed.ok) {
+      throw new HttpProblem(
+        problem('validation-failed', 400, 'Invalid approval', `${parsed.errors.length} field(s) are invalid`, {
+          errors: parsed.errors,
+        }),
+      );
+    }
+    const submission = await submitApproval(submissionDepsFrom(config, deps.prisma, deps.temporal), parsed.value);
+    request.log.info(
+      { idempotencyKey: submission.idempotencyKey, workflowId: submission.workflowId, duplicate: submission.duplicate },
+      submission.duplicate ? 'redelivery answered from the existing workflow' : 'order workflow started',
+    );
+    return reply.code(submission.duplicate ? 200 : 202).send(submission);
+  });
+
+  app.get<{ Params: { key: string } }>('/orders/:key', async (request, reply) => {
+    const key = request.params.key;
+    if (!parseIdempotencyKey(key)) {
+      throw new HttpProblem(
+        problem(
+          'invalid-key',
+          400,
+          'Invalid idempotency key',
+          'the key must look like APPROVAL:<approvalNo>:MAIN|SUPPLEMENT',
+          {
+            errors: [{ pointer: '/key', message: 'not an idempotency key' }],
+          },
+        ),
+      );
+    }
+    const view = await readOrderStatus(deps, key);
+    if (!view) throw new HttpProblem(problem('order-not-found', 404, 'Not found', `no order is known for ${key}`));
+    return reply.send(view);
+  });
+
+  // MCP tools for AI agents: the same path to the workflow as the webhook above.
+  registerMcpRoute(app, { config, prisma: deps.prisma, temporal: deps.temporal, log: app.log });
+
+  app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));
+
+  app.get('/healthz', async (request, reply) => {
+    const [database, temporal] = await Promise.all([
+      checkDatabase(deps.prisma, request.log),
+      checkTemporal(deps.temporal, request.log),
+    ]);
+    const healthy = database === 'ok' && temporal === 'ok';
+    return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'unavailable', database, temporal });
+  });
+
+  return app;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function sendProblem(reply: FastifyReply, body: ReturnType<typeof problem>) {
+  refusalTypes.set(reply.request, body.type);
+  return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+/** The webhook's Content-Type as sent, set aside before fastify looks at it. */
+const declaredContentTypes = new WeakMap<FastifyRequest, string | undefined>();
+
+/**
+ * Without a Content-Type fastify reads the body with the catch-all parser, under the size limit;
+ * the route then refuses the media type itself, so a body too large is a 413 whatever its header.
+ */
+function setContentTypeAside(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
+  declaredContentTypes.set(request, header(request, 'content-type'));
+  delete request.headers['content-type'];
+  done();
+}
+
+// /healthz names the dependency that is down, never the driver's or the SDK's own message: that
+// can carry hosts, users and internals, and the endpoint is probed from outside. The log has it.
+
+async function checkDatabase(prisma: PrismaClient, log: FastifyBaseLogger): Promise<string> {
+  try {
+    // Reach the database first: the migration check reads an unreadable table as "all pending".
+    await prisma.$queryRawUnsafe('SELECT 1');
+  } catch (error) {
+    log.warn({ err: error }, 'health check: database unreachable');
+    return 'unreachable';
+  }
+  try {
+    const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
+    return pending.length === 0 ? 'ok' : `migrations pending: ${pending.join(', ')}`;
+  } catch (error) {
+    log.warn({ err: error }, 'health check: migrations could not be read');
+    return 'unreachable';
+  }
+}
+
+async function checkTemporal(temporal: Client, log: FastifyBaseLogger): Promise<string> {
+  try {
+    await temporal.withDeadline(Date.now() + 2_000, () => temporal.workflowService.getSystemInfo({}));
+    return 'ok';
+  } catch (error) {
+    log.warn({ err: error }, 'health check: Temporal unreachable');
+    return 'unreachable';
+  }
+}

@@ -1,0 +1,72 @@
+// The Streamable HTTP transport at `/mcp`, on the API's own port, guarded by the bearer token
+// MCP_TOKEN (without it the route does not exist: `/mcp` answers 404). Stateless: every POST gets a
+// server and transport of its own, so nothing ties a client to one API instance and the service
+// scales out as the webhook does. The token is checked before anything else; a refused request
+// runs no tool.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { HttpProblem, problem } from './problem.js';
+import { bearerTokenMatches } from '../mcp/bearer-token.js';
+import { createMcpServer, toolsFor } from '../mcp/server.js';
+import type { McpDeps, McpLogger, Tool } from '../mcp/tool.js';
+
+export const MCP_PATH = '/mcp';
+
+export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
+  const { token, operatorTools } = deps.config.mcp;
+  if (!token) {
+    deps.log.warn(`MCP_TOKEN is not set: the MCP HTTP transport is off and ${MCP_PATH} answers 404`);
+    return;
+  }
+  deps.log.info({ operatorTools }, `MCP Streamable HTTP transport at ${MCP_PATH} (bearer token required)`);
+  const tools = toolsFor(deps, { operatorTools });
+
+  app.route({
+    method: ['POST', 'GET', 'DELETE'],
+    url: MCP_PATH,
+    handler: async (request, reply) => {
+      if (!bearerTokenMatches(request.headers.authorization, token)) {
+        throw new HttpProblem(
+          problem('invalid-token', 401, 'Unauthorized', `${MCP_PATH} needs "Authorization: Bearer <MCP_TOKEN>"`),
+          { 'www-authenticate': 'Bearer realm="mcp"' },
+        );
+      }
+      if (request.method !== 'POST') {
+        // Stateless: no session to end and no stream for server-initiated messages.
+        throw new HttpProblem(problem('method-not-allowed', 405, 'Method not allowed', `${MCP_PATH} takes POST only`), {
+          allow: 'POST',
+        });
+      }
+      let message: unknown;
+      try {
+        message = JSON.parse(Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '');
+      } catch {
+        return reply.code(400).send({
+          jsonrpc: '2.0',
+          error: { code: -32700, message: 'Parse error: the body is not valid JSON' },
+          id: null,
+        });
+      }
+      await answer(reply, tools, deps.log, message);
+    },
+  });
+}
+
+async function answer(reply: FastifyReply, tools: readonly Tool[], log: McpLogger, message: unknown): Promise<void> {
+  const server = createMcpServer(tools);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // The transport writes the answer itself (JSON, or an event stream carrying progress).
+  reply.hijack();
+  // A client that leaves ends the wait; a submission already under way goes on regardless.
+  reply.raw.once('close', () => void server.close().catch(() => undefined));
+  try {
+    await server.connect(transport);
+    await transport.handleRequest(reply.request.raw, reply.raw, message);
+  } catch (error) {
+    log.error({ err: error }, 'MCP request failed');
+    if (!reply.raw.headersSent) {
+      reply.raw.writeHead(500, { 'content-type': 'application/json' });
+      reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+    }
+  }
+}

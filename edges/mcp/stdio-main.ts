@@ -1,0 +1,70 @@
+// The MCP stdio server (bin `orders-mcp`): a desktop agent launches it and speaks JSON-RPC over
+// stdin/stdout. stdout carries protocol messages only — every log line goes to stderr. It starts
+// no embedded service: DATABASE_URL and TEMPORAL_ADDRESS name the service's own, and the service's
+// workers do the writing. It connects to Temporal lazily, so it starts (and answers "safe to call
+// again") while Temporal is down.
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { loadConfig } from '../../services/config/env.js';
+import { requireSetting, runMain } from '../../services/config/process.js';
+import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
+import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
+import { createMcpServer, toolsFor } from './server.js';
+
+const USAGE = `usage: orders-mcp [--operator-tools]
+
+The MCP stdio server of exactly-once-orders. Reads DATABASE_URL, TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE and MCP_SUBMIT_WAIT_MS from the environment.
+
+  --operator-tools  also offer list_orders_awaiting_decision and decide_compensation
+                    (the same as MCP_OPERATOR_TOOLS=1)
+  -h, --help        show this help`;
+
+function parseFlags(): { operatorTools: boolean } {
+  try {
+    const { values } = parseArgs({
+      options: { 'operator-tools': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    });
+    if (values.help) {
+      process.stderr.write(`${USAGE}\n`);
+      process.exit(0);
+    }
+    return { operatorTools: values['operator-tools'] };
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+
+const flags = parseFlags();
+
+await runMain(
+  'mcp',
+  async (log) => {
+    const config = loadConfig();
+    const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
+    const prisma = createPrismaClientFromConfig(config, databaseUrl);
+    const temporal = createLazyClient(temporalTargetFrom(config.temporal));
+    const operatorTools = flags.operatorTools || config.mcp.operatorTools;
+    const server = createMcpServer(toolsFor({ config, prisma, temporal, log }, { operatorTools }));
+
+    let stopping = false;
+    const stop = async (reason: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ reason }, 'stopping the MCP stdio server');
+      await server.close();
+      await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
+      process.exit(0);
+    };
+    // The client closes stdin to end the session; signals come from a supervisor.
+    process.stdin.once('end', () => void stop('stdin closed'));
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+
+    await server.connect(new StdioServerTransport());
+    log.info({ operatorTools, taskQueue: config.temporal.taskQueue }, 'MCP stdio server ready');
+  },
+  'stderr',
+);

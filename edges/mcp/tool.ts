@@ -1,0 +1,96 @@
+// What one MCP tool is: its description for a model, a strict input schema, an output schema,
+// the spec's annotations and the work it does. The arguments are parsed here with the project's
+// own zod schemas — the same ones the webhook uses — so a refusal names every bad field by JSON
+// pointer, nothing runs before the arguments are whole, and unknown fields are refused.
+import type { CallToolResult, Tool as ListedTool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { BaseLogger } from 'pino';
+import { z } from 'zod';
+import type { Config } from '../../services/config/env.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
+import { toFieldErrors } from '../../domain/order-input.js';
+import type { Client } from '@temporalio/client';
+import { errorResult, invalidArgumentsResult, successResult } from './tool-results.js';
+
+export type McpLogger = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+
+/** What every tool may use: the same clients and settings as the HTTP API. */
+export interface McpDeps {
+  config: Config;
+  prisma: PrismaClient;
+  temporal: Client;
+  log: McpLogger;
+}
+
+/** An idempotency key as an argument: only a well-formed key is looked up. */
+export const idempotencyKeyArgument = z
+  .string()
+  .regex(IDEMPOTENCY_KEY_PATTERN, 'must look like APPROVAL:<approvalNo>:MAIN or APPROVAL:<approvalNo>:SUPPLEMENT');
+
+export interface ToolContext {
+  /** Aborted when the client cancels the call or goes away. */
+  signal: AbortSignal;
+  /** A progress notification, sent only when the client asked for them (a progress token). */
+  reportProgress: (progress: number, total: number, message: string) => Promise<void>;
+}
+
+export interface ToolAnswer<Output> {
+  structured: Output;
+  /** A plain sentence for the model: what happened and what to do next. */
+  sentence: string;
+}
+
+export interface Tool {
+  name: string;
+  /** As `tools/list` shows it. */
+  listing: ListedTool;
+  call: (args: unknown, context: ToolContext) => Promise<CallToolResult>;
+}
+
+export interface ToolSpec<Input extends z.ZodType, Output extends z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Input;
+  outputSchema: Output;
+  annotations: ToolAnnotations;
+  run: (args: z.output<Input>, context: ToolContext) => Promise<ToolAnswer<z.output<Output>>>;
+}
+
+export function defineTool<Input extends z.ZodType, Output extends z.ZodObject>(
+  log: McpLogger,
+  spec: ToolSpec<Input, Output>,
+): Tool {
+  return {
+    name: spec.name,
+    listing: {
+      name: spec.name,
+      title: spec.title,
+      description: spec.description,
+      inputSchema: jsonSchemaOf(spec.inputSchema, 'input'),
+      outputSchema: jsonSchemaOf(spec.outputSchema, 'output'),
+      annotations: { title: spec.title, ...spec.annotations },
+    },
+    async call(args, context) {
+      const parsed = spec.inputSchema.safeParse(args);
+      if (!parsed.success) return invalidArgumentsResult(spec.name, toFieldErrors(parsed.error));
+      try {
+        const answer = await spec.run(parsed.data, context);
+        return successResult(answer.structured, answer.sentence);
+      } catch (error) {
+        const { result, expected } = errorResult(spec.name, error);
+        if (expected) log.warn({ err: error, tool: spec.name }, 'tool call refused');
+        else log.error({ err: error, tool: spec.name }, 'tool call failed');
+        return result;
+      }
+    },
+  };
+}
+
+/**
+ * Draft-07 JSON Schema, as the SDK itself publishes zod schemas (its client compiles them with
+ * Ajv). Strict zod objects become `additionalProperties: false`.
+ */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): ListedTool['inputSchema'] {
+  return z.toJSONSchema(schema, { target: 'draft-7', io }) as ListedTool['inputSchema'];
+}

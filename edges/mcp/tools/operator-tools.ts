@@ -1,0 +1,164 @@
+// The operator tools, offered only when the server is started with them (--operator-tools or
+// MCP_OPERATOR_TOOLS=1): every key waiting for a person, and the decisions on them — resubmit or
+// abandon a write that failed for good, redeliver or mark handled a delivery that failed. All go
+// through submission/operator-decisions.ts, the operator path every surface shares.
+import { z } from 'zod';
+import { DECIDED_BY_MAX_LENGTH } from '../../../domain/decided-by.js';
+import { COMPENSATION_DECISIONS, ORDER_STATUSES } from '../../../domain/order-status.js';
+import { OPERATIONS } from '../../../domain/idempotency-key.js';
+import { PRINTABLE_ASCII } from '../../../domain/order-input.js';
+import {
+  decideCompensation,
+  decideDelivery,
+  listOrdersAwaitingDecision,
+  type OperatorDeps,
+  resubmit,
+} from '../../../services/submission/operator-decisions.js';
+import { type DecisionResult, DELIVERY_DECISIONS } from '../../../workflows/definitions.js';
+import { statusSentence } from '../status-sentences.js';
+import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';
+
+const awaitingOutputSchema = z.strictObject({
+  orders: z.array(
+    z.strictObject({
+      idempotencyKey: z.string(),
+      workflowId: z.string().describe('the workflow that takes the decision'),
+      approvalNo: z.string(),
+      operation: z.enum(OPERATIONS),
+      customerId: z.string(),
+      currency: z.string(),
+      totalAmount: z.string(),
+      reason: z.string().describe('why it waits: the last error'),
+      attempts: z.number().int(),
+      waitingSince: z.string().describe('ISO 8601'),
+      status: z.enum(['COMPENSATING', 'DELIVERY_FAILED', 'FAILED', 'RECEIVED']),
+      nextActions: z.array(z.string()).describe('what moves it on, the usual first'),
+    }),
+  ),
+});
+
+const decidedBy = z
+  .string()
+  .min(1)
+  .max(DECIDED_BY_MAX_LENGTH)
+  .regex(PRINTABLE_ASCII, 'must be printable ASCII')
+  .describe('the operator who decided');
+
+function operatorDeps(deps: McpDeps): OperatorDeps {
+  return {
+    prisma: deps.prisma,
+    temporal: deps.temporal,
+    taskQueue: deps.config.temporal.taskQueue,
+    writePolicy: deps.config.writePolicy,
+  };
+}
+
+/** What a decision tool answers: the key, the decision taken and where the key stands after it. */
+function decisionOutput<const D extends readonly [string, ...string[]]>(decisions: D) {
+  return z.strictObject({
+    idempotencyKey: z.string(),
+    decision: z.enum(decisions),
+    status: z.enum(ORDER_STATUSES).describe('the order status after the decision was carried out'),
+    outcome: z.string().optional(),
+  });
+}
+
+const decisionOutputSchema = decisionOutput(COMPENSATION_DECISIONS);
+
+/** A decision carried out: the structured answer and the sentence a model reads. */
+function decisionAnswer<D extends string>(decision: D, result: DecisionResult) {
+  const structured = {
+    idempotencyKey: result.idempotencyKey,
+    decision,
+    status: result.status,
+    ...(result.outcome ? { outcome: result.outcome } : {}),
+  };
+  const sentence =
+    `The decision ${decision} was carried out. ` +
+    statusSentence({ idempotencyKey: result.idempotencyKey, status: result.status, attempts: 0 });
+  return { structured, sentence };
+}
+
+export function listOrdersAwaitingDecisionTool(deps: McpDeps): Tool {
+  return defineTool(deps.log, {
+    name: 'list_orders_awaiting_decision',
+    title: 'List orders waiting for an operator decision',
+    description:
+      'Lists every order waiting for a person, the longest waiting first, each with its status and nextActions: ' +
+      'COMPENSATING (the write failed for good, e.g. insufficient stock; nothing was written; decide_compensation ' +
+      'resubmits or abandons), DELIVERY_FAILED (written, but the downstream refused it; decide_delivery ' +
+      'redelivers or marks it handled), FAILED (compensation ended without a decision; an operator runs ' +
+      '`orders-cli recompensate`, then decides), and RECEIVED (accepted but its start was never confirmed; the ' +
+      'sender should send it again, or decide_compensation resubmit starts it). Read-only.',
+    inputSchema: z.strictObject({
+      limit: z.number().int().min(1).max(100).default(20).describe('at most this many orders (default 20)'),
+    }),
+    outputSchema: awaitingOutputSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    async run({ limit }) {
+      const orders = await listOrdersAwaitingDecision(deps.prisma, limit);
+      const sentence =
+        orders.length === 0
+          ? 'No order is waiting for a decision.'
+          : `${orders.length} order(s) wait for a decision; each row names its nextActions.`;
+      return { structured: { orders }, sentence };
+    },
+  });
+}
+
+export function decideCompensationTool(deps: McpDeps): Tool {
+  return defineTool(deps.log, {
+    name: 'decide_compensation',
+    title: 'Resubmit or abandon an order waiting in compensation',
+    description:
+      'Carries out an operator decision on an order listed by list_orders_awaiting_decision. resubmit writes it ' +
+      'again under the same idempotencyKey (it can never be written twice), for when the cause was fixed, e.g. ' +
+      'the stock arrived; abandon gives it up for good (status COMPENSATED), and later submissions of the same ' +
+      'approval will not write it. One decision per failure: a second one is refused. Only decide what the ' +
+      'operator you act for has decided; decidedBy names them and is recorded with the decision. resubmit also ' +
+      'starts an order listed as RECEIVED whose start was never confirmed.',
+    inputSchema: z.strictObject({
+      idempotencyKey: idempotencyKeyArgument,
+      decision: z.enum(COMPENSATION_DECISIONS),
+      decidedBy,
+    }),
+    outputSchema: decisionOutputSchema,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    async run(request) {
+      const result =
+        request.decision === 'resubmit'
+          ? await resubmit(operatorDeps(deps), request)
+          : await decideCompensation(deps.temporal, request);
+      deps.log.info({ ...request, status: result.status }, 'operator decision taken through MCP');
+      return decisionAnswer(request.decision, result);
+    },
+  });
+}
+
+const deliveryDecisionOutputSchema = decisionOutput(DELIVERY_DECISIONS);
+
+export function decideDeliveryTool(deps: McpDeps): Tool {
+  return defineTool(deps.log, {
+    name: 'decide_delivery',
+    title: 'Redeliver or mark handled an order whose delivery failed',
+    description:
+      'Carries out an operator decision on an order listed by list_orders_awaiting_decision with status ' +
+      'DELIVERY_FAILED: the order is written, but the downstream system refused its event. redeliver sends the ' +
+      'same event again (same idempotencyKey, same event id, so the downstream applies it at most once), for ' +
+      'when the downstream was fixed; mark-handled records it as DELIVERED without sending, for when it was ' +
+      'handled by other means. Any other status is refused and nothing is done; a decision already carried out ' +
+      'is not repeated. Only decide what the operator you act for has decided; decidedBy names them.',
+    inputSchema: z.strictObject({
+      idempotencyKey: idempotencyKeyArgument,
+      decision: z.enum(DELIVERY_DECISIONS),
+      decidedBy,
+    }),
+    outputSchema: deliveryDecisionOutputSchema,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async run(request) {
+      const result = await decideDelivery(operatorDeps(deps), request);
+      deps.log.info({ ...request, status: result.status }, 'delivery decision taken through MCP');
+      return decisionAnswer(request.decision, result);
+    },
+  });
+}

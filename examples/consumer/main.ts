@@ -1,0 +1,24 @@
+// `npm run consumer`: the reference consumer as a process (settings: services/config/consumer-config.ts).
+import http from 'node:http';
+import pg from 'pg';
+import { runMain } from '../../services/config/process.js';
+import { loadConsumerConfig } from '../../services/config/consumer-config.js';
+import { createConsumer } from './consumer.js';
+
+await runMain('consumer', async (log) => {
+  const { databaseUrl, secret, port } = loadConsumerConfig();
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 5 });
+  const consumer = createConsumer({
+    pool,
+    secret,
+    log: (message, fields) => log.info(fields, message),
+  });
+  await consumer.migrate();
+  const server = http.createServer(consumer.handler);
+  server.listen(port, '127.0.0.1', () =>
+    log.info({ port }, 'consumer listening; set DOWNSTREAM_URL to http://127.0.0.1:' + port + '/events'),
+  );
+  const stop = () => server.close(() => void pool.end().then(() => process.exit(0)));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+});

@@ -1,0 +1,297 @@
+// Environment, parsed once at start into one typed object. A bad value stops start-up with the
+// variable's name; nothing below this module reads process.env.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
+export const BROKEN_RULES = ['redelivery-restarts-after-abandon', 'awaiting-hides-unconfirmed-claims'] as const;
+export type BrokenRule = (typeof BROKEN_RULES)[number];
+
+/** Every shared secret (webhook, downstream events, MCP token) has the same floor. */
+export const secretSetting = z.string().min(16, 'must be at least 16 characters');
+const logLevelSetting = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
+export type LogLevel = z.output<typeof logLevelSetting>;
+
+const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgresql:// connection URL')
+    .optional(),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
+    .optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('order-submission'),
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  WEBHOOK_SECRET: secretSetting.optional(),
+  WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  WEBHOOK_START_TIMEOUT_MS: milliseconds(5_000),
+  DOWNSTREAM_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  DOWNSTREAM_SECRET: secretSetting.optional(),
+  DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
+  RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+  RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
+  RETRY_MAX_INTERVAL_MS: milliseconds(30_000),
+  RETRY_BACKOFF_COEFFICIENT: z.coerce.number().min(1).max(10).default(2),
+  DB_STATEMENT_TIMEOUT_MS: milliseconds(2_000),
+  ACTIVITY_START_TO_CLOSE_MS: milliseconds(5_000),
+  ACTIVITY_SCHEDULE_TO_CLOSE_MS: milliseconds(60_000),
+  COMPENSATION_DECISION_TIMEOUT_MS: milliseconds(7 * 24 * 3600 * 1000),
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  WORKER_SHUTDOWN_GRACE_MS: milliseconds(10_000),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(10),
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).default(40),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // Loopback unless told otherwise: the endpoint has no authentication. An address, not a name:
+  // the SDK binds a socket address.
+  METRICS_HOST: z
+    .string()
+    .refine((host) => isIP(host) !== 0, 'must be an IP address, e.g. 127.0.0.1, 0.0.0.0 or ::1')
+    .default('127.0.0.1'),
+  DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
+  NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
+  IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  MCP_TOKEN: secretSetting.optional(),
+  // The tool wait's rung of the ladder: MCP clients commonly give up on a request after 60 s.
+  MCP_SUBMIT_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50_000, 'must stay below the 60 s MCP clients wait')
+    .default(8_000),
+  MCP_OPERATOR_TOOLS: z.enum(['0', '1', 'false', 'true']).default('0'),
+  LOG_LEVEL: logLevelSetting,
+  // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
+  // shrinks a broken promise. Refused outside NODE_ENV=test.
+  BROKEN_RULE_FOR_TESTS: z.enum(BROKEN_RULES).optional(),
+});
+
+export type RawEnv = z.input<typeof envSchema>;
+type Env = z.output<typeof envSchema>;
+
+/** The retry policy and timeout ladder of the order write, in one place. */
+export interface WritePolicy {
+  maxAttempts: number;
+  initialIntervalMs: number;
+  maxIntervalMs: number;
+  backoffCoefficient: number;
+  statementTimeoutMs: number;
+  startToCloseMs: number;
+  scheduleToCloseMs: number;
+  decisionTimeoutMs: number;
+}
+
+export interface DownstreamConfig {
+  url: string;
+  secret: string;
+  /** Per-attempt HTTP timeout: below the activity's start-to-close. */
+  timeoutMs: number;
+}
+
+/** Files (paths, read when connecting) and names for a TLS connection to Temporal. */
+export interface TemporalTlsConfig {
+  caFile: string | undefined;
+  certFile: string | undefined;
+  keyFile: string | undefined;
+  serverName: string | undefined;
+}
+
+export interface TemporalConfig {
+  address: string | undefined;
+  namespace: string;
+  taskQueue: string;
+  /** Undefined: plaintext (the dev server), unless an API key turns TLS on. */
+  tls: TemporalTlsConfig | undefined;
+  apiKey: string | undefined;
+}
+
+export interface Config {
+  nodeEnv: Env['NODE_ENV'];
+  dataDir: string;
+  databaseUrl: string | undefined;
+  dbPoolSize: number;
+  temporal: TemporalConfig;
+  http: {
+    port: number;
+    host: string;
+    startTimeoutMs: number;
+    /** After SIGTERM: how long new requests get 503 + Retry-After (and /healthz 503) before the socket closes. */
+    drainMs: number;
+  };
+  worker: {
+    maxConcurrentActivities: number;
+    maxConcurrentWorkflowTasks: number;
+    /** After SIGTERM: how long running activities may finish before they are cancelled. */
+    shutdownGraceMs: number;
+  };
+  /** Prometheus endpoint (`host:port`); undefined = none. */
+  metrics: { host: string; port: number } | undefined;
+  webhook: { secret: string | undefined; toleranceSeconds: number };
+  writePolicy: WritePolicy;
+  /** Where order events go; undefined = the delivery step is skipped. */
+  downstream: DownstreamConfig | undefined;
+  retentionDays: number;
+  /** The scheduled safety nets (Temporal Schedules created by the worker at start). */
+  safetyNets: { scanIntervalMinutes: number; nearDuplicateWindowMinutes: number };
+  logLevel: Env['LOG_LEVEL'];
+  mcp: McpConfig;
+  /** A rule broken on purpose for the explorer's own test; always undefined outside NODE_ENV=test. */
+  brokenRuleForTests: BrokenRule | undefined;
+}
+
+export interface McpConfig {
+  /** The bearer token of the HTTP transport; undefined turns `/mcp` off. */
+  token: string | undefined;
+  /** How long `submit_approved_order` waits for the write before answering with the status. */
+  submitWaitMs: number;
+  /** Whether the operator tools (listing and deciding compensations) are offered. */
+  operatorTools: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type EnvSource = Record<string, string | undefined>;
+
+/** An empty variable means "not set", as in most twelve-factor tooling. */
+export function presentSettings(source: EnvSource): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(source).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
+}
+
+/**
+ * The log level, readable before the whole configuration is: a logger exists before start-up can
+ * report a bad setting. A bad LOG_LEVEL logs at `info` and is then refused by `loadConfig`.
+ */
+export function logLevelFrom(source: EnvSource = process.env): LogLevel {
+  const parsed = logLevelSetting.safeParse(presentSettings(source).LOG_LEVEL);
+  return parsed.success ? parsed.data : 'info';
+}
+
+export function loadConfig(source: EnvSource = process.env): Config {
+  const parsed = envSchema.safeParse(presentSettings(source));
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const env = parsed.data;
+  const problems = ladderProblems(env);
+  if (env.NODE_ENV === 'production' && !env.WEBHOOK_SECRET) {
+    problems.push('WEBHOOK_SECRET: required when NODE_ENV=production');
+  }
+  if (env.BROKEN_RULE_FOR_TESTS && env.NODE_ENV !== 'test') {
+    problems.push('BROKEN_RULE_FOR_TESTS: only allowed when NODE_ENV=test');
+  }
+  if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
+    problems.push(
+      env.TEMPORAL_TLS_CERT
+        ? 'TEMPORAL_TLS_KEY: required with TEMPORAL_TLS_CERT (mTLS needs the certificate and its key)'
+        : 'TEMPORAL_TLS_CERT: required with TEMPORAL_TLS_KEY (mTLS needs the certificate and its key)',
+    );
+  }
+  if (env.DOWNSTREAM_URL && !env.DOWNSTREAM_SECRET) {
+    problems.push('DOWNSTREAM_SECRET: required when DOWNSTREAM_URL is set (events are signed)');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    nodeEnv: env.NODE_ENV,
+    dataDir: env.DATA_DIR,
+    databaseUrl: env.DATABASE_URL,
+    dbPoolSize: env.DB_POOL_SIZE,
+    temporal: {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: env.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      tls:
+        env.TEMPORAL_TLS_CA || env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_SERVER_NAME
+          ? {
+              caFile: env.TEMPORAL_TLS_CA,
+              certFile: env.TEMPORAL_TLS_CERT,
+              keyFile: env.TEMPORAL_TLS_KEY,
+              serverName: env.TEMPORAL_TLS_SERVER_NAME,
+            }
+          : undefined,
+      apiKey: env.TEMPORAL_API_KEY,
+    },
+    http: {
+      port: env.PORT,
+      host: env.HOST,
+      startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS,
+      drainMs: env.SHUTDOWN_DRAIN_MS,
+    },
+    worker: {
+      maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentWorkflowTasks: env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+      shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
+    },
+    metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
+    webhook: { secret: env.WEBHOOK_SECRET, toleranceSeconds: env.WEBHOOK_TOLERANCE_SECONDS },
+    writePolicy: {
+      maxAttempts: env.RETRY_MAX_ATTEMPTS,
+      initialIntervalMs: env.RETRY_INITIAL_INTERVAL_MS,
+      maxIntervalMs: env.RETRY_MAX_INTERVAL_MS,
+      backoffCoefficient: env.RETRY_BACKOFF_COEFFICIENT,
+      statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+      startToCloseMs: env.ACTIVITY_START_TO_CLOSE_MS,
+      scheduleToCloseMs: env.ACTIVITY_SCHEDULE_TO_CLOSE_MS,
+      decisionTimeoutMs: env.COMPENSATION_DECISION_TIMEOUT_MS,
+    },
+    downstream:
+      env.DOWNSTREAM_URL && env.DOWNSTREAM_SECRET
+        ? { url: env.DOWNSTREAM_URL, secret: env.DOWNSTREAM_SECRET, timeoutMs: env.DOWNSTREAM_TIMEOUT_MS }
+        : undefined,
+    retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
+    safetyNets: {
+      scanIntervalMinutes: env.DUPLICATE_SCAN_INTERVAL_MINUTES,
+      nearDuplicateWindowMinutes: env.NEAR_DUPLICATE_WINDOW_MINUTES,
+    },
+    logLevel: env.LOG_LEVEL,
+    mcp: {
+      token: env.MCP_TOKEN,
+      submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
+      operatorTools: env.MCP_OPERATOR_TOOLS === '1' || env.MCP_OPERATOR_TOOLS === 'true',
+    },
+    brokenRuleForTests: env.BROKEN_RULE_FOR_TESTS,
+  };
+}
+
+/** Timeouts are layered, inner < outer (docs/architecture.md, decision 6); a ladder upside down is refused. */
+function ladderProblems(env: Env): string[] {
+  const problems: string[] = [];
+  if (env.DB_STATEMENT_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {
+    problems.push('DB_STATEMENT_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS');
+  }
+  if (env.DOWNSTREAM_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {
+    problems.push('DOWNSTREAM_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS');
+  }
+  if (env.ACTIVITY_START_TO_CLOSE_MS >= env.ACTIVITY_SCHEDULE_TO_CLOSE_MS) {
+    problems.push('ACTIVITY_START_TO_CLOSE_MS: must be below ACTIVITY_SCHEDULE_TO_CLOSE_MS');
+  }
+  if (env.ACTIVITY_SCHEDULE_TO_CLOSE_MS >= env.COMPENSATION_DECISION_TIMEOUT_MS) {
+    problems.push('ACTIVITY_SCHEDULE_TO_CLOSE_MS: must be below COMPENSATION_DECISION_TIMEOUT_MS');
+  }
+  // A tool wait shorter than one attempt would answer "still running" to nearly every call.
+  if (env.MCP_SUBMIT_WAIT_MS <= env.ACTIVITY_START_TO_CLOSE_MS) {
+    problems.push('MCP_SUBMIT_WAIT_MS: must be above ACTIVITY_START_TO_CLOSE_MS');
+  }
+  if (env.RETRY_INITIAL_INTERVAL_MS > env.RETRY_MAX_INTERVAL_MS) {
+    problems.push('RETRY_INITIAL_INTERVAL_MS: must not exceed RETRY_MAX_INTERVAL_MS');
+  }
+  return problems;
+}

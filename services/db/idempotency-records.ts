@@ -1,0 +1,247 @@
+// The edge's memory of each key: the first request's fingerprint and canonical order, the
+// workflow it started, and the status callers read. The record is the fast pre-filter; the unique
+// index on order_main stays the final judge.
+import type { CanonicalOrder } from '../../domain/canonical-order.js';
+import type { Operation } from '../../domain/idempotency-key.js';
+import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
+import { Prisma, type IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
+import type { Tx } from './prisma-client.js';
+
+export interface StoredRequest {
+  approvedAt: string;
+  order: CanonicalOrder;
+  totalAmount: string;
+}
+
+export interface IdempotencyRecord {
+  idempotencyKey: string;
+  approvalNo: string;
+  operation: Operation;
+  fingerprint: string;
+  request: StoredRequest;
+  workflowId: string;
+  status: OrderStatus;
+  attempts: number;
+  lastError: string | null;
+  workflowStartedAt: Date | null;
+  /** When the one delivery answered 202 was decided; null until then. */
+  firstDeliveryAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewRecord {
+  idempotencyKey: string;
+  approvalNo: string;
+  operation: Operation;
+  fingerprint: string;
+  request: StoredRequest;
+  workflowId: string;
+}
+
+/** What a delivery finds under its key: the record that holds it, and the key's order if one exists. */
+export interface Claim {
+  /** Undefined only when an order row answers for the key and its record has expired. */
+  record: IdempotencyRecord | undefined;
+  /**
+   * The fingerprint of an order already written under the key (records expire, orders do not),
+   * read in the claim's own statement; undefined when there is none.
+   */
+  orderFingerprint: string | undefined;
+  /** What the key had reached when the retention purge removed its record (with the order row). */
+  orderStatusAtPurge: OrderStatus | undefined;
+}
+
+/**
+ * Claims the key for this delivery: inserts its record unless one exists or an order row already
+ * answers for the key, then returns whichever record holds it. Concurrent deliveries all get the
+ * same record back: INSERT … ON CONFLICT DO NOTHING, never check-then-insert. A key whose order
+ * exists gets no new record: the order row judges every later delivery, so a conflicting payload
+ * can never leave a claim behind that refuses the right one.
+ */
+export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
+  // One round trip for a new key: its record, and the key's order if there is one. Written as
+  // SQL: it runs on every delivery, and a raw statement costs a fraction of a model query.
+  const [row] = await db.$queryRaw<
+    (Partial<RecordRow> & { orderFingerprint: string | null; orderStatusAtPurge: string | null })[]
+  >`
+    WITH existing_order AS (
+      SELECT fingerprint, status_at_purge FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
+    ), claimed AS (
+      INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
+      SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+             ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED'
+      WHERE NOT EXISTS (SELECT 1 FROM existing_order)
+      ON CONFLICT (idempotent_key) DO NOTHING
+      RETURNING ${RECORD_COLUMNS}
+    )
+    SELECT (SELECT fingerprint FROM existing_order) AS "orderFingerprint",
+           (SELECT status_at_purge FROM existing_order) AS "orderStatusAtPurge", claimed.*
+    FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;
+  const orderFingerprint = row?.orderFingerprint ?? undefined;
+  const orderStatusAtPurge = (row?.orderStatusAtPurge ?? undefined) as OrderStatus | undefined;
+  if (row?.idempotentKey) {
+    const { orderFingerprint: _fingerprint, orderStatusAtPurge: _status, ...inserted } = row;
+    return { record: toRecord(inserted as RecordRow), orderFingerprint, orderStatusAtPurge };
+  }
+  const stored = await findRecord(db, record.idempotencyKey);
+  if (!stored && orderFingerprint === undefined) {
+    throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
+  }
+  return { record: stored, orderFingerprint, orderStatusAtPurge };
+}
+
+/**
+ * Decides, in the database alone, whether this delivery is the key's first: the one delivery
+ * whose conditional update sets `first_delivery_at` is answered 202, every other one 200 — however
+ * the deliveries interleave with the workflow, and whichever of them started it. Only deliveries
+ * about to be answered with success ask, once they know the key's workflow exists. It also marks
+ * the workflow started. `updated_at` is left alone: it says when the status last changed, which
+ * operators read as "waiting since". A record the retention purge removed meanwhile is not
+ * written again: the order row answers, with the status the key had reached.
+ */
+export async function decideFirstDelivery(
+  db: Tx,
+  idempotencyKey: string,
+): Promise<{ first: boolean; status: OrderStatus | undefined }> {
+  const rows = await db.$queryRaw<{ status: string; first: boolean }[]>`
+    WITH won AS (
+      UPDATE idempotency_record SET
+        first_delivery_at = now(),
+        workflow_started_at = COALESCE(workflow_started_at, now())
+      WHERE idempotent_key = ${idempotencyKey} AND first_delivery_at IS NULL
+      RETURNING status
+    )
+    SELECT status, true AS first FROM won
+    UNION ALL
+    SELECT status, false AS first FROM idempotency_record
+    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)
+    UNION ALL
+    SELECT COALESCE(status_at_purge, 'SUBMITTED'), false AS first FROM order_main
+    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)
+      AND NOT EXISTS (SELECT 1 FROM idempotency_record WHERE idempotent_key = ${idempotencyKey})`;
+  const [row] = rows;
+  return { first: row?.first === true, status: row?.status as OrderStatus | undefined };
+}
+
+/**
+ * Marks the key's workflow as started, for a start that did not come from a delivery (an
+ * operator's). A started key is never started again by a redelivery.
+ */
+export async function markWorkflowStarted(db: Tx, idempotencyKey: string): Promise<void> {
+  await db.$executeRaw`
+    UPDATE idempotency_record SET workflow_started_at = COALESCE(workflow_started_at, now()), updated_at = now()
+    WHERE idempotent_key = ${idempotencyKey}`;
+}
+
+export async function findRecord(db: Tx, idempotencyKey: string): Promise<IdempotencyRecord | undefined> {
+  const row = await db.idempotencyRecord.findUnique({ where: { idempotentKey: idempotencyKey } });
+  return row ? toRecord(row) : undefined;
+}
+
+/** The records in one status, the longest unchanged first (the index on status serves it). */
+export async function findRecordsByStatus(db: Tx, status: OrderStatus, limit: number): Promise<IdempotencyRecord[]> {
+  const rows = await db.idempotencyRecord.findMany({
+    where: { status },
+    orderBy: [{ updatedAt: 'asc' }, { idempotentKey: 'asc' }],
+    take: limit,
+  });
+  return rows.map(toRecord);
+}
+
+/** The most recently changed records, optionally of one status: what the operator CLI lists. */
+export async function listRecentRecords(
+  db: Tx,
+  options: { status?: OrderStatus | undefined; limit: number },
+): Promise<IdempotencyRecord[]> {
+  const rows = await db.idempotencyRecord.findMany({
+    where: options.status ? { status: options.status } : {},
+    orderBy: [{ updatedAt: 'desc' }, { idempotentKey: 'asc' }],
+    take: options.limit,
+  });
+  return rows.map(toRecord);
+}
+
+/** The record's columns under the model's field names, so a raw statement's row maps like a model row. */
+const RECORD_COLUMNS = Prisma.raw(
+  [
+    'idempotent_key AS "idempotentKey"',
+    'approval_no AS "approvalNo"',
+    'operation',
+    'fingerprint',
+    'request',
+    'workflow_id AS "workflowId"',
+    'status',
+    'attempts',
+    'last_error AS "lastError"',
+    'workflow_started_at AS "workflowStartedAt"',
+    'first_delivery_at AS "firstDeliveryAt"',
+    'created_at AS "createdAt"',
+    'updated_at AS "updatedAt"',
+  ].join(', '),
+);
+
+function toRecord(row: RecordRow): IdempotencyRecord {
+  return {
+    idempotencyKey: row.idempotentKey,
+    approvalNo: row.approvalNo,
+    operation: row.operation as Operation,
+    fingerprint: row.fingerprint,
+    request: row.request as unknown as StoredRequest,
+    workflowId: row.workflowId,
+    status: row.status as OrderStatus,
+    attempts: row.attempts,
+    lastError: row.lastError,
+    workflowStartedAt: row.workflowStartedAt,
+    firstDeliveryAt: row.firstDeliveryAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export interface StatusChange {
+  status: OrderStatus;
+  /**
+   * Apply only from these statuses. Compensation steps are retried; a retry that runs after the
+   * order moved on (a resubmitted run already wrote SUBMITTED) must not drag the status back.
+   */
+  onlyFrom?: readonly OrderStatus[];
+  attempts?: number;
+  lastError?: string | null;
+}
+
+/**
+ * A status change as one statement (UPDATE … RETURNING created_at): run alone by setRecordStatus,
+ * or inside the order write's own statement. The status, last error and updated_at change only
+ * from the `onlyFrom` statuses; attempts only ever grow. Every status change comes from a running
+ * workflow, so it also marks the workflow started: a delivery whose start answer was lost never
+ * marked it, and a later redelivery must not start the key again (after an operator abandoned it,
+ * and after Temporal's history of the run is gone).
+ */
+export function recordStatusUpdate(idempotencyKey: string, change: StatusChange): Prisma.Sql {
+  const from: string[] = change.onlyFrom ? [...change.onlyFrom] : [...ORDER_STATUSES];
+  const setLastError = change.lastError !== undefined;
+  return Prisma.sql`
+    UPDATE idempotency_record SET
+      status = CASE WHEN status = ANY(${from}::text[]) THEN ${change.status} ELSE status END,
+      last_error = CASE WHEN status = ANY(${from}::text[]) AND ${setLastError} THEN ${change.lastError ?? null}
+                        ELSE last_error END,
+      updated_at = CASE WHEN status = ANY(${from}::text[]) THEN now() ELSE updated_at END,
+      attempts = GREATEST(attempts, ${change.attempts ?? 0}),
+      workflow_started_at = COALESCE(workflow_started_at, now())
+    WHERE idempotent_key = ${idempotencyKey}
+    RETURNING created_at`;
+}
+
+/**
+ * Records a status change (see recordStatusUpdate). Returns when the key was first accepted
+ * (undefined when its record has expired).
+ */
+export async function setRecordStatus(
+  db: Tx,
+  idempotencyKey: string,
+  change: StatusChange,
+): Promise<{ acceptedAt: Date } | undefined> {
+  const rows = await db.$queryRaw<{ created_at: Date }[]>(recordStatusUpdate(idempotencyKey, change));
+  return rows[0] ? { acceptedAt: rows[0].created_at } : undefined;
+}

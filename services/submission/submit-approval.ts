@@ -1,0 +1,190 @@
+// The path from an approved document to its one workflow, shared by every entry point (the OA
+// webhook today, MCP tools later). The key is computed here from business identifiers — the only
+// place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
+import type { Client } from '@temporalio/client';
+import type { BrokenRule, Config, WritePolicy } from '../config/env.js';
+import { IdempotencyConflictError } from '../../domain/errors.js';
+import { canonicalOrder, describeDifferences, totalAmountOf } from '../../domain/canonical-order.js';
+import { fingerprintOf } from '../../domain-node/fingerprint.js';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import type { Approval } from '../../domain/order-input.js';
+import type { OrderStatus } from '../../domain/order-status.js';
+import { claimRecord, decideFirstDelivery, type IdempotencyRecord } from '../db/idempotency-records.js';
+import type { PrismaClient } from '../db/prisma-client.js';
+import { isTemporalUnreachable } from '../temporal/connection.js';
+import { startOrderWorkflow } from '../temporal/order-workflows.js';
+import type { OrderWorkflowInput } from '../../workflows/definitions.js';
+
+export interface SubmissionDeps {
+  prisma: PrismaClient;
+  temporal: Client;
+  taskQueue: string;
+  writePolicy: WritePolicy;
+  /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
+  startTimeoutMs: number;
+  /** Tests only: a rule broken on purpose (config `BROKEN_RULE_FOR_TESTS`). */
+  brokenRuleForTests?: BrokenRule | undefined;
+}
+
+/** Every entry point submits with the same settings: the configured task queue, policy and deadline. */
+export function submissionDepsFrom(config: Config, prisma: PrismaClient, temporal: Client): SubmissionDeps {
+  return {
+    prisma,
+    temporal,
+    taskQueue: config.temporal.taskQueue,
+    writePolicy: config.writePolicy,
+    startTimeoutMs: config.http.startTimeoutMs,
+    brokenRuleForTests: config.brokenRuleForTests,
+  };
+}
+
+export interface Submission {
+  idempotencyKey: string;
+  workflowId: string;
+  /** False for exactly one delivery of a key: the first one answered with success. */
+  duplicate: boolean;
+  status: OrderStatus;
+}
+
+/**
+ * Temporal could not be reached, or did not confirm the start: the caller redelivers, which is safe
+ * (the workflow id is derived from the key, so a start that did happen is attached to, never doubled).
+ */
+export class TemporalUnavailableError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(
+      `Temporal could not be reached or did not confirm the start: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
+    this.name = 'TemporalUnavailableError';
+  }
+}
+
+export function workflowInputFor(approval: Approval, policy: WritePolicy): OrderWorkflowInput {
+  const order = canonicalOrder(approval.order);
+  return orderInput(
+    {
+      idempotencyKey: idempotencyKeyFor(approval.approvalNo, approval.operation),
+      approvalNo: approval.approvalNo,
+      operation: approval.operation,
+      approvedAt: approval.approvedAt,
+      fingerprint: fingerprintOf(order),
+      order,
+      totalAmount: totalAmountOf(order),
+    },
+    policy,
+  );
+}
+
+/** The workflow input for a key the edge already accepted, rebuilt from its record (same key). */
+export function workflowInputFromRecord(record: IdempotencyRecord, policy: WritePolicy): OrderWorkflowInput {
+  return orderInput(
+    {
+      idempotencyKey: record.idempotencyKey,
+      approvalNo: record.approvalNo,
+      operation: record.operation,
+      approvedAt: record.request.approvedAt,
+      fingerprint: record.fingerprint,
+      order: record.request.order,
+      totalAmount: record.request.totalAmount,
+    },
+    policy,
+  );
+}
+
+function orderInput(order: Omit<OrderWorkflowInput, 'policy'>, policy: WritePolicy): OrderWorkflowInput {
+  return {
+    ...order,
+    policy: {
+      maxAttempts: policy.maxAttempts,
+      initialIntervalMs: policy.initialIntervalMs,
+      maxIntervalMs: policy.maxIntervalMs,
+      backoffCoefficient: policy.backoffCoefficient,
+      startToCloseMs: policy.startToCloseMs,
+      scheduleToCloseMs: policy.scheduleToCloseMs,
+      decisionTimeoutMs: policy.decisionTimeoutMs,
+    },
+  };
+}
+
+/**
+ * Accepts one delivery of an approval:
+ * 1. claim the key (INSERT … ON CONFLICT DO NOTHING), reading the key's order in the same
+ *    statement. An order row, when there is one, is the final judge: a different fingerprint is a
+ *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges.
+ * 2. a key whose workflow is known to exist — marked started, or past RECEIVED, or with its order
+ *    written — is never started again: a redelivery never overrides an operator, also after the
+ *    closed run left Temporal's retention.
+ * 3. otherwise start (or attach to) `order-<key>`. The claim is kept whatever the start answers: a
+ *    start whose answer was lost may have run, and its workflow records its statuses on the claim.
+ * 4. every delivery answered with success asks the database whether it is the first: exactly one
+ *    is (202), every other one is a duplicate (200) — also when the delivery that started the run
+ *    lost its answer (503): then the first delivery answered after it hears 202.
+ */
+export async function submitApproval(deps: SubmissionDeps, approval: Approval): Promise<Submission> {
+  const input = workflowInputFor(approval, deps.writePolicy);
+  const key = input.idempotencyKey;
+  const workflowId = orderWorkflowIdFor(key);
+  const claimed = {
+    idempotencyKey: key,
+    approvalNo: input.approvalNo,
+    operation: input.operation,
+    fingerprint: input.fingerprint,
+    request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
+    workflowId,
+  };
+  const answer = async (): Promise<Submission> => {
+    const { first, status } = await decideFirstDelivery(deps.prisma, key);
+    return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
+  };
+
+  const { record, orderFingerprint, orderStatusAtPurge } = await claimRecord(deps.prisma, claimed);
+  if (orderFingerprint !== undefined) {
+    if (orderFingerprint !== input.fingerprint) {
+      const differences =
+        record?.fingerprint === orderFingerprint ? describeDifferences(record.request.order, input.order) : [];
+      throw new IdempotencyConflictError(key, orderFingerprint, input.fingerprint, differences);
+    }
+    // The order was written; without a record (it expired) the order row answers for the key,
+    // with what the key had reached when its record was purged.
+    if (!record) return { idempotencyKey: key, workflowId, duplicate: true, status: orderStatusAtPurge ?? 'SUBMITTED' };
+    return record.firstDeliveryAt ? duplicateOf(record) : answer();
+  }
+  // Without an order row the claim statement always leaves a record (it inserts one or finds one).
+  if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
+  if (record.fingerprint !== input.fingerprint) {
+    throw new IdempotencyConflictError(
+      key,
+      record.fingerprint,
+      input.fingerprint,
+      describeDifferences(record.request.order, input.order),
+    );
+  }
+  // BROKEN ON PURPOSE, tests only: a started key is started again, even after an abandon.
+  const brokenRestart = deps.brokenRuleForTests === 'redelivery-restarts-after-abandon';
+  if (record.firstDeliveryAt && !brokenRestart) return duplicateOf(record);
+  if ((record.workflowStartedAt || record.status !== 'RECEIVED') && !brokenRestart) return answer();
+
+  try {
+    await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
+      startOrderWorkflow(deps.temporal, deps.taskQueue, input, brokenRestart ? 'ALLOW_DUPLICATE' : undefined),
+    );
+  } catch (error) {
+    // The claim stays. The Temporal client retries its calls: an attempt may have started the run
+    // and lost its answer before a later attempt failed, whatever the last error says. The run,
+    // if there is one, records its statuses on the claim; the sender's redelivery attaches to it.
+    if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);
+    throw error;
+  }
+  // A closed run under the id means an earlier delivery started it and never heard back: this
+  // delivery may still be the first one answered.
+  return answer();
+}
+
+function duplicateOf(record: IdempotencyRecord): Submission {
+  return {
+    idempotencyKey: record.idempotencyKey,
+    workflowId: record.workflowId,
+    duplicate: true,
+    status: record.status,
+  };
+}

@@ -1,0 +1,143 @@
+// The one path that starts order and compensation workflows, used by the webhook edge, the
+// compensation's resubmit and (later) every other entry point. Ids are derived from the key, so
+// starting twice attaches to the running workflow instead of creating a second one.
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
+import type { WorkflowIdReusePolicy } from '@temporalio/common';
+import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import type { OrderStatus as Status } from '../../domain/order-status.js';
+import type { CompensationInput, OrderWorkflowInput } from '../../workflows/definitions.js';
+import { ApprovalNo, CustomerId, IdempotencyKey, OrderStatus } from '../../workflows/search-attributes.js';
+
+export interface StartedWorkflow {
+  workflowId: string;
+  /**
+   * True when a closed run already holds the id and the reuse policy left it alone; false when a
+   * run was started or a running one attached to.
+   */
+  closedRunExists: boolean;
+}
+
+function searchAttributesFor(input: OrderWorkflowInput, status: Status) {
+  return [
+    { key: ApprovalNo, value: input.approvalNo },
+    { key: IdempotencyKey, value: input.idempotencyKey },
+    { key: CustomerId, value: input.order.customerId },
+    { key: OrderStatus, value: status },
+  ];
+}
+
+function summaryOf(input: OrderWorkflowInput): string {
+  return `${input.operation} order for approval ${input.approvalNo}: ${input.order.customerId}, ${input.totalAmount} ${input.order.currency}, ${input.order.lines.length} line(s)`;
+}
+
+/** The order as the UI shows it (Markdown): who, when, and a table of the lines. */
+function detailsOf(input: OrderWorkflowInput): string {
+  const lines = input.order.lines.map((line) => `| ${line.sku} | ${line.quantity} | ${line.unitPrice} |`);
+  return [
+    `Approved ${input.approvedAt} · customer ${input.order.customerId} · total ${input.totalAmount} ${input.order.currency}`,
+    `Key \`${input.idempotencyKey}\``,
+    ['| SKU | quantity | unit price |', '| --- | ---: | ---: |', ...lines].join('\n'),
+  ].join('\n\n');
+}
+
+/** What an order's start carries for operators: its search attributes and the UI's summary and details. */
+export function orderVisibilityFor(input: OrderWorkflowInput) {
+  return {
+    typedSearchAttributes: searchAttributesFor(input, 'RECEIVED'),
+    staticSummary: summaryOf(input),
+    staticDetails: detailsOf(input),
+  };
+}
+
+/**
+ * Starts `order-<key>`, or attaches to it while it runs. `reusePolicy` decides what happens when a
+ * closed run exists: the edge never starts a second run (REJECT_DUPLICATE: a redelivery never
+ * overrides an operator); an operator's resubmit may replace a failed run only.
+ */
+export async function startOrderWorkflow(
+  client: Client,
+  taskQueue: string,
+  input: OrderWorkflowInput,
+  reusePolicy: WorkflowIdReusePolicy = 'REJECT_DUPLICATE',
+): Promise<StartedWorkflow> {
+  const workflowId = orderWorkflowIdFor(input.idempotencyKey);
+  try {
+    const handle = await client.workflow.start('orderWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: reusePolicy,
+      ...orderVisibilityFor(input),
+    });
+    // A USE_EXISTING start answers with the running run when there is one; which delivery was
+    // the first is decided in the database (db/idempotency-records.ts), not here.
+    return { workflowId: handle.workflowId, closedRunExists: false };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, closedRunExists: true };
+    throw error;
+  }
+}
+
+/** Starts `compensation-<key>` at most once while one runs; a new failure after it closed starts a new run. */
+export async function startCompensationWorkflow(
+  client: Client,
+  taskQueue: string,
+  input: CompensationInput,
+): Promise<StartedWorkflow> {
+  const workflowId = compensationWorkflowIdFor(input.order.idempotencyKey);
+  // A compensation of an earlier failed run may still be closing (it just resubmitted the run that
+  // failed now). Attaching to it would leave this failure uncompensated: wait for it to close.
+  await waitForOtherCompensation(client, workflowId, input.orderRunId);
+  try {
+    await client.workflow.start('compensationWorkflow', {
+      memo: { orderRunId: input.orderRunId },
+      taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: searchAttributesFor(input.order, 'COMPENSATING'),
+      staticSummary: `Compensation: ${summaryOf(input.order)}`,
+      staticDetails: `${input.reasonType}: ${input.reason} (after ${input.attempts} attempt(s))`,
+    });
+    return { workflowId, closedRunExists: false };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, closedRunExists: true };
+    throw error;
+  }
+}
+
+/** The latest run of a workflow id, or undefined when there is none (never started, or past retention). */
+export async function describeIfExists(client: Client, workflowId: string) {
+  try {
+    return await client.workflow.getHandle(workflowId).describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return undefined;
+    throw error;
+  }
+}
+
+async function waitForOtherCompensation(client: Client, workflowId: string, orderRunId: string): Promise<void> {
+  const description = await describeIfExists(client, workflowId);
+  if (description?.status.name !== 'RUNNING') return;
+  const memo = description.memo as { orderRunId?: string } | undefined;
+  if (memo?.orderRunId === orderRunId) return; // the same failure: attach to it
+  await waitForRunToClose(client, workflowId, description.runId);
+}
+
+/** Resolves once the given run has closed, however it ended (failed, terminated, timed out). */
+export async function waitForRunToClose(client: Client, workflowId: string, runId: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(workflowId, runId, { followRuns: false }).result();
+  } catch (error) {
+    // Closed all the same, which is all we wait for. Anything else (Temporal unreachable) is
+    // thrown, and the calling step's retry waits again.
+    if (!(error instanceof WorkflowFailedError) && !(error instanceof WorkflowNotFoundError)) throw error;
+  }
+}

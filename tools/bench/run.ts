@@ -1,0 +1,490 @@
+// `npm run bench`: what exactly-once costs, measured in one run on one machine.
+//   1. ours: distinct approvals through the real webhook, API and worker processes;
+//   2. the engine floor: the same HTTP edge starting a workflow with one no-op activity;
+//   3. the database floor: the same order transaction (header, lines, stock) straight through Prisma;
+//   4. a duplicate storm: every approval posted 5 times at once;
+//   5. peak RSS of the worker and the API process.
+// Each level runs closed-loop: `c` clients, each posting an approval, waiting for its workflow to
+// complete, then posting the next. Latency is from the webhook's 202 to the workflow's completion
+// (for the database floor: the transaction). Embedded stack by default; DATABASE_URL and
+// TEMPORAL_ADDRESS point it at others. Prints a table; writes JSON and an SVG chart.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { managedProcess, type ManagedProcess } from '../harness/child-process.js';
+import { loadConfig } from '../../services/config/env.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import { insertOrderWithReservation } from '../../services/db/order-repository.js';
+import { freePort } from '../harness/ports.js';
+import { startStack } from '../dev/stack.js';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { signBody } from '../../domain-node/signature.js';
+import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { connectClient } from '../../services/temporal/connection.js';
+import { renderChart } from './chart.js';
+import { cpuAccounting, type CpuParts, cpuPerItem } from './cpu-accounting.js';
+import { FLOOR_TASK_QUEUE } from './floor.js';
+
+const usage = 'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 15] [--rounds 3] [--out docs/bench]';
+const { values } = parseArgs({
+  options: {
+    levels: { type: 'string', default: '1,8,32,64' },
+    seconds: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '3' },
+    out: { type: 'string', default: 'docs/bench' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const LEVELS = values.levels.split(',').map(Number);
+const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
+if (
+  LEVELS.some((level) => !Number.isInteger(level) || level < 1) ||
+  !(SECONDS > 0) ||
+  !Number.isInteger(ROUNDS) ||
+  ROUNDS < 1
+) {
+  console.error(usage);
+  process.exit(2);
+}
+
+const SECRET = randomBytes(24).toString('hex');
+const RUN = randomBytes(3).toString('hex');
+const SKUS = Array.from({ length: 200 }, (_, index) => `BENCH-${String(index).padStart(3, '0')}`);
+const DB_POOL_SIZE = 10;
+const VISIBLE_FLOOR = 'engine floor + visibility';
+
+interface Measurement {
+  name: string;
+  concurrency: number;
+  completed: number;
+  seconds: number;
+  throughput: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  errors: number;
+  /** CPU milliseconds per completed item, by part of the system. */
+  cpuMsPerItem?: CpuParts;
+  /** Which round measured it (levels are measured once per round). */
+  round?: number;
+}
+
+let cpu: ReturnType<typeof cpuAccounting> | undefined;
+
+/**
+ * Waits until the stack is quiet — every part but the load generator together under a tenth of a
+ * core for half a second — or 20 s have passed.
+ */
+async function settle(): Promise<void> {
+  if (!cpu) return;
+  const deadline = performance.now() + 20_000;
+  const busyMs = (parts: CpuParts) =>
+    Object.entries(parts).reduce((sum, [part, ms]) => (part === 'load generator' ? sum : sum + ms), 0);
+  while (performance.now() < deadline) {
+    const before = busyMs(cpu.snapshot());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (busyMs(cpu.snapshot()) - before < 50) return;
+  }
+}
+
+/** For each measurement and level, the round with the median throughput. */
+function medianRounds(rounds: Measurement[]): Measurement[] {
+  const groups = new Map<string, Measurement[]>();
+  for (const measured of rounds) {
+    const key = `${measured.name}@${measured.concurrency}`;
+    groups.set(key, [...(groups.get(key) ?? []), measured]);
+  }
+  return [...groups.values()].map((group) => {
+    const sorted = [...group].sort((a, b) => a.throughput - b.throughput);
+    return sorted[Math.floor((sorted.length - 1) / 2)] as Measurement;
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** `c` closed-loop clients for `seconds`; each `once()` returns its latency in ms (or throws). */
+async function closedLoop(
+  name: string,
+  concurrency: number,
+  once: (n: number) => Promise<number>,
+): Promise<Measurement> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let issued = 0;
+  const cpuBefore = cpu?.snapshot();
+  const started = performance.now();
+  const deadline = started + SECONDS * 1000;
+  let lastDone = started;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        try {
+          latencies.push(await once(issued++));
+          lastDone = performance.now();
+        } catch (error) {
+          errors += 1;
+          if (errors <= 3) console.error(`  ${name}: ${(error as Error).message}`);
+        }
+      }
+    }),
+  );
+  const seconds = (lastDone - started) / 1000;
+  // The engine finishes some of a phase's work after its last completion (visibility records,
+  // history cleanup): wait for that before the CPU is read, so it counts here and not in the next phase.
+  await settle();
+  const cpuAfter = cpu?.snapshot();
+  latencies.sort((a, b) => a - b);
+  const measurement = {
+    name,
+    concurrency,
+    completed: latencies.length,
+    seconds,
+    throughput: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    errors,
+    ...(cpuBefore && cpuAfter ? { cpuMsPerItem: cpuPerItem(cpuBefore, cpuAfter, latencies.length) } : {}),
+  };
+  console.log(
+    `  ${name.padEnd(12)} c=${String(concurrency).padEnd(3)} ${measurement.throughput.toFixed(1).padStart(6)}/s  ` +
+      `p50 ${measurement.p50.toFixed(0)} p95 ${measurement.p95.toFixed(0)} p99 ${measurement.p99.toFixed(0)} ms` +
+      (errors ? `  errors ${errors}` : ''),
+  );
+  return measurement;
+}
+
+function approvalBody(approvalNo: string) {
+  const first = SKUS[Math.floor(Math.random() * SKUS.length)] as string;
+  let second = SKUS[Math.floor(Math.random() * SKUS.length)] as string;
+  if (second === first) second = SKUS[(SKUS.indexOf(first) + 1) % SKUS.length] as string;
+  return {
+    approvalNo,
+    operation: 'MAIN' as const,
+    approvedAt: new Date().toISOString(),
+    order: {
+      customerId: `CUST-${approvalNo.slice(-3)}`,
+      currency: 'CNY',
+      lines: [
+        { sku: first, quantity: 1, unitPrice: '10.00' },
+        { sku: second, quantity: 2, unitPrice: '2.50' },
+      ],
+    },
+  };
+}
+
+async function post(url: string, body: unknown, query = ''): Promise<{ status: number; duplicate?: boolean }> {
+  const payload = JSON.stringify(body);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const response = await fetch(`${url}/webhooks/oa/approvals${query}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-oa-timestamp': timestamp,
+      'x-oa-signature': signBody(SECRET, timestamp, payload),
+    },
+    body: payload,
+  });
+  const answer = (await response.json().catch(() => ({}))) as { duplicate?: boolean };
+  return { status: response.status, ...(answer.duplicate !== undefined ? { duplicate: answer.duplicate } : {}) };
+}
+
+/** Peak resident memory of a process (VmHWM), in MiB. */
+function peakRssMiB(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+async function main(): Promise<boolean> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-bench-'));
+  // As root, PostgreSQL runs as its own user, which must reach the data folder.
+  chmodSync(dataDir, 0o755);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    console.log(
+      `bench ${RUN}: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+    );
+    const stack = await startStack({
+      dataDir,
+      ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
+      ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
+      namespace: 'default',
+      headless: true,
+    });
+    cleanups.push(() => stack.stop());
+    const ports = { api: await freePort(), floorApi: await freePort() };
+    const env = {
+      ...process.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_TASK_QUEUE: `bench-${RUN}`,
+      WEBHOOK_SECRET: SECRET,
+      DB_POOL_SIZE: String(DB_POOL_SIZE),
+    };
+    const temporal: Client = await connectClient({ address: stack.temporalAddress, namespace: 'default' });
+    cleanups.push(() => temporal.connection.close());
+    // LOG_LEVEL=warn keeps per-request logging out of the figures; readiness is probed instead of
+    // read from info lines: an HTTP answer, or a worker polling its task queue.
+    const answers = (url: string) => async () => (await fetch(url, { method: 'POST' })).status > 0;
+    const polling = (taskQueue: string) => async () => {
+      const { pollers } = await temporal.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue },
+      });
+      return (pollers?.length ?? 0) > 0;
+    };
+    const processes: Record<string, ManagedProcess> = {
+      api: managedProcess({
+        name: 'api',
+        entry: 'edges/http/main.ts',
+        env: { ...env, PORT: String(ports.api) },
+        ready: async () => (await fetch(`http://127.0.0.1:${ports.api}/livez`)).ok,
+      }),
+      worker: managedProcess({ name: 'worker', entry: 'worker/main.ts', env, ready: polling(env.TEMPORAL_TASK_QUEUE) }),
+      floorApi: managedProcess({
+        name: 'floor-api',
+        entry: 'tools/bench/floor-api.ts',
+        env: { ...env, PORT: String(ports.floorApi) },
+        ready: answers(`http://127.0.0.1:${ports.floorApi}/webhooks/oa/approvals`),
+      }),
+      floorWorker: managedProcess({
+        name: 'floor-worker',
+        entry: 'tools/bench/floor-worker.ts',
+        env,
+        ready: polling(FLOOR_TASK_QUEUE),
+      }),
+    };
+    for (const managed of Object.values(processes)) cleanups.push(() => managed.kill('SIGTERM'));
+    await Promise.all(Object.values(processes).map((managed) => managed.start()));
+    cpu = cpuAccounting(dataDir, {
+      api: () => processes.api?.pid(),
+      worker: () => processes.worker?.pid(),
+      'floor api': () => processes.floorApi?.pid(),
+      'floor worker': () => processes.floorWorker?.pid(),
+    });
+
+    const prisma: PrismaClient = createPrismaClient({
+      databaseUrl: stack.databaseUrl,
+      poolSize: DB_POOL_SIZE,
+      statementTimeoutMs: 2_000,
+    });
+    cleanups.push(() => prisma.$disconnect());
+    await prisma.inventory.createMany({
+      data: SKUS.map((sku) => ({ sku, onHand: 1_000_000_000 })),
+      skipDuplicates: true,
+    });
+
+    const apiUrl = `http://127.0.0.1:${ports.api}`;
+    const floorUrl = `http://127.0.0.1:${ports.floorApi}`;
+    // `phase` names the approvals of one measurement: every approval of a run is a new one.
+    const ours = (phase: string) => async (n: number) => {
+      const approvalNo = `B${RUN}-O${phase}-${n}`;
+      const answer = await post(apiUrl, approvalBody(approvalNo));
+      if (answer.status !== 202) throw new Error(`webhook answered ${answer.status}`);
+      const accepted = performance.now();
+      await temporal.workflow.getHandle(orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'))).result();
+      return performance.now() - accepted;
+    };
+    // `visible`: the floor workflow started and moved on with an order's search attributes and UI
+    // metadata — the engine's share of what operators see, without the database or the edge's checks.
+    const floor =
+      (phase: string, visible = false) =>
+      async (n: number) => {
+        const approvalNo = `B${RUN}-${visible ? 'V' : 'F'}${phase}-${n}`;
+        const answer = await post(floorUrl, approvalBody(approvalNo), visible ? '?visible=1' : '');
+        if (answer.status !== 202) throw new Error(`floor edge answered ${answer.status}`);
+        const accepted = performance.now();
+        await temporal.workflow.getHandle(`floor-${idempotencyKeyFor(approvalNo, 'MAIN')}`).result();
+        return performance.now() - accepted;
+      };
+    // The order the activity would write for the approval (the same input builder as the edge).
+    const { writePolicy } = loadConfig(env);
+    const database = (phase: string) => async (n: number) => {
+      const input = workflowInputFor(approvalBody(`B${RUN}-D${phase}-${n}`), writePolicy);
+      const started = performance.now();
+      await prisma.$transaction((tx) => insertOrderWithReservation(tx, { ...input, writtenAttempt: 1 }));
+      return performance.now() - started;
+    };
+
+    console.log('warming up (JIT, pools, workflow caches) …');
+    await closedLoop('warm-up ours', 8, ours('warm'));
+    await closedLoop('warm-up floor', 8, floor('warm'));
+
+    // Rounds: every level measured again, ours and the engine floor taking turns to go first, so
+    // neither always inherits the other's warm caches or the machine's slow moments. The table
+    // shows each figure's median round.
+    const rounds: Measurement[] = [];
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      for (const level of LEVELS) {
+        console.log(`round ${round} of ${ROUNDS}, concurrency ${level}`);
+        const phase = `${level}r${round}`;
+        const pair = [
+          async () => rounds.push({ ...(await closedLoop('ours', level, ours(phase))), round }),
+          async () => rounds.push({ ...(await closedLoop('engine floor', level, floor(phase))), round }),
+        ];
+        for (const measure of round % 2 === 1 ? pair : pair.reverse()) await measure();
+        rounds.push({ ...(await closedLoop('db floor', level, database(phase))), round });
+        if (level === 32) rounds.push({ ...(await closedLoop(VISIBLE_FLOOR, level, floor(phase, true))), round });
+      }
+    }
+    const results = medianRounds(rounds);
+    const bare = await closedLoop('bare SDK', 32, async (n) => {
+      const started = performance.now();
+      await temporal.workflow.execute('floorWorkflow', { taskQueue: FLOOR_TASK_QUEUE, workflowId: `bare-${RUN}-${n}` });
+      return performance.now() - started;
+    });
+
+    console.log('duplicate storm: every approval posted 5 times at once, c=32');
+    let firstDeliveries = 0;
+    const storm = await closedLoop('storm', 32, async (n) => {
+      const approvalNo = `B${RUN}-S-${n}`;
+      const body = approvalBody(approvalNo);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => post(apiUrl, body)));
+      if (answers.some((answer) => answer.status !== 202 && answer.status !== 200)) throw new Error('storm refused');
+      firstDeliveries += answers.filter((answer) => answer.duplicate === false).length;
+      const started = performance.now();
+      await temporal.workflow.getHandle(orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'))).result();
+      return performance.now() - started;
+    });
+    const [duplicates] = await prisma.$queryRaw<{ keys: bigint }[]>`
+      SELECT count(*) AS keys FROM (
+        SELECT approval_no, operation FROM order_main WHERE approval_no LIKE ${`B${RUN}-%`}
+        GROUP BY approval_no, operation HAVING count(*) > 1) AS doubled`;
+    const memory = {
+      workerPeakRssMiB: peakRssMiB(processes.worker?.pid()),
+      apiPeakRssMiB: peakRssMiB(processes.api?.pid()),
+    };
+
+    const report = {
+      run: RUN,
+      machine: {
+        cores: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        memoryGiB: os.totalmem() / 2 ** 30,
+        node: process.version,
+      },
+      settings: {
+        secondsPerLevel: SECONDS,
+        rounds: ROUNDS,
+        dbPoolSize: DB_POOL_SIZE,
+        temporal:
+          process.env.TEMPORAL_ADDRESS ?? 'embedded dev server, SQLite on disk, journal_mode=wal, synchronous=normal',
+        postgres: process.env.DATABASE_URL ? 'external' : 'embedded PostgreSQL 17',
+        logLevel: 'warn',
+      },
+      rounds: ROUNDS,
+      results,
+      allRounds: rounds,
+      bare,
+      storm: {
+        ...storm,
+        firstDeliveries,
+        uniqueOrdersPerSecond: storm.throughput,
+        duplicateOrders: Number(duplicates?.keys ?? 0),
+      },
+      memory,
+    };
+    printTable(report.results, report);
+    mkdirSync(values.out, { recursive: true });
+    writeFileSync(path.join(values.out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(path.join(values.out, 'throughput.svg'), renderChart(report.results));
+    console.log(`wrote ${values.out}/results.json and ${values.out}/throughput.svg`);
+    // Exactly-once is the point: the run fails when an approval was written twice, or when its
+    // storm did not answer exactly one delivery as the first.
+    if (report.storm.duplicateOrders !== 0) console.error(`DUPLICATE ORDERS: ${report.storm.duplicateOrders}`);
+    if (firstDeliveries !== storm.completed) {
+      console.error(`FIRST DELIVERIES: ${firstDeliveries} answered as first for ${storm.completed} approvals`);
+    }
+    return report.storm.duplicateOrders === 0 && firstDeliveries === storm.completed;
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function printTable(
+  results: Measurement[],
+  report: {
+    allRounds: Measurement[];
+    bare: Measurement;
+    storm: Measurement & { duplicateOrders: number; firstDeliveries: number };
+    memory: Record<string, number>;
+  },
+) {
+  const at = (name: string, level: number) =>
+    results.find((result) => result.name === name && result.concurrency === level);
+  const ms = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(0));
+  console.log(
+    '\n| c | ours /s | engine floor /s | db floor /s | ours ÷ engine | ours ÷ db | ours p50/p95/p99 ms | engine p50/p95/p99 ms | db p50/p95/p99 ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const level of LEVELS) {
+    const [o, f, d] = [at('ours', level), at('engine floor', level), at('db floor', level)];
+    if (!o || !f || !d) continue;
+    console.log(
+      `| ${level} | ${o.throughput.toFixed(1)} | ${f.throughput.toFixed(1)} | ${d.throughput.toFixed(1)} | ` +
+        `${((100 * o.throughput) / f.throughput).toFixed(0)} % | ${((100 * o.throughput) / d.throughput).toFixed(0)} % | ` +
+        `${ms(o.p50)}/${ms(o.p95)}/${ms(o.p99)} | ${ms(f.p50)}/${ms(f.p95)}/${ms(f.p99)} | ${ms(d.p50)}/${ms(d.p95)}/${ms(d.p99)} |`,
+    );
+  }
+  if (ROUNDS > 1) {
+    console.log(`\nours ÷ engine floor in each round (the table shows each figure's median of ${ROUNDS}):`);
+    for (const level of LEVELS) {
+      const ratios = Array.from({ length: ROUNDS }, (_, index) => {
+        const inRound = (name: string) =>
+          report.allRounds.find((r) => r.name === name && r.concurrency === level && r.round === index + 1);
+        const [o, f] = [inRound('ours'), inRound('engine floor')];
+        return o && f ? `${((100 * o.throughput) / f.throughput).toFixed(0)} %` : '-';
+      });
+      console.log(`  c=${level}: ${ratios.join(', ')}`);
+    }
+  }
+  const visible = at(VISIBLE_FLOOR, 32);
+  const ours32 = at('ours', 32);
+  if (visible && ours32) {
+    console.log(
+      `\n${VISIBLE_FLOOR} (the floor with an order's search attributes, status upsert and UI metadata), c=32: ` +
+        `${visible.throughput.toFixed(1)}/s, p50 ${ms(visible.p50)} ms; ours ÷ it: ${((100 * ours32.throughput) / visible.throughput).toFixed(0)} %`,
+    );
+  }
+  console.log('\nCPU ms per completed item, by part (c=32):');
+  for (const name of ['ours', 'engine floor', VISIBLE_FLOOR, 'db floor']) {
+    const parts = at(name, 32)?.cpuMsPerItem;
+    if (!parts) continue;
+    const shown = Object.entries(parts)
+      .filter(([, value]) => value >= 0.05)
+      .map(([part, value]) => `${part} ${value.toFixed(1)}`)
+      .join(', ');
+    const total = Object.values(parts).reduce((sum, value) => sum + value, 0);
+    console.log(`  ${name.padEnd(25)} total ${total.toFixed(1)}: ${shown}`);
+  }
+  console.log(
+    `\nbare SDK (client.workflow.execute, no HTTP), c=32: ${report.bare.throughput.toFixed(1)} wf/s, p50 ${ms(report.bare.p50)} ms`,
+  );
+  console.log(
+    `duplicate storm, c=32 × 5 deliveries: ${report.storm.throughput.toFixed(1)} unique orders/s, ` +
+      `duplicate orders ${report.storm.duplicateOrders}, first deliveries ${report.storm.firstDeliveries} for ${report.storm.completed} approvals`,
+  );
+  console.log(
+    `peak RSS: worker ${report.memory.workerPeakRssMiB?.toFixed(0)} MiB, API ${report.memory.apiPeakRssMiB?.toFixed(0)} MiB`,
+  );
+}
+
+// An explicit exit, as the test runner does: embedded PostgreSQL's exit hook ends the process with
+// code 0 on beforeExit, which would hide a failed run behind process.exitCode.
+process.exit((await main()) ? 0 : 1);

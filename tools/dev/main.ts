@@ -1,0 +1,136 @@
+// `npm run dev`: one supervisor for the whole service on embedded defaults — Temporal dev server,
+// PostgreSQL, the worker and the HTTP API — with prefixed logs; Ctrl-C stops everything cleanly.
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig } from '../../services/config/env.js';
+import { loadOrCreateDevSecrets } from './dev-secrets.js';
+import { removeDevStackFile, writeDevStackFile } from '../../services/config/dev-stack-file.js';
+import { startStack } from './stack.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function prefixed(name: string, text: string) {
+  for (const line of text.split('\n')) if (line.trim()) process.stdout.write(`[${name.padEnd(8)}] ${line}\n`);
+}
+
+function runChild(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => prefixed(name, chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => prefixed(name, chunk.toString('utf8')));
+  return child;
+}
+
+async function main() {
+  const config = loadConfig();
+  const dataDir = path.resolve(ROOT, config.dataDir);
+  const secrets = loadOrCreateDevSecrets(dataDir);
+  const webhookSecret = config.webhook.secret ?? secrets.webhookSecret;
+  const mcpToken = config.mcp.token ?? secrets.mcpToken;
+
+  prefixed('dev', `data folder ${dataDir}`);
+  const stack = await startStack({
+    dataDir,
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    ...(config.temporal.address ? { temporalAddress: config.temporal.address } : {}),
+    namespace: config.temporal.namespace,
+    ports: {
+      postgres: Number(process.env.DEV_POSTGRES_PORT ?? 5433),
+      temporal: Number(process.env.DEV_TEMPORAL_PORT ?? 7233),
+      temporalUi: Number(process.env.DEV_TEMPORAL_UI_PORT ?? 8233),
+    },
+    log: (source, line) => prefixed(source, line),
+  });
+  if (stack.appliedMigrations.length > 0) prefixed('dev', `applied migrations: ${stack.appliedMigrations.join(', ')}`);
+  writeDevStackFile(dataDir, {
+    databaseUrl: stack.databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    taskQueue: config.temporal.taskQueue,
+  });
+
+  const env = {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    WEBHOOK_SECRET: webhookSecret,
+    MCP_TOKEN: mcpToken,
+    // One machine, no load balancer: Ctrl-C need not wait for one to notice the drain.
+    SHUTDOWN_DRAIN_MS: process.env.SHUTDOWN_DRAIN_MS ?? '0',
+  };
+  // Two processes cannot serve one port: with METRICS_PORT the worker takes it, the API the next.
+  const metricsPorts = config.metrics ? { worker: config.metrics.port, api: config.metrics.port + 1 } : undefined;
+  const children = [
+    runChild('worker', 'worker/main.ts', {
+      ...env,
+      ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.worker) } : {}),
+    }),
+    runChild('api', 'edges/http/main.ts', {
+      ...env,
+      ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.api) } : {}),
+    }),
+  ];
+
+  prefixed(
+    'dev',
+    `HTTP API        http://${config.http.host}:${config.http.port}  (POST /webhooks/oa/approvals, GET /orders/<key>, GET /healthz)`,
+  );
+  if (stack.temporalUiUrl)
+    prefixed('dev', `Temporal Web UI ${stack.temporalUiUrl}/namespaces/${config.temporal.namespace}/workflows`);
+  prefixed('dev', `PostgreSQL      ${stack.databaseUrl}`);
+  if (metricsPorts)
+    prefixed('dev', `Metrics         worker :${metricsPorts.worker}/metrics, API :${metricsPorts.api}/metrics`);
+  if (!config.webhook.secret)
+    prefixed(
+      'dev',
+      `WEBHOOK_SECRET  ${webhookSecret}  (development value, kept in ${path.join(dataDir, 'dev-secrets.json')})`,
+    );
+  prefixed(
+    'dev',
+    `MCP (HTTP)      http://${config.http.host}:${config.http.port}/mcp  (Authorization: Bearer <MCP_TOKEN>)`,
+  );
+  if (!config.mcp.token)
+    prefixed(
+      'dev',
+      `MCP_TOKEN       ${mcpToken}  (development value, kept in ${path.join(dataDir, 'dev-secrets.json')})`,
+    );
+  prefixed('dev', 'send a signed sample approval: npm run sample   |   Ctrl-C stops everything');
+
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    prefixed('dev', 'stopping worker, API, Temporal and PostgreSQL');
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+          }),
+      ),
+    );
+    await stack.stop();
+    removeDevStackFile(dataDir);
+    process.exit(code);
+  };
+  for (const child of children) {
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      prefixed('dev', `a child process exited (code ${code ?? signal}); stopping`);
+      void stopAll(1);
+    });
+  }
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

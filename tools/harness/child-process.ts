@@ -1,0 +1,79 @@
+// The service's own entry points as child processes the harness can kill and restart.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+// Whatever ends the harness — a crash included — ends the processes it started.
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+export interface ManagedProcess {
+  /** Starts (or starts again) and resolves once `readyLine` appeared in the output. */
+  start: () => Promise<void>;
+  kill: (signal?: NodeJS.Signals) => Promise<void>;
+  output: () => string;
+  /** The running process's id; undefined when it is not running. */
+  pid: () => number | undefined;
+  /** How the last run ended: its exit code, or the signal that ended it; undefined while running. */
+  exit: () => { code: number | null; signal: NodeJS.Signals | null } | undefined;
+}
+
+export function managedProcess(options: {
+  name: string;
+  entry: string;
+  env: NodeJS.ProcessEnv;
+  /** Ready once this appears in the output … */
+  readyLine?: string;
+  /** … or once this answers true (for processes that log little). */
+  ready?: () => Promise<boolean>;
+  readyTimeoutMs?: number;
+  /** How node runs `entry`: TypeScript through tsx by default; `[]` for built JavaScript. */
+  nodeArgs?: string[];
+}): ManagedProcess {
+  let child: ChildProcess | undefined;
+  let log = '';
+  const append = (chunk: Buffer) => {
+    log += chunk.toString('utf8');
+    if (log.length > 2_000_000) log = log.slice(-1_000_000);
+  };
+  return {
+    output: () => log,
+    pid: () => (child && child.exitCode === null && child.signalCode === null ? child.pid : undefined),
+    exit: () =>
+      child && (child.exitCode !== null || child.signalCode !== null)
+        ? { code: child.exitCode, signal: child.signalCode }
+        : undefined,
+    start: async () => {
+      const startedAt = log.length;
+      const current = spawn(process.execPath, [...(options.nodeArgs ?? ['--import', 'tsx']), options.entry], {
+        cwd: ROOT,
+        env: options.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = current;
+      live.add(current);
+      current.once('exit', () => live.delete(current));
+      current.stdout?.on('data', append);
+      current.stderr?.on('data', append);
+      const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+      const isReady = async () =>
+        options.ready ? options.ready().catch(() => false) : log.slice(startedAt).includes(options.readyLine ?? '');
+      while (!(await isReady())) {
+        if (current.exitCode !== null)
+          throw new Error(`${options.name} exited during start-up:\n${log.slice(startedAt)}`);
+        if (Date.now() > deadline) throw new Error(`${options.name} did not become ready:\n${log.slice(startedAt)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    kill: async (signal = 'SIGKILL') => {
+      const current = child;
+      if (!current || current.exitCode !== null || current.signalCode !== null) return;
+      const exited = new Promise((resolve) => current.once('exit', resolve));
+      current.kill(signal);
+      await exited;
+    },
+  };
+}

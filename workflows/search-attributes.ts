@@ -1,6 +1,6 @@
 // Custom search attributes (Keyword), so an operator finds an order in the Temporal UI by approval
 // number, key, status or customer without opening its history. Registered at start-up
-// (temporal/search-attributes.ts); set at workflow start and kept current by the workflows.
+// (services/temporal/search-attributes.ts); set at workflow start and kept current by the workflows.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 export const ApprovalNo = defineSearchAttributeKey('ApprovalNo', SearchAttributeType.KEYWORD);

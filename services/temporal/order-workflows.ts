@@ -76,7 +76,7 @@ export async function startOrderWorkflow(
       ...orderVisibilityFor(input),
     });
     // A USE_EXISTING start answers with the running run when there is one; which delivery was
-    // the first is decided in the database (db/idempotency-records.ts), not here.
+    // the first is decided in the database (services/db/idempotency-records.ts), not here.
     return { workflowId: handle.workflowId, closedRunExists: false };
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, closedRunExists: true };

@@ -1,7 +1,7 @@
 // The operator tools, offered only when the server is started with them (--operator-tools or
 // MCP_OPERATOR_TOOLS=1): every key waiting for a person, and the decisions on them — resubmit or
 // abandon a write that failed for good, redeliver or mark handled a delivery that failed. All go
-// through submission/operator-decisions.ts, the operator path every surface shares.
+// through services/submission/operator-decisions.ts, the operator path every surface shares.
 import { z } from 'zod';
 import { DECIDED_BY_MAX_LENGTH } from '../../../domain/decided-by.js';
 import { COMPENSATION_DECISIONS, ORDER_STATUSES } from '../../../domain/order-status.js';

@@ -1,5 +1,5 @@
 // `submit_approved_order`: the webhook's body, through the webhook's own path to the workflow
-// (submission/submit-approval.ts), so the key is computed in the one place it is ever computed and
+// (services/submission/submit-approval.ts), so the key is computed in the one place it is ever computed and
 // the model can neither pass nor change it. The tool then waits — at most MCP_SUBMIT_WAIT_MS, one
 // rung of the timeout ladder, well inside an MCP client's request timeout — for the write's
 // outcome, and otherwise answers at once with the status and what to call next. An agent's retry

@@ -1,0 +1,95 @@
+// The import and environment rules of the house (docs/architecture.md, "The map of the root") are
+// lint rules; this runs the project's own ESLint configuration on small snippets linted as if they
+// were an existing file of the folder the rule covers (the type-aware parser only knows files of
+// the project), so removing or loosening a rule fails here, not in a review.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const eslint = new ESLint({ cwd: ROOT });
+
+/** The messages of the rule `ruleId` for `code` linted as if it lived at `file`. */
+async function violations(file: string, code: string, ruleId: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  assert.ok(result, `ESLint linted ${file}`);
+  const fatal = result.messages.find((message) => message.fatal);
+  assert.equal(fatal, undefined, `ESLint parsed the snippet as ${file}`);
+  return result.messages.filter((message) => message.ruleId === ruleId).map((message) => message.message);
+}
+
+const IMPORTS = 'no-restricted-imports';
+const ENV = 'no-restricted-properties';
+
+describe('house rules', () => {
+  it('refuses a workflow file that imports the Node-only domain folder', async () => {
+    const found = await violations(
+      'workflows/delivery-workflow.ts',
+      "import { fingerprintOf } from '../domain-node/fingerprint.js';\nexport const f = fingerprintOf;\n",
+      IMPORTS,
+    );
+    assert.equal(found.length, 1);
+    assert.match(found[0] ?? '', /domain-node\/ needs Node built-ins/);
+  });
+
+  it('refuses Node built-ins and I/O in domain/, which workflow code imports', async () => {
+    const found = await violations(
+      'domain/money.ts',
+      "import { createHash } from 'node:crypto';\nimport { migrate } from '../services/db/migrate.js';\nexport const x = [createHash, migrate];\n",
+      IMPORTS,
+    );
+    assert.equal(found.length, 2);
+  });
+
+  it('lets a workflow file import domain/ and activities as types', async () => {
+    const found = await violations(
+      'workflows/delivery-workflow.ts',
+      "import { ORDER_STATUSES } from '../domain/order-status.js';\nimport type * as activities from '../activities/index.js';\nexport type A = typeof activities;\nexport const s = ORDER_STATUSES;\n",
+      IMPORTS,
+    );
+    assert.deepEqual(found, []);
+  });
+
+  it('refuses process.env outside services/config, and allows it inside', async () => {
+    const code = 'export const level = process.env.LOG_LEVEL;\n';
+    for (const file of [
+      'edges/cli/table.ts',
+      'activities/activity-failure.ts',
+      'services/db/retention.ts',
+      'examples/consumer/main.ts',
+    ]) {
+      const found = await violations(file, code, ENV);
+      assert.equal(found.length, 1, `${file} may not read process.env`);
+      assert.match(found[0] ?? '', /Only services\/config reads the environment/);
+    }
+    assert.deepEqual(await violations('services/config/process.ts', code, ENV), []);
+  });
+
+  it('refuses product code that imports a tool or a test, and tools that import tests', async () => {
+    const product = await violations(
+      'services/submission/wait-for-outcome.ts',
+      "import { freePort } from '../../tools/harness/ports.js';\nexport const p = freePort;\n",
+      IMPORTS,
+    );
+    assert.equal(product.length, 1);
+    assert.match(product[0] ?? '', /Product code never imports a tool/);
+    const tool = await violations(
+      'tools/chaos/prng.ts',
+      "import { signedHeaders } from '../../test/support/service.js';\nexport const s = signedHeaders;\n",
+      IMPORTS,
+    );
+    assert.equal(tool.length, 1);
+    assert.match(tool[0] ?? '', /Only tests import test support/);
+  });
+
+  it('lets the MCP edge import its own tools folder, which is not the root tools/', async () => {
+    const found = await violations(
+      'edges/mcp/server.ts',
+      "import { getOrderStatusTool } from './tools/get-order-status.js';\nexport const t = getOrderStatusTool;\n",
+      IMPORTS,
+    );
+    assert.deepEqual(found, []);
+  });
+});

@@ -16,7 +16,7 @@ import { decideCompensation, listOrdersAwaitingDecision } from '../../services/s
 import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../services/submission/submit-approval.js';
 import { createLazyClient } from '../../services/temporal/connection.js';
 import { startCompensationWorkflow } from '../../services/temporal/order-workflows.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import {
   approval,
   type ApprovalBody,
@@ -67,15 +67,14 @@ describe('the start path keeps its promises around the one order', () => {
   /** One delivery whose start reaches Temporal while its answer is lost, then the line goes down. */
   async function deliverWithLostAnswer(body: ApprovalBody, key: string) {
     await proxiedTemporal.workflowService.getSystemInfo({}); // the connection is up before the fault
-    proxy.setMode({ kind: 'swallow-replies' });
+    await proxy.setMode({ kind: 'swallow-replies' });
     const answer = postApproval({ app: edge }, body);
     await eventually('the start to reach Temporal', async () =>
       (await workflowExists(service.temporal, `order-${key}`)) ? true : undefined,
     );
-    proxy.setMode({ kind: 'refuse' });
-    proxy.cutAll();
+    await proxy.setMode({ kind: 'refuse' });
     const response = await answer;
-    proxy.setMode({ kind: 'pass' });
+    await proxy.setMode({ kind: 'pass' });
     return response;
   }
 
@@ -86,7 +85,7 @@ describe('the start path keeps its promises around the one order', () => {
     const body = approval(approvalNo, sku);
     await proxiedTemporal.workflowService.getSystemInfo({});
     // The starter's answer arrives after the worker (which reaches Temporal directly) wrote the order.
-    proxy.setMode({ kind: 'delay-replies', ms: 2_500 });
+    await proxy.setMode({ kind: 'delay-replies', ms: 2_500 });
     const first = postApproval({ app: edge }, body);
     await eventually('the order to be written', async () =>
       (await orderCount(service.prisma, key)) === 1 ? true : undefined,

@@ -46,6 +46,10 @@ abstract class StepOnKnownKey extends Step {
 }
 
 const RIGHT: Payload = { kind: 'right' };
+/** How long Temporal's answers are held back when it is slow: below the API's start deadline. */
+const SLOW_ANSWER_MS = 2_000;
+/** After a lost answer, how long the dead connection lingers before it is cut. */
+const LOST_ANSWER_CUT_MS = 1_500;
 
 class Deliver extends Step {
   readonly kind = 'deliver';
@@ -154,7 +158,7 @@ class DeliverWhileTemporalUnreachable extends Step {
   }
   protected async act(model: Model, world: World) {
     world.temporalFault = true;
-    await world.stack.temporalProxy.setMode('refuse');
+    await world.stack.temporalProxy.setMode({ kind: 'refuse' });
     try {
       await world.deliver(model, this.slot, RIGHT);
     } finally {
@@ -174,7 +178,7 @@ class DeliverAnswerLost extends Step {
   protected async act(model: Model, world: World) {
     const lostBefore = world.stack.temporalProxy.lostAnswers();
     world.temporalFault = true;
-    await world.stack.temporalProxy.setMode('lose-answer');
+    await world.stack.temporalProxy.setMode({ kind: 'lose-next-answer', cutAfterMs: LOST_ANSWER_CUT_MS });
     try {
       const answer = await world.deliver(model, this.slot, RIGHT);
       if (world.stack.temporalProxy.lostAnswers() > lostBefore && answer.status !== 202) {
@@ -206,7 +210,7 @@ class DeliverWhileTemporalSlow extends Step {
   }
   protected async act(model: Model, world: World) {
     world.temporalFault = true;
-    await world.stack.temporalProxy.setMode('slow-answers');
+    await world.stack.temporalProxy.setMode({ kind: 'delay-replies', ms: SLOW_ANSWER_MS });
     try {
       await Promise.all([
         world.deliver(model, this.slot, RIGHT),

@@ -20,7 +20,7 @@ import { startTemporalDevServer, temporalBinary } from '../dev/temporal-dev-serv
 import { connectClient } from '../../services/temporal/connection.js';
 import type { Client } from '@temporalio/client';
 import { type Downstream, startDownstream } from './downstream.js';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -101,7 +101,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     const pgProxy = await startPgProxy({ targetPort: Number(dbPort), random: seededRandom(1), faults: pgFaults });
     cleanups.push(() => pgProxy.close());
     const temporalPort = Number(temporalServer.address.split(':').pop());
-    const temporalProxy = await startTcpProxy(temporalPort);
+    const temporalProxy = await startTcpProxy(`127.0.0.1:${temporalPort}`);
     cleanups.push(() => temporalProxy.close());
     const downstream = await startDownstream(db, DOWNSTREAM_SECRET, 'explorer_consumer');
     cleanups.push(() => downstream.close());

@@ -240,7 +240,7 @@ export class World {
    * health check reaches Temporal (its channel reconnects with a backoff of its own).
    */
   async endTemporalFault(): Promise<void> {
-    await this.stack.temporalProxy.setMode('pass');
+    await this.stack.temporalProxy.setMode({ kind: 'pass' });
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       const health = await fetch(`${this.stack.apiUrl}/healthz`).then(

@@ -1,0 +1,124 @@
+// A TCP proxy in front of the Temporal frontend, for the start path's faults: answers that come
+// late, answers that never come (Temporal acted, the caller never hears), and Temporal unreachable.
+// gRPC is HTTP/2 over one connection, so these are faults of the whole connection, as a network
+// would produce them. Used by the start-path tests and by the explorer.
+import net from 'node:net';
+
+export type TcpProxyMode =
+  /** Bytes flow both ways. */
+  | { kind: 'pass' }
+  /** Every answer reaches the caller `ms` after it arrived, in order. */
+  | { kind: 'delay-replies'; ms: number }
+  /** Requests reach the server; every answer is dropped, and the connection stays open. */
+  | { kind: 'swallow-replies' }
+  /**
+   * The next request on each connection reaches the server, then every answer on that connection
+   * is dropped and the connection is cut `cutAfterMs` later: the start may have happened, the
+   * caller never learns it.
+   */
+  | { kind: 'lose-next-answer'; cutAfterMs: number }
+  /** Not listening: a connect is refused, so the caller knows nothing was sent. Open ones are cut. */
+  | { kind: 'refuse' };
+
+export interface TcpProxy {
+  port: number;
+  /** `127.0.0.1:<port>`, for TEMPORAL_ADDRESS. */
+  address: string;
+  mode(): TcpProxyMode;
+  setMode(mode: TcpProxyMode): Promise<void>;
+  /** How many requests were forwarded whose answer was then dropped (`lose-next-answer`). */
+  lostAnswers(): number;
+  /** Destroys every open connection: the caller sees its calls fail mid-flight. */
+  cutAll(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A gRPC call that carries a workflow start is far larger than HTTP/2's own frames (settings,
+ * pings, window updates): a chunk this big from the caller is taken for the request to lose.
+ */
+const REQUEST_BYTES = 300;
+
+export async function startTcpProxy(target: string): Promise<TcpProxy> {
+  const separator = target.lastIndexOf(':');
+  const host = target.slice(0, separator);
+  const targetPort = Number(target.slice(separator + 1));
+  let mode: TcpProxyMode = { kind: 'pass' };
+  let lost = 0;
+  const sockets = new Set<net.Socket>();
+
+  const onConnection = (client: net.Socket) => {
+    const upstream = net.connect({ port: targetPort, host });
+    sockets.add(client);
+    sockets.add(upstream);
+    let swallowing = false;
+    const cut = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', cut).on('close', cut);
+    upstream.on('error', cut).on('close', cut);
+    client.on('data', (chunk: Buffer) => {
+      if (mode.kind === 'lose-next-answer' && !swallowing && chunk.length >= REQUEST_BYTES) {
+        swallowing = true;
+        lost += 1;
+        upstream.write(chunk);
+        setTimeout(cut, mode.cutAfterMs);
+        return;
+      }
+      if (!swallowing) upstream.write(chunk);
+    });
+    // Answers leave in order; a held answer holds back everything after it.
+    let toClient: Promise<void> = Promise.resolve();
+    upstream.on('data', (chunk: Buffer) => {
+      if (swallowing || mode.kind === 'swallow-replies') return;
+      const holdUntil = mode.kind === 'delay-replies' ? Date.now() + mode.ms : 0;
+      toClient = toClient.then(async () => {
+        const delay = holdUntil - Date.now();
+        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+        if (!swallowing && !client.destroyed) client.write(chunk);
+      });
+    });
+  };
+
+  const cutAll = () => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  };
+  const listen = (server: net.Server, at: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(at, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
+    });
+  const stop = (server: net.Server) =>
+    new Promise<void>((resolve) => {
+      cutAll();
+      server.close(() => resolve());
+    });
+
+  let server = net.createServer(onConnection);
+  const port = await listen(server, 0);
+
+  return {
+    port,
+    address: `127.0.0.1:${port}`,
+    mode: () => mode,
+    lostAnswers: () => lost,
+    cutAll,
+    setMode: async (next) => {
+      const wasRefusing = mode.kind === 'refuse';
+      mode = next;
+      if (next.kind === 'refuse' && !wasRefusing) {
+        await stop(server);
+      } else if (next.kind !== 'refuse' && wasRefusing) {
+        server = net.createServer(onConnection);
+        await listen(server, port);
+      }
+    },
+    close: async () => {
+      if (mode.kind !== 'refuse') await stop(server);
+    },
+  };
+}

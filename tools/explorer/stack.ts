@@ -19,8 +19,11 @@ import { freePort } from '../harness/ports.js';
 import { startTemporalDevServer, temporalBinary } from '../dev/temporal-dev-server.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import type { Client } from '@temporalio/client';
-import { type Downstream, startDownstream } from './downstream.js';
+import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
+
+/** The customer whose events the downstream refuses for good (422). */
+export const REFUSED_CUSTOMER = 'CUST-REFUSED';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -63,7 +66,7 @@ export interface Stack {
   pgFaults: PgProxyFaults;
   worker: ManagedProcess;
   api: ManagedProcess;
-  downstream: Downstream;
+  downstream: ScriptedDownstream;
   /** The stack's environment for `orders-cli` (straight to PostgreSQL and Temporal). */
   cliEnv: NodeJS.ProcessEnv;
   temporalBin: string;
@@ -103,7 +106,11 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     const temporalPort = Number(temporalServer.address.split(':').pop());
     const temporalProxy = await startTcpProxy(`127.0.0.1:${temporalPort}`);
     cleanups.push(() => temporalProxy.close());
-    const downstream = await startDownstream(db, DOWNSTREAM_SECRET, 'explorer_consumer');
+    // Events of the customer the model marks as refused are answered 422 for good, so both
+    // DELIVERED and DELIVERY_FAILED happen; everything else reaches the reference consumer.
+    const downstream = await startScriptedDownstream(db, DOWNSTREAM_SECRET, 'explorer_consumer', (arrival) =>
+      arrival.body.includes(REFUSED_CUSTOMER) ? { kind: 'status', status: 422 } : { kind: 'consumer' },
+    );
     cleanups.push(() => downstream.close());
 
     const apiPort = await freePort();

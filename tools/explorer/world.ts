@@ -5,8 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain-node/signature.js';
-import { REFUSED_CUSTOMER } from './downstream.js';
-import { MCP_TOKEN, SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
+import { MCP_TOKEN, REFUSED_CUSTOMER, SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
 
 /** One MCP session per stack, opened on first use. */
 const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();

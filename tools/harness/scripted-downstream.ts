@@ -1,4 +1,4 @@
-// A real HTTP downstream for delivery tests: a scripted front that answers each request as the
+// A real HTTP downstream for delivery tests, chaos and the explorer: a scripted front that answers each request as the
 // test says (an error status, a hang, or the reference consumer — optionally cutting the
 // connection after the consumer committed), and records what arrived.
 import http from 'node:http';
@@ -35,7 +35,7 @@ export async function startScriptedDownstream(
   secret: string,
   schema: string,
   /** How to answer a request no script covers; the consumer by default. */
-  fallback: () => Reply = () => ({ kind: 'consumer' }),
+  fallback: (arrival: Arrival) => Reply = () => ({ kind: 'consumer' }),
 ): Promise<ScriptedDownstream> {
   const consumer = createConsumer({ pool, secret, schema });
   await consumer.migrate();
@@ -49,13 +49,14 @@ export async function startScriptedDownstream(
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const key = request.headers['idempotency-key'] as string | undefined;
-      arrivals.push({
+      const arrival: Arrival = {
         idempotencyKey: key,
         eventId: request.headers['x-event-id'] as string | undefined,
         receivedAt: Date.now(),
         body: body.toString('utf8'),
-      });
-      const reply = (key && scripts.get(key)?.shift()) || fallback();
+      };
+      arrivals.push(arrival);
+      const reply = (key && scripts.get(key)?.shift()) || fallback(arrival);
       if (reply.kind === 'status') {
         response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         response.end(JSON.stringify({ error: `scripted ${reply.status}` }));

@@ -1,5 +1,5 @@
 // Prisma CLI configuration. The service itself never runs the Prisma CLI at run time:
-// migrations are applied by services/db/migrate.ts (see the README, "Migrations").
+// migrations are applied by services/db/migrate.ts (docs/database.md, "Migrations").
 import { defineConfig } from 'prisma/config';
 
 export default defineConfig({

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The operator CLI (see README, "Operating it").
+// The operator CLI (docs/operations.md).
 import { launch } from './launch.mjs';
 
 await launch('edges/cli/main');

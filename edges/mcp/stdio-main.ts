@@ -16,8 +16,8 @@ const USAGE = `usage: orders-mcp [--operator-tools]
 The MCP stdio server of exactly-once-orders. Reads DATABASE_URL, TEMPORAL_ADDRESS,
 TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE and MCP_SUBMIT_WAIT_MS from the environment.
 
-  --operator-tools  also offer list_orders_awaiting_decision and decide_compensation
-                    (the same as MCP_OPERATOR_TOOLS=1)
+  --operator-tools  also offer list_orders_awaiting_decision, decide_compensation and
+                    decide_delivery (the same as MCP_OPERATOR_TOOLS=1)
   -h, --help        show this help`;
 
 function parseFlags(): { operatorTools: boolean } {

@@ -46,7 +46,7 @@ describe('replay of recorded histories against the current workflow code', () =>
     assert.deepEqual(
       outcomes.filter((outcome) => !outcome.ok),
       [],
-      'a workflow change that running workflows cannot replay needs patched() (see README)',
+      'a workflow change that running workflows cannot replay needs patched() (docs/proof-under-faults.md, "Changing workflow code safely")',
     );
   });
 });

@@ -19,6 +19,10 @@ const NO_TOOLS = {
   group: ['../tools/**', '../../tools/**', '../../../tools/**'],
   message: 'Product code never imports a tool; tools import the product.',
 };
+const NO_EDGES = {
+  group: ['**/edges/**'],
+  message: 'Only an edge imports an edge: services, activities and the worker serve every edge alike.',
+};
 const NO_TESTS = { group: ['**/test/**'], message: 'Only tests import test support.' };
 const NO_NODE = { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' };
 const NO_NODE_DOMAIN = {
@@ -59,6 +63,10 @@ export default tseslint.config(
   {
     files: PRODUCT,
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS] }] },
+  },
+  {
+    files: ['services/**/*.ts', 'activities/**/*.ts', 'worker/**/*.ts', 'domain-node/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES] }] },
   },
   {
     files: ['domain/**/*.ts'],

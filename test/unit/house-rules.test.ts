@@ -84,6 +84,16 @@ describe('house rules', () => {
     assert.match(tool[0] ?? '', /Only tests import test support/);
   });
 
+  it('refuses a service that imports an edge', async () => {
+    const found = await violations(
+      'services/submission/wait-for-outcome.ts',
+      "import { problem } from '../../edges/http/problem.js';\nexport const p = problem;\n",
+      IMPORTS,
+    );
+    assert.equal(found.length, 1);
+    assert.match(found[0] ?? '', /Only an edge imports an edge/);
+  });
+
   it('lets the MCP edge import its own tools folder, which is not the root tools/', async () => {
     const found = await violations(
       'edges/mcp/server.ts',

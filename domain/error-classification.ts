@@ -1,5 +1,7 @@
-// The one place that decides whether a failure is retried (docs/architecture.md, decision 5).
-// Every other module asks `classifyError`; tests walk TABLE row by row.
+// The one place that decides whether a failure is retried (docs/architecture.md, decision 5), and
+// the recognisers behind what a failure means to a caller (services/failure-outcome.ts,
+// docs/architecture.md, decision 15). Every other module asks `classifyError`; tests walk TABLE
+// row by row.
 //
 // The rule from the seed: retry only what is safe to retry. The write is idempotent (unique key),
 // so a lost connection is safe to retry even when it hit the COMMIT and the outcome is unknown —
@@ -32,6 +34,7 @@ export type ErrorClass =
   | 'DownstreamUnavailable'
   | 'DownstreamRejected'
   | 'DownstreamAuthFailed'
+  | 'TemporalUnavailable'
   | 'Unclassified';
 
 export interface Classification {
@@ -46,6 +49,8 @@ export interface ErrorSignals {
   codes: Set<string>;
   /** Driver-adapter kinds (`ConnectionClosed`, `TransactionWriteConflict`, ...). */
   kinds: Set<string>;
+  /** Numeric codes: gRPC statuses of Temporal calls (`14` UNAVAILABLE, `4` DEADLINE_EXCEEDED). */
+  statuses: Set<number>;
   messages: string[];
   errors: unknown[];
 }
@@ -56,6 +61,8 @@ interface Row extends Classification {
 
 const has = (signals: ErrorSignals, ...codes: string[]) => codes.some((code) => signals.codes.has(code));
 const hasKind = (signals: ErrorSignals, ...kinds: string[]) => kinds.some((kind) => signals.kinds.has(kind));
+const hasStatus = (signals: ErrorSignals, ...statuses: number[]) =>
+  statuses.some((status) => signals.statuses.has(status));
 const hasSqlStateClass = (signals: ErrorSignals, prefix: string) =>
   [...signals.codes].some((code) => /^[0-9A-Z]{5}$/.test(code) && code.startsWith(prefix));
 const isA = (signals: ErrorSignals, type: abstract new (...args: never[]) => Error) =>
@@ -71,6 +78,9 @@ const CONNECTION_LOST_MESSAGES = [
   'connection timeout expired',
   'timeout exceeded when trying to connect',
 ];
+
+// What the Temporal client says when it reached no server, or no answer came before the deadline.
+const TEMPORAL_UNREACHABLE_MESSAGE = /Failed to connect|ECONNREFUSED|No connection established|deadline/i;
 
 /** First matching row wins. Order matters: specific business errors before generic codes. */
 export const TABLE: readonly Row[] = [
@@ -193,6 +203,20 @@ export const TABLE: readonly Row[] = [
     why: 'the database rejected a value as invalid; retrying sends the same value',
     matches: (s) => hasSqlStateClass(s, '22') || hasKind(s, 'LengthMismatch', 'ValueOutOfRange', 'InvalidInputValue'),
   },
+  // Calls to the Temporal service: starts, describes, updates. Last, so it never takes an error
+  // another row names; `isTemporalUnreachable` asks this row alone.
+  {
+    errorClass: 'TemporalUnavailable',
+    retryable: true,
+    why:
+      'the Temporal service was not reached or did not answer before the deadline (gRPC UNAVAILABLE, ' +
+      'DEADLINE_EXCEEDED, or CANCELLED by our own deadline); workflow ids derive from the key, so calling ' +
+      'again finds what got through',
+    // A downstream's answer is never Temporal's, whatever words its body carries.
+    matches: (s) =>
+      !isA(s, DownstreamHttpError) &&
+      (hasStatus(s, 14, 4, 1) || s.messages.some((message) => TEMPORAL_UNREACHABLE_MESSAGE.test(message))),
+  },
 ];
 
 const UNCLASSIFIED: Classification = {
@@ -203,9 +227,15 @@ const UNCLASSIFIED: Classification = {
 
 /** The delay a failure asked for itself (HTTP Retry-After), if any. */
 export function requestedRetryDelayMs(error: unknown): number | undefined {
-  return collectSignals(error).errors.find(
-    (value): value is DownstreamHttpError => value instanceof DownstreamHttpError,
-  )?.retryAfterMs;
+  return errorInChain(error, DownstreamHttpError)?.retryAfterMs;
+}
+
+/** The first error of the given type in the error's cause chain, itself included. */
+export function errorInChain<T extends Error>(
+  error: unknown,
+  type: abstract new (...args: never[]) => T,
+): T | undefined {
+  return collectSignals(error).errors.find((value): value is T => value instanceof type);
 }
 
 export function classifyError(error: unknown): Classification {
@@ -222,9 +252,19 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   return errorClass === 'ConnectionLost' || errorClass === 'DatabaseBusy';
 }
 
+/**
+ * A Temporal call that reached no server or got no answer in time: the start (or decision) may
+ * have gone through all the same, and calling again is safe. Asked of its row alone, whatever an
+ * earlier row says: a refused connection to Temporal also carries a socket's code.
+ */
+export function isTemporalUnreachable(error: unknown): boolean {
+  const signals = collectSignals(error);
+  return TABLE.some((row) => row.errorClass === 'TemporalUnavailable' && row.matches(signals));
+}
+
 /** Walks `cause`, aggregated errors and Prisma's driver-adapter metadata, collecting codes. */
 export function collectSignals(error: unknown): ErrorSignals {
-  const signals: ErrorSignals = { codes: new Set(), kinds: new Set(), messages: [], errors: [] };
+  const signals: ErrorSignals = { codes: new Set(), kinds: new Set(), statuses: new Set(), messages: [], errors: [] };
   const seen = new Set<unknown>();
   const visit = (value: unknown, depth: number): void => {
     if (value === null || typeof value !== 'object' || seen.has(value) || depth > 8) return;
@@ -232,6 +272,7 @@ export function collectSignals(error: unknown): ErrorSignals {
     signals.errors.push(value);
     const record = value as Record<string, unknown>;
     if (typeof record.code === 'string') signals.codes.add(record.code);
+    if (typeof record.code === 'number') signals.statuses.add(record.code);
     if (typeof record.originalCode === 'string') signals.codes.add(record.originalCode);
     if (typeof record.kind === 'string') signals.kinds.add(record.kind);
     if (typeof record.message === 'string') signals.messages.push(record.message);

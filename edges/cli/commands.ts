@@ -18,6 +18,7 @@ import {
   resubmit,
   UNCONFIRMED_AFTER_MS,
 } from '../../services/submission/operator-decisions.js';
+import { orderNotFound } from '../../services/failure-outcome.js';
 import { readOrderStatus } from '../../services/submission/order-status.js';
 import { historyFromFile, historyFromServer, replayHistories } from '../../worker/replay.js';
 import type { CommandContext } from './context.js';
@@ -197,8 +198,7 @@ export const COMMANDS: Command[] = [
       const key = keyArgument(positionals, values);
       // The database answers; Temporal only adds a live attempt count, and may be down.
       const view = await readOrderStatus({ prisma: context.prisma(), temporal: context.lazyTemporal() }, key);
-      if (!view)
-        return { ok: false, data: { idempotencyKey: key, found: false }, human: `no order is known for ${key}` };
+      if (!view) return { ok: false, data: { idempotencyKey: key, found: false }, human: orderNotFound(key).message };
       return {
         ok: true,
         data: view,

@@ -6,8 +6,10 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError } from '../../services/config/env.js';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
+import { failureOutcome } from '../../services/failure-outcome.js';
 import { COMMANDS, type Command, UsageError } from './commands.js';
 import { createContext } from './context.js';
+import { failureOutput } from './failure-output.js';
 
 const GLOBAL_OPTIONS = { json: { type: 'boolean' as const }, help: { type: 'boolean' as const, short: 'h' } };
 
@@ -88,9 +90,9 @@ async function main(argv: string[]): Promise<number> {
       console.error(`${error.message}\n\n${help(command)}`);
       return 2;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    console.error(json ? JSON.stringify({ error: message }) : `${command.name} failed: ${message}`);
-    return 1;
+    const { exitCode, text } = failureOutput(command.name, failureOutcome(error), json);
+    console.error(text);
+    return exitCode;
   } finally {
     await context.close();
   }

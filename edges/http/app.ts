@@ -3,26 +3,25 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../services/config/env.js';
-import { isDatabaseUnreachable } from '../../domain/error-classification.js';
-import { IdempotencyConflictError } from '../../domain/errors.js';
 import { parseApproval } from '../../domain/order-input.js';
 import { parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import { pendingMigrations } from '../../services/db/migrate.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
-import { readOrderStatus } from '../../services/submission/order-status.js';
 import {
-  submissionDepsFrom,
-  submitApproval,
-  TemporalUnavailableError,
-} from '../../services/submission/submit-approval.js';
-import { isTemporalUnreachable } from '../../services/temporal/connection.js';
+  failureOutcome,
+  invalidInput,
+  invalidKey,
+  KnownFailure,
+  orderNotFound,
+} from '../../services/failure-outcome.js';
+import { readOrderStatus } from '../../services/submission/order-status.js';
+import { submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { registerMcpRoute } from './mcp-route.js';
-import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
+import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { verifySignature } from '../../domain-node/signature.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
-const RETRY_AFTER_SECONDS = '5';
 
 export interface AppDeps {
   config: Config;
@@ -38,6 +37,11 @@ export interface AppDeps {
 }
 
 const WEBHOOK_PATH = '/webhooks/oa/approvals';
+/** What the log says when a dependency was unavailable (the answer is a 503 with Retry-After). */
+const UNAVAILABLE_LOG = {
+  'temporal-unavailable': 'Temporal unreachable',
+  'database-unavailable': 'database unreachable',
+};
 /** The problem type each refused request was answered with, for the webhook outcome metric. */
 const refusalTypes = new WeakMap<FastifyRequest, string>();
 
@@ -78,47 +82,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         problem('bad-request', fastifyError.statusCode, 'Bad request', fastifyError.message ?? 'bad request'),
       );
     }
-    if (error instanceof IdempotencyConflictError) {
-      return sendProblem(
-        reply,
-        problem(
-          'idempotency-key-conflict',
-          422,
-          'Idempotency key conflict',
-          error.differences.length > 0
-            ? `${error.key} was already used for a different order: ${error.differences.join(', ')} differ`
-            : `${error.key} was already used for a different order`,
-          { idempotencyKey: error.key, differences: error.differences },
-        ),
-      );
-    }
-    if (error instanceof TemporalUnavailableError || isTemporalUnreachable(error)) {
-      request.log.warn({ err: error }, 'Temporal unreachable');
-      return sendProblem(
-        reply.header('retry-after', RETRY_AFTER_SECONDS),
-        problem(
-          'temporal-unavailable',
-          503,
-          'Service unavailable',
-          'the workflow service cannot be reached or did not confirm the start; redeliver later (the same key never starts twice)',
-        ),
-      );
-    }
-    if (isDatabaseUnreachable(error)) {
-      request.log.warn({ err: error }, 'database unreachable');
-      return sendProblem(
-        reply.header('retry-after', RETRY_AFTER_SECONDS),
-        problem(
-          'database-unavailable',
-          503,
-          'Service unavailable',
-          'the database cannot be reached; redeliver later (the same key never starts twice)',
-        ),
-      );
-    }
-    // 5xx details stay in the log, not in the answer.
-    request.log.error({ err: error }, 'unexpected error');
-    return sendProblem(reply, problem('internal-error', 500, 'Internal server error', 'an unexpected error occurred'));
+    // Everything else is a failure of the shared paths: its meaning is decided in one place.
+    const outcome = failureOutcome(error);
+    if (outcome.kind === 'retry-later') request.log.warn({ err: error }, UNAVAILABLE_LOG[outcome.slug]);
+    if (outcome.kind === 'unexpected') request.log.error({ err: error }, 'unexpected error');
+    const answer = problemFor(outcome);
+    return sendProblem(reply.headers(answer.headers), answer.problem);
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -180,13 +149,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       );
     }
     const parsed = parseApproval(body);
-    if (!parsed.ok) {
-      throw new HttpProblem(
-        problem('validation-failed', 400, 'Invalid approval', `${parsed.errors.length} field(s) are invalid`, {
-          errors: parsed.errors,
-        }),
-      );
-    }
+    if (!parsed.ok) throw new KnownFailure(invalidInput(parsed.errors));
     const submission = await submitApproval(submissionDepsFrom(config, deps.prisma, deps.temporal), parsed.value);
     request.log.info(
       { idempotencyKey: submission.idempotencyKey, workflowId: submission.workflowId, duplicate: submission.duplicate },
@@ -197,21 +160,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.get<{ Params: { key: string } }>('/orders/:key', async (request, reply) => {
     const key = request.params.key;
-    if (!parseIdempotencyKey(key)) {
-      throw new HttpProblem(
-        problem(
-          'invalid-key',
-          400,
-          'Invalid idempotency key',
-          'the key must look like APPROVAL:<approvalNo>:MAIN|SUPPLEMENT',
-          {
-            errors: [{ pointer: '/key', message: 'not an idempotency key' }],
-          },
-        ),
-      );
-    }
+    if (!parseIdempotencyKey(key)) throw new KnownFailure(invalidKey('/key'));
     const view = await readOrderStatus(deps, key);
-    if (!view) throw new HttpProblem(problem('order-not-found', 404, 'Not found', `no order is known for ${key}`));
+    if (!view) throw new KnownFailure(orderNotFound(key));
     return reply.send(view);
   });
 

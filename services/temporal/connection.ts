@@ -186,24 +186,6 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
   return new Client({ connection, namespace: target.namespace });
 }
 
-/** The error and each of its causes, as `{ code, message }`. */
-function* causeChain(error: unknown): Generator<{ code?: unknown; message?: unknown }> {
-  const seen = new Set<unknown>();
-  for (let current: unknown = error; current && typeof current === 'object' && !seen.has(current); ) {
-    seen.add(current);
-    yield current;
-    current = (current as { cause?: unknown }).cause;
-  }
-}
-
-const NO_CONNECTION = /Failed to connect|ECONNREFUSED|No connection established/i;
-
-/** True when an error from a Temporal call means "could not reach the server" (safe to redeliver). */
-export function isTemporalUnreachable(error: unknown): boolean {
-  for (const { code, message } of causeChain(error)) {
-    // gRPC UNAVAILABLE (14), DEADLINE_EXCEEDED (4), CANCELLED (1) by our own deadline.
-    if (code === 14 || code === 4 || code === 1) return true;
-    if (typeof message === 'string' && (NO_CONNECTION.test(message) || /deadline/i.test(message))) return true;
-  }
-  return false;
-}
+// Whether a Temporal call failed for want of a server is the classification table's call, like
+// every other failure's meaning (docs/architecture.md, decision 15).
+export { isTemporalUnreachable } from '../../domain/error-classification.js';

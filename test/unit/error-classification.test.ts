@@ -22,6 +22,10 @@ const prismaWrapped = (cause: Record<string, unknown>, code = 'P2010') =>
     meta: { driverAdapterError: Object.assign(new Error('adapter error'), { name: 'DriverAdapterError', cause }) },
   });
 
+/** How the Temporal client reports a failed call: the gRPC status as a number on the cause. */
+const grpcError = (status: number, detail: string) =>
+  new Error('Failed to start Workflow', { cause: Object.assign(new Error(`${status} ${detail}`), { code: status }) });
+
 // Each row: an error as it reaches the activity, and the class the table must give it.
 const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
   ['connection refused before the write', socketError('ECONNREFUSED'), 'ConnectionLost', true],
@@ -88,6 +92,30 @@ const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
   ['downstream: 401', new DownstreamHttpError(401, undefined, ''), 'DownstreamAuthFailed', false],
   ['downstream: 403', new DownstreamHttpError(403, undefined, ''), 'DownstreamAuthFailed', false],
   ['downstream: a redirect we do not follow', new DownstreamHttpError(302, undefined, ''), 'Unclassified', false],
+  [
+    'downstream: a redirect whose body speaks of a deadline is still not Temporal',
+    new DownstreamHttpError(302, undefined, 'the deadline moved'),
+    'Unclassified',
+    false,
+  ],
+  [
+    'Temporal: no connection (gRPC UNAVAILABLE)',
+    grpcError(14, 'No connection established'),
+    'TemporalUnavailable',
+    true,
+  ],
+  [
+    'Temporal: no answer before the deadline',
+    grpcError(4, 'Deadline exceeded after 5.001s'),
+    'TemporalUnavailable',
+    true,
+  ],
+  [
+    'Temporal: refused by the server (INVALID_ARGUMENT)',
+    grpcError(3, 'search attribute not registered'),
+    'Unclassified',
+    false,
+  ],
   ['an error nobody classified', new Error('something odd'), 'Unclassified', false],
   ['a thrown string', 'boom', 'Unclassified', false],
 ];

@@ -3,10 +3,10 @@
 import { z } from 'zod';
 import { APPROVAL_NO_PATTERN, idempotencyKeyFor, OPERATIONS } from '../../../domain/idempotency-key.js';
 import { ORDER_STATUSES } from '../../../domain/order-status.js';
+import { KnownFailure, orderNotFound } from '../../../services/failure-outcome.js';
 import { readOrderStatus } from '../../../services/submission/order-status.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';
-import { NotFoundError } from '../tool-results.js';
 
 // Either form names one key; the parsed input is that key.
 const statusInputSchema = z
@@ -58,7 +58,7 @@ export function getOrderStatusTool(deps: McpDeps): Tool {
     annotations: { readOnlyHint: true, openWorldHint: false },
     async run(key) {
       const view = await readOrderStatus(deps, key);
-      if (!view) throw new NotFoundError(`No order is known for ${key}: nothing was submitted under it.`);
+      if (!view) throw new KnownFailure(orderNotFound(key));
       return { structured: view, sentence: statusSentence(view) };
     },
   });

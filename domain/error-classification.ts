@@ -247,10 +247,23 @@ export function classifyError(error: unknown): Classification {
 }
 
 /** A lost or busy database at an entry point: nothing was started, and calling again is safe. */
-export function isDatabaseUnreachable(error: unknown): boolean {
-  const { errorClass } = classifyError(error);
-  return errorClass === 'ConnectionLost' || errorClass === 'DatabaseBusy';
+/**
+ * PostgreSQL could not do it just now, and nothing was left behind: unreachable, out of
+ * connections, or a statement rolled back by a timeout, a deadlock or a serialization failure.
+ * The same request is safe to send again.
+ */
+export function isDatabaseTransient(error: unknown): boolean {
+  return DATABASE_TRANSIENT.has(classifyError(error).errorClass);
 }
+
+const DATABASE_TRANSIENT = new Set([
+  'ConnectionLost',
+  'DatabaseBusy',
+  'StatementTimeout',
+  'LockTimeout',
+  'Deadlock',
+  'SerializationFailure',
+]);
 
 /**
  * A Temporal call that reached no server or got no answer in time: the start (or decision) may

@@ -5,7 +5,7 @@
 // Database and Temporal failures are recognised by the classification table that also decides
 // which activity failures are retried (domain/error-classification.ts).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { errorInChain, isDatabaseUnreachable, isTemporalUnreachable } from '../domain/error-classification.js';
+import { errorInChain, isDatabaseTransient, isTemporalUnreachable } from '../domain/error-classification.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
 import type { FieldError } from '../domain/order-input.js';
 import { NoPendingDecisionError, NothingToCompensateError } from './submission/operator-decisions.js';
@@ -114,7 +114,7 @@ export function failureOutcome(error: unknown): FailureOutcome {
   if (error instanceof TemporalUnavailableError || isTemporalUnreachable(error)) {
     return { kind: 'retry-later', slug: 'temporal-unavailable', retryAfterSeconds: RETRY_AFTER_SECONDS, message };
   }
-  if (isDatabaseUnreachable(error)) {
+  if (isDatabaseTransient(error)) {
     return { kind: 'retry-later', slug: 'database-unavailable', retryAfterSeconds: RETRY_AFTER_SECONDS, message };
   }
   return { kind: 'unexpected', slug: 'internal-error', message };

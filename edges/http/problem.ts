@@ -6,7 +6,7 @@ import type { FieldError } from '../../domain/order-input.js';
 import type { FailureOutcome } from '../../services/failure-outcome.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-// Relative references (RFC 9457 §3.1.1), documented in the README under "Errors".
+// Relative references (RFC 9457 §3.1.1), documented in docs/http-api.md, "Errors".
 const TYPE_BASE = '/problems/';
 
 export interface Problem {

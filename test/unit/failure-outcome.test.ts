@@ -154,6 +154,9 @@ const EXAMPLES: [string, unknown, Seen][] = [
   ],
   ['no pooled connection in time (P2024)', prismaError('P2024', { kind: 'postgres' }), database503],
   ['a connection reset mid-statement', socketError('ECONNRESET'), database503],
+  // Rolled back by PostgreSQL: nothing of the request is left, so it is safe to send again.
+  ['a statement timeout (57014)', Object.assign(new Error('canceling statement'), { code: '57014' }), database503],
+  ['a deadlock (40P01)', Object.assign(new Error('deadlock detected'), { code: '40P01' }), database503],
   [
     'no order under the key',
     new KnownFailure(orderNotFound(KEY)),

@@ -63,3 +63,35 @@ export class DownstreamTimeoutError extends Error {
     this.name = 'DownstreamTimeoutError';
   }
 }
+
+/**
+ * An OA system's open API could not give the approval instance. `status` is the HTTP status, or
+ * undefined when no answer came (timeout, connection refused). Whether it is retried is the
+ * classification table's call: 5xx, 429 and no answer are; 401/403 (after one token refresh),
+ * 404 and a malformed answer are not.
+ */
+export class OaApiError extends Error {
+  readonly type = 'OaApiError';
+  constructor(
+    readonly vendor: string,
+    readonly status: number | undefined,
+    /** The delay the API asked for (Retry-After), if any. */
+    readonly retryAfterMs: number | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OaApiError';
+  }
+}
+
+/** The approval's form does not map to an order (OA_FORM_MAPPING): a business failure, never retried. */
+export class UnmappableFormError extends Error {
+  readonly type = 'UnmappableForm';
+  constructor(
+    readonly instanceId: string,
+    readonly reasons: readonly string[],
+  ) {
+    super(`the form of approval ${instanceId} does not map to an order: ${reasons.join('; ')}`);
+    this.name = 'UnmappableFormError';
+  }
+}

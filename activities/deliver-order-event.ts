@@ -4,7 +4,7 @@
 // runs it — with the same key and event id, never another.
 import { Context, log } from '@temporalio/activity';
 import type { DownstreamConfig } from '../services/config/env.js';
-import { setRecordStatus } from '../services/db/idempotency-records.js';
+import { transitionStatus } from '../services/db/order-status-writer.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
 import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
@@ -87,7 +87,7 @@ export function createDeliveryActivities(deps: {
       throw toActivityFailure(failure, attempt, timing);
     }
     try {
-      await setRecordStatus(deps.prisma, key, { status: 'DELIVERED', onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'] });
+      await transitionStatus(deps.prisma, key, 'DELIVERED', {}, log);
     } catch (error) {
       // Delivered but not recorded: the retry delivers again and the consumer deduplicates by key.
       throw toActivityFailure(error, attempt, timing);

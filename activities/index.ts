@@ -4,13 +4,20 @@ import { Context, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { DownstreamConfig } from '../services/config/env.js';
 import { IdempotencyConflictError } from '../domain/errors.js';
-import { findRecord, setRecordStatus } from '../services/db/idempotency-records.js';
+import {
+  continuationsSinceOperatorAction,
+  findCompensation,
+  recordCompensation,
+  recordCompensationDecision,
+} from '../services/db/compensation-records.js';
+import { findRecord } from '../services/db/idempotency-records.js';
 import {
   findOrderByKey,
   insertOrderWithReservation,
   isIdempotencyKeyViolation,
   type StoredOrder,
 } from '../services/db/order-repository.js';
+import { statusAfter, transitionFrom, transitionStatus } from '../services/db/order-status-writer.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import {
@@ -60,7 +67,7 @@ export function createActivities(deps: ActivityDeps) {
     const key = input.idempotencyKey;
     log.info('writing order', { idempotencyKey: key, attempt });
     try {
-      const { order, acceptedAt } = await prisma.$transaction(
+      const { order, acceptedAt, recordChange } = await prisma.$transaction(
         (tx) =>
           insertOrderWithReservation(
             tx,
@@ -71,6 +78,7 @@ export function createActivities(deps: ActivityDeps) {
         // attempt, so a slow attempt cannot commit after a later step already looked for it.
         transactionTimers(input.policy.startToCloseMs),
       );
+      transitionFrom(recordChange, key, 'SUBMITTED', log);
       log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
       metrics.orderWritten(acceptedAt ? Date.now() - acceptedAt.getTime() : undefined);
       return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
@@ -84,7 +92,7 @@ export function createActivities(deps: ActivityDeps) {
       if (existing.fingerprint !== input.fingerprint) {
         throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
       }
-      await setRecordStatus(prisma, key, { status: 'SUBMITTED', attempts: attempt });
+      await transitionStatus(prisma, key, 'SUBMITTED', { attempts: attempt }, log);
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
       metrics.duplicateAbsorbed('unique_index');
       return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured };
@@ -118,56 +126,42 @@ export function createActivities(deps: ActivityDeps) {
       // that brought us here, not a success.
       const existing = await findOrderByKey(tx, key);
       const landed = existing?.fingerprint === input.order.fingerprint ? existing : undefined;
-      const prior = await tx.compensationRecord.findUnique({
-        where: { idempotentKey_orderRunId: { idempotentKey: key, orderRunId: input.orderRunId } },
-      });
+      const prior = await findCompensation(tx, key, input.orderRunId);
       if (!landed && prior?.decision) {
         const record = await findRecord(tx, key);
         log.info('this failure was already compensated and decided; nothing to do', { idempotencyKey: key });
         return {
           orderLanded: false,
           releasedLines: 0,
-          priorDecision: { decision: prior.decision as CompensationDecision, status: record?.status ?? 'FAILED' },
+          priorDecision: { decision: prior.decision, status: record?.status ?? 'FAILED' },
         };
       }
       // Nothing is released here. The write is one statement in one transaction: stock is only ever
       // reserved together with its order, so a key without an order holds no reservation. A release
       // here could only be wrong — a slow write may commit between this read and it.
       const releasedLines = 0;
-      await tx.$executeRaw`
-          INSERT INTO compensation_record
-            (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
-          VALUES (${key}, ${input.orderRunId}, ${input.reasonType}, ${input.reason}, ${input.attempts},
-                  ${landed !== undefined}, ${releasedLines})
-          ON CONFLICT (idempotent_key, order_run_id) DO NOTHING`;
+      await recordCompensation(tx, {
+        idempotencyKey: key,
+        orderRunId: input.orderRunId,
+        reasonType: input.reasonType,
+        reason: input.reason,
+        attempts: input.attempts,
+        orderLanded: landed !== undefined,
+        releasedLines,
+      });
       if (landed) {
         log.info('reconciled: the order landed after all', { idempotencyKey: key, orderNo: landed.orderNo });
-        await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: input.attempts });
-        // An operator's action (a decision, or `recompensate`, which records a run of its own with
-        // reason type OperatorRecompensation) starts the count afresh.
-        const operatorAction = await tx.compensationRecord.findFirst({
-          where: {
-            idempotentKey: key,
-            OR: [{ reasonType: 'OperatorRecompensation' }, { decidedBy: { not: 'reconciliation' } }],
-          },
-          orderBy: { id: 'desc' },
-          select: { id: true },
-        });
-        const continued = await tx.compensationRecord.count({
-          where: {
-            idempotentKey: key,
-            decidedBy: 'reconciliation',
-            NOT: { orderRunId: input.orderRunId },
-            ...(operatorAction ? { id: { gt: operatorAction.id } } : {}),
-          },
-        });
+        await transitionStatus(tx, key, 'SUBMITTED', { attempts: input.attempts }, log);
+        const continued = await continuationsSinceOperatorAction(tx, key, input.orderRunId);
         return { orderLanded: true, orderNo: landed.orderNo, releasedLines, continuations: continued };
       }
-      await setRecordStatus(tx, key, {
-        status: 'COMPENSATING',
-        attempts: input.attempts,
-        lastError: `${input.reasonType}: ${input.reason}`,
-      });
+      await transitionStatus(
+        tx,
+        key,
+        'COMPENSATING',
+        { attempts: input.attempts, lastError: `${input.reasonType}: ${input.reason}` },
+        log,
+      );
       log.info('awaiting an operator decision', { idempotencyKey: key, reasonType: input.reasonType });
       return { orderLanded: false, releasedLines };
     });
@@ -187,12 +181,9 @@ export function createActivities(deps: ActivityDeps) {
         const existing = await findOrderByKey(tx, request.idempotencyKey);
         if (existing?.fingerprint === request.fingerprint) return { orderLanded: true };
       }
-      await tx.compensationRecord.updateMany({
-        where: { idempotentKey: request.idempotencyKey, orderRunId: request.orderRunId, decision: null },
-        data: { decision: request.decision, decidedBy: request.decidedBy, decidedAt: new Date() },
-      });
+      await recordCompensationDecision(tx, request);
       if (request.decision === 'abandon') {
-        await setRecordStatus(tx, request.idempotencyKey, { status: 'COMPENSATED', onlyFrom: ['COMPENSATING'] });
+        await transitionStatus(tx, request.idempotencyKey, 'COMPENSATED', {}, log);
       }
       return { orderLanded: false };
     });
@@ -232,11 +223,8 @@ export function createActivities(deps: ActivityDeps) {
       decision: 'resubmit',
       decidedBy: request.decidedBy,
     });
-    await setRecordStatus(prisma, key, {
-      status: 'RECEIVED',
-      lastError: null,
-      onlyFrom: ['COMPENSATING', 'FAILED'],
-    });
+    // Refused when the new run already wrote (SUBMITTED) or the order had landed: never dragged back.
+    await transitionStatus(prisma, key, 'RECEIVED', { lastError: null }, log);
     log.info('order resubmitted with the same key', { idempotencyKey: key, workflowId: started.workflowId });
     return started.workflowId;
   }
@@ -248,11 +236,13 @@ export function createActivities(deps: ActivityDeps) {
     /** The order landed but its follow-up keeps failing: FAILED also from SUBMITTED. */
     landed?: boolean;
   }) {
-    await setRecordStatus(prisma, request.idempotencyKey, {
-      status: 'FAILED',
-      lastError: request.reason,
-      onlyFrom: request.landed ? ['RECEIVED', 'COMPENSATING', 'SUBMITTED'] : ['RECEIVED', 'COMPENSATING'],
-    });
+    await transitionStatus(
+      prisma,
+      request.idempotencyKey,
+      'FAILED',
+      { lastError: request.reason, orderLanded: request.landed === true },
+      log,
+    );
     log.error('compensation ended without a decision', {
       idempotencyKey: request.idempotencyKey,
       reason: request.reason,
@@ -277,12 +267,14 @@ export function createActivities(deps: ActivityDeps) {
       const before = (await findRecord(prisma, request.idempotencyKey))?.lastError;
       lastError = `marked handled by ${request.decidedBy}; the downstream was not told${before ? ` (last delivery error: ${before})` : ''}`;
     }
-    await setRecordStatus(prisma, request.idempotencyKey, {
-      status: request.status,
-      onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'],
-      ...(lastError !== undefined ? { lastError } : {}),
-    });
-    const recorded = (await findRecord(prisma, request.idempotencyKey))?.status;
+    const transition = await transitionStatus(
+      prisma,
+      request.idempotencyKey,
+      request.status,
+      lastError !== undefined ? { lastError } : {},
+      log,
+    );
+    const recorded = statusAfter(transition, request.status);
     log.info('delivery outcome recorded', { ...request, recorded });
     if (recorded === request.status)
       metrics.deliveryEnded(request.status === 'DELIVERED' ? 'marked_handled' : 'failed');

@@ -1,28 +1,14 @@
-// All I/O of the order and compensation workflows. Built from explicit dependencies so the worker,
-// the tests and the fault harness wire the same code to different databases and clients.
-import { Context, log } from '@temporalio/activity';
+// All I/O of the workflows, composed from one module per concern: the order write, the compensation
+// steps, the delivery, the safety nets. Built from explicit dependencies so the worker, the tests
+// and the fault harness wire the same code to different databases and clients. The names of the
+// returned functions are the activity names recorded in workflow histories: they never change.
 import type { Client } from '@temporalio/client';
 import type { DownstreamConfig } from '../services/config/env.js';
-import { IdempotencyConflictError } from '../domain/errors.js';
-import { findRecord, setRecordStatus } from '../services/db/idempotency-records.js';
-import {
-  findOrderByKey,
-  insertOrderWithReservation,
-  isIdempotencyKeyViolation,
-  type StoredOrder,
-} from '../services/db/order-repository.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
-import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
-import {
-  startCompensationWorkflow,
-  startOrderWorkflow,
-  waitForRunToClose,
-} from '../services/temporal/order-workflows.js';
-import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
-import type { CompensationInput, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
-import { toActivityFailure } from './activity-failure.js';
-import { createDeliveryActivities } from './deliver-order-event.js';
+import { createCompensationActivities } from './compensation.js';
+import { createDeliveryActivities } from './delivery.js';
+import { createOrderWriteActivities } from './order-write.js';
 import { createSafetyNetActivities } from './safety-nets.js';
 
 export interface ActivityDeps {
@@ -34,265 +20,29 @@ export interface ActivityDeps {
   metrics?: ProductMetrics;
 }
 
-export interface Reconciliation {
-  orderLanded: boolean;
-  orderNo?: string;
-  releasedLines: number;
-  /** How often earlier reconciliations of this key already continued a landed order. */
-  continuations?: number;
-  /** Set when this failed run was already compensated and decided: nothing is done again. */
-  priorDecision?: { decision: CompensationDecision; status: OrderStatus };
-}
-
 export function createActivities(deps: ActivityDeps) {
   const { prisma } = deps;
   const metrics = deps.metrics ?? noProductMetrics();
-  const deliveryConfigured = deps.downstream !== undefined;
+  const { writeOrder } = createOrderWriteActivities({
+    prisma,
+    metrics,
+    deliveryConfigured: deps.downstream !== undefined,
+  });
+  const { deliverOrderEvent, recordDeliveryOutcome } = createDeliveryActivities({
+    prisma,
+    downstream: deps.downstream,
+    metrics,
+  });
+  const { scanForDuplicateOrders, purgeExpiredIdempotencyRecords } = createSafetyNetActivities({ prisma });
+  const { startCompensation, reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed } =
+    createCompensationActivities({ prisma, temporal: deps.temporal, taskQueue: deps.taskQueue, metrics });
 
-  /**
-   * Writes the order, its lines and the stock reservation in one transaction. Insert first: the
-   * unique index `uk_order_idempotent` decides. A violation means an earlier attempt (or another
-   * entry point) committed this key — "already done" is success when the fingerprint matches and
-   * a conflict when it does not. Never check-then-insert.
-   */
-  async function writeOrder(input: OrderWorkflowInput): Promise<OrderWriteResult> {
-    const { attempt } = Context.current().info;
-    const key = input.idempotencyKey;
-    log.info('writing order', { idempotencyKey: key, attempt });
-    try {
-      const { order, acceptedAt } = await prisma.$transaction(
-        (tx) =>
-          insertOrderWithReservation(
-            tx,
-            { ...input, writtenAttempt: attempt },
-            { status: 'SUBMITTED', attempts: attempt, lastError: null },
-          ),
-        // Prisma's own timers end the transaction (rolled back) before Temporal gives up on the
-        // attempt, so a slow attempt cannot commit after a later step already looked for it.
-        transactionTimers(input.policy.startToCloseMs),
-      );
-      log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
-      metrics.orderWritten(acceptedAt ? Date.now() - acceptedAt.getTime() : undefined);
-      return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
-    } catch (error) {
-      if (!isIdempotencyKeyViolation(error)) throw toActivityFailure(error, attempt, input.policy);
-    }
-    // PostgreSQL aborted the transaction at the violation: read the winner after it, not inside.
-    try {
-      const existing = await findOrderByKey(prisma, key);
-      if (!existing) throw new Error(`order ${key} reported as existing but not found`);
-      if (existing.fingerprint !== input.fingerprint) {
-        throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
-      }
-      await setRecordStatus(prisma, key, { status: 'SUBMITTED', attempts: attempt });
-      log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
-      metrics.duplicateAbsorbed('unique_index');
-      return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured };
-    } catch (error) {
-      throw toActivityFailure(error, attempt, input.policy);
-    }
-  }
-
-  // Compensation steps below are idempotent (keyed by the idempotency key and the failed run), so
-  // unlike the write they may retry on any failure: their errors go to the compensationStep
-  // retry policy as they are.
-
-  async function startCompensation(input: CompensationInput): Promise<string> {
-    log.warn('order write failed for good; starting compensation', {
-      idempotencyKey: input.order.idempotencyKey,
-      reasonType: input.reasonType,
-    });
-    const started = await startCompensationWorkflow(deps.temporal, deps.taskQueue, input);
-    metrics.compensationStarted(input.reasonType);
-    return started.workflowId;
-  }
-
-  /**
-   * Reconcile and record — in one transaction, idempotent per failed run: running it again for the
-   * same run finds the record and changes nothing.
-   */
-  async function reconcileFailedWrite(input: CompensationInput): Promise<Reconciliation> {
-    const key = input.order.idempotencyKey;
-    return prisma.$transaction(async (tx) => {
-      // Landed means *this* order: a row under the key with another fingerprint is the conflict
-      // that brought us here, not a success.
-      const existing = await findOrderByKey(tx, key);
-      const landed = existing?.fingerprint === input.order.fingerprint ? existing : undefined;
-      const prior = await tx.compensationRecord.findUnique({
-        where: { idempotentKey_orderRunId: { idempotentKey: key, orderRunId: input.orderRunId } },
-      });
-      if (!landed && prior?.decision) {
-        const record = await findRecord(tx, key);
-        log.info('this failure was already compensated and decided; nothing to do', { idempotencyKey: key });
-        return {
-          orderLanded: false,
-          releasedLines: 0,
-          priorDecision: { decision: prior.decision as CompensationDecision, status: record?.status ?? 'FAILED' },
-        };
-      }
-      // Nothing is released here. The write is one statement in one transaction: stock is only ever
-      // reserved together with its order, so a key without an order holds no reservation. A release
-      // here could only be wrong — a slow write may commit between this read and it.
-      const releasedLines = 0;
-      await tx.$executeRaw`
-          INSERT INTO compensation_record
-            (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
-          VALUES (${key}, ${input.orderRunId}, ${input.reasonType}, ${input.reason}, ${input.attempts},
-                  ${landed !== undefined}, ${releasedLines})
-          ON CONFLICT (idempotent_key, order_run_id) DO NOTHING`;
-      if (landed) {
-        log.info('reconciled: the order landed after all', { idempotencyKey: key, orderNo: landed.orderNo });
-        await setRecordStatus(tx, key, { status: 'SUBMITTED', attempts: input.attempts });
-        // An operator's action (a decision, or `recompensate`, which records a run of its own with
-        // reason type OperatorRecompensation) starts the count afresh.
-        const operatorAction = await tx.compensationRecord.findFirst({
-          where: {
-            idempotentKey: key,
-            OR: [{ reasonType: 'OperatorRecompensation' }, { decidedBy: { not: 'reconciliation' } }],
-          },
-          orderBy: { id: 'desc' },
-          select: { id: true },
-        });
-        const continued = await tx.compensationRecord.count({
-          where: {
-            idempotentKey: key,
-            decidedBy: 'reconciliation',
-            NOT: { orderRunId: input.orderRunId },
-            ...(operatorAction ? { id: { gt: operatorAction.id } } : {}),
-          },
-        });
-        return { orderLanded: true, orderNo: landed.orderNo, releasedLines, continuations: continued };
-      }
-      await setRecordStatus(tx, key, {
-        status: 'COMPENSATING',
-        attempts: input.attempts,
-        lastError: `${input.reasonType}: ${input.reason}`,
-      });
-      log.info('awaiting an operator decision', { idempotencyKey: key, reasonType: input.reasonType });
-      return { orderLanded: false, releasedLines };
-    });
-  }
-
-  async function recordDecision(request: {
-    idempotencyKey: string;
-    orderRunId: string;
-    decision: CompensationDecision;
-    decidedBy: string;
-    /** With `abandon`: the fingerprint of the order that must not have landed meanwhile. */
-    fingerprint?: string;
-  }): Promise<{ orderLanded: boolean }> {
-    const outcome = await prisma.$transaction(async (tx) => {
-      if (request.decision === 'abandon' && request.fingerprint) {
-        // A slow attempt may have committed after reconciliation looked: never abandon a live order.
-        const existing = await findOrderByKey(tx, request.idempotencyKey);
-        if (existing?.fingerprint === request.fingerprint) return { orderLanded: true };
-      }
-      await tx.compensationRecord.updateMany({
-        where: { idempotentKey: request.idempotencyKey, orderRunId: request.orderRunId, decision: null },
-        data: { decision: request.decision, decidedBy: request.decidedBy, decidedAt: new Date() },
-      });
-      if (request.decision === 'abandon') {
-        await setRecordStatus(tx, request.idempotencyKey, { status: 'COMPENSATED', onlyFrom: ['COMPENSATING'] });
-      }
-      return { orderLanded: false };
-    });
-    log.info('operator decision recorded', {
-      idempotencyKey: request.idempotencyKey,
-      decision: request.decision,
-      ...outcome,
-    });
-    return outcome;
-  }
-
-  /**
-   * Resubmit reuses the key: the new run's write finds any committed order, so it cannot double.
-   * Also used by reconciliation when the order had landed, so the new run finishes its delivery.
-   */
-  async function resubmitOrder(request: {
-    order: OrderWorkflowInput;
-    orderRunId: string;
-    decidedBy: string;
-  }): Promise<string> {
-    const key = request.order.idempotencyKey;
-    // The failed run starts compensation moments before it fails. Until it has closed, a start
-    // would attach to it (USE_EXISTING) instead of starting the new run: wait for it first.
-    await waitForRunToClose(deps.temporal, orderWorkflowIdFor(key), request.orderRunId);
-    const started = await startOrderWorkflow(
-      deps.temporal,
-      deps.taskQueue,
-      request.order,
-      'ALLOW_DUPLICATE_FAILED_ONLY',
-    );
-    // Recorded only once the new run exists: a start that keeps failing must leave the key
-    // undecided, so compensation run again waits for a decision instead of finding this one.
-    // A retry after a lost answer attaches to the run it started, and records it then.
-    await recordDecision({
-      idempotencyKey: key,
-      orderRunId: request.orderRunId,
-      decision: 'resubmit',
-      decidedBy: request.decidedBy,
-    });
-    await setRecordStatus(prisma, key, {
-      status: 'RECEIVED',
-      lastError: null,
-      onlyFrom: ['COMPENSATING', 'FAILED'],
-    });
-    log.info('order resubmitted with the same key', { idempotencyKey: key, workflowId: started.workflowId });
-    return started.workflowId;
-  }
-
-  async function markCompensationFailed(request: {
-    idempotencyKey: string;
-    orderRunId: string;
-    reason: string;
-    /** The order landed but its follow-up keeps failing: FAILED also from SUBMITTED. */
-    landed?: boolean;
-  }) {
-    await setRecordStatus(prisma, request.idempotencyKey, {
-      status: 'FAILED',
-      lastError: request.reason,
-      onlyFrom: request.landed ? ['RECEIVED', 'COMPENSATING', 'SUBMITTED'] : ['RECEIVED', 'COMPENSATING'],
-    });
-    log.error('compensation ended without a decision', {
-      idempotencyKey: request.idempotencyKey,
-      reason: request.reason,
-    });
-  }
-
-  /**
-   * Records the delivery's end: DELIVERY_FAILED with the downstream's answer, or DELIVERED when an
-   * operator marks it handled. Returns the status the record holds afterwards: an attempt whose
-   * acknowledgement was recorded but whose completion never reached Temporal (the worker died, the
-   * attempt timed out) left DELIVERED there, and that acknowledgement stands.
-   */
-  async function recordDeliveryOutcome(request: {
-    idempotencyKey: string;
-    status: 'DELIVERY_FAILED' | 'DELIVERED';
-    lastError?: string;
-    decidedBy?: string;
-  }): Promise<OrderStatus | undefined> {
-    let lastError = request.lastError;
-    if (request.status === 'DELIVERED' && request.decidedBy !== undefined) {
-      // Marked handled: the downstream was never told, so say who decided that and why it was needed.
-      const before = (await findRecord(prisma, request.idempotencyKey))?.lastError;
-      lastError = `marked handled by ${request.decidedBy}; the downstream was not told${before ? ` (last delivery error: ${before})` : ''}`;
-    }
-    await setRecordStatus(prisma, request.idempotencyKey, {
-      status: request.status,
-      onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'],
-      ...(lastError !== undefined ? { lastError } : {}),
-    });
-    const recorded = (await findRecord(prisma, request.idempotencyKey))?.status;
-    log.info('delivery outcome recorded', { ...request, recorded });
-    if (recorded === request.status)
-      metrics.deliveryEnded(request.status === 'DELIVERED' ? 'marked_handled' : 'failed');
-    return recorded;
-  }
-
+  // Listed by name, so a renamed function fails to compile here instead of breaking replay.
   return {
     writeOrder,
-    ...createDeliveryActivities({ prisma, downstream: deps.downstream, metrics }),
-    ...createSafetyNetActivities({ prisma }),
+    deliverOrderEvent,
+    scanForDuplicateOrders,
+    purgeExpiredIdempotencyRecords,
     recordDeliveryOutcome,
     startCompensation,
     reconcileFailedWrite,
@@ -300,20 +50,4 @@ export function createActivities(deps: ActivityDeps) {
     resubmitOrder,
     markCompensationFailed,
   };
-}
-
-function pick(order: StoredOrder) {
-  return {
-    orderId: order.orderId,
-    orderNo: order.orderNo,
-    totalAmount: order.totalAmount,
-    writtenAttempt: order.writtenAttempt,
-    createdAt: order.createdAt.toISOString(),
-  };
-}
-
-/** Waiting for a connection plus running the transaction stays within 80 % of start-to-close. */
-export function transactionTimers(startToCloseMs: number): { maxWait: number; timeout: number } {
-  const maxWait = Math.max(100, Math.floor(startToCloseMs * 0.2));
-  return { maxWait, timeout: Math.max(200, Math.floor(startToCloseMs * 0.8) - maxWait) };
 }

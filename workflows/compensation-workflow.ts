@@ -54,6 +54,9 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
     setCurrentDetails(
       [`**${state.status}** — ${line}`, `why the write failed: ${input.reasonType}: ${input.reason}`].join('\n\n'),
     );
+  // The status it finishes with is the one its last step asked the record for (with a prior
+  // decision: the one the record holds). The writer checks the record's changes against the
+  // transition table (domain/order-status.ts); here the status is reported, not checked.
   const finish = (status: Status, outcome: CompensationOutcome) => {
     state.status = status;
     state.outcome = outcome;

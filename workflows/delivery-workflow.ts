@@ -49,6 +49,8 @@ export async function deliveryWorkflow(input: DeliveryDecisionInput): Promise<De
     return finish(recorded === 'DELIVERED' ? 'DELIVERED' : 'DELIVERY_FAILED', 'REDELIVERY_FAILED');
   }
 
+  // Reports the status the steps recorded; the record's own change was checked against the
+  // transition table (domain/order-status.ts) by the writer.
   function finish(status: DecisionResult['status'], outcome: string): DecisionResult {
     upsertSearchAttributes([{ key: OrderStatus, value: status }]);
     return { idempotencyKey: key, status, outcome };

@@ -16,7 +16,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { OrderStatus as Status } from '../domain/order-status.js';
+import { canTransition, type OrderStatus as Status } from '../domain/order-status.js';
 import type * as activities from '../activities/index.js';
 import { compensationStart, compensationStep, downstreamDelivery, orderWrite } from './activity-presets.js';
 import {
@@ -44,7 +44,12 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   let decisionWindowClosed = false;
   // What the Temporal UI shows as the run's current details, kept with the status.
   const showState = () => setCurrentDetails(orderDetails(state, input));
+  // The run's own copy of the status (query, search attribute) moves along the same transition
+  // table as the record (domain/order-status.ts); a move outside it is logged, never acted on.
   const setStatus = (status: Status) => {
+    if (!canTransition(state.status, status)) {
+      log.warn('status change outside the transition table', { idempotencyKey: key, from: state.status, to: status });
+    }
     state.status = status;
     upsertSearchAttributes([{ key: OrderStatus, value: status }]);
     showState();

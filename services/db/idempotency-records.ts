@@ -1,9 +1,10 @@
 // The edge's memory of each key: the first request's fingerprint and canonical order, the
 // workflow it started, and the status callers read. The record is the fast pre-filter; the unique
-// index on order_main stays the final judge.
+// index on order_main stays the final judge. The status is claimed here as RECEIVED and changed
+// only by order-status-writer.ts.
 import type { CanonicalOrder } from '../../domain/canonical-order.js';
 import type { Operation } from '../../domain/idempotency-key.js';
-import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
+import type { OrderStatus } from '../../domain/order-status.js';
 import { Prisma, type IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
 
@@ -197,51 +198,4 @@ function toRecord(row: RecordRow): IdempotencyRecord {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
-}
-
-export interface StatusChange {
-  status: OrderStatus;
-  /**
-   * Apply only from these statuses. Compensation steps are retried; a retry that runs after the
-   * order moved on (a resubmitted run already wrote SUBMITTED) must not drag the status back.
-   */
-  onlyFrom?: readonly OrderStatus[];
-  attempts?: number;
-  lastError?: string | null;
-}
-
-/**
- * A status change as one statement (UPDATE … RETURNING created_at): run alone by setRecordStatus,
- * or inside the order write's own statement. The status, last error and updated_at change only
- * from the `onlyFrom` statuses; attempts only ever grow. Every status change comes from a running
- * workflow, so it also marks the workflow started: a delivery whose start answer was lost never
- * marked it, and a later redelivery must not start the key again (after an operator abandoned it,
- * and after Temporal's history of the run is gone).
- */
-export function recordStatusUpdate(idempotencyKey: string, change: StatusChange): Prisma.Sql {
-  const from: string[] = change.onlyFrom ? [...change.onlyFrom] : [...ORDER_STATUSES];
-  const setLastError = change.lastError !== undefined;
-  return Prisma.sql`
-    UPDATE idempotency_record SET
-      status = CASE WHEN status = ANY(${from}::text[]) THEN ${change.status} ELSE status END,
-      last_error = CASE WHEN status = ANY(${from}::text[]) AND ${setLastError} THEN ${change.lastError ?? null}
-                        ELSE last_error END,
-      updated_at = CASE WHEN status = ANY(${from}::text[]) THEN now() ELSE updated_at END,
-      attempts = GREATEST(attempts, ${change.attempts ?? 0}),
-      workflow_started_at = COALESCE(workflow_started_at, now())
-    WHERE idempotent_key = ${idempotencyKey}
-    RETURNING created_at`;
-}
-
-/**
- * Records a status change (see recordStatusUpdate). Returns when the key was first accepted
- * (undefined when its record has expired).
- */
-export async function setRecordStatus(
-  db: Tx,
-  idempotencyKey: string,
-  change: StatusChange,
-): Promise<{ acceptedAt: Date } | undefined> {
-  const rows = await db.$queryRaw<{ created_at: Date }[]>(recordStatusUpdate(idempotencyKey, change));
-  return rows[0] ? { acceptedAt: rows[0].created_at } : undefined;
 }

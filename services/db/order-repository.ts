@@ -5,7 +5,7 @@ import type { CanonicalOrder } from '../../domain/canonical-order.js';
 import { InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
 import type { Operation } from '../../domain/idempotency-key.js';
 import { Prisma } from './generated/prisma/client.js';
-import { recordStatusUpdate, type StatusChange } from './idempotency-records.js';
+import { statusChangeStatement, type StatusChange, type TransitionRow } from './order-status-writer.js';
 import type { Tx } from './prisma-client.js';
 
 export interface NewOrder {
@@ -34,6 +34,8 @@ export interface WrittenOrder {
   order: StoredOrder;
   /** Undefined when no record change was asked for, or the key's record has expired. */
   acceptedAt: Date | undefined;
+  /** What the record change answered (read it with transitionFrom); undefined as acceptedAt is. */
+  recordChange: TransitionRow | undefined;
 }
 
 /**
@@ -62,9 +64,9 @@ export async function insertOrderWithReservation(
   const skus = [...wanted.keys()].sort();
   const quantities = skus.map((sku) => wanted.get(sku) ?? 0);
   const record = recordChange
-    ? Prisma.sql`, record AS (${recordStatusUpdate(order.idempotencyKey, recordChange)})`
-    : Prisma.sql`, record AS (SELECT NULL::timestamptz AS created_at)`;
-  const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null; accepted_at: Date | null })[]>`
+    ? Prisma.sql`, record AS (${statusChangeStatement(order.idempotencyKey, recordChange)})`
+    : Prisma.sql`, record AS (SELECT NULL::text AS from_status, NULL::boolean AS applied, NULL::timestamptz AS created_at)`;
+  const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null } & RecordAnswer)[]>`
     WITH header AS (
       INSERT INTO order_main
         (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt)
@@ -92,13 +94,25 @@ export async function insertOrderWithReservation(
       SELECT header.idempotent_key, reserved.sku, reserved.quantity FROM header, reserved
     )${record}
     SELECT header.*, (SELECT array_agg(sku) FROM reserved) AS reserved_skus,
-           (SELECT created_at FROM record) AS accepted_at
+           (SELECT created_at FROM record) AS accepted_at, (SELECT from_status FROM record) AS record_from,
+           (SELECT applied FROM record) AS record_applied
     FROM header`;
   if (!written) throw new Error(`order ${order.idempotencyKey} was not written: the insert returned no row`);
   const reserved = new Set(written.reserved_skus ?? []);
   const short = skus.find((sku) => !reserved.has(sku));
   if (short !== undefined) throw await stockShortfall(tx, short, wanted.get(short) ?? 0);
-  return { order: toStoredOrder(written), acceptedAt: written.accepted_at ?? undefined };
+  const changed =
+    written.accepted_at && written.record_from !== null
+      ? { from_status: written.record_from, applied: written.record_applied === true, created_at: written.accepted_at }
+      : undefined;
+  return { order: toStoredOrder(written), acceptedAt: written.accepted_at ?? undefined, recordChange: changed };
+}
+
+/** The record change's answer, as the write's statement returns it (all null without one). */
+interface RecordAnswer {
+  accepted_at: Date | null;
+  record_from: string | null;
+  record_applied: boolean | null;
 }
 
 /** Why a SKU could not be reserved: it does not exist, or it has less free stock than requested. */

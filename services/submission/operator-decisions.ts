@@ -10,6 +10,7 @@ import type { WritePolicy } from '../config/env.js';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { Operation } from '../../domain/idempotency-key.js';
 import type { CompensationDecision, OrderStatus } from '../../domain/order-status.js';
+import { latestCompensatedRunId, OPERATOR_RECOMPENSATION } from '../db/compensation-records.js';
 import { findRecord, markWorkflowStarted, type StoredRequest } from '../db/idempotency-records.js';
 import { findOrderByKey } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
@@ -259,14 +260,13 @@ export async function recompensate(
   const orderRunId = landed
     ? randomUUID()
     : ((await describeIfExists(deps.temporal, orderWorkflowIdFor(key)))?.runId ??
-      (await deps.prisma.compensationRecord.findFirst({ where: { idempotentKey: key }, orderBy: { id: 'desc' } }))
-        ?.orderRunId ??
+      (await latestCompensatedRunId(deps.prisma, key)) ??
       randomUUID());
   await startCompensationWorkflow(deps.temporal, deps.taskQueue, {
     order: workflowInputFromRecord(record, deps.writePolicy),
     orderRunId,
     // The reconciliation's continuation cap counts from the latest run of this reason type.
-    reasonType: 'OperatorRecompensation',
+    reasonType: OPERATOR_RECOMPENSATION,
     reason: `compensation run again by ${request.decidedBy}; before: ${record.status}${record.lastError ? ` (${record.lastError})` : ''}`,
     attempts: record.attempts,
   });

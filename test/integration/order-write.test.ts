@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
 import type { CanonicalLine } from '../../domain/canonical-order.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { claimRecord, findRecord, type StatusChange } from '../../services/db/idempotency-records.js';
+import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
+import type { StatusChange } from '../../services/db/order-status-writer.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import {
   findOrderByKey,

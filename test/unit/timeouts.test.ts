@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { transactionTimers } from '../../activities/index.js';
+import { transactionTimers } from '../../activities/order-write.js';
 import { isTemporalUnreachable } from '../../services/temporal/connection.js';
 
 describe('write transaction timers', () => {

@@ -311,7 +311,11 @@ class Decide extends StepOnKnownKey {
     world.trace(
       `orders-cli ${this.decision}: exit ${result.code} ${JSON.stringify(result.data)} ${result.stderr.slice(0, 300)}`,
     );
-    if (result.code === 0 && this.decision === 'abandon') keyModel(model, slot).abandoned = true;
+    if (result.code === 0 && this.decision === 'abandon') {
+      const state = keyModel(model, slot);
+      if (!state.abandoned) state.runAtAbandon = await world.latestRunId(world.orderWorkflow(slot));
+      state.abandoned = true;
+    }
     if (result.code === 0 && this.decision === 'resubmit') keyModel(model, slot).endedUnwritten = false;
   }
   toString() {

@@ -36,6 +36,17 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
         `${slotLabel(slot)} was abandoned, and an order was written for it`,
       );
     }
+    // The record's status cannot show it (the status writer refuses to move an abandoned key), so
+    // Temporal answers: a run of `order-<key>` other than the one there at the abandon was started after it.
+    if (state.abandoned) {
+      const run = await world.latestRunId(world.orderWorkflow(slot));
+      if (run !== undefined && run !== state.runAtAbandon) {
+        throw new InvariantViolation(
+          'an abandoned key stays abandoned: never an order, never opened again',
+          `${slotLabel(slot)} was abandoned, and a new run of its order workflow was started`,
+        );
+      }
+    }
     const key = world.keyOf(slot);
     const status = statuses.get(key);
     if (

@@ -38,6 +38,11 @@ export interface KeyModel {
   answered2xx: boolean;
   /** An operator's abandon was answered as done. */
   abandoned: boolean;
+  /**
+   * The latest run of `order-<key>` when the abandon was answered (undefined: none in Temporal).
+   * Any other run seen later was started after the abandon: the key was opened again.
+   */
+  runAtAbandon?: string | undefined;
   /** Its record was purged by the retention purge. */
   purged: boolean;
   /**
@@ -287,6 +292,16 @@ export class World {
   async workflowStatus(workflowId: string): Promise<string | undefined> {
     try {
       return (await this.stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /** The run id of the latest run, or undefined when Temporal knows none. */
+  async latestRunId(workflowId: string): Promise<string | undefined> {
+    try {
+      return (await this.stack.temporal.workflow.getHandle(workflowId).describe()).runId;
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return undefined;
       throw error;

@@ -1,11 +1,14 @@
 // Tells the downstream ERP that an order was written: POST the `order.created` event, signed, with
-// the order's own key in Idempotency-Key and a stable X-Event-Id. Temporal's history is the outbox:
-// a worker that dies between the commit and this call leaves the step pending, and the next worker
-// runs it — with the same key and event id, never another.
+// the order's own key in Idempotency-Key and a stable X-Event-Id, and records how the delivery
+// ended. Temporal's history is the outbox: a worker that dies between the commit and this call
+// leaves the step pending, and the next worker runs it — with the same key and event id, never
+// another.
 import { Context, log } from '@temporalio/activity';
 import type { DownstreamConfig } from '../services/config/env.js';
-import { setRecordStatus } from '../services/db/idempotency-records.js';
+import { findRecord } from '../services/db/idempotency-records.js';
+import { statusAfter, transitionStatus } from '../services/db/order-status-writer.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
+import type { OrderStatus } from '../domain/order-status.js';
 import { DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
 import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
 import { parseRetryAfterMs } from '../domain/retry-after.js';
@@ -87,7 +90,7 @@ export function createDeliveryActivities(deps: {
       throw toActivityFailure(failure, attempt, timing);
     }
     try {
-      await setRecordStatus(deps.prisma, key, { status: 'DELIVERED', onlyFrom: ['SUBMITTED', 'DELIVERY_FAILED'] });
+      await transitionStatus(deps.prisma, key, 'DELIVERED', {}, log);
     } catch (error) {
       // Delivered but not recorded: the retry delivers again and the consumer deduplicates by key.
       throw toActivityFailure(error, attempt, timing);
@@ -102,5 +105,37 @@ export function createDeliveryActivities(deps: {
     return { status: response.status, attempt, eventId: event.eventId };
   }
 
-  return { deliverOrderEvent };
+  /**
+   * Records the delivery's end: DELIVERY_FAILED with the downstream's answer, or DELIVERED when an
+   * operator marks it handled. Returns the status the record holds afterwards: an attempt whose
+   * acknowledgement was recorded but whose completion never reached Temporal (the worker died, the
+   * attempt timed out) left DELIVERED there, and that acknowledgement stands.
+   */
+  async function recordDeliveryOutcome(request: {
+    idempotencyKey: string;
+    status: 'DELIVERY_FAILED' | 'DELIVERED';
+    lastError?: string;
+    decidedBy?: string;
+  }): Promise<OrderStatus | undefined> {
+    let lastError = request.lastError;
+    if (request.status === 'DELIVERED' && request.decidedBy !== undefined) {
+      // Marked handled: the downstream was never told, so say who decided that and why it was needed.
+      const before = (await findRecord(deps.prisma, request.idempotencyKey))?.lastError;
+      lastError = `marked handled by ${request.decidedBy}; the downstream was not told${before ? ` (last delivery error: ${before})` : ''}`;
+    }
+    const transition = await transitionStatus(
+      deps.prisma,
+      request.idempotencyKey,
+      request.status,
+      lastError !== undefined ? { lastError } : {},
+      log,
+    );
+    const recorded = statusAfter(transition, request.status);
+    log.info('delivery outcome recorded', { ...request, recorded });
+    if (recorded === request.status)
+      deps.metrics.deliveryEnded(request.status === 'DELIVERED' ? 'marked_handled' : 'failed');
+    return recorded;
+  }
+
+  return { deliverOrderEvent, recordDeliveryOutcome };
 }

@@ -1,0 +1,87 @@
+// The order write activity: the order, its lines and its stock reservation in one transaction,
+// with the key's move to SUBMITTED in the same statement — or, when an earlier attempt already
+// committed the key, that order returned as success.
+import { Context, log } from '@temporalio/activity';
+import { IdempotencyConflictError } from '../domain/errors.js';
+import {
+  findOrderByKey,
+  insertOrderWithReservation,
+  isIdempotencyKeyViolation,
+  type StoredOrder,
+} from '../services/db/order-repository.js';
+import { transitionFrom, transitionStatus } from '../services/db/order-status-writer.js';
+import type { PrismaClient } from '../services/db/prisma-client.js';
+import type { ProductMetrics } from '../services/metrics/product-metrics.js';
+import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
+import { toActivityFailure } from './activity-failure.js';
+
+export function createOrderWriteActivities(deps: {
+  prisma: PrismaClient;
+  metrics: ProductMetrics;
+  deliveryConfigured: boolean;
+}) {
+  const { prisma, metrics, deliveryConfigured } = deps;
+
+  /**
+   * Writes the order, its lines and the stock reservation in one transaction. Insert first: the
+   * unique index `uk_order_idempotent` decides. A violation means an earlier attempt (or another
+   * entry point) committed this key — "already done" is success when the fingerprint matches and
+   * a conflict when it does not. Never check-then-insert.
+   */
+  async function writeOrder(input: OrderWorkflowInput): Promise<OrderWriteResult> {
+    const { attempt } = Context.current().info;
+    const key = input.idempotencyKey;
+    log.info('writing order', { idempotencyKey: key, attempt });
+    try {
+      const { order, acceptedAt, recordChange } = await prisma.$transaction(
+        (tx) =>
+          insertOrderWithReservation(
+            tx,
+            { ...input, writtenAttempt: attempt },
+            { status: 'SUBMITTED', attempts: attempt, lastError: null },
+          ),
+        // Prisma's own timers end the transaction (rolled back) before Temporal gives up on the
+        // attempt, so a slow attempt cannot commit after a later step already looked for it.
+        transactionTimers(input.policy.startToCloseMs),
+      );
+      transitionFrom(recordChange, key, 'SUBMITTED', log);
+      log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
+      metrics.orderWritten(acceptedAt ? Date.now() - acceptedAt.getTime() : undefined);
+      return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
+    } catch (error) {
+      if (!isIdempotencyKeyViolation(error)) throw toActivityFailure(error, attempt, input.policy);
+    }
+    // PostgreSQL aborted the transaction at the violation: read the winner after it, not inside.
+    try {
+      const existing = await findOrderByKey(prisma, key);
+      if (!existing) throw new Error(`order ${key} reported as existing but not found`);
+      if (existing.fingerprint !== input.fingerprint) {
+        throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
+      }
+      await transitionStatus(prisma, key, 'SUBMITTED', { attempts: attempt }, log);
+      log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
+      metrics.duplicateAbsorbed('unique_index');
+      return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured };
+    } catch (error) {
+      throw toActivityFailure(error, attempt, input.policy);
+    }
+  }
+
+  return { writeOrder };
+}
+
+function pick(order: StoredOrder) {
+  return {
+    orderId: order.orderId,
+    orderNo: order.orderNo,
+    totalAmount: order.totalAmount,
+    writtenAttempt: order.writtenAttempt,
+    createdAt: order.createdAt.toISOString(),
+  };
+}
+
+/** Waiting for a connection plus running the transaction stays within 80 % of start-to-close. */
+export function transactionTimers(startToCloseMs: number): { maxWait: number; timeout: number } {
+  const maxWait = Math.max(100, Math.floor(startToCloseMs * 0.2));
+  return { maxWait, timeout: Math.max(200, Math.floor(startToCloseMs * 0.8) - maxWait) };
+}

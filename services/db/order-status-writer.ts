@@ -1,0 +1,105 @@
+// The one writer of a key's status (idempotency_record.status): a change applies only when the
+// key's current status is one the transition table allows it from (domain/order-status.ts,
+// docs/architecture.md, decision 16). A refused change is logged and answered, never thrown.
+import { allowedPredecessors, type OrderStatus, type TransitionFacts } from '../../domain/order-status.js';
+import { Prisma } from './generated/prisma/client.js';
+import type { Tx } from './prisma-client.js';
+
+/** What travels with a status change, and the facts some rows of the table need stated. */
+export interface StatusDetails extends TransitionFacts {
+  /** The attempts the step took; the column only ever grows. */
+  attempts?: number;
+  /** The new last error (null clears it); left as it is when undefined. */
+  lastError?: string | null;
+}
+
+/** A status change asked of the writer, alone or inside the order write's own statement. */
+export interface StatusChange extends StatusDetails {
+  status: OrderStatus;
+}
+
+export type Transition =
+  /** The key was in `from` and is now in the status asked for. */
+  | { applied: true; from: OrderStatus; acceptedAt: Date }
+  /**
+   * The table does not allow the change from `from`: status, last error and updated_at are as
+   * they were. `from` is undefined when the key has no record (the retention purge removed it).
+   */
+  | { applied: false; from: OrderStatus | undefined; acceptedAt: Date | undefined };
+
+/** Where a refused change is reported: the activity's logger, or any with the same `info`. */
+export interface TransitionLog {
+  info(message: string, attributes?: Record<string, unknown>): void;
+}
+
+/** The row the statement returns (one, or none when the key has no record). */
+export interface TransitionRow {
+  from_status: string;
+  applied: boolean;
+  created_at: Date;
+}
+
+/**
+ * The status change as one statement, `UPDATE … RETURNING`: run alone by transitionStatus, or as a
+ * CTE inside the order write's statement. The allowed predecessors come from the table. The row is
+ * read and locked first (`FOR UPDATE`), so the status the change was judged against is the one it
+ * replaces, also when another transaction changed it meanwhile. Only an allowed change moves the
+ * status, the last error and updated_at. Attempts only ever grow, and every call marks the
+ * workflow started: each comes from a running workflow, so a later redelivery must not start the
+ * key again (docs/architecture.md, decision 12).
+ */
+export function statusChangeStatement(idempotencyKey: string, change: StatusChange): Prisma.Sql {
+  const from: string[] = allowedPredecessors(change.status, { orderLanded: change.orderLanded === true });
+  const setLastError = change.lastError !== undefined;
+  return Prisma.sql`
+    UPDATE idempotency_record AS record SET
+      status = CASE WHEN before.allowed THEN ${change.status} ELSE record.status END,
+      last_error = CASE WHEN before.allowed AND ${setLastError} THEN ${change.lastError ?? null}
+                        ELSE record.last_error END,
+      updated_at = CASE WHEN before.allowed THEN now() ELSE record.updated_at END,
+      attempts = GREATEST(record.attempts, ${change.attempts ?? 0}),
+      workflow_started_at = COALESCE(record.workflow_started_at, now())
+    FROM (
+      SELECT idempotent_key, status, status = ANY(${from}::text[]) AS allowed
+      FROM idempotency_record WHERE idempotent_key = ${idempotencyKey} FOR UPDATE
+    ) AS before
+    WHERE record.idempotent_key = before.idempotent_key
+    RETURNING before.status AS from_status, before.allowed AS applied, record.created_at`;
+}
+
+/**
+ * Reads the statement's answer: an applied change, or a refused one — logged with the key, the
+ * status it was in and the one asked for.
+ */
+export function transitionFrom(
+  row: TransitionRow | undefined,
+  idempotencyKey: string,
+  to: OrderStatus,
+  log: TransitionLog,
+): Transition {
+  if (!row) {
+    log.info('status not changed: the key has no record', { idempotencyKey, from: undefined, to });
+    return { applied: false, from: undefined, acceptedAt: undefined };
+  }
+  const from = row.from_status as OrderStatus;
+  if (row.applied) return { applied: true, from, acceptedAt: row.created_at };
+  log.info('status change refused: the transition table does not allow it', { idempotencyKey, from, to });
+  return { applied: false, from, acceptedAt: row.created_at };
+}
+
+/** Moves the key to `to` when the table allows it from the key's current status (see above). */
+export async function transitionStatus(
+  db: Tx,
+  idempotencyKey: string,
+  to: OrderStatus,
+  details: StatusDetails,
+  log: TransitionLog,
+): Promise<Transition> {
+  const [row] = await db.$queryRaw<TransitionRow[]>(statusChangeStatement(idempotencyKey, { ...details, status: to }));
+  return transitionFrom(row, idempotencyKey, to, log);
+}
+
+/** The status the key holds once the change was asked for: the new one, or the one it stayed in. */
+export function statusAfter(transition: Transition, to: OrderStatus): OrderStatus | undefined {
+  return transition.applied ? to : transition.from;
+}

@@ -19,7 +19,7 @@ import {
   UNCONFIRMED_AFTER_MS,
 } from '../../services/submission/operator-decisions.js';
 import { orderNotFound } from '../../services/failure-outcome.js';
-import { readOrderStatus } from '../../services/submission/order-status.js';
+import { readOrderStatus } from '../../services/submission/order-status-view.js';
 import { historyFromFile, historyFromServer, replayHistories } from '../../worker/replay.js';
 import type { CommandContext } from './context.js';
 import { fields, table } from './table.js';

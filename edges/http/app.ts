@@ -14,7 +14,7 @@ import {
   KnownFailure,
   orderNotFound,
 } from '../../services/failure-outcome.js';
-import { readOrderStatus } from '../../services/submission/order-status.js';
+import { readOrderStatus } from '../../services/submission/order-status-view.js';
 import { submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { registerMcpRoute } from './mcp-route.js';

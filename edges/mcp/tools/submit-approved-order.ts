@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { approvalSchema } from '../../../domain/order-input.js';
 import { ORDER_STATUSES } from '../../../domain/order-status.js';
-import { readOrderStatus } from '../../../services/submission/order-status.js';
+import { readOrderStatus } from '../../../services/submission/order-status-view.js';
 import { submissionDepsFrom, submitApproval } from '../../../services/submission/submit-approval.js';
 import { waitForOutcome } from '../../../services/submission/wait-for-outcome.js';
 import { statusSentence } from '../status-sentences.js';

@@ -23,7 +23,10 @@ export const FEISHU_SIGNATURE_HEADERS = {
 
 /** Feishu's request signature: hex SHA-256 over timestamp, nonce, Encrypt Key and the raw body. */
 export function feishuSignature(timestamp: string, nonce: string, encryptKey: string, rawBody: Buffer): string {
-  return createHash('sha256').update(timestamp + nonce + encryptKey).update(rawBody).digest('hex');
+  return createHash('sha256')
+    .update(timestamp + nonce + encryptKey)
+    .update(rawBody)
+    .digest('hex');
 }
 
 const ACK: ConnectorReply = { status: 200, body: {} };

@@ -13,7 +13,9 @@ import {
   DownstreamTimeoutError,
   IdempotencyConflictError,
   InsufficientStockError,
+  OaApiError,
   UnknownSkuError,
+  UnmappableFormError,
 } from './errors.js';
 
 export type ErrorClass =
@@ -34,6 +36,10 @@ export type ErrorClass =
   | 'DownstreamUnavailable'
   | 'DownstreamRejected'
   | 'DownstreamAuthFailed'
+  | 'OaApiUnavailable'
+  | 'OaApiRateLimited'
+  | 'OaApiRefused'
+  | 'UnmappableForm'
   | 'TemporalUnavailable'
   | 'Unclassified';
 
@@ -69,6 +75,8 @@ const isA = (signals: ErrorSignals, type: abstract new (...args: never[]) => Err
   signals.errors.some((error) => error instanceof type);
 const httpStatus = (signals: ErrorSignals): number | undefined =>
   signals.errors.find((error): error is DownstreamHttpError => error instanceof DownstreamHttpError)?.status;
+const oaApiError = (signals: ErrorSignals): OaApiError | undefined =>
+  signals.errors.find((error): error is OaApiError => error instanceof OaApiError);
 
 // Messages node-postgres uses when the socket dies without an error code.
 const CONNECTION_LOST_MESSAGES = [
@@ -102,6 +110,12 @@ export const TABLE: readonly Row[] = [
     why: 'a business rule: the SKU does not exist',
     matches: (s) => isA(s, UnknownSkuError),
   },
+  {
+    errorClass: 'UnmappableForm',
+    retryable: false,
+    why: 'a business failure: the approval form does not map to an order, and reading it again gives the same form',
+    matches: (s) => isA(s, UnmappableFormError),
+  },
   // HTTP calls to the downstream (the seed's table). Every call carries the order's key in
   // Idempotency-Key, which is what makes retrying an unanswered call safe.
   {
@@ -133,6 +147,30 @@ export const TABLE: readonly Row[] = [
     retryable: false,
     why: '4xx: the downstream refuses this event; it will refuse it again',
     matches: (s) => (httpStatus(s) ?? 0) >= 400 && (httpStatus(s) ?? 0) < 500,
+  },
+  // Reads of an approval instance from an OA system's open API (services/oa). A read changes
+  // nothing, so anything that may pass on its own is safe to retry; the reader has already
+  // refreshed its token once before it reports 401/403.
+  {
+    errorClass: 'OaApiUnavailable',
+    retryable: true,
+    why: 'the OA API failed (5xx) or gave no answer (timeout, connection refused); a read is safe to repeat',
+    matches: (s) => {
+      const error = oaApiError(s);
+      return error !== undefined && (error.status === undefined || error.status >= 500);
+    },
+  },
+  {
+    errorClass: 'OaApiRateLimited',
+    retryable: true,
+    why: '429: the OA API asks us to come back later (Retry-After honoured, capped)',
+    matches: (s) => oaApiError(s)?.status === 429,
+  },
+  {
+    errorClass: 'OaApiRefused',
+    retryable: false,
+    why: 'the OA API refused the read (credentials after one token refresh, unknown instance, malformed answer); it will refuse it again',
+    matches: (s) => isA(s, OaApiError),
   },
   {
     errorClass: 'ConnectionLost',
@@ -227,7 +265,7 @@ const UNCLASSIFIED: Classification = {
 
 /** The delay a failure asked for itself (HTTP Retry-After), if any. */
 export function requestedRetryDelayMs(error: unknown): number | undefined {
-  return errorInChain(error, DownstreamHttpError)?.retryAfterMs;
+  return errorInChain(error, DownstreamHttpError)?.retryAfterMs ?? errorInChain(error, OaApiError)?.retryAfterMs;
 }
 
 /** The first error of the given type in the error's cause chain, itself included. */

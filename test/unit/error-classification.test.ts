@@ -7,7 +7,9 @@ import {
   DownstreamTimeoutError,
   IdempotencyConflictError,
   InsufficientStockError,
+  OaApiError,
   UnknownSkuError,
+  UnmappableFormError,
 } from '../../domain/errors.js';
 
 const socketError = (code: string) =>
@@ -116,6 +118,21 @@ const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
     'Unclassified',
     false,
   ],
+  ['OA API: no answer in time', new OaApiError('feishu', undefined, undefined, 'timed out'), 'OaApiUnavailable', true],
+  ['OA API: 500', new OaApiError('dingtalk', 500, undefined, 'internal error'), 'OaApiUnavailable', true],
+  ['OA API: 503', new OaApiError('feishu', 503, undefined, 'unavailable'), 'OaApiUnavailable', true],
+  ['OA API: 429', new OaApiError('feishu', 429, 3_000, 'rate limited'), 'OaApiRateLimited', true],
+  ['OA API: 403 after one token refresh', new OaApiError('feishu', 403, undefined, 'forbidden'), 'OaApiRefused', false],
+  ['OA API: 401', new OaApiError('dingtalk', 401, undefined, 'invalid token'), 'OaApiRefused', false],
+  ['OA API: unknown instance (404)', new OaApiError('dingtalk', 404, undefined, 'not found'), 'OaApiRefused', false],
+  ['OA API: malformed answer', new OaApiError('feishu', 200, undefined, 'form is not JSON'), 'OaApiRefused', false],
+  [
+    'OA API: a read wrapped by its caller',
+    new Error('reading the approval failed', { cause: new OaApiError('feishu', 502, undefined, 'bad gateway') }),
+    'OaApiUnavailable',
+    true,
+  ],
+  ['the approval form does not map to an order', new UnmappableFormError('A-1', ['no SKU']), 'UnmappableForm', false],
   ['an error nobody classified', new Error('something odd'), 'Unclassified', false],
   ['a thrown string', 'boom', 'Unclassified', false],
 ];
@@ -157,6 +174,23 @@ describe('activity failure', () => {
   it('honours Retry-After over its own backoff, capped at the maximum interval', () => {
     assert.equal(Number(toActivityFailure(new DownstreamHttpError(429, 1_500, ''), 1, timing).nextRetryDelay), 1_500);
     assert.equal(Number(toActivityFailure(new DownstreamHttpError(429, 60_000, ''), 1, timing).nextRetryDelay), 2_000);
+  });
+
+  it("honours an OA API's Retry-After the same way", () => {
+    const rateLimited = (ms: number) => new OaApiError('feishu', 429, ms, 'rate limited');
+    assert.equal(Number(toActivityFailure(rateLimited(1_200), 1, timing).nextRetryDelay), 1_200);
+    assert.equal(Number(toActivityFailure(rateLimited(60_000), 1, timing).nextRetryDelay), 2_000);
+  });
+
+  it('never retries an OA read the API refused, nor an unmappable form', () => {
+    for (const error of [
+      new OaApiError('dingtalk', 403, undefined, 'forbidden'),
+      new UnmappableFormError('A', ['x']),
+    ]) {
+      const failure = toActivityFailure(error, 1, timing);
+      assert.equal(failure.nonRetryable, true);
+      assert.equal(failure.nextRetryDelay, undefined);
+    }
   });
 
   it('marks business failures and unclassified errors non-retryable, carrying the attempt', () => {

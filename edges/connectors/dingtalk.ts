@@ -1,0 +1,99 @@
+// The DingTalk connector: reads one HTTP event-subscription callback. The query carries the
+// signature (SHA-1 of token, timestamp, nonce and the ciphertext, sorted), the body the
+// ciphertext; the plaintext ends with the app key it was encrypted for. DingTalk expects every
+// callback, the URL check included, to be answered with the word `success` encrypted the same way.
+import { createHash, randomBytes } from 'node:crypto';
+import { decrypt, encrypt, getSignature } from '@wecom/crypto';
+import { dingtalkEventStatus } from '../../domain/oa-status.js';
+import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
+import { jsonObjectOf, refused, sameSecret, textOf } from './inbound.js';
+
+export interface DingTalkConnectorOptions {
+  /** The app's AppKey (the suite key or corp id for apps of those kinds): the plaintext's last part. */
+  appKey: string;
+  /** The console's aes_key: 43 characters of base64 (the 32-byte key without its `=`). */
+  aesKey: string;
+  /** The console's token, used in the signature. */
+  token: string;
+}
+
+/** The reply DingTalk accepts: `success`, encrypted for the app key and signed. */
+export interface DingTalkSuccess {
+  msg_signature: string;
+  timeStamp: string;
+  nonce: string;
+  encrypt: string;
+}
+
+const NONCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export function createDingTalkConnector(options: DingTalkConnectorOptions): Connector {
+  if (!/^[A-Za-z0-9+/]{43}$/.test(options.aesKey)) {
+    throw new Error('the DingTalk aes_key must be 43 characters of base64');
+  }
+
+  const success = (): ConnectorReply => {
+    const timeStamp = String(Date.now());
+    const nonce = [...randomBytes(16)].map((byte) => NONCE_ALPHABET[byte % NONCE_ALPHABET.length]).join('');
+    const ciphertext = encrypt(options.aesKey, 'success', options.appKey);
+    const body: DingTalkSuccess = {
+      msg_signature: getSignature(options.token, timeStamp, nonce, ciphertext),
+      timeStamp,
+      nonce,
+      encrypt: ciphertext,
+    };
+    return { status: 200, body };
+  };
+
+  const read = (request: InboundRequest): InboundCallback => {
+    const signature = request.query.msg_signature ?? request.query.signature;
+    const timestamp = request.query.timestamp ?? request.query.timeStamp;
+    const nonce = request.query.nonce;
+    if (!signature || !timestamp || !nonce) return refused(401, 'missing msg_signature, timestamp or nonce');
+
+    const body = jsonObjectOf(request.rawBody.toString('utf8'));
+    const ciphertext = textOf(body?.encrypt);
+    if (!ciphertext) return refused(400, 'the body has no encrypt field');
+
+    if (!sameSecret(signature, getSignature(options.token, timestamp, nonce, ciphertext))) {
+      return refused(401, 'msg_signature does not match');
+    }
+
+    let message: string;
+    let key: string;
+    try {
+      ({ message, id: key } = decrypt(options.aesKey, ciphertext));
+    } catch {
+      return refused(400, 'the body does not decrypt with the configured aes_key');
+    }
+    if (!sameSecret(key, options.appKey)) return refused(401, 'the callback was encrypted for another app key');
+
+    const payload = jsonObjectOf(message);
+    if (!payload) return refused(400, 'the decrypted body is not a JSON object');
+    const eventType = textOf(payload.EventType) ?? 'unknown';
+
+    if (eventType === 'check_url') return { kind: 'challenge', reply: success() };
+    if (eventType !== 'bpms_instance_change') return { kind: 'other', eventType, ack: success() };
+
+    const instanceId = textOf(payload.processInstanceId);
+    if (!instanceId) return refused(400, 'bpms_instance_change without a processInstanceId');
+    // DingTalk's HTTP push names no delivery id in the payload; when it does (EventId), it wins.
+    const eventId =
+      textOf(payload.EventId) ??
+      textOf(payload.eventId) ??
+      'sha256:' + createHash('sha256').update(message).digest('hex');
+    return {
+      kind: 'event',
+      event: {
+        vendor: 'dingtalk',
+        eventId,
+        eventType,
+        instanceId,
+        status: dingtalkEventStatus(payload.type, payload.result),
+      },
+      ack: success(),
+    };
+  };
+
+  return { vendor: 'dingtalk', vendorDeadlineMs: 1_500, read };
+}

@@ -1,0 +1,154 @@
+// A fake DingTalk open API (the new API on api.dingtalk.com: OAuth2 access token, process
+// instance read) for reader tests, and the builder of callbacks exactly as DingTalk sends them
+// (AES-256-CBC with the aes_key, the app key appended, SHA-1 signature in the query). Built with
+// node:crypto alone, apart from the code under test.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { type FakeOaApi, startFakeOaApi } from './fake-oa-api.js';
+
+export interface DingTalkComponent {
+  id?: string;
+  name: string;
+  componentType: string;
+  /** A `TableField`'s value is a JSON string of rows `[{ rowValue: [{ label, value }] }]`. */
+  value: string;
+}
+
+export interface DingTalkInstance {
+  status: string;
+  result?: string;
+  formComponentValues: DingTalkComponent[];
+  finishTime?: string;
+}
+
+export interface FakeDingTalk extends FakeOaApi<DingTalkInstance> {
+  appKey: string;
+  appSecret: string;
+}
+
+export async function startFakeDingTalk(options: { tokenTtlSeconds?: number } = {}): Promise<FakeDingTalk> {
+  const appKey = `ding${randomBytes(8).toString('hex')}`;
+  const appSecret = randomBytes(24).toString('base64url');
+  const api = await startFakeOaApi<DingTalkInstance>(
+    {
+      tokenRequest: (method, path, body, issue) => {
+        if (method !== 'POST' || path !== '/v1.0/oauth2/accessToken') return undefined;
+        const credentials = body as { appKey?: string; appSecret?: string } | undefined;
+        if (credentials?.appKey !== appKey || credentials.appSecret !== appSecret) {
+          return { status: 400, body: { code: 'invalidClientIdOrSecret', message: 'wrong appKey or appSecret' } };
+        }
+        const { token, ttlSeconds } = issue();
+        return { status: 200, body: { accessToken: token, expireIn: ttlSeconds } };
+      },
+      instanceRequest: (method, url, headers) => {
+        if (method !== 'GET' || url.pathname !== '/v1.0/workflow/processInstances') return undefined;
+        const token = headers['x-acs-dingtalk-access-token'];
+        return {
+          token: Array.isArray(token) ? token[0] : token,
+          instanceId: url.searchParams.get('processInstanceId') ?? '',
+        };
+      },
+      instanceAnswer: (value) => {
+        const instance = value as DingTalkInstance;
+        return {
+          status: 200,
+          body: {
+            success: true,
+            result: {
+              status: instance.status,
+              result: instance.result ?? '',
+              finishTime: instance.finishTime,
+              formComponentValues: instance.formComponentValues,
+            },
+          },
+        };
+      },
+      notFound: () => ({ status: 400, body: { code: 'processInstanceNotFound', message: 'instance not found' } }),
+      tokenInvalid: () => ({ status: 401, body: { code: 'InvalidAuthentication', message: 'access token invalid' } }),
+      error: (status) => ({
+        status,
+        body: {
+          code: status === 429 ? 'Forbidden.AccessDenied.QpsLimitForApi' : 'ServiceUnavailable',
+          message: 'error',
+        },
+      }),
+    },
+    options,
+  );
+  return { ...api, appKey, appSecret };
+}
+
+/** A bpms_instance_change event as DingTalk pushes it. */
+export function dingtalkApprovalPayload(event: {
+  processInstanceId: string;
+  type: string;
+  result?: string;
+  eventId?: string;
+}): Record<string, unknown> {
+  return {
+    EventType: 'bpms_instance_change',
+    processInstanceId: event.processInstanceId,
+    corpId: 'dingfakecorp',
+    createTime: Date.now() - 60_000,
+    finishTime: Date.now(),
+    title: 'Purchase request',
+    type: event.type,
+    ...(event.result === undefined ? {} : { result: event.result }),
+    ...(event.eventId === undefined ? {} : { EventId: event.eventId }),
+    staffId: 'staff-1',
+    processCode: 'PROC-FAKE',
+  };
+}
+
+const aesKeyBytes = (aesKey: string) => Buffer.from(`${aesKey}=`, 'base64');
+
+/** DingTalk's message encryption: random(16) + length(4, big-endian) + message + key, PKCS#7 to 32 bytes. */
+export function dingtalkEncrypt(aesKey: string, message: string, key: string): string {
+  const bytes = aesKeyBytes(aesKey);
+  const text = Buffer.from(message, 'utf8');
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(text.length);
+  const plain = Buffer.concat([randomBytes(16), length, text, Buffer.from(key, 'utf8')]);
+  const pad = 32 - (plain.length % 32);
+  const cipher = createCipheriv('aes-256-cbc', bytes, bytes.subarray(0, 16));
+  cipher.setAutoPadding(false);
+  return Buffer.concat([cipher.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])), cipher.final()]).toString(
+    'base64',
+  );
+}
+
+export function dingtalkDecrypt(aesKey: string, ciphertext: string): { message: string; key: string } {
+  const bytes = aesKeyBytes(aesKey);
+  const decipher = createDecipheriv('aes-256-cbc', bytes, bytes.subarray(0, 16));
+  decipher.setAutoPadding(false);
+  const padded = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64')), decipher.final()]);
+  const plain = padded.subarray(0, padded.length - (padded[padded.length - 1] ?? 0));
+  const length = plain.readUInt32BE(16);
+  return {
+    message: plain.subarray(20, 20 + length).toString('utf8'),
+    key: plain.subarray(20 + length).toString('utf8'),
+  };
+}
+
+export function dingtalkSignature(token: string, timestamp: string, nonce: string, ciphertext: string): string {
+  return createHash('sha1').update([token, timestamp, nonce, ciphertext].sort().join('')).digest('hex');
+}
+
+/** The request DingTalk would send for this payload: encrypted body, signature in the query. */
+export function dingtalkCallback(
+  payload: Record<string, unknown>,
+  options: { aesKey: string; token: string; appKey: string; timestamp?: string; nonce?: string },
+): { headers: Record<string, string>; query: Record<string, string>; rawBody: Buffer } {
+  const ciphertext = dingtalkEncrypt(options.aesKey, JSON.stringify(payload), options.appKey);
+  const timestamp = options.timestamp ?? String(Date.now());
+  const nonce = options.nonce ?? randomBytes(4).toString('hex');
+  return {
+    headers: { 'content-type': 'application/json' },
+    query: { msg_signature: dingtalkSignature(options.token, timestamp, nonce, ciphertext), timestamp, nonce },
+    rawBody: Buffer.from(JSON.stringify({ encrypt: ciphertext }), 'utf8'),
+  };
+}
+
+/** A random aes_key as the console generates one: 43 characters of base64. */
+export function randomDingTalkAesKey(): string {
+  return randomBytes(32).toString('base64').slice(0, 43);
+}

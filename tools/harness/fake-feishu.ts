@@ -1,0 +1,149 @@
+// A fake Feishu open API (tenant access token, approval instance read) for reader tests, and the
+// builder of callbacks exactly as Feishu sends them (encrypted with the Encrypt Key, signed in the
+// X-Lark-* headers) for connector and route tests. Built with node:crypto alone, apart from the
+// code under test, so a test compares two implementations of the same documented scheme.
+import { createCipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
+import { type FakeOaApi, startFakeOaApi } from './fake-oa-api.js';
+
+export interface FeishuWidget {
+  id?: string;
+  name: string;
+  type: string;
+  /** A `fieldList` widget's value is its rows, each an array of widgets. */
+  value: unknown;
+}
+
+export interface FeishuInstance {
+  status: string;
+  form: FeishuWidget[];
+  /** Milliseconds since the epoch, as Feishu gives it (a string, "0" while running). */
+  endTime?: string;
+}
+
+export interface FakeFeishu extends FakeOaApi<FeishuInstance> {
+  appId: string;
+  appSecret: string;
+}
+
+export const FEISHU_TOKEN_INVALID_CODE = 99991663;
+
+export async function startFakeFeishu(options: { tokenTtlSeconds?: number } = {}): Promise<FakeFeishu> {
+  const appId = `cli_${randomBytes(8).toString('hex')}`;
+  const appSecret = randomBytes(16).toString('hex');
+  const api = await startFakeOaApi<FeishuInstance>(
+    {
+      tokenRequest: (method, path, body, issue) => {
+        if (method !== 'POST' || path !== '/open-apis/auth/v3/tenant_access_token/internal') return undefined;
+        const credentials = body as { app_id?: string; app_secret?: string } | undefined;
+        if (credentials?.app_id !== appId || credentials.app_secret !== appSecret) {
+          return { status: 400, body: { code: 10014, msg: 'app secret invalid' } };
+        }
+        const { token, ttlSeconds } = issue();
+        return { status: 200, body: { code: 0, msg: 'ok', tenant_access_token: token, expire: ttlSeconds } };
+      },
+      instanceRequest: (method, url, headers) => {
+        const match = /^\/open-apis\/approval\/v4\/instances\/([^/]+)$/.exec(url.pathname);
+        if (method !== 'GET' || !match?.[1]) return undefined;
+        const authorization = headers.authorization ?? '';
+        return {
+          token: authorization.startsWith('Bearer ') ? authorization.slice(7) : undefined,
+          instanceId: decodeURIComponent(match[1]),
+        };
+      },
+      instanceAnswer: (value) => {
+        const instance = value as FeishuInstance;
+        return {
+          status: 200,
+          body: {
+            code: 0,
+            msg: 'success',
+            data: {
+              status: instance.status,
+              form: JSON.stringify(instance.form),
+              end_time: instance.endTime ?? '0',
+              start_time: String(Date.now() - 60_000),
+            },
+          },
+        };
+      },
+      notFound: () => ({ status: 400, body: { code: 1390003, msg: 'instance code not found' } }),
+      tokenInvalid: () => ({
+        status: 400,
+        body: { code: FEISHU_TOKEN_INVALID_CODE, msg: 'Invalid access token for authorization' },
+      }),
+      error: (status) => ({
+        status,
+        body:
+          status === 429 ? { code: 99991400, msg: 'request trigger frequency limit' } : { code: status, msg: 'error' },
+      }),
+    },
+    options,
+  );
+  return { ...api, appId, appSecret };
+}
+
+/** A schema 1.0 approval_instance event, as Feishu pushes it (without the token: the builder adds it). */
+export function feishuApprovalPayload(event: {
+  uuid?: string;
+  instanceCode: string;
+  status: string;
+  approvalCode?: string;
+}): Record<string, unknown> {
+  return {
+    ts: `${Math.floor(Date.now() / 1000)}.123456`,
+    uuid: event.uuid ?? randomBytes(16).toString('hex'),
+    type: 'event_callback',
+    event: {
+      app_id: 'cli_fake',
+      tenant_key: 'fake-tenant',
+      type: 'approval_instance',
+      approval_code: event.approvalCode ?? randomUUID().toUpperCase(),
+      instance_code: event.instanceCode,
+      status: event.status,
+      operate_time: Date.now(),
+      instance_operate_time: String(Date.now()),
+    },
+  };
+}
+
+export interface BuiltCallback {
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  rawBody: Buffer;
+}
+
+/**
+ * The request Feishu would send for this payload: the verification token put where the payload's
+ * schema carries it, the body encrypted when an Encrypt Key is given, the X-Lark-* signature
+ * headers when `sign` is set.
+ */
+export function feishuCallback(
+  payload: Record<string, unknown>,
+  options: { encryptKey?: string; token: string; sign?: boolean; timestamp?: string; nonce?: string },
+): BuiltCallback {
+  const header = payload.header as Record<string, unknown> | undefined;
+  const withToken =
+    payload.schema === '2.0' && header
+      ? { ...payload, header: { ...header, token: options.token } }
+      : { ...payload, token: options.token };
+  const plain = JSON.stringify(withToken);
+  let body = plain;
+  if (options.encryptKey) {
+    const key = createHash('sha256').update(options.encryptKey).digest();
+    const iv = randomBytes(16);
+    const cipher = createCipheriv('aes-256-cbc', key, iv);
+    const encrypted = Buffer.concat([iv, cipher.update(plain, 'utf8'), cipher.final()]).toString('base64');
+    body = JSON.stringify({ encrypt: encrypted });
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (options.sign) {
+    const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
+    const nonce = options.nonce ?? randomBytes(8).toString('hex');
+    headers['x-lark-request-timestamp'] = timestamp;
+    headers['x-lark-request-nonce'] = nonce;
+    headers['x-lark-signature'] = createHash('sha256')
+      .update(timestamp + nonce + (options.encryptKey ?? '') + body)
+      .digest('hex');
+  }
+  return { headers, query: {}, rawBody: Buffer.from(body, 'utf8') };
+}

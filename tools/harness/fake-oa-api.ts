@@ -1,0 +1,134 @@
+// The common part of the fake OA open APIs (fake-feishu.ts, fake-dingtalk.ts): a real HTTP server
+// on 127.0.0.1 that issues access tokens with an expiry, serves the instances a test registers,
+// answers each instance read as scripted (an error status, Retry-After, an invalid-token answer,
+// a hang), and counts what arrived. Each vendor file says only how its requests and answers look.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+
+export type ScriptedReply =
+  /** Answer this HTTP status (with Retry-After when given) and the vendor's error body. */
+  | { kind: 'status'; status: number; retryAfter?: string }
+  /** Answer as the vendor does for an expired or revoked access token, whatever token came. */
+  | { kind: 'token-invalid' }
+  /** Never answer (the reader's timeout fires). */
+  | { kind: 'hang' };
+
+export interface Answer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface VendorShape {
+  /** Whether this request asks for a token; its answer given a fresh token, or an error. */
+  tokenRequest(
+    method: string,
+    path: string,
+    body: unknown,
+    issue: () => { token: string; ttlSeconds: number },
+  ): Answer | undefined;
+  /** The access token of an instance read and the instance id it asks for, or undefined if this is not one. */
+  instanceRequest(
+    method: string,
+    url: URL,
+    headers: http.IncomingHttpHeaders,
+  ): { token: string | undefined; instanceId: string } | undefined;
+  instanceAnswer(instance: unknown): Answer;
+  notFound(instanceId: string): Answer;
+  tokenInvalid(): Answer;
+  error(status: number): Answer;
+}
+
+export interface FakeOaApi<Instance> {
+  url: string;
+  register: (instanceId: string, instance: Instance) => void;
+  /** Replies for the next reads of this instance, in order; then the registered instance answers. */
+  script: (instanceId: string, replies: ScriptedReply[]) => void;
+  /** Replies for the next token requests, in order; then a token is issued. */
+  scriptToken: (replies: ScriptedReply[]) => void;
+  /** Every token issued so far stops being valid (as when the vendor expires them early). */
+  revokeTokens: () => void;
+  tokenRequests: () => number;
+  reads: (instanceId?: string) => number;
+  close: () => Promise<void>;
+}
+
+export async function startFakeOaApi<Instance>(
+  shape: VendorShape,
+  options: { tokenTtlSeconds?: number } = {},
+): Promise<FakeOaApi<Instance>> {
+  const ttlSeconds = options.tokenTtlSeconds ?? 7_200;
+  const instances = new Map<string, Instance>();
+  const scripts = new Map<string, ScriptedReply[]>();
+  let tokenScript: ScriptedReply[] = [];
+  const tokens = new Map<string, number>();
+  let tokenRequests = 0;
+  const reads: string[] = [];
+  const hanging = new Set<http.ServerResponse>();
+
+  const send = (response: http.ServerResponse, answer: Answer) => {
+    response.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', ...answer.headers });
+    response.end(JSON.stringify(answer.body));
+  };
+  const scripted = (response: http.ServerResponse, reply: ScriptedReply): void => {
+    if (reply.kind === 'hang') {
+      hanging.add(response);
+      return;
+    }
+    if (reply.kind === 'token-invalid') return send(response, shape.tokenInvalid());
+    const answer = shape.error(reply.status);
+    send(response, reply.retryAfter ? { ...answer, headers: { 'retry-after': reply.retryAfter } } : answer);
+  };
+
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      const method = request.method ?? 'GET';
+      let body: unknown;
+      try {
+        body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const issue = () => {
+        const token = `t-${randomUUID()}`;
+        tokens.set(token, Date.now() + ttlSeconds * 1000);
+        return { token, ttlSeconds };
+      };
+      const tokenAnswer = shape.tokenRequest(method, url.pathname, body, issue);
+      if (tokenAnswer) {
+        tokenRequests += 1;
+        const reply = tokenScript.shift();
+        return reply ? scripted(response, reply) : send(response, tokenAnswer);
+      }
+      const read = shape.instanceRequest(method, url, request.headers);
+      if (!read) return send(response, shape.error(404));
+      reads.push(read.instanceId);
+      const reply = scripts.get(read.instanceId)?.shift();
+      if (reply) return scripted(response, reply);
+      const expiresAt = read.token ? tokens.get(read.token) : undefined;
+      if (expiresAt === undefined || expiresAt <= Date.now()) return send(response, shape.tokenInvalid());
+      const instance = instances.get(read.instanceId);
+      return send(response, instance === undefined ? shape.notFound(read.instanceId) : shape.instanceAnswer(instance));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    register: (instanceId, instance) => void instances.set(instanceId, instance),
+    script: (instanceId, replies) => void scripts.set(instanceId, [...replies]),
+    scriptToken: (replies) => void (tokenScript = [...replies]),
+    revokeTokens: () => tokens.clear(),
+    tokenRequests: () => tokenRequests,
+    reads: (instanceId) => (instanceId === undefined ? reads.length : reads.filter((id) => id === instanceId).length),
+    close: async () => {
+      for (const response of hanging) response.socket?.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -14,7 +14,7 @@ import { dingtalkInstanceStatus } from '../../domain/oa-status.js';
 import type { ApprovalInstance, ApprovalReader, NormalizedForm } from './approval-reader.js';
 import { putFirst, textOfValue } from './form-text.js';
 import { exchange, type OaAnswer } from './oa-http.js';
-import { createTokenCache } from './token-cache.js';
+import { createTokenCache, readWithOneRefresh, type TokenRead } from './token-cache.js';
 
 export interface DingTalkReaderOptions {
   appKey: string;
@@ -68,9 +68,7 @@ export function createDingTalkReader(options: DingTalkReaderOptions): ApprovalRe
     throw fail(401, answer, 'token refused');
   });
 
-  type Outcome =
-    | { kind: 'token-invalid'; status: number; answer: OaAnswer }
-    | { kind: 'ok'; result: Record<string, unknown> };
+  type Outcome = TokenRead<Record<string, unknown>>;
 
   const readOnce = async (instanceId: string, token: string): Promise<Outcome> => {
     const url = new URL('/v1.0/workflow/processInstances', base);
@@ -82,7 +80,10 @@ export function createDingTalkReader(options: DingTalkReaderOptions): ApprovalRe
       timeoutMs,
     );
     if (answer.status === 401 || answer.status === 403 || codeOf(answer) === 'InvalidAuthentication') {
-      return { kind: 'token-invalid', status: answer.status === 403 ? 403 : 401, answer };
+      return {
+        kind: 'token-invalid',
+        refused: () => fail(answer.status === 403 ? 403 : 401, answer, `read ${instanceId} after a token refresh`),
+      };
     }
     if (isThrottled(answer)) throw fail(429, answer, `read ${instanceId}`);
     if (answer.status >= 500) throw fail(answer.status, answer, `read ${instanceId}`);
@@ -92,23 +93,13 @@ export function createDingTalkReader(options: DingTalkReaderOptions): ApprovalRe
     if (body.result === null || typeof body.result !== 'object') {
       throw fail(answer.status, answer, `read ${instanceId}: no result`);
     }
-    return { kind: 'ok', result: body.result as Record<string, unknown> };
+    return { kind: 'ok', value: body.result as Record<string, unknown> };
   };
 
   return {
     vendor: 'dingtalk',
     async readInstance(instanceId) {
-      let token = await tokens.get();
-      let outcome = await readOnce(instanceId, token);
-      if (outcome.kind === 'token-invalid') {
-        tokens.invalidate(token);
-        token = await tokens.get();
-        outcome = await readOnce(instanceId, token);
-        if (outcome.kind === 'token-invalid') {
-          throw fail(outcome.status, outcome.answer, `read ${instanceId} after a token refresh`);
-        }
-      }
-      return toInstance(instanceId, outcome.result);
+      return toInstance(instanceId, await readWithOneRefresh(tokens, (token) => readOnce(instanceId, token)));
     },
   };
 }

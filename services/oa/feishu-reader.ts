@@ -16,7 +16,7 @@ import { feishuStatus } from '../../domain/oa-status.js';
 import type { ApprovalInstance, ApprovalReader, NormalizedForm } from './approval-reader.js';
 import { putFirst, textOfValue } from './form-text.js';
 import { exchange, type OaAnswer } from './oa-http.js';
-import { createTokenCache } from './token-cache.js';
+import { createTokenCache, readWithOneRefresh, type TokenRead } from './token-cache.js';
 
 export interface FeishuReaderOptions {
   appId: string;
@@ -75,9 +75,7 @@ export function createFeishuReader(options: FeishuReaderOptions): ApprovalReader
     throw fail(401, answer, 'token refused');
   });
 
-  type Outcome =
-    | { kind: 'token-invalid'; status: number; answer: OaAnswer }
-    | { kind: 'ok'; data: Record<string, unknown> };
+  type Outcome = TokenRead<Record<string, unknown>>;
 
   const readOnce = async (instanceId: string, token: string): Promise<Outcome> => {
     const answer = await exchange(
@@ -88,7 +86,10 @@ export function createFeishuReader(options: FeishuReaderOptions): ApprovalReader
     );
     const code = codeOf(answer);
     if ((code !== undefined && TOKEN_INVALID.has(code)) || answer.status === 401 || answer.status === 403) {
-      return { kind: 'token-invalid', status: answer.status === 403 ? 403 : 401, answer };
+      return {
+        kind: 'token-invalid',
+        refused: () => fail(answer.status === 403 ? 403 : 401, answer, `read ${instanceId} after a token refresh`),
+      };
     }
     if (answer.status === 429 || code === RATE_LIMITED) throw fail(429, answer, `read ${instanceId}`);
     if (answer.status >= 500) throw fail(answer.status, answer, `read ${instanceId}`);
@@ -97,23 +98,13 @@ export function createFeishuReader(options: FeishuReaderOptions): ApprovalReader
     if (code !== 0) throw fail(code === undefined ? answer.status : 400, answer, `read ${instanceId}`);
     const data = bodyOf(answer).data;
     if (data === null || typeof data !== 'object') throw fail(answer.status, answer, `read ${instanceId}: no data`);
-    return { kind: 'ok', data: data as Record<string, unknown> };
+    return { kind: 'ok', value: data as Record<string, unknown> };
   };
 
   return {
     vendor: 'feishu',
     async readInstance(instanceId) {
-      let token = await tokens.get();
-      let outcome = await readOnce(instanceId, token);
-      if (outcome.kind === 'token-invalid') {
-        tokens.invalidate(token);
-        token = await tokens.get();
-        outcome = await readOnce(instanceId, token);
-        if (outcome.kind === 'token-invalid') {
-          throw fail(outcome.status, outcome.answer, `read ${instanceId} after a token refresh`);
-        }
-      }
-      return toInstance(instanceId, outcome.data);
+      return toInstance(instanceId, await readWithOneRefresh(tokens, (token) => readOnce(instanceId, token)));
     },
   };
 }

@@ -33,3 +33,24 @@ export function createTokenCache(
     },
   };
 }
+
+/** One authenticated read: its value, or the API's word that the token is no longer valid. */
+export type TokenRead<T> = { kind: 'ok'; value: T } | { kind: 'token-invalid'; refused: () => Error };
+
+/**
+ * Reads with the cached token; when the API calls it invalid (401/403 or the vendor's code), drops
+ * it, takes a fresh one and reads once more — and if that is refused too, throws the refusal: a
+ * second refresh would not help, and the classification table does not retry it.
+ */
+export async function readWithOneRefresh<T>(
+  tokens: TokenCache,
+  read: (token: string) => Promise<TokenRead<T>>,
+): Promise<T> {
+  const token = await tokens.get();
+  const first = await read(token);
+  if (first.kind === 'ok') return first.value;
+  tokens.invalidate(token);
+  const second = await read(await tokens.get());
+  if (second.kind === 'ok') return second.value;
+  throw second.refused();
+}

@@ -14,6 +14,7 @@ import {
   IdempotencyConflictError,
   InsufficientStockError,
   UnknownSkuError,
+  UnmappableFormError,
 } from './errors.js';
 
 export type ErrorClass =
@@ -34,6 +35,7 @@ export type ErrorClass =
   | 'DownstreamUnavailable'
   | 'DownstreamRejected'
   | 'DownstreamAuthFailed'
+  | 'UnmappableForm'
   | 'TemporalUnavailable'
   | 'Unclassified';
 
@@ -101,6 +103,12 @@ export const TABLE: readonly Row[] = [
     retryable: false,
     why: 'a business rule: the SKU does not exist',
     matches: (s) => isA(s, UnknownSkuError),
+  },
+  {
+    errorClass: 'UnmappableForm',
+    retryable: false,
+    why: 'a business failure: the approval form does not map to an order, and reading it again gives the same form',
+    matches: (s) => isA(s, UnmappableFormError),
   },
   // HTTP calls to the downstream (the seed's table). Every call carries the order's key in
   // Idempotency-Key, which is what makes retrying an unanswered call safe.

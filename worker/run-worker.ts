@@ -1,7 +1,7 @@
 // The worker process's body, shared by `worker/main.ts` and harnesses that wrap activities: reads
 // the environment, migrates, connects and polls until SIGINT/SIGTERM.
 import type { Logger } from 'pino';
-import { loadConfig } from '../services/config/env.js';
+import { connectorStates, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { migrate } from '../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../services/db/prisma-client.js';
@@ -44,6 +44,8 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     temporal,
     downstream: config.downstream,
     metrics,
+    // The approval readers of the connectors that are on are wired with the vendors' readers.
+    formMapping: config.connectors.formMapping?.file,
     ...(activities ? { activities } : {}),
     options: {
       maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
@@ -61,6 +63,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
       metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       downstream: config.downstream?.url ?? 'none (delivery step skipped)',
+      connectors: connectorStates(config),
     },
     'worker polling',
   );

@@ -41,7 +41,7 @@ export function createActivities(deps: ActivityDeps) {
     downstream: deps.downstream,
     metrics,
   });
-  const { scanForDuplicateOrders, purgeExpiredIdempotencyRecords } = createSafetyNetActivities({ prisma });
+  const { scanForDuplicateOrders, purgeExpiredIdempotencyRecords } = createSafetyNetActivities({ prisma, metrics });
   const { startCompensation, reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed } =
     createCompensationActivities({ prisma, temporal: deps.temporal, taskQueue: deps.taskQueue, metrics });
 

@@ -1,5 +1,5 @@
 // The HTTP API process. Starts no embedded service; reads DATABASE_URL and TEMPORAL_ADDRESS.
-import { loadConfig } from '../../services/config/env.js';
+import { connectorStates, loadConfig } from '../../services/config/env.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { migrate } from '../../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
@@ -9,6 +9,8 @@ import { buildApp } from './app.js';
 
 await runMain('api', async (log) => {
   const config = loadConfig();
+  // A connector is on when its settings are present (the mapping file was read and checked above).
+  log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
   const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: true });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);

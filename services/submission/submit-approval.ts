@@ -156,9 +156,11 @@ export async function submitApproval(
 export async function submitApprovalForm(
   deps: SubmissionDeps,
   form: { vendor: OaVendor; instanceId: string },
+  /** Called once the key is claimed: from then on a slow start may finish without its caller. */
+  onClaimed: () => void = () => {},
 ): Promise<Submission> {
   const input = formInput(form.vendor, form.instanceId, deps.writePolicy);
-  return acceptDelivery(deps, input, { fingerprint: null, request: null, source: form.vendor });
+  return acceptDelivery(deps, input, { fingerprint: null, request: null, source: form.vendor }, onClaimed);
 }
 
 /**
@@ -180,6 +182,7 @@ async function acceptDelivery(
   deps: SubmissionDeps,
   input: OrderWorkflowStart,
   claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
+  onClaimed: () => void = () => {},
 ): Promise<Submission> {
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
@@ -196,6 +199,7 @@ async function acceptDelivery(
     workflowId,
     ...claim,
   });
+  onClaimed();
   if (orderFingerprint !== undefined) {
     if (incoming !== null && orderFingerprint !== incoming) {
       const differences =

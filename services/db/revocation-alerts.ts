@@ -20,9 +20,9 @@ export async function recordRevocationAlert(
   const [row] = await db.$queryRaw<{ id: bigint; detail: string }[]>`
     INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
                                  idempotent_keys, order_count, detail, last_order_at)
-    SELECT ${alertKey}, ${REVOKED_AFTER_ORDER}, o.idempotent_key, o.approval_no, o.operation, o.customer_id,
+    SELECT ${alertKey}::text, ${REVOKED_AFTER_ORDER}::text, o.idempotent_key, o.approval_no, o.operation, o.customer_id,
            ARRAY[o.order_no], ARRAY[o.idempotent_key], 1,
-           'approval ' || o.approval_no || ' was ' || ${revoked.status} || ' in ' || ${revoked.vendor} ||
+           'approval ' || o.approval_no || ' was ' || ${revoked.status}::text || ' in ' || ${revoked.vendor}::text ||
              ' after its order ' || o.order_no || ' was written; the order stands until an operator decides',
            o.created_at
     FROM order_main o WHERE o.idempotent_key = ${revoked.idempotencyKey}

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
-import { buildApp } from '../../edges/http/app.js';
+import { type AppDeps, buildApp } from '../../edges/http/app.js';
 import { signBody } from '../../domain-node/signature.js';
 import { type Config, loadConfig } from '../../services/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
@@ -67,7 +67,15 @@ function quietRuntime() {
 }
 
 export async function startTestService(
-  options: { config?: Config; activities?: WorkerDeps['activities']; inProcessWorker?: boolean } = {},
+  options: {
+    config?: Config;
+    activities?: WorkerDeps['activities'];
+    inProcessWorker?: boolean;
+    /** The OA approval readers of the worker (tests script their answers). */
+    readers?: WorkerDeps['readers'];
+    /** The OA connectors of the HTTP edge. */
+    connectors?: AppDeps['connectors'];
+  } = {},
 ): Promise<TestService> {
   quietRuntime();
   const config = options.config ?? testConfig();
@@ -90,6 +98,8 @@ export async function startTestService(
       prisma,
       temporal,
       downstream: config.downstream,
+      readers: options.readers ?? {},
+      formMapping: config.connectors.formMapping?.file,
       ...(options.activities ? { activities: options.activities } : {}),
     });
     const done = running.run();
@@ -100,7 +110,7 @@ export async function startTestService(
       await connection.close();
     };
   }
-  const app = buildApp({ config, prisma, temporal });
+  const app = buildApp({ config, prisma, temporal, ...(options.connectors ? { connectors: options.connectors } : {}) });
   await app.ready();
   return {
     config,

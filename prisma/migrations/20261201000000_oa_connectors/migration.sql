@@ -22,3 +22,9 @@ CREATE TABLE "oa_event" (
 );
 
 CREATE INDEX "ix_oa_event_key" ON "oa_event"("idempotent_key");
+
+-- An approval revoked (or canceled, or deleted) in its OA after its order was written is told to
+-- operators through the duplicate alerts' channel, as an alert of its own kind.
+ALTER TABLE "duplicate_alert" DROP CONSTRAINT "duplicate_alert_kind";
+ALTER TABLE "duplicate_alert" ADD CONSTRAINT "duplicate_alert_kind"
+    CHECK ("kind" IN ('SAME_DOCUMENT', 'NEAR_IDENTICAL', 'REVOKED_AFTER_ORDER'));

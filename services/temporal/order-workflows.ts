@@ -10,11 +10,7 @@ import {
 import type { WorkflowIdReusePolicy } from '@temporalio/common';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { OrderStatus as Status } from '../../domain/order-status.js';
-import {
-  type CompensationInput,
-  isFormOrder,
-  type OrderWorkflowStart,
-} from '../../workflows/definitions.js';
+import { type CompensationInput, isFormOrder, type OrderWorkflowStart } from '../../workflows/definitions.js';
 import { ApprovalNo, CustomerId, IdempotencyKey, OrderStatus } from '../../workflows/search-attributes.js';
 
 export interface StartedWorkflow {

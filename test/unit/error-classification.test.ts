@@ -8,6 +8,7 @@ import {
   IdempotencyConflictError,
   InsufficientStockError,
   UnknownSkuError,
+  UnmappableFormError,
 } from '../../domain/errors.js';
 
 const socketError = (code: string) =>
@@ -116,6 +117,7 @@ const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
     'Unclassified',
     false,
   ],
+  ['the approval form does not map to an order', new UnmappableFormError('A-1', ['no SKU']), 'UnmappableForm', false],
   ['an error nobody classified', new Error('something odd'), 'Unclassified', false],
   ['a thrown string', 'boom', 'Unclassified', false],
 ];

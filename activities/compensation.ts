@@ -23,7 +23,7 @@ import {
   startOrderWorkflow,
   waitForRunToClose,
 } from '../services/temporal/order-workflows.js';
-import type { CompensationInput, OrderWorkflowInput } from '../workflows/definitions.js';
+import { type CompensationInput, isFormOrder, type OrderWorkflowStart } from '../workflows/definitions.js';
 
 export interface Reconciliation {
   orderLanded: boolean;
@@ -62,8 +62,13 @@ export function createCompensationActivities(deps: {
     return prisma.$transaction(async (tx) => {
       // Landed means *this* order: a row under the key with another fingerprint is the conflict
       // that brought us here, not a success.
+      // An order that failed while still in its approval form is judged by what the record says
+      // the form mapped to, if an earlier run got that far.
+      const fingerprint = isFormOrder(input.order)
+        ? ((await findRecord(tx, key))?.fingerprint ?? undefined)
+        : input.order.fingerprint;
       const existing = await findOrderByKey(tx, key);
-      const landed = existing?.fingerprint === input.order.fingerprint ? existing : undefined;
+      const landed = existing && existing.fingerprint === fingerprint ? existing : undefined;
       const prior = await findCompensation(tx, key, input.orderRunId);
       if (!landed && prior?.decision) {
         const record = await findRecord(tx, key);
@@ -114,10 +119,13 @@ export function createCompensationActivities(deps: {
     fingerprint?: string;
   }): Promise<{ orderLanded: boolean }> {
     const outcome = await prisma.$transaction(async (tx) => {
-      if (request.decision === 'abandon' && request.fingerprint) {
+      if (request.decision === 'abandon') {
         // A slow attempt may have committed after reconciliation looked: never abandon a live order.
-        const existing = await findOrderByKey(tx, request.idempotencyKey);
-        if (existing?.fingerprint === request.fingerprint) return { orderLanded: true };
+        // Without a fingerprint (an order still in its form) the record names what was mapped.
+        const fingerprint =
+          request.fingerprint ?? (await findRecord(tx, request.idempotencyKey))?.fingerprint ?? undefined;
+        const existing = fingerprint ? await findOrderByKey(tx, request.idempotencyKey) : undefined;
+        if (existing && existing.fingerprint === fingerprint) return { orderLanded: true };
       }
       await recordCompensationDecision(tx, request);
       if (request.decision === 'abandon') {
@@ -138,7 +146,7 @@ export function createCompensationActivities(deps: {
    * Also used by reconciliation when the order had landed, so the new run finishes its delivery.
    */
   async function resubmitOrder(request: {
-    order: OrderWorkflowInput;
+    order: OrderWorkflowStart;
     orderRunId: string;
     decidedBy: string;
   }): Promise<string> {

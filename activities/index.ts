@@ -6,6 +6,10 @@ import type { Client } from '@temporalio/client';
 import type { DownstreamConfig } from '../services/config/env.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
+import type { FormMappingFile } from '../domain/form-mapping.js';
+import type { OaVendor } from '../domain/oa-approval.js';
+import type { ApprovalReader } from '../services/oa/approval-reader.js';
+import { createApprovalFormActivities } from './approval-form.js';
 import { createCompensationActivities } from './compensation.js';
 import { createDeliveryActivities } from './delivery.js';
 import { createOrderWriteActivities } from './order-write.js';
@@ -18,6 +22,10 @@ export interface ActivityDeps {
   /** Where order events go; undefined skips the delivery step. */
   downstream?: DownstreamConfig | undefined;
   metrics?: ProductMetrics;
+  /** The OA approval readers, one per connector that is on (none: no connector order can be read). */
+  readers?: Partial<Record<OaVendor, ApprovalReader>>;
+  /** OA_FORM_MAPPING, read at start; undefined when no connector is on. */
+  formMapping?: FormMappingFile | undefined;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -33,9 +41,15 @@ export function createActivities(deps: ActivityDeps) {
     downstream: deps.downstream,
     metrics,
   });
-  const { scanForDuplicateOrders, purgeExpiredIdempotencyRecords } = createSafetyNetActivities({ prisma });
+  const { scanForDuplicateOrders, purgeExpiredIdempotencyRecords } = createSafetyNetActivities({ prisma, metrics });
   const { startCompensation, reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed } =
     createCompensationActivities({ prisma, temporal: deps.temporal, taskQueue: deps.taskQueue, metrics });
+
+  const { readApprovalForm } = createApprovalFormActivities({
+    prisma,
+    readers: deps.readers ?? {},
+    formMapping: deps.formMapping,
+  });
 
   // Listed by name, so a renamed function fails to compile here instead of breaking replay.
   return {
@@ -49,5 +63,6 @@ export function createActivities(deps: ActivityDeps) {
     recordDecision,
     resubmitOrder,
     markCompensationFailed,
+    readApprovalForm,
   };
 }

@@ -1,17 +1,19 @@
 // Activities of the scheduled safety nets: run the duplicate scan and the retention purge against
 // PostgreSQL, and log what on-call must see.
 import { Context, log } from '@temporalio/activity';
-import { scanForDuplicates } from '../services/db/duplicate-scan.js';
+import { alertLogLine, scanForDuplicates } from '../services/db/duplicate-scan.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
+import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { purgeExpiredRecords } from '../services/db/retention.js';
 import type { PurgeResult, ScanOptions, ScanResult } from '../domain/safety-nets.js';
 
-export function createSafetyNetActivities(deps: { prisma: PrismaClient }) {
+export function createSafetyNetActivities(deps: { prisma: PrismaClient; metrics?: ProductMetrics }) {
   async function scanForDuplicateOrders(options: ScanOptions): Promise<ScanResult> {
     const result = await scanForDuplicates(deps.prisma, options, (change) => {
       // An alert: a new cluster, or one that gained orders, is logged once, at warn, with what an
       // operator needs to find it (`orders-cli alerts`).
-      log.warn(`DUPLICATE ALERT ${change.kind} (${change.change}): ${change.detail}`, {
+      deps.metrics?.alertRecorded(change.kind, change.change);
+      log.warn(alertLogLine(change), {
         alertId: change.alertId,
         kind: change.kind,
         change: change.change,

@@ -15,34 +15,30 @@ const orderLineSchema = z.strictObject({
   unitPrice: z.string().regex(UNIT_PRICE_PATTERN, 'must be a decimal string with up to 12 digits and 4 decimals'),
 });
 
-export const approvalSchema = z
+/** An order as every entry point describes it (also an order mapped from an OA form). */
+export const orderSchema = z
   .strictObject({
-    approvalNo: z
-      .string()
-      .regex(
-        APPROVAL_NO_PATTERN,
-        'must be 1-64 ASCII letters, digits, ".", "_" or "-", starting with a letter or digit',
-      ),
-    operation: z.enum(OPERATIONS),
-    approvedAt: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with offset' }),
-    order: z.strictObject({
-      customerId: z.string().min(1).max(64).regex(PRINTABLE_ASCII, 'must be printable ASCII'),
-      currency: z.string().regex(/^[A-Z]{3}$/, 'must be three capital letters'),
-      lines: z.array(orderLineSchema).min(1).max(100),
-    }),
+    customerId: z.string().min(1).max(64).regex(PRINTABLE_ASCII, 'must be printable ASCII'),
+    currency: z.string().regex(/^[A-Z]{3}$/, 'must be three capital letters'),
+    lines: z.array(orderLineSchema).min(1).max(100),
   })
-  .superRefine((approval, ctx) => {
+  .superRefine((order, ctx) => {
     // The total must fit order_main.total_amount NUMERIC(18,4); refuse it here rather than fail
     // the write after the workflow started.
-    const total = orderTotalUnits(approval);
+    const total = orderTotalUnits(order);
     if (total !== undefined && total > MAX_AMOUNT_UNITS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['order', 'lines'],
-        message: 'the order total exceeds 99999999999999.9999',
-      });
+      ctx.addIssue({ code: 'custom', path: ['lines'], message: 'the order total exceeds 99999999999999.9999' });
     }
   });
+
+export const approvalSchema = z.strictObject({
+  approvalNo: z
+    .string()
+    .regex(APPROVAL_NO_PATTERN, 'must be 1-64 ASCII letters, digits, ".", "_" or "-", starting with a letter or digit'),
+  operation: z.enum(OPERATIONS),
+  approvedAt: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with offset' }),
+  order: orderSchema,
+});
 
 /**
  * The order total in ten-thousandths, or undefined while any line is itself invalid. zod runs this
@@ -50,8 +46,8 @@ export const approvalSchema = z
  * values here are unchecked: a malformed line is already reported at its own pointer, and the
  * total of a broken order means nothing — nothing here may throw.
  */
-function orderTotalUnits(approval: unknown): bigint | undefined {
-  const lines = (approval as { order?: { lines?: unknown } } | undefined)?.order?.lines;
+function orderTotalUnits(order: unknown): bigint | undefined {
+  const lines = (order as { lines?: unknown } | undefined)?.lines;
   if (!Array.isArray(lines)) return undefined;
   let total = 0n;
   for (const line of lines as unknown[]) {

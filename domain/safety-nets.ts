@@ -1,6 +1,10 @@
 // What the scheduled safety nets take and return: crosses the workflow boundary, so plain data.
 
-export type DuplicateKind = 'SAME_DOCUMENT' | 'NEAR_IDENTICAL';
+/**
+ * What an alert is about: orders the scan found doubled, or an approval revoked in its OA after its
+ * order was written (recorded by the connector's route, not by the scan).
+ */
+export type DuplicateKind = 'SAME_DOCUMENT' | 'NEAR_IDENTICAL' | 'REVOKED_AFTER_ORDER';
 
 export interface ScanOptions {
   /** Look at orders created in this many minutes before now (older ones were scanned before). */

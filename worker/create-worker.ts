@@ -39,6 +39,9 @@ export interface WorkerDeps {
   prisma: PrismaClient;
   temporal: Client;
   downstream?: DownstreamConfig | undefined;
+  /** The OA approval readers and the form mapping, for orders whose content is an approval form. */
+  readers?: ActivityDeps['readers'];
+  formMapping?: ActivityDeps['formMapping'];
   /** Where the product's metrics go; none by default. */
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
@@ -62,6 +65,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     downstream: deps.downstream,
     metrics,
+    readers: deps.readers ?? {},
+    formMapping: deps.formMapping,
   };
   const real = createActivities(activityDeps);
   return Worker.create({

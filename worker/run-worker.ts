@@ -1,7 +1,7 @@
 // The worker process's body, shared by `worker/main.ts` and harnesses that wrap activities: reads
 // the environment, migrates, connects and polls until SIGINT/SIGTERM.
 import type { Logger } from 'pino';
-import { loadConfig } from '../services/config/env.js';
+import { connectorStates, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { migrate } from '../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../services/db/prisma-client.js';
@@ -10,6 +10,7 @@ import { installTemporalRuntime } from '../services/temporal/runtime.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/temporal/schedules.js';
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
+import { readersFromConfig } from '../services/oa/readers-from-config.js';
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
@@ -44,6 +45,8 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     temporal,
     downstream: config.downstream,
     metrics,
+    readers: readersFromConfig(config.connectors, config.writePolicy),
+    formMapping: config.connectors.formMapping?.file,
     ...(activities ? { activities } : {}),
     options: {
       maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
@@ -61,6 +64,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
       metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       downstream: config.downstream?.url ?? 'none (delivery step skipped)',
+      connectors: connectorStates(config),
     },
     'worker polling',
   );

@@ -24,6 +24,15 @@ export function orderWrite(policy: WritePolicyInput): ActivityOptions {
 }
 
 /**
+ * Reading an approval form from an OA's open API: the same attempts and backoff as the write. A
+ * read changes nothing, so what the classification table calls transient (5xx, 429, no answer) is
+ * retried; a refusal or a form that does not map goes to compensation at once.
+ */
+export function approvalFormRead(policy: WritePolicyInput): ActivityOptions {
+  return orderWrite(policy);
+}
+
+/**
  * Telling the downstream: the same attempts and backoff as the write. Each attempt's HTTP timeout
  * (DOWNSTREAM_TIMEOUT_MS) sits below start-to-close; a 429's Retry-After becomes the next delay,
  * capped at the maximum interval.

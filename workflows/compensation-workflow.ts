@@ -20,6 +20,7 @@ import {
   compensationStateQuery,
   type DecisionRequest,
   decideUpdate,
+  isFormOrder,
 } from './definitions.js';
 import { OrderStatus } from './search-attributes.js';
 
@@ -138,7 +139,8 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
           orderRunId: input.orderRunId,
           decision: 'abandon',
           decidedBy: decision.decidedBy,
-          fingerprint: input.order.fingerprint,
+          // An order still in its form was never mapped by this run: the activity asks the record.
+          fingerprint: isFormOrder(input.order) ? undefined : input.order.fingerprint,
         });
         if (!abandoned.orderLanded) return finish('COMPENSATED', 'ABANDONED');
         // The order landed after all: it is continued, not abandoned.

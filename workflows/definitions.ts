@@ -3,6 +3,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { CanonicalOrder } from '../domain/canonical-order.js';
 import type { Operation } from '../domain/idempotency-key.js';
+import type { OaVendor } from '../domain/oa-approval.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 
 /** The write policy travels in the workflow input: recorded in history, identical on replay. */
@@ -26,6 +27,31 @@ export interface OrderWorkflowInput {
   order: CanonicalOrder;
   totalAmount: string;
   policy: WritePolicyInput;
+}
+
+/** An OA approval instance whose form holds the order (docs/architecture.md, decision 17). */
+export interface FormSource {
+  vendor: OaVendor;
+  instanceId: string;
+}
+
+/**
+ * An order whose content is still in an OA's approval form: the workflow's first step reads and
+ * maps the form (`readApprovalForm`) into an `OrderWorkflowInput`, then goes on as for any order.
+ */
+export interface FormOrderWorkflowInput {
+  idempotencyKey: string;
+  approvalNo: string;
+  operation: Operation;
+  formSource: FormSource;
+  policy: WritePolicyInput;
+}
+
+/** What starts an order workflow: the order itself, or the approval form it is read from. */
+export type OrderWorkflowStart = OrderWorkflowInput | FormOrderWorkflowInput;
+
+export function isFormOrder(input: OrderWorkflowStart): input is FormOrderWorkflowInput {
+  return 'formSource' in input && input.formSource !== undefined;
 }
 
 export interface OrderWriteResult {
@@ -79,7 +105,8 @@ export function deliveryWorkflowIdFor(idempotencyKey: string): string {
 }
 
 export interface CompensationInput {
-  order: OrderWorkflowInput;
+  /** The order that failed; its form when the form itself could not be read or mapped. */
+  order: OrderWorkflowStart;
   /** The run of the order workflow that failed; compensation records it once per run. */
   orderRunId: string;
   reasonType: string;

@@ -1,4 +1,5 @@
-// The order workflow: one per idempotency key (id `order-<key>`). It writes the order under the
+// The order workflow: one per idempotency key (id `order-<key>`). An order still in its OA approval
+// form is read and mapped first (docs/architecture.md, decision 17). It writes the order under the
 // classified retry policy, then tells the downstream (when one is configured) with the same key.
 // When the write fails for good it hands the key to the compensation workflow and fails fast — it
 // never guesses and never writes twice. When the delivery fails for good, the order stands and an
@@ -18,32 +19,43 @@ import {
 } from '@temporalio/workflow';
 import { canTransition, type OrderStatus as Status } from '../domain/order-status.js';
 import type * as activities from '../activities/index.js';
-import { compensationStart, compensationStep, downstreamDelivery, orderWrite } from './activity-presets.js';
+import {
+  approvalFormRead,
+  compensationStart,
+  compensationStep,
+  downstreamDelivery,
+  orderWrite,
+} from './activity-presets.js';
 import {
   DELIVERY_DECISIONS,
   type DecisionRequest,
   decideUpdate,
+  type FormOrderWorkflowInput,
+  isFormOrder,
   type OrderResult,
   type OrderState,
   type OrderWorkflowInput,
+  type OrderWorkflowStart,
   type OrderWriteResult,
   orderStateQuery,
 } from './definitions.js';
-import { OrderStatus } from './search-attributes.js';
+import { CustomerId, OrderStatus } from './search-attributes.js';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
-export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderResult> {
+export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderResult> {
   // The key comes in as input and is used as is: no layer below the edge derives a key.
-  const key = input.idempotencyKey;
+  const key = start.idempotencyKey;
   const state: OrderState = { idempotencyKey: key, status: 'RECEIVED', attempts: 0 };
   // Delivery decisions: one at a time; an update returns once its decision was carried out.
   let decision: DecisionRequest | undefined;
   let decisionsTaken = 0;
   let decisionsCarriedOut = 0;
   let decisionWindowClosed = false;
+  // The order itself: given, or read from its approval form by the first step.
+  let input: OrderWorkflowInput | undefined = isFormOrder(start) ? undefined : start;
   // What the Temporal UI shows as the run's current details, kept with the status.
-  const showState = () => setCurrentDetails(orderDetails(state, input));
+  const showState = () => setCurrentDetails(orderDetails(state, start, input));
   // The run's own copy of the status (query, search attribute) moves along the same transition
   // table as the record (domain/order-status.ts); a move outside it is logged, never acted on.
   const setStatus = (status: Status) => {
@@ -79,37 +91,71 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
   );
 
   log.info('order workflow started', { idempotencyKey: key });
+  const { startCompensation } = proxyActivities<Activities>({
+    ...compensationStart,
+    summary: `hand ${key} to compensation-${key}`,
+  });
+
+  const toWrite: OrderWorkflowInput = isFormOrder(start) ? await readForm(start) : start;
+
   // Each activity carries a one-line summary the UI shows in the event history.
-  const lines = `${input.order.lines.length} line(s)`;
+  const lines = `${toWrite.order.lines.length} line(s)`;
   const { writeOrder } = proxyActivities<Activities>({
-    ...orderWrite(input.policy),
+    ...orderWrite(toWrite.policy),
     summary: `write ${key}: header, ${lines}, stock reservation in one transaction`,
   });
   const { deliverOrderEvent } = proxyActivities<Activities>({
-    ...downstreamDelivery(input.policy),
+    ...downstreamDelivery(toWrite.policy),
     summary: `send order.created to the downstream, Idempotency-Key ${key}`,
   });
   const { recordDeliveryOutcome } = proxyActivities<Activities>({
     ...compensationStep,
     summary: 'record how the delivery ended',
   });
-  const { startCompensation } = proxyActivities<Activities>({
-    ...compensationStart,
-    summary: `hand ${key} to compensation-${key}`,
-  });
-
   let written: OrderWriteResult;
   try {
-    written = await writeOrder(input);
+    written = await writeOrder(toWrite);
   } catch (error) {
-    const failure = describeActivityFailure(error, input.policy.maxAttempts);
+    return await failIntoCompensation(error, toWrite);
+  }
+  Object.assign(state, { attempts: written.attempt, orderId: written.orderId, orderNo: written.orderNo });
+  setStatus('SUBMITTED');
+
+  if (written.deliveryConfigured) {
+    await deliver(written);
+  }
+  await condition(allHandlersFinished);
+  return { ...written, finalStatus: state.status };
+
+  /** The first step of an order still in its approval form: read and map it, or compensate. */
+  async function readForm(form: FormOrderWorkflowInput): Promise<OrderWorkflowInput> {
+    const { readApprovalForm } = proxyActivities<Activities>({
+      ...approvalFormRead(form.policy),
+      summary: `read ${form.formSource.vendor} approval ${form.formSource.instanceId} and map its form`,
+    });
+    let read: OrderWorkflowInput;
+    try {
+      read = await readApprovalForm(form);
+    } catch (error) {
+      // A form that does not map (or an instance not approved) fails like a write that failed for
+      // good: compensation, with the reason as the last error.
+      return await failIntoCompensation(error, form);
+    }
+    input = read;
+    upsertSearchAttributes([{ key: CustomerId, value: read.order.customerId }]);
+    showState();
+    return read;
+  }
+
+  async function failIntoCompensation(error: unknown, failed: OrderWorkflowStart): Promise<never> {
+    const failure = describeActivityFailure(error, failed.policy.maxAttempts);
     Object.assign(state, { attempts: failure.attempts, lastError: `${failure.type}: ${failure.message}` });
     showState();
     // Fail fast into compensation: it reconciles (did the order land after all?) and waits for
     // an operator. Started through an activity with a conflict policy, because a child workflow
     // would ignore it — compensation must exist at most once per key.
     await startCompensation({
-      order: input,
+      order: failed,
       orderRunId: workflowInfo().runId,
       reasonType: failure.type,
       reason: failure.message,
@@ -122,22 +168,14 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
       { reasonType: failure.type, attempts: failure.attempts },
     );
   }
-  Object.assign(state, { attempts: written.attempt, orderId: written.orderId, orderNo: written.orderNo });
-  setStatus('SUBMITTED');
-
-  if (written.deliveryConfigured) {
-    await deliver(written);
-  }
-  await condition(allHandlersFinished);
-  return { ...written, finalStatus: state.status };
 
   async function deliver(order: OrderWriteResult): Promise<void> {
     for (;;) {
       try {
-        await deliverOrderEvent({ order: input, written: order });
+        await deliverOrderEvent({ order: toWrite, written: order });
         setStatus('DELIVERED');
       } catch (error) {
-        const failure = describeActivityFailure(error, input.policy.maxAttempts);
+        const failure = describeActivityFailure(error, toWrite.policy.maxAttempts);
         state.lastError = `${failure.type}: ${failure.message}`;
         showState();
         const recorded = await recordDeliveryOutcome({
@@ -152,7 +190,7 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
       if (state.status === 'DELIVERED') return;
 
       // The order stands; only telling the downstream failed. Wait (bounded) for an operator.
-      const decided = await condition(() => decision !== undefined, input.policy.decisionTimeoutMs);
+      const decided = await condition(() => decision !== undefined, toWrite.policy.decisionTimeoutMs);
       const made = decision;
       decision = undefined;
       // A decision that arrived together with the end of the window is still carried out.
@@ -173,9 +211,11 @@ export async function orderWorkflow(input: OrderWorkflowInput): Promise<OrderRes
 }
 
 /** The run's current details in the UI (Markdown): where the order stands and why. */
-function orderDetails(state: OrderState, input: OrderWorkflowInput): string {
+function orderDetails(state: OrderState, start: OrderWorkflowStart, input: OrderWorkflowInput | undefined): string {
   const rows = [
-    `**${state.status}** — ${input.operation} of approval ${input.approvalNo}, ${input.totalAmount} ${input.order.currency}`,
+    input
+      ? `**${state.status}** — ${input.operation} of approval ${input.approvalNo}, ${input.totalAmount} ${input.order.currency}`
+      : `**${state.status}** — ${start.operation} of approval ${start.approvalNo}, read from its approval form`,
     state.orderNo ? `order ${state.orderNo} (written on attempt ${state.attempts})` : undefined,
     state.lastError ? `last error: ${state.lastError}` : undefined,
     state.status === 'DELIVERY_FAILED' ? 'waiting for an operator: `redeliver` or `mark-handled`' : undefined,

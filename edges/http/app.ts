@@ -18,6 +18,9 @@ import { readOrderStatus } from '../../services/submission/order-status-view.js'
 import { submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { registerMcpRoute } from './mcp-route.js';
+import { registerOaRoutes } from './oa-routes.js';
+import type { OaVendor } from '../../domain/oa-approval.js';
+import type { Connector } from '../connectors/connector.js';
 import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { verifySignature } from '../../domain-node/signature.js';
 
@@ -34,6 +37,8 @@ export interface AppDeps {
    */
   draining?: () => boolean;
   metrics?: ProductMetrics;
+  /** The OA connectors that are on (Feishu, DingTalk); a vendor without one answers 404. */
+  connectors?: Partial<Record<OaVendor, Connector>>;
 }
 
 const WEBHOOK_PATH = '/webhooks/oa/approvals';
@@ -164,6 +169,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const view = await readOrderStatus(deps, key);
     if (!view) throw new KnownFailure(orderNotFound(key));
     return reply.send(view);
+  });
+
+  // The OA connectors' callbacks: approval events whose order is read from the approval form.
+  registerOaRoutes(app, {
+    config,
+    prisma: deps.prisma,
+    temporal: deps.temporal,
+    metrics,
+    connectors: deps.connectors ?? {},
+    onRequest: setContentTypeAside,
   });
 
   // MCP tools for AI agents: the same path to the workflow as the webhook above.

@@ -1,14 +1,17 @@
 // The HTTP API process. Starts no embedded service; reads DATABASE_URL and TEMPORAL_ADDRESS.
-import { loadConfig } from '../../services/config/env.js';
+import { connectorStates, loadConfig } from '../../services/config/env.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { migrate } from '../../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { checkTlsHandshake, createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
+import { connectorsFromConfig } from '../connectors/from-config.js';
 import { buildApp } from './app.js';
 
 await runMain('api', async (log) => {
   const config = loadConfig();
+  // A connector is on when its settings are present (the mapping file was read and checked above).
+  log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
   const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: true });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
@@ -22,7 +25,15 @@ await runMain('api', async (log) => {
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
   const temporal = createLazyClient(target);
   let draining = false;
-  const app = buildApp({ config, prisma, temporal, logger: log, draining: () => draining, metrics });
+  const app = buildApp({
+    config,
+    prisma,
+    temporal,
+    logger: log,
+    draining: () => draining,
+    metrics,
+    connectors: connectorsFromConfig(config.connectors),
+  });
 
   // SIGTERM: answer 503 + Retry-After (and /healthz 503) for the drain period, so the load balancer
   // takes this instance out while nothing is refused at the socket; then stop listening, let the

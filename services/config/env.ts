@@ -2,6 +2,8 @@
 // variable's name; nothing below this module reads process.env.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import type { FormMappingFile } from '../../domain/form-mapping.js';
+import { readFormMappingFile } from './form-mapping-file.js';
 
 /** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
 export const BROKEN_RULES = ['redelivery-restarts-after-abandon', 'awaiting-hides-unconfirmed-claims'] as const;
@@ -73,6 +75,25 @@ const envSchema = z.object({
     .default(8_000),
   MCP_OPERATOR_TOOLS: z.enum(['0', '1', 'false', 'true']).default('0'),
   LOG_LEVEL: logLevelSetting,
+  // The OA connectors (docs/oa-form-mapping.md): each is on when its settings are present.
+  FEISHU_APP_ID: z.string().min(1).optional(),
+  FEISHU_APP_SECRET: z.string().min(1).optional(),
+  FEISHU_ENCRYPT_KEY: z.string().min(1).optional(),
+  FEISHU_VERIFICATION_TOKEN: z.string().min(1).optional(),
+  FEISHU_API_BASE_URL: z
+    .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+    .default('https://open.feishu.cn'),
+  DINGTALK_APP_KEY: z.string().min(1).optional(),
+  DINGTALK_APP_SECRET: z.string().min(1).optional(),
+  DINGTALK_AES_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}$/, 'must be the 43 characters of base64 the DingTalk console shows')
+    .optional(),
+  DINGTALK_TOKEN: z.string().min(1).optional(),
+  DINGTALK_API_BASE_URL: z
+    .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+    .default('https://api.dingtalk.com'),
+  OA_FORM_MAPPING: z.string().min(1).optional(),
   // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
   // shrinks a broken promise. Refused outside NODE_ENV=test.
   BROKEN_RULE_FOR_TESTS: z.enum(BROKEN_RULES).optional(),
@@ -147,8 +168,34 @@ export interface Config {
   safetyNets: { scanIntervalMinutes: number; nearDuplicateWindowMinutes: number };
   logLevel: Env['LOG_LEVEL'];
   mcp: McpConfig;
+  connectors: ConnectorsConfig;
   /** A rule broken on purpose for the explorer's own test; always undefined outside NODE_ENV=test. */
   brokenRuleForTests: BrokenRule | undefined;
+}
+
+export interface FeishuConfig {
+  appId: string;
+  appSecret: string;
+  /** Undefined when the console sets no Encrypt Key (Feishu then sends plain bodies). */
+  encryptKey: string | undefined;
+  verificationToken: string;
+  apiBaseUrl: string;
+}
+
+export interface DingTalkConfig {
+  appKey: string;
+  appSecret: string;
+  aesKey: string;
+  token: string;
+  apiBaseUrl: string;
+}
+
+/** The OA connectors: a vendor's entry is undefined when its connector is off. */
+export interface ConnectorsConfig {
+  feishu: FeishuConfig | undefined;
+  dingtalk: DingTalkConfig | undefined;
+  /** The mapping file, read and validated at start; defined whenever a connector is on. */
+  formMapping: { path: string; file: FormMappingFile } | undefined;
 }
 
 export interface McpConfig {
@@ -208,6 +255,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
   if (env.DOWNSTREAM_URL && !env.DOWNSTREAM_SECRET) {
     problems.push('DOWNSTREAM_SECRET: required when DOWNSTREAM_URL is set (events are signed)');
   }
+  const connectors = connectorsFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     nodeEnv: env.NODE_ENV,
@@ -267,8 +315,74 @@ export function loadConfig(source: EnvSource = process.env): Config {
       submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
       operatorTools: env.MCP_OPERATOR_TOOLS === '1' || env.MCP_OPERATOR_TOOLS === 'true',
     },
+    connectors,
     brokenRuleForTests: env.BROKEN_RULE_FOR_TESTS,
   };
+}
+
+/** Which OA connectors are on, for the start-up log. */
+export function connectorStates(config: Config): { feishu: 'on' | 'off'; dingtalk: 'on' | 'off'; formMapping: string } {
+  return {
+    feishu: config.connectors.feishu ? 'on' : 'off',
+    dingtalk: config.connectors.dingtalk ? 'on' : 'off',
+    formMapping: config.connectors.formMapping?.path ?? 'none',
+  };
+}
+
+/** What turns each connector on; a connector with some of them and not all is refused. */
+const CONNECTOR_SETTINGS = {
+  feishu: {
+    required: ['FEISHU_APP_ID', 'FEISHU_APP_SECRET', 'FEISHU_VERIFICATION_TOKEN'],
+    optional: ['FEISHU_ENCRYPT_KEY'],
+  },
+  dingtalk: {
+    required: ['DINGTALK_APP_KEY', 'DINGTALK_APP_SECRET', 'DINGTALK_AES_KEY', 'DINGTALK_TOKEN'],
+    optional: [],
+  },
+} as const satisfies Record<string, { required: readonly (keyof Env)[]; optional: readonly (keyof Env)[] }>;
+
+/** Which connectors are on, their settings, and the mapping file they need (read here, once). */
+function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
+  const on = (vendor: keyof typeof CONNECTOR_SETTINGS): boolean => {
+    const { required, optional } = CONNECTOR_SETTINGS[vendor];
+    const present = [...required, ...optional].filter((name) => env[name] !== undefined);
+    if (present.length === 0) return false;
+    const missing = required.filter((name) => env[name] === undefined);
+    if (missing.length > 0) {
+      problems.push(
+        `${missing.join(', ')}: required with ${present.join(', ')} (the ${vendor} connector is partly configured)`,
+      );
+      return false;
+    }
+    return true;
+  };
+  const feishu: FeishuConfig | undefined = on('feishu')
+    ? {
+        appId: env.FEISHU_APP_ID as string,
+        appSecret: env.FEISHU_APP_SECRET as string,
+        encryptKey: env.FEISHU_ENCRYPT_KEY,
+        verificationToken: env.FEISHU_VERIFICATION_TOKEN as string,
+        apiBaseUrl: env.FEISHU_API_BASE_URL,
+      }
+    : undefined;
+  const dingtalk: DingTalkConfig | undefined = on('dingtalk')
+    ? {
+        appKey: env.DINGTALK_APP_KEY as string,
+        appSecret: env.DINGTALK_APP_SECRET as string,
+        aesKey: env.DINGTALK_AES_KEY as string,
+        token: env.DINGTALK_TOKEN as string,
+        apiBaseUrl: env.DINGTALK_API_BASE_URL,
+      }
+    : undefined;
+  let formMapping: ConnectorsConfig['formMapping'];
+  if (env.OA_FORM_MAPPING) {
+    const read = readFormMappingFile(env.OA_FORM_MAPPING);
+    if (read.ok) formMapping = { path: env.OA_FORM_MAPPING, file: read.mapping };
+    else problems.push(...read.problems);
+  } else if (feishu || dingtalk) {
+    problems.push('OA_FORM_MAPPING: required when an OA connector is on (the file that maps approval forms to orders)');
+  }
+  return { feishu, dingtalk, formMapping };
 }
 
 /** Timeouts are layered, inner < outer (docs/architecture.md, decision 6); a ladder upside down is refused. */

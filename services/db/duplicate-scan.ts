@@ -39,6 +39,11 @@ export interface AlertChange {
   detail: string;
 }
 
+/** The alert's log line, at warn, the same for every kind: what on-call searches for. */
+export function alertLogLine(change: AlertChange): string {
+  return `DUPLICATE ALERT ${change.kind} (${change.change}): ${change.detail}`;
+}
+
 /** How many order numbers or keys an alert's detail names before it says "and N more". */
 const NAMED_IN_DETAIL = 5;
 

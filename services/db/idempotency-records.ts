@@ -4,6 +4,7 @@
 // only by order-status-writer.ts.
 import type { CanonicalOrder } from '../../domain/canonical-order.js';
 import type { Operation } from '../../domain/idempotency-key.js';
+import type { OaVendor } from '../../domain/oa-approval.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import { Prisma, type IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
@@ -14,12 +15,17 @@ export interface StoredRequest {
   totalAmount: string;
 }
 
+/** Where a key's approval came from: the signed webhook, the MCP tool, or an OA connector. */
+export type ApprovalSource = 'webhook' | 'mcp' | OaVendor;
+
 export interface IdempotencyRecord {
   idempotencyKey: string;
   approvalNo: string;
   operation: Operation;
-  fingerprint: string;
-  request: StoredRequest;
+  /** Null while a key claimed by an OA connector waits for its form to be read and mapped. */
+  fingerprint: string | null;
+  request: StoredRequest | null;
+  source: ApprovalSource;
   workflowId: string;
   status: OrderStatus;
   attempts: number;
@@ -35,8 +41,11 @@ export interface NewRecord {
   idempotencyKey: string;
   approvalNo: string;
   operation: Operation;
-  fingerprint: string;
-  request: StoredRequest;
+  /** Null for an OA connector's claim: the order is known once the workflow has read the form. */
+  fingerprint: string | null;
+  request: StoredRequest | null;
+  /** `webhook` unless said otherwise. */
+  source?: ApprovalSource;
   workflowId: string;
 }
 
@@ -69,9 +78,11 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
     WITH existing_order AS (
       SELECT fingerprint, status_at_purge FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
     ), claimed AS (
-      INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, workflow_id, status)
+      INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, source, workflow_id,
+                                      status)
       SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-             ${JSON.stringify(record.request)}::jsonb, ${record.workflowId}, 'RECEIVED'
+             ${record.request === null ? null : JSON.stringify(record.request)}::jsonb, ${record.source ?? 'webhook'},
+             ${record.workflowId}, 'RECEIVED'
       WHERE NOT EXISTS (SELECT 1 FROM existing_order)
       ON CONFLICT (idempotent_key) DO NOTHING
       RETURNING ${RECORD_COLUMNS}
@@ -126,6 +137,21 @@ export async function decideFirstDelivery(
 }
 
 /**
+ * Records the order an OA connector's key turned out to be, once its workflow has read and mapped
+ * the form: from then on the record names the order like any other. A record that already names
+ * an order keeps it (the order row stays the final judge of what was written).
+ */
+export async function recordMappedOrder(
+  db: Tx,
+  idempotencyKey: string,
+  order: { fingerprint: string; request: StoredRequest },
+): Promise<void> {
+  await db.$executeRaw`
+    UPDATE idempotency_record SET fingerprint = ${order.fingerprint}, request = ${JSON.stringify(order.request)}::jsonb
+    WHERE idempotent_key = ${idempotencyKey} AND fingerprint IS NULL`;
+}
+
+/**
  * Marks the key's workflow as started, for a start that did not come from a delivery (an
  * operator's). A started key is never started again by a redelivery.
  */
@@ -171,6 +197,7 @@ const RECORD_COLUMNS = Prisma.raw(
     'operation',
     'fingerprint',
     'request',
+    'source',
     'workflow_id AS "workflowId"',
     'status',
     'attempts',
@@ -188,7 +215,8 @@ function toRecord(row: RecordRow): IdempotencyRecord {
     approvalNo: row.approvalNo,
     operation: row.operation as Operation,
     fingerprint: row.fingerprint,
-    request: row.request as unknown as StoredRequest,
+    request: row.request as unknown as StoredRequest | null,
+    source: row.source as ApprovalSource,
     workflowId: row.workflowId,
     status: row.status as OrderStatus,
     attempts: row.attempts,

@@ -18,6 +18,8 @@ export interface ProductMetrics {
   activityFailed(activity: string, errorClass: string, retryable: boolean): void;
   compensationStarted(reason: string): void;
   deliveryEnded(outcome: DeliveryOutcome): void;
+  /** An operator alert was recorded (`new`) or grew (`grown`): a duplicate cluster or a revocation. */
+  alertRecorded(kind: string, change: 'new' | 'grown'): void;
 }
 
 export const END_TO_END_LATENCY = 'orders_end_to_end_latency';
@@ -31,6 +33,7 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
   const failures = meter.createCounter('orders_activity_failures', 'attempts', 'activity attempts failed, by class');
   const compensations = meter.createCounter('orders_compensations', 'workflows', 'compensations started, by reason');
   const deliveries = meter.createCounter('orders_deliveries', 'events', 'downstream deliveries ended, by outcome');
+  const alerts = meter.createCounter('orders_alerts', 'alerts', 'operator alerts recorded or grown, by kind');
   const latency = meter.createHistogram(
     END_TO_END_LATENCY,
     'int',
@@ -48,6 +51,7 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
       failures.add(1, { activity, error_class: errorClass, retryable: String(retryable) }),
     compensationStarted: (reason) => compensations.add(1, { reason }),
     deliveryEnded: (outcome) => deliveries.add(1, { outcome }),
+    alertRecorded: (kind, change) => alerts.add(1, { kind, change }),
   };
   return neverThrowing(metrics);
 }

@@ -37,6 +37,7 @@ import {
   type DeliveryDecision,
   type DeliveryDecisionInput,
   deliveryWorkflowIdFor,
+  isFormOrder,
 } from '../../workflows/definitions.js';
 
 /** What the operator commands that start or decide need. */
@@ -124,16 +125,17 @@ export async function listOrdersAwaitingDecision(
   });
   return rows.map((row) => {
     const status = row.status as AwaitingStatus;
-    const request = row.request as unknown as StoredRequest;
+    // An OA connector's key whose form was never mapped names no order yet.
+    const request = row.request as unknown as StoredRequest | null;
     const byCompensation = status === 'COMPENSATING' || status === 'FAILED';
     return {
       idempotencyKey: row.idempotentKey,
       workflowId: byCompensation ? compensationWorkflowIdFor(row.idempotentKey) : orderWorkflowIdFor(row.idempotentKey),
       approvalNo: row.approvalNo,
       operation: row.operation as Operation,
-      customerId: request.order.customerId,
-      currency: request.order.currency,
-      totalAmount: request.totalAmount,
+      customerId: request?.order.customerId ?? '',
+      currency: request?.order.currency ?? '',
+      totalAmount: request?.totalAmount ?? '',
       reason:
         row.lastError ??
         (status === 'RECEIVED' ? 'the workflow start was never confirmed (the sender was answered 503)' : 'unknown'),
@@ -367,9 +369,12 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
       }
     }
     const written = await findOrderByKey(deps.prisma, key);
-    if (!written) throw new NoPendingDecisionError(key, 'no order is written under the key');
+    const fromRecord = workflowInputFromRecord(record, deps.writePolicy);
+    if (!written || isFormOrder(fromRecord)) {
+      throw new NoPendingDecisionError(key, 'no order is written under the key');
+    }
     const input: DeliveryDecisionInput = {
-      order: workflowInputFromRecord(record, deps.writePolicy),
+      order: fromRecord,
       written: {
         orderId: written.orderId,
         orderNo: written.orderNo,
@@ -392,7 +397,7 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
       typedSearchAttributes: [
         { key: ApprovalNo, value: record.approvalNo },
         { key: IdempotencyKey, value: key },
-        { key: CustomerId, value: record.request.order.customerId },
+        { key: CustomerId, value: fromRecord.order.customerId },
         { key: OrderStatusAttribute, value: 'DELIVERY_FAILED' },
       ],
       staticSummary: `Delivery decision for ${key}: ${request.decision} by ${request.decidedBy}`,

@@ -1,6 +1,7 @@
-// The path from an approved document to its one workflow, shared by every entry point (the OA
-// webhook today, MCP tools later). The key is computed here from business identifiers — the only
-// place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
+// The path from an approved document to its one workflow, shared by every entry point (the signed
+// OA webhook, the MCP tool, the Feishu and DingTalk connectors). The key is computed here from
+// business identifiers — the only place besides domain/idempotency-key.ts that touches it — and
+// travels as workflow input.
 import type { Client } from '@temporalio/client';
 import type { BrokenRule, Config, WritePolicy } from '../config/env.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
@@ -9,11 +10,12 @@ import { fingerprintOf } from '../../domain-node/fingerprint.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { Approval } from '../../domain/order-input.js';
 import type { OrderStatus } from '../../domain/order-status.js';
-import { claimRecord, decideFirstDelivery, type IdempotencyRecord } from '../db/idempotency-records.js';
+import { claimRecord, decideFirstDelivery, type IdempotencyRecord, type NewRecord } from '../db/idempotency-records.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
 import { startOrderWorkflow } from '../temporal/order-workflows.js';
-import type { OrderWorkflowInput } from '../../workflows/definitions.js';
+import type { FormOrderWorkflowInput, OrderWorkflowInput, OrderWorkflowStart } from '../../workflows/definitions.js';
+import type { OaVendor } from '../../domain/oa-approval.js';
 
 export interface SubmissionDeps {
   prisma: PrismaClient;
@@ -75,42 +77,98 @@ export function workflowInputFor(approval: Approval, policy: WritePolicy): Order
   );
 }
 
-/** The workflow input for a key the edge already accepted, rebuilt from its record (same key). */
-export function workflowInputFromRecord(record: IdempotencyRecord, policy: WritePolicy): OrderWorkflowInput {
-  return orderInput(
-    {
-      idempotencyKey: record.idempotencyKey,
-      approvalNo: record.approvalNo,
-      operation: record.operation,
-      approvedAt: record.request.approvedAt,
-      fingerprint: record.fingerprint,
-      order: record.request.order,
-      totalAmount: record.request.totalAmount,
-    },
-    policy,
-  );
+/**
+ * The workflow input for a key the edge already accepted, rebuilt from its record (same key): the
+ * order it names, or — for an OA connector's key whose form was never mapped — the form to read.
+ */
+export function workflowInputFromRecord(record: IdempotencyRecord, policy: WritePolicy): OrderWorkflowStart {
+  if (record.fingerprint !== null && record.request !== null) {
+    return orderInput(
+      {
+        idempotencyKey: record.idempotencyKey,
+        approvalNo: record.approvalNo,
+        operation: record.operation,
+        approvedAt: record.request.approvedAt,
+        fingerprint: record.fingerprint,
+        order: record.request.order,
+        totalAmount: record.request.totalAmount,
+      },
+      policy,
+    );
+  }
+  if (record.source !== 'feishu' && record.source !== 'dingtalk') {
+    throw new Error(`idempotency record ${record.idempotencyKey} names no order and no approval form`);
+  }
+  // The key of an OA approval is built from its instance id: the approval number is the instance.
+  return formInput(record.source, record.approvalNo, policy);
+}
+
+/** The workflow input of an OA approval instance: the order is read from its form by the workflow. */
+export function formInput(vendor: OaVendor, instanceId: string, policy: WritePolicy): FormOrderWorkflowInput {
+  return {
+    idempotencyKey: idempotencyKeyFor(instanceId, 'MAIN'),
+    approvalNo: instanceId,
+    operation: 'MAIN',
+    formSource: { vendor, instanceId },
+    policy: policyInput(policy),
+  };
 }
 
 function orderInput(order: Omit<OrderWorkflowInput, 'policy'>, policy: WritePolicy): OrderWorkflowInput {
+  return { ...order, policy: policyInput(policy) };
+}
+
+function policyInput(policy: WritePolicy): OrderWorkflowInput['policy'] {
   return {
-    ...order,
-    policy: {
-      maxAttempts: policy.maxAttempts,
-      initialIntervalMs: policy.initialIntervalMs,
-      maxIntervalMs: policy.maxIntervalMs,
-      backoffCoefficient: policy.backoffCoefficient,
-      startToCloseMs: policy.startToCloseMs,
-      scheduleToCloseMs: policy.scheduleToCloseMs,
-      decisionTimeoutMs: policy.decisionTimeoutMs,
-    },
+    maxAttempts: policy.maxAttempts,
+    initialIntervalMs: policy.initialIntervalMs,
+    maxIntervalMs: policy.maxIntervalMs,
+    backoffCoefficient: policy.backoffCoefficient,
+    startToCloseMs: policy.startToCloseMs,
+    scheduleToCloseMs: policy.scheduleToCloseMs,
+    decisionTimeoutMs: policy.decisionTimeoutMs,
   };
 }
 
 /**
- * Accepts one delivery of an approval:
+ * Accepts one delivery of an approval that names its order (the signed webhook, the MCP tool).
+ * See `acceptDelivery` for what happens; a key reused for a different order is a conflict.
+ */
+export async function submitApproval(
+  deps: SubmissionDeps,
+  approval: Approval,
+  source: 'webhook' | 'mcp' = 'webhook',
+): Promise<Submission> {
+  const input = workflowInputFor(approval, deps.writePolicy);
+  return acceptDelivery(deps, input, {
+    fingerprint: input.fingerprint,
+    request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
+    source,
+  });
+}
+
+/**
+ * Accepts one delivery of an approved OA instance (Feishu, DingTalk), whose event names only the
+ * instance: the key is claimed with no order yet, and the workflow reads the order from the form
+ * (docs/architecture.md, decision 17). Every delivery of the instance — a redelivered event or a
+ * second event — is the same order: a duplicate, never a conflict.
+ */
+export async function submitApprovalForm(
+  deps: SubmissionDeps,
+  form: { vendor: OaVendor; instanceId: string },
+  /** Called once the key is claimed: from then on a slow start may finish without its caller. */
+  onClaimed: () => void = () => {},
+): Promise<Submission> {
+  const input = formInput(form.vendor, form.instanceId, deps.writePolicy);
+  return acceptDelivery(deps, input, { fingerprint: null, request: null, source: form.vendor }, onClaimed);
+}
+
+/**
+ * The one start path of every delivery:
  * 1. claim the key (INSERT … ON CONFLICT DO NOTHING), reading the key's order in the same
  *    statement. An order row, when there is one, is the final judge: a different fingerprint is a
- *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges.
+ *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges. A
+ *    delivery that names only an approval form has no fingerprint and is never a conflict.
  * 2. a key whose workflow is known to exist — marked started, or past RECEIVED, or with its order
  *    written — is never started again: a redelivery never overrides an operator, also after the
  *    closed run left Temporal's retention.
@@ -120,29 +178,35 @@ function orderInput(order: Omit<OrderWorkflowInput, 'policy'>, policy: WritePoli
  *    is (202), every other one is a duplicate (200) — also when the delivery that started the run
  *    lost its answer (503): then the first delivery answered after it hears 202.
  */
-export async function submitApproval(deps: SubmissionDeps, approval: Approval): Promise<Submission> {
-  const input = workflowInputFor(approval, deps.writePolicy);
+async function acceptDelivery(
+  deps: SubmissionDeps,
+  input: OrderWorkflowStart,
+  claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
+  onClaimed: () => void = () => {},
+): Promise<Submission> {
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
-  const claimed = {
-    idempotencyKey: key,
-    approvalNo: input.approvalNo,
-    operation: input.operation,
-    fingerprint: input.fingerprint,
-    request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
-    workflowId,
-  };
   const answer = async (): Promise<Submission> => {
     const { first, status } = await decideFirstDelivery(deps.prisma, key);
     return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
   };
+  const incoming = claim.fingerprint;
 
-  const { record, orderFingerprint, orderStatusAtPurge } = await claimRecord(deps.prisma, claimed);
+  const { record, orderFingerprint, orderStatusAtPurge } = await claimRecord(deps.prisma, {
+    idempotencyKey: key,
+    approvalNo: input.approvalNo,
+    operation: input.operation,
+    workflowId,
+    ...claim,
+  });
+  onClaimed();
   if (orderFingerprint !== undefined) {
-    if (orderFingerprint !== input.fingerprint) {
+    if (incoming !== null && orderFingerprint !== incoming) {
       const differences =
-        record?.fingerprint === orderFingerprint ? describeDifferences(record.request.order, input.order) : [];
-      throw new IdempotencyConflictError(key, orderFingerprint, input.fingerprint, differences);
+        record?.fingerprint === orderFingerprint && record.request && claim.request
+          ? describeDifferences(record.request.order, claim.request.order)
+          : [];
+      throw new IdempotencyConflictError(key, orderFingerprint, incoming, differences);
     }
     // The order was written; without a record (it expired) the order row answers for the key,
     // with what the key had reached when its record was purged.
@@ -151,12 +215,14 @@ export async function submitApproval(deps: SubmissionDeps, approval: Approval): 
   }
   // Without an order row the claim statement always leaves a record (it inserts one or finds one).
   if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
-  if (record.fingerprint !== input.fingerprint) {
+  if (incoming !== null && record.fingerprint !== incoming) {
     throw new IdempotencyConflictError(
       key,
-      record.fingerprint,
-      input.fingerprint,
-      describeDifferences(record.request.order, input.order),
+      record.fingerprint ?? '',
+      incoming,
+      record.request && claim.request
+        ? describeDifferences(record.request.order, claim.request.order)
+        : [`order (the key belongs to a ${record.source} approval whose form is not read yet)`],
     );
   }
   // BROKEN ON PURPOSE, tests only: a started key is started again, even after an abandon.

@@ -10,7 +10,7 @@ import {
 import type { WorkflowIdReusePolicy } from '@temporalio/common';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { OrderStatus as Status } from '../../domain/order-status.js';
-import type { CompensationInput, OrderWorkflowInput } from '../../workflows/definitions.js';
+import { type CompensationInput, isFormOrder, type OrderWorkflowStart } from '../../workflows/definitions.js';
 import { ApprovalNo, CustomerId, IdempotencyKey, OrderStatus } from '../../workflows/search-attributes.js';
 
 export interface StartedWorkflow {
@@ -22,21 +22,31 @@ export interface StartedWorkflow {
   closedRunExists: boolean;
 }
 
-function searchAttributesFor(input: OrderWorkflowInput, status: Status) {
+function searchAttributesFor(input: OrderWorkflowStart, status: Status) {
+  // An order still in its approval form has no customer yet: the run sets it once it read the form.
   return [
     { key: ApprovalNo, value: input.approvalNo },
     { key: IdempotencyKey, value: input.idempotencyKey },
-    { key: CustomerId, value: input.order.customerId },
+    ...(isFormOrder(input) ? [] : [{ key: CustomerId, value: input.order.customerId }]),
     { key: OrderStatus, value: status },
   ];
 }
 
-function summaryOf(input: OrderWorkflowInput): string {
+function summaryOf(input: OrderWorkflowStart): string {
+  if (isFormOrder(input)) {
+    return `${input.operation} order for approval ${input.approvalNo}: read from its ${input.formSource.vendor} approval form`;
+  }
   return `${input.operation} order for approval ${input.approvalNo}: ${input.order.customerId}, ${input.totalAmount} ${input.order.currency}, ${input.order.lines.length} line(s)`;
 }
 
 /** The order as the UI shows it (Markdown): who, when, and a table of the lines. */
-function detailsOf(input: OrderWorkflowInput): string {
+function detailsOf(input: OrderWorkflowStart): string {
+  if (isFormOrder(input)) {
+    return [
+      `The order is read from ${input.formSource.vendor} approval instance ${input.formSource.instanceId} and mapped by OA_FORM_MAPPING`,
+      `Key \`${input.idempotencyKey}\``,
+    ].join('\n\n');
+  }
   const lines = input.order.lines.map((line) => `| ${line.sku} | ${line.quantity} | ${line.unitPrice} |`);
   return [
     `Approved ${input.approvedAt} · customer ${input.order.customerId} · total ${input.totalAmount} ${input.order.currency}`,
@@ -46,7 +56,7 @@ function detailsOf(input: OrderWorkflowInput): string {
 }
 
 /** What an order's start carries for operators: its search attributes and the UI's summary and details. */
-export function orderVisibilityFor(input: OrderWorkflowInput) {
+export function orderVisibilityFor(input: OrderWorkflowStart) {
   return {
     typedSearchAttributes: searchAttributesFor(input, 'RECEIVED'),
     staticSummary: summaryOf(input),
@@ -62,7 +72,7 @@ export function orderVisibilityFor(input: OrderWorkflowInput) {
 export async function startOrderWorkflow(
   client: Client,
   taskQueue: string,
-  input: OrderWorkflowInput,
+  input: OrderWorkflowStart,
   reusePolicy: WorkflowIdReusePolicy = 'REJECT_DUPLICATE',
 ): Promise<StartedWorkflow> {
   const workflowId = orderWorkflowIdFor(input.idempotencyKey);

@@ -4,12 +4,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
-import { buildApp } from '../../edges/http/app.js';
+import { type AppDeps, buildApp } from '../../edges/http/app.js';
 import { signBody } from '../../domain-node/signature.js';
 import { type Config, loadConfig } from '../../services/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
+import { readersFromConfig } from '../../services/oa/readers-from-config.js';
+import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
 
 export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';
 
@@ -67,7 +69,15 @@ function quietRuntime() {
 }
 
 export async function startTestService(
-  options: { config?: Config; activities?: WorkerDeps['activities']; inProcessWorker?: boolean } = {},
+  options: {
+    config?: Config;
+    activities?: WorkerDeps['activities'];
+    inProcessWorker?: boolean;
+    /** The OA approval readers of the worker; by default those the config turns on. */
+    readers?: WorkerDeps['readers'];
+    /** The OA connectors of the HTTP edge; by default those the config turns on. */
+    connectors?: AppDeps['connectors'];
+  } = {},
 ): Promise<TestService> {
   quietRuntime();
   const config = options.config ?? testConfig();
@@ -90,6 +100,8 @@ export async function startTestService(
       prisma,
       temporal,
       downstream: config.downstream,
+      readers: options.readers ?? readersFromConfig(config.connectors, config.writePolicy),
+      formMapping: config.connectors.formMapping?.file,
       ...(options.activities ? { activities: options.activities } : {}),
     });
     const done = running.run();
@@ -100,7 +112,12 @@ export async function startTestService(
       await connection.close();
     };
   }
-  const app = buildApp({ config, prisma, temporal });
+  const app = buildApp({
+    config,
+    prisma,
+    temporal,
+    connectors: options.connectors ?? connectorsFromConfig(config.connectors),
+  });
   await app.ready();
   return {
     config,

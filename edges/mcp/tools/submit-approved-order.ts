@@ -41,7 +41,11 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(approval, context) {
       const deadline = Date.now() + waitMs;
-      const submission = await submitApproval(submissionDepsFrom(deps.config, deps.prisma, deps.temporal), approval);
+      const submission = await submitApproval(
+        submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+        approval,
+        'mcp',
+      );
       deps.log.info(
         { idempotencyKey: submission.idempotencyKey, duplicate: submission.duplicate },
         submission.duplicate ? 'MCP submission answered from the existing workflow' : 'MCP submission started',

@@ -1,0 +1,100 @@
+// The OA connectors' callback routes: `POST /webhooks/feishu` and `POST /webhooks/dingtalk`. The
+// vendor's connector reads the callback (edges/connectors); this route answers what it says, and
+// hands an approval event to services/submission/accept-oa-event.ts within the vendor's deadline.
+// A connector that is off (its settings absent) has no route: 404 problem+json.
+import type { FastifyInstance, FastifyReply, onRequestHookHandler } from 'fastify';
+import type { Client } from '@temporalio/client';
+import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
+import type { Config } from '../../services/config/env.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
+import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
+import { acceptApprovalEvent } from '../../services/submission/accept-oa-event.js';
+import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
+import type { Connector, ConnectorReply } from '../connectors/connector.js';
+import { HttpProblem, problem } from './problem.js';
+
+export interface OaRouteDeps {
+  config: Config;
+  prisma: PrismaClient;
+  temporal: Client;
+  metrics: ProductMetrics;
+  /** The connectors that are on; a vendor without one answers 404. */
+  connectors: Partial<Record<OaVendor, Connector>>;
+  /** Keeps the Content-Type away from fastify, so every body is read as raw bytes. */
+  onRequest: onRequestHookHandler;
+}
+
+export function oaCallbackPath(vendor: OaVendor): string {
+  return `/webhooks/${vendor}`;
+}
+
+/**
+ * How long the service may take before it replies: the vendor's deadline less a margin for the
+ * network and the reply itself (a third of it, at least half a second), e.g. 2 s of Feishu's 3 s.
+ */
+export function replyBudgetMs(vendorDeadlineMs: number): number {
+  return Math.max(100, vendorDeadlineMs - Math.max(500, Math.round(vendorDeadlineMs / 3)));
+}
+
+export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void {
+  for (const vendor of OA_VENDORS) {
+    app.post(oaCallbackPath(vendor), { onRequest: deps.onRequest }, async (request, reply) => {
+      const connector = deps.connectors[vendor];
+      if (!connector) {
+        throw new HttpProblem(
+          problem('not-found', 404, 'Not found', `the ${vendor} connector is off: its settings are not configured`),
+        );
+      }
+      const callback = connector.read({
+        headers: request.headers,
+        query: request.query as Record<string, string | undefined>,
+        rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+      });
+      switch (callback.kind) {
+        case 'refused':
+          // Not authentic or not readable: nothing is recorded.
+          request.log.warn({ vendor, reason: callback.reason }, 'OA callback refused');
+          throw new HttpProblem(
+            problem(
+              'invalid-callback',
+              callback.status,
+              callback.status === 401 ? 'Unauthorized' : 'Bad request',
+              callback.reason,
+            ),
+          );
+        case 'challenge':
+          request.log.info({ vendor }, 'OA callback URL check answered');
+          return send(reply, callback.reply);
+        case 'other':
+          request.log.info(
+            { vendor, eventType: callback.eventType },
+            'OA callback acknowledged: not an approval event',
+          );
+          return send(reply, callback.ack);
+        case 'event': {
+          const outcome = await acceptApprovalEvent(
+            {
+              ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+              log: request.log,
+              metrics: deps.metrics,
+            },
+            callback.event,
+            replyBudgetMs(connector.vendorDeadlineMs),
+          );
+          request.log.info(
+            { vendor, eventId: callback.event.eventId, idempotencyKey: outcome.idempotencyKey, outcome: outcome.kind },
+            'OA approval event acknowledged',
+          );
+          return send(reply, callback.ack);
+        }
+      }
+    });
+  }
+}
+
+function send(reply: FastifyReply, answer: ConnectorReply) {
+  return reply
+    .code(answer.status)
+    .headers(answer.headers ?? {})
+    .send(answer.body);
+}

@@ -1,0 +1,260 @@
+// The OA connectors with every part real except the vendors themselves: callbacks encrypted and
+// signed as Feishu and DingTalk build them, the service's own connectors and readers wired from
+// the FEISHU_* / DINGTALK_* settings, and fake vendor open APIs (tokens, instances, scripted
+// failures) started by the test — through the real start path, worker, Temporal and PostgreSQL.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import {
+  dingtalkApprovalPayload,
+  dingtalkCallback,
+  dingtalkDecrypt,
+  dingtalkSignature,
+  type FakeDingTalk,
+  randomDingTalkAesKey,
+  startFakeDingTalk,
+} from '../../tools/harness/fake-dingtalk.js';
+import {
+  feishuApprovalPayload,
+  feishuCallback,
+  type FakeFeishu,
+  startFakeFeishu,
+} from '../../tools/harness/fake-feishu.js';
+import { createSku, startTestService, statusReaches, testConfig, type TestService } from '../support/service.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
+const FEISHU_TOKEN = 'feishu-verification-token';
+const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
+const DINGTALK_TOKEN = 'dingtalk-token';
+const DINGTALK_AES_KEY = randomDingTalkAesKey();
+
+const instanceId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('OA connectors against the vendors’ protocols and fake open APIs', () => {
+  let feishu: FakeFeishu;
+  let dingtalk: FakeDingTalk;
+  let service: TestService;
+
+  before(async () => {
+    feishu = await startFakeFeishu();
+    dingtalk = await startFakeDingTalk();
+    service = await startTestService({
+      config: testConfig({
+        OA_FORM_MAPPING: MAPPING,
+        FEISHU_APP_ID: feishu.appId,
+        FEISHU_APP_SECRET: feishu.appSecret,
+        FEISHU_ENCRYPT_KEY,
+        FEISHU_VERIFICATION_TOKEN: FEISHU_TOKEN,
+        FEISHU_API_BASE_URL: feishu.url,
+        DINGTALK_APP_KEY: dingtalk.appKey,
+        DINGTALK_APP_SECRET: dingtalk.appSecret,
+        DINGTALK_AES_KEY,
+        DINGTALK_TOKEN,
+        DINGTALK_API_BASE_URL: dingtalk.url,
+      }),
+    });
+  });
+  after(async () => {
+    await service.stop();
+    await feishu.close();
+    await dingtalk.close();
+  });
+
+  const post = (vendor: 'feishu' | 'dingtalk', callback: ReturnType<typeof feishuCallback>) =>
+    service.app.inject({
+      method: 'POST',
+      url: `/webhooks/${vendor}`,
+      headers: callback.headers,
+      query: callback.query,
+      payload: callback.rawBody,
+    });
+  const feishuEvent = (instanceCode: string, status: string, uuid?: string) =>
+    feishuCallback(feishuApprovalPayload({ instanceCode, status, ...(uuid ? { uuid } : {}) }), {
+      encryptKey: FEISHU_ENCRYPT_KEY,
+      token: FEISHU_TOKEN,
+      sign: true,
+    });
+  const dingtalkEvent = (processInstanceId: string) =>
+    dingtalkCallback(dingtalkApprovalPayload({ processInstanceId, type: 'finish', result: 'agree' }), {
+      aesKey: DINGTALK_AES_KEY,
+      token: DINGTALK_TOKEN,
+      appKey: dingtalk.appKey,
+    });
+  const ordersOf = (key: string) =>
+    service.prisma.orderMain.findMany({ where: { idempotentKey: key }, include: { lines: true } });
+  const eventsOf = (instance: string) => service.prisma.oaEvent.findMany({ where: { instanceId: instance } });
+
+  function registerFeishuOrder(id: string, sku: string, quantity: number, unitPrice: number) {
+    feishu.register(id, {
+      status: 'APPROVED',
+      endTime: String(Date.now()),
+      form: [
+        { name: 'Customer ID', type: 'input', value: 'CUST-FS-1' },
+        { name: 'Currency', type: 'input', value: 'CNY' },
+        {
+          name: 'Items',
+          type: 'fieldList',
+          value: [
+            [
+              { name: 'SKU', type: 'input', value: sku },
+              { name: 'Quantity', type: 'number', value: quantity },
+              { name: 'Unit price', type: 'amount', value: unitPrice },
+            ],
+          ],
+        },
+      ],
+    });
+  }
+
+  it('Feishu: an encrypted, signed event 5× at once, answered within 3 s, and again 15 s later is one order', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const id = instanceId('FS');
+    const key = idempotencyKeyFor(id, 'MAIN');
+    registerFeishuOrder(id, sku, 2, 10.5);
+    const uuid = randomBytes(16).toString('hex');
+
+    const startedAt = Date.now();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => post('feishu', feishuEvent(id, 'APPROVED', uuid))),
+    );
+    const tookMs = Date.now() - startedAt;
+    assert.deepEqual(
+      answers.map((answer) => answer.statusCode),
+      [200, 200, 200, 200, 200],
+    );
+    assert.ok(tookMs < 3_000, `the five deliveries were answered after ${tookMs} ms, past Feishu's 3 s`);
+    const written = await statusReaches(service, key, 'SUBMITTED');
+
+    // Feishu redelivers an unanswered event after 15 s; the same event, once more.
+    await sleep(15_000);
+    assert.equal((await post('feishu', feishuEvent(id, 'APPROVED', uuid))).statusCode, 200);
+
+    const orders = await ordersOf(key);
+    assert.equal(orders.length, 1, 'one order for the instance');
+    assert.equal(orders[0]?.orderNo, written.orderNo);
+    assert.deepEqual(
+      [orders[0]?.customerId, orders[0]?.currency, orders[0]?.totalAmount.toString()],
+      ['CUST-FS-1', 'CNY', '21'],
+    );
+    assert.deepEqual(
+      orders[0]?.lines.map((line) => [line.sku, line.quantity, line.unitPrice.toFixed(2)]),
+      [[sku, 2, '10.50']],
+    );
+    assert.equal(feishu.reads(id), 1, 'the form was read once through the open API');
+    assert.equal((await eventsOf(id)).length, 1, 'the redelivered event is recorded once');
+  });
+
+  it('Feishu: the URL check is answered; a wrong token or signature is refused with nothing recorded', async () => {
+    const challenge = await post(
+      'feishu',
+      feishuCallback(
+        { type: 'url_verification', challenge: 'ch-123' },
+        { encryptKey: FEISHU_ENCRYPT_KEY, token: FEISHU_TOKEN },
+      ),
+    );
+    assert.deepEqual([challenge.statusCode, challenge.json<unknown>()], [200, { challenge: 'ch-123' }]);
+
+    const id = instanceId('FSBAD');
+    const wrongToken = feishuCallback(feishuApprovalPayload({ instanceCode: id, status: 'APPROVED' }), {
+      encryptKey: FEISHU_ENCRYPT_KEY,
+      token: 'not-the-token',
+      sign: true,
+    });
+    const badSignature = feishuEvent(id, 'APPROVED');
+    badSignature.headers['x-lark-signature'] = '0'.repeat(64);
+    for (const callback of [wrongToken, badSignature]) {
+      const answer = await post('feishu', callback);
+      assert.equal(answer.statusCode, 401, answer.body);
+      assert.equal(answer.headers['content-type'], 'application/problem+json; charset=utf-8');
+    }
+    assert.equal((await eventsOf(id)).length, 0, 'nothing recorded');
+    const key = idempotencyKeyFor(id, 'MAIN');
+    assert.equal(await service.prisma.idempotencyRecord.count({ where: { idempotentKey: key } }), 0);
+    assert.equal(feishu.reads(id), 0);
+  });
+
+  it('Feishu: the open API answering 500 is retried into one order; a 403 after one token refresh is compensation', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const flaky = instanceId('FS500');
+    registerFeishuOrder(flaky, sku, 1, 3);
+    feishu.script(flaky, [{ kind: 'status', status: 500 }]);
+    assert.equal((await post('feishu', feishuEvent(flaky, 'APPROVED'))).statusCode, 200);
+    await statusReaches(service, idempotencyKeyFor(flaky, 'MAIN'), 'SUBMITTED');
+    assert.equal((await ordersOf(idempotencyKeyFor(flaky, 'MAIN'))).length, 1);
+    assert.equal(feishu.reads(flaky), 2, 'the 500, then the read that succeeded');
+
+    const refused = instanceId('FS403');
+    registerFeishuOrder(refused, sku, 1, 3);
+    feishu.script(refused, [
+      { kind: 'status', status: 403 },
+      { kind: 'status', status: 403 },
+    ]);
+    assert.equal((await post('feishu', feishuEvent(refused, 'APPROVED'))).statusCode, 200);
+    const view = await statusReaches(service, idempotencyKeyFor(refused, 'MAIN'), 'COMPENSATING');
+    assert.match(view.lastError ?? '', /OaApiRefused|403/);
+    assert.equal(feishu.reads(refused), 2, 'one read, one more after the token refresh, and no retry');
+    assert.equal((await ordersOf(idempotencyKeyFor(refused, 'MAIN'))).length, 0);
+  });
+
+  it('DingTalk: an encrypted callback 5× at once gets the encrypted success and makes one order; a wrong signature is refused', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const id = instanceId('DT');
+    const key = idempotencyKeyFor(id, 'MAIN');
+    dingtalk.register(id, {
+      status: 'COMPLETED',
+      result: 'agree',
+      finishTime: new Date().toISOString(),
+      formComponentValues: [
+        { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-2' },
+        {
+          name: '明细',
+          componentType: 'TableField',
+          value: JSON.stringify([
+            {
+              rowValue: [
+                { label: '物料编码', value: sku },
+                { label: '数量', value: '4' },
+                { label: '单价', value: '2.5' },
+              ],
+            },
+          ]),
+        },
+      ],
+    });
+
+    const startedAt = Date.now();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => post('dingtalk', dingtalkEvent(id))));
+    const tookMs = Date.now() - startedAt;
+    assert.ok(tookMs < 1_500, `answered after ${tookMs} ms, past DingTalk's 1.5 s`);
+    for (const answer of answers) {
+      assert.equal(answer.statusCode, 200);
+      const reply = answer.json<{ msg_signature: string; timeStamp: string; nonce: string; encrypt: string }>();
+      assert.equal(
+        reply.msg_signature,
+        dingtalkSignature(DINGTALK_TOKEN, reply.timeStamp, reply.nonce, reply.encrypt),
+        'the reply is signed with the token',
+      );
+      assert.deepEqual(dingtalkDecrypt(DINGTALK_AES_KEY, reply.encrypt), { message: 'success', key: dingtalk.appKey });
+    }
+    await statusReaches(service, key, 'SUBMITTED');
+    const orders = await ordersOf(key);
+    assert.equal(orders.length, 1);
+    assert.deepEqual(
+      [orders[0]?.customerId, orders[0]?.currency, orders[0]?.totalAmount.toString()],
+      ['CUST-DT-2', 'CNY', '10'],
+    );
+
+    const other = instanceId('DTBAD');
+    const forged = dingtalkEvent(other);
+    forged.query.msg_signature = '0'.repeat(40);
+    const refused = await post('dingtalk', forged);
+    assert.equal(refused.statusCode, 401, refused.body);
+    assert.equal((await eventsOf(other)).length, 0, 'nothing recorded');
+    assert.equal(dingtalk.reads(other), 0);
+  });
+});

@@ -3,6 +3,8 @@
 // committed the key, that order returned as success.
 import { Context, log } from '@temporalio/activity';
 import { IdempotencyConflictError } from '../domain/errors.js';
+import { OA_VENDORS } from '../domain/oa-approval.js';
+import { alertLogLine } from '../services/db/duplicate-scan.js';
 import {
   findOrderByKey,
   insertOrderWithReservation,
@@ -11,6 +13,7 @@ import {
 } from '../services/db/order-repository.js';
 import { transitionFrom, transitionStatus } from '../services/db/order-status-writer.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
+import { recordRevocationAlert } from '../services/db/revocation-alerts.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import { toActivityFailure } from './activity-failure.js';
@@ -46,6 +49,8 @@ export function createOrderWriteActivities(deps: {
       );
       transitionFrom(recordChange, key, 'SUBMITTED', log);
       log.info('order committed', { idempotencyKey: key, orderNo: order.orderNo, attempt });
+      // An OA approval may have been revoked while its form was read and its order written.
+      if (recordChange && isOaVendor(recordChange.source)) await alertIfRevoked(key);
       metrics.orderWritten(acceptedAt ? Date.now() - acceptedAt.getTime() : undefined);
       return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
     } catch (error) {
@@ -59,6 +64,8 @@ export function createOrderWriteActivities(deps: {
         throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
       }
       await transitionStatus(prisma, key, 'SUBMITTED', { attempts: attempt }, log);
+      // The attempt that committed may have ended before its revocation check (see above).
+      await alertIfRevoked(key);
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
       metrics.duplicateAbsorbed('unique_index');
       return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured };
@@ -67,7 +74,19 @@ export function createOrderWriteActivities(deps: {
     }
   }
 
+  /** Raises the operator alert when the key's approval was revoked in its OA (once per key). */
+  async function alertIfRevoked(key: string): Promise<void> {
+    const alert = await recordRevocationAlert(prisma, key);
+    if (!alert) return;
+    metrics.alertRecorded(alert.kind, alert.change);
+    log.warn(alertLogLine(alert), { alertId: alert.alertId, kind: alert.kind, idempotencyKey: key });
+  }
+
   return { writeOrder };
+}
+
+function isOaVendor(source: string): boolean {
+  return (OA_VENDORS as readonly string[]).includes(source);
 }
 
 function pick(order: StoredOrder) {

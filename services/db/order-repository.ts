@@ -95,7 +95,7 @@ export async function insertOrderWithReservation(
     )${record}
     SELECT header.*, (SELECT array_agg(sku) FROM reserved) AS reserved_skus,
            (SELECT created_at FROM record) AS accepted_at, (SELECT from_status FROM record) AS record_from,
-           (SELECT applied FROM record) AS record_applied
+           (SELECT applied FROM record) AS record_applied, (SELECT source FROM record) AS record_source
     FROM header`;
   if (!written) throw new Error(`order ${order.idempotencyKey} was not written: the insert returned no row`);
   const reserved = new Set(written.reserved_skus ?? []);
@@ -103,7 +103,12 @@ export async function insertOrderWithReservation(
   if (short !== undefined) throw await stockShortfall(tx, short, wanted.get(short) ?? 0);
   const changed =
     written.accepted_at && written.record_from !== null
-      ? { from_status: written.record_from, applied: written.record_applied === true, created_at: written.accepted_at }
+      ? {
+          from_status: written.record_from,
+          applied: written.record_applied === true,
+          created_at: written.accepted_at,
+          source: written.record_source ?? 'webhook',
+        }
       : undefined;
   return { order: toStoredOrder(written), acceptedAt: written.accepted_at ?? undefined, recordChange: changed };
 }
@@ -113,6 +118,7 @@ interface RecordAnswer {
   accepted_at: Date | null;
   record_from: string | null;
   record_applied: boolean | null;
+  record_source: string | null;
 }
 
 /** Why a SKU could not be reserved: it does not exist, or it has less free stock than requested. */

@@ -37,6 +37,8 @@ export interface TransitionRow {
   from_status: string;
   applied: boolean;
   created_at: Date;
+  /** Where the key came from: `webhook`, `mcp`, or the OA vendor whose approval it is. */
+  source: string;
 }
 
 /**
@@ -64,7 +66,7 @@ export function statusChangeStatement(idempotencyKey: string, change: StatusChan
       FROM idempotency_record WHERE idempotent_key = ${idempotencyKey} FOR UPDATE
     ) AS before
     WHERE record.idempotent_key = before.idempotent_key
-    RETURNING before.status AS from_status, before.allowed AS applied, record.created_at`;
+    RETURNING before.status AS from_status, before.allowed AS applied, record.created_at, record.source`;
 }
 
 /**

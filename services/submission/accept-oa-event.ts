@@ -69,7 +69,7 @@ export async function acceptApprovalEvent(
       return { kind: 'submitted', idempotencyKey, submission };
     }
     if (REVOCATIONS.includes(event.status)) {
-      const alert = await recordRevocationAlert(deps.prisma, { ...event, idempotencyKey });
+      const alert = await recordRevocationAlert(deps.prisma, idempotencyKey);
       if (alert) {
         deps.metrics.alertRecorded(alert.kind, alert.change);
         deps.log.warn({ alertId: alert.alertId, kind: alert.kind, idempotencyKey }, alertLogLine(alert));

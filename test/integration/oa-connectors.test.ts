@@ -239,7 +239,10 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     assert.equal(alerts.length, 1, 'one alert, however many revocations');
     assert.equal(alerts[0]?.kind, 'REVOKED_AFTER_ORDER');
     assert.deepEqual(alerts[0]?.orderNos, [written.orderNo]);
-    assert.match(alerts[0]?.detail ?? '', new RegExp(`approval ${id} was REVOKED in feishu after its order`));
+    assert.match(
+      alerts[0]?.detail ?? '',
+      new RegExp(`approval ${id} was REVOKED in feishu and its order ${written.orderNo} is written`),
+    );
 
     const orders = await ordersOf(key);
     assert.equal(orders.length, 1, 'the order stands');
@@ -254,6 +257,31 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
       ['REVOKED_AFTER_ORDER'],
       'orders-cli alerts lists it',
     );
+  });
+
+  it('a revocation that arrives while the form is read and the order written still raises the alert', async () => {
+    const sku = await createSku(service.prisma, 10);
+    const id = instanceId('FSRACE');
+    const key = idempotencyKeyFor(id, 'MAIN');
+    // The first read fails and is retried after its backoff: the revocation lands in between,
+    // when there is no order yet to alert about; the retried read still sees the approval.
+    reader.script(
+      id,
+      new OaApiError('feishu', 503, undefined, 'unavailable'),
+      approvedInstance(id, [{ sku, quantity: '1', unitPrice: '5.00' }]),
+    );
+    assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
+    assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'REVOKED' })).statusCode, 200);
+    assert.equal(await service.prisma.duplicateAlert.count({ where: { clusterKey: key } }), 0, 'no order yet');
+
+    const written = await statusReaches(service, key, 'SUBMITTED');
+    const alerts = await service.prisma.duplicateAlert.findMany({ where: { clusterKey: key } });
+    assert.deepEqual(
+      alerts.map((alert) => [alert.kind, alert.orderNos]),
+      [['REVOKED_AFTER_ORDER', [written.orderNo]]],
+      'the write raised the alert the revocation could not',
+    );
+    assert.equal(reader.reads.get(id), 2);
   });
 
   it('REJECTED is acknowledged and recorded, and starts nothing', async () => {

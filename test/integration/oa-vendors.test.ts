@@ -7,7 +7,13 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
+import { buildApp } from '../../edges/http/app.js';
+import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
+import { createLazyClient } from '../../services/temporal/connection.js';
+import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import {
   dingtalkApprovalPayload,
   dingtalkCallback,
@@ -31,6 +37,7 @@ const FEISHU_TOKEN = 'feishu-verification-token';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
 const DINGTALK_TOKEN = 'dingtalk-token';
 const DINGTALK_AES_KEY = randomDingTalkAesKey();
+const WEBHOOK_START_TIMEOUT_MS = 2_000;
 
 const instanceId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -46,6 +53,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     service = await startTestService({
       config: testConfig({
         OA_FORM_MAPPING: MAPPING,
+        WEBHOOK_START_TIMEOUT_MS: String(WEBHOOK_START_TIMEOUT_MS),
         FEISHU_APP_ID: feishu.appId,
         FEISHU_APP_SECRET: feishu.appSecret,
         FEISHU_ENCRYPT_KEY,
@@ -65,8 +73,8 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     await dingtalk.close();
   });
 
-  const post = (vendor: 'feishu' | 'dingtalk', callback: ReturnType<typeof feishuCallback>) =>
-    service.app.inject({
+  const post = (vendor: 'feishu' | 'dingtalk', callback: ReturnType<typeof feishuCallback>, app = service.app) =>
+    app.inject({
       method: 'POST',
       url: `/webhooks/${vendor}`,
       headers: callback.headers,
@@ -256,5 +264,93 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     assert.equal(refused.statusCode, 401, refused.body);
     assert.equal((await eventsOf(other)).length, 0, 'nothing recorded');
     assert.equal(dingtalk.reads(other), 0);
+  });
+
+  it('the duplicate scan sees connector orders as it sees webhook orders: two approvals of one purchase are one alert', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const [first, second] = [instanceId('FSDUP'), instanceId('FSDUP')];
+    for (const id of [first, second]) {
+      registerFeishuOrder(id, sku, 5, 7);
+      assert.equal((await post('feishu', feishuEvent(id, 'APPROVED'))).statusCode, 200);
+      await statusReaches(service, idempotencyKeyFor(id, 'MAIN'), 'SUBMITTED');
+    }
+    await scanForDuplicates(service.prisma, { lookbackMinutes: 60, nearWindowMinutes: 10 });
+    const keys = [first, second].map((id) => idempotencyKeyFor(id, 'MAIN'));
+    const alerts = await service.prisma.duplicateAlert.findMany({
+      where: { kind: 'NEAR_IDENTICAL', idempotentKeys: { hasEvery: keys }, supersededBy: null },
+    });
+    assert.equal(alerts.length, 1, 'one near-identical alert names both approvals');
+    assert.equal(alerts[0]?.orderCount, 2);
+  });
+
+  describe('while Temporal does not answer the start', () => {
+    let proxy: TcpProxy;
+    let proxiedTemporal: Client;
+    let edge: ReturnType<typeof buildApp>;
+
+    before(async () => {
+      proxy = await startTcpProxy(service.config.temporal.address as string);
+      proxiedTemporal = createLazyClient({ address: proxy.address, namespace: service.config.temporal.namespace });
+      edge = buildApp({
+        config: service.config,
+        prisma: service.prisma,
+        temporal: proxiedTemporal,
+        connectors: connectorsFromConfig(service.config.connectors),
+      });
+      await edge.ready();
+    });
+    after(async () => {
+      // A start whose answer was swallowed ends at its own deadline: let it, before closing.
+      await sleep(WEBHOOK_START_TIMEOUT_MS + 500);
+      await edge.close();
+      await proxiedTemporal.connection.close();
+      await proxy.close();
+    });
+
+    it('Feishu gets its 200 within 3 s and DingTalk its encrypted success within 1.5 s; each is then one order', async () => {
+      const sku = await createSku(service.prisma, 100);
+      const fs = instanceId('FSHANG');
+      const dt = instanceId('DTHANG');
+      registerFeishuOrder(fs, sku, 1, 2);
+      dingtalk.register(dt, {
+        status: 'COMPLETED',
+        result: 'agree',
+        formComponentValues: [
+          { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-3' },
+          {
+            name: '明细',
+            componentType: 'TableField',
+            value: JSON.stringify([
+              {
+                rowValue: [
+                  { label: '物料编码', value: sku },
+                  { label: '数量', value: '1' },
+                  { label: '单价', value: '2' },
+                ],
+              },
+            ]),
+          },
+        ],
+      });
+      await proxiedTemporal.workflowService.getSystemInfo({}); // the connection is up before the fault
+      await proxy.setMode({ kind: 'swallow-replies' });
+
+      for (const [vendor, callback, deadlineMs] of [
+        ['feishu', feishuEvent(fs, 'APPROVED'), 3_000],
+        ['dingtalk', dingtalkEvent(dt), 1_500],
+      ] as const) {
+        const startedAt = Date.now();
+        const answer = await post(vendor, callback, edge);
+        const tookMs = Date.now() - startedAt;
+        assert.equal(answer.statusCode, 200, answer.body);
+        assert.ok(tookMs < deadlineMs, `${vendor} answered after ${tookMs} ms, past its ${deadlineMs} ms`);
+      }
+      await proxy.setMode({ kind: 'pass' });
+      for (const id of [fs, dt]) {
+        const key = idempotencyKeyFor(id, 'MAIN');
+        await statusReaches(service, key, 'SUBMITTED');
+        assert.equal((await ordersOf(key)).length, 1);
+      }
+    });
   });
 });

@@ -57,12 +57,13 @@ export function createApprovalFormActivities(deps: ApprovalFormDeps) {
         totalAmount: totalAmountOf(order),
         policy: input.policy,
       };
-      await recordMappedOrder(deps.prisma, key, {
+      const recorded = await recordMappedOrder(deps.prisma, key, {
         fingerprint: read.fingerprint,
         request: { approvedAt: read.approvedAt, order, totalAmount: read.totalAmount },
       });
       log.info('approval form read and mapped', { idempotencyKey: key, vendor, lines: order.lines.length, attempt });
-      return read;
+      // What the record holds is the order: the same as `read`, unless an earlier attempt recorded first.
+      return { ...read, fingerprint: recorded.fingerprint, ...recorded.request };
     } catch (error) {
       throw toActivityFailure(error, attempt, input.policy);
     }

@@ -6,6 +6,7 @@ import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js
 import { checkTlsHandshake, createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { connectorsFromConfig } from '../connectors/from-config.js';
+import { settleApprovalEventsInFlight } from '../../services/submission/accept-oa-event.js';
 import { buildApp } from './app.js';
 
 await runMain('api', async (log) => {
@@ -44,6 +45,8 @@ await runMain('api', async (log) => {
     log.info({ signal, drainMs: config.http.drainMs }, 'draining: new requests get 503, in-flight ones finish');
     await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
     await app.close();
+    // Approval events answered before their start finished: let those starts end first.
+    await settleApprovalEventsInFlight(config.http.startTimeoutMs);
     await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
     log.info('api stopped');
     process.exit(0);

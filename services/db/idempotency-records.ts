@@ -145,10 +145,21 @@ export async function recordMappedOrder(
   db: Tx,
   idempotencyKey: string,
   order: { fingerprint: string; request: StoredRequest },
-): Promise<void> {
-  await db.$executeRaw`
-    UPDATE idempotency_record SET fingerprint = ${order.fingerprint}, request = ${JSON.stringify(order.request)}::jsonb
-    WHERE idempotent_key = ${idempotencyKey} AND fingerprint IS NULL`;
+): Promise<{ fingerprint: string; request: StoredRequest }> {
+  // The first mapping recorded stays the key's order: a later attempt (its predecessor recorded
+  // and then lost its completion) or a run after a mapping change gets the recorded one back.
+  const [row] = await db.$queryRaw<{ fingerprint: string | null; request: StoredRequest | null }[]>`
+    WITH mapped AS (
+      UPDATE idempotency_record SET fingerprint = ${order.fingerprint}, request = ${JSON.stringify(order.request)}::jsonb
+      WHERE idempotent_key = ${idempotencyKey} AND fingerprint IS NULL
+      RETURNING fingerprint, request
+    )
+    SELECT fingerprint, request FROM mapped
+    UNION ALL
+    SELECT fingerprint, request FROM idempotency_record
+    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM mapped)`;
+  if (!row?.fingerprint || !row.request) return order;
+  return { fingerprint: row.fingerprint, request: row.request };
 }
 
 /**

@@ -65,7 +65,8 @@ export async function insertOrderWithReservation(
   const quantities = skus.map((sku) => wanted.get(sku) ?? 0);
   const record = recordChange
     ? Prisma.sql`, record AS (${statusChangeStatement(order.idempotencyKey, recordChange)})`
-    : Prisma.sql`, record AS (SELECT NULL::text AS from_status, NULL::boolean AS applied, NULL::timestamptz AS created_at)`;
+    : Prisma.sql`, record AS (SELECT NULL::text AS from_status, NULL::boolean AS applied, NULL::timestamptz AS created_at,
+                                     NULL::text AS source)`;
   const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null } & RecordAnswer)[]>`
     WITH header AS (
       INSERT INTO order_main

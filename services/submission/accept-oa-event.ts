@@ -10,7 +10,8 @@ import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 import { alertLogLine, type AlertChange } from '../db/duplicate-scan.js';
 import { recordOaEvent } from '../db/oa-events.js';
 import { recordRevocationAlert } from '../db/revocation-alerts.js';
-import { invalidInput, KnownFailure, RETRY_AFTER_SECONDS } from '../failure-outcome.js';
+import { IdempotencyConflictError } from '../../domain/errors.js';
+import { KnownFailure, RETRY_AFTER_SECONDS } from '../failure-outcome.js';
 import type { ProductMetrics } from '../metrics/product-metrics.js';
 import { type Submission, type SubmissionDeps, submitApprovalForm } from './submit-approval.js';
 
@@ -31,7 +32,12 @@ export type ApprovalEventOutcome =
   /** A revocation after the order was written: one alert for the key (undefined: alerted before). */
   | { kind: 'alerted'; idempotencyKey: string; alert: AlertChange | undefined }
   /** Recorded, nothing else to do (rejected, pending, a revocation before any order). */
-  | { kind: 'recorded'; idempotencyKey: string };
+  | { kind: 'recorded'; idempotencyKey: string }
+  /**
+   * Acknowledged and logged, nothing done: the instance id cannot be a key, or the key belongs to
+   * another source. Answering an error would only make the vendor send it again, forever.
+   */
+  | { kind: 'unusable'; idempotencyKey: string | undefined; reason: string };
 
 /** A revocation of an instance: its order, if one was written, stands and an operator is told. */
 const REVOCATIONS: readonly OaInstanceStatus[] = ['REVOKED', 'CANCELED', 'DELETED'];
@@ -55,7 +61,9 @@ export async function acceptApprovalEvent(
   try {
     idempotencyKey = idempotencyKeyFor(event.instanceId, 'MAIN');
   } catch (error) {
-    throw new KnownFailure(invalidInput([{ pointer: '', message: `instance id: ${(error as Error).message}` }]));
+    const reason = `instance id: ${(error as Error).message}`;
+    deps.log.warn({ vendor: event.vendor, eventId: event.eventId, reason }, 'approval event unusable');
+    return { kind: 'unusable', idempotencyKey: undefined, reason };
   }
   let claimed = false;
   const work = (async (): Promise<ApprovalEventOutcome> => {
@@ -65,8 +73,14 @@ export async function acceptApprovalEvent(
       first ? 'approval event recorded' : 'approval event redelivered',
     );
     if (event.status === 'APPROVED') {
-      const submission = await submitApprovalForm(deps, event, () => (claimed = true));
-      return { kind: 'submitted', idempotencyKey, submission };
+      try {
+        const submission = await submitApprovalForm(deps, event, () => (claimed = true));
+        return { kind: 'submitted', idempotencyKey, submission };
+      } catch (error) {
+        if (!(error instanceof IdempotencyConflictError)) throw error;
+        deps.log.warn({ idempotencyKey, err: error }, 'approval event unusable: its key belongs to another order');
+        return { kind: 'unusable', idempotencyKey, reason: error.message };
+      }
     }
     if (REVOCATIONS.includes(event.status)) {
       const alert = await recordRevocationAlert(deps.prisma, idempotencyKey);
@@ -89,16 +103,69 @@ export async function acceptApprovalEvent(
   } finally {
     clearTimeout(timer);
   }
-  // The reply is due. What is still running finishes on its own; its end is only logged.
-  work.then(
+  // The reply is due. What is still running finishes on its own. The vendor hears success and
+  // will not send the event again, so a claimed key whose start then fails is started again here.
+  const finishing = work.then(
     (outcome) => deps.log.info({ idempotencyKey, outcome: outcome.kind }, 'approval event finished after its reply'),
-    (error: unknown) => deps.log.warn({ err: error, idempotencyKey }, 'approval event failed after its reply'),
+    async (error: unknown) => {
+      deps.log.warn({ err: error, idempotencyKey }, 'approval event failed after its reply');
+      if (claimed) await startAfterReply(deps, event, idempotencyKey);
+    },
   );
+  inFlight.add(finishing);
+  void finishing.finally(() => inFlight.delete(finishing));
   if (claimed) return { kind: 'claimed', idempotencyKey };
   throw new KnownFailure({
     kind: 'retry-later',
     slug: 'database-unavailable',
     retryAfterSeconds: RETRY_AFTER_SECONDS,
-    message: `the key ${idempotencyKey} could not be claimed within ${replyWithinMs} ms; send the event again`,
+    message: `the event of ${idempotencyKey} was not taken within ${replyWithinMs} ms; send it again`,
   });
+}
+
+/** How long to wait before each start of a claimed key whose start failed after the reply. */
+export const START_AFTER_REPLY_DELAYS_MS = [1_000, 5_000, 15_000, 30_000, 60_000];
+
+/** The work still running after its reply: `settleApprovalEventsInFlight` waits for it at shutdown. */
+const inFlight = new Set<Promise<void>>();
+
+/**
+ * Starts a claimed key whose start failed after the vendor had its reply, through the same start
+ * path (a found claim, not yet started, is started; one started meanwhile is left alone), a few
+ * times with growing pauses. If every try fails, the claim stays and `orders-cli awaiting` lists
+ * it as an unconfirmed claim for an operator: never released, never forgotten.
+ */
+async function startAfterReply(deps: ApprovalEventDeps, event: ApprovalEvent, idempotencyKey: string): Promise<void> {
+  for (const delayMs of START_AFTER_REPLY_DELAYS_MS) {
+    if (stopping) break;
+    // Unreferenced: a pause must not keep a stopping process alive.
+    await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+    try {
+      const submission = await submitApprovalForm(deps, event);
+      deps.log.info({ idempotencyKey, status: submission.status }, 'approval event started after its reply');
+      return;
+    } catch (error) {
+      if (error instanceof IdempotencyConflictError) return;
+      deps.log.warn({ err: error, idempotencyKey }, 'approval event still not started after its reply');
+    }
+  }
+  deps.log.error({ idempotencyKey }, 'approval event not started; its claim waits in `orders-cli awaiting`');
+}
+
+let stopping = false;
+
+/**
+ * At shutdown: lets the approval events still running after their reply finish, for at most
+ * `withinMs`, and stops their further tries — a claim left unstarted is listed by `awaiting`.
+ */
+export async function settleApprovalEventsInFlight(withinMs: number): Promise<void> {
+  stopping = true;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled([...inFlight]),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, withinMs);
+    }),
+  ]);
+  clearTimeout(timer);
 }

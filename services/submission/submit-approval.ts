@@ -150,8 +150,9 @@ export async function submitApproval(
 /**
  * Accepts one delivery of an approved OA instance (Feishu, DingTalk), whose event names only the
  * instance: the key is claimed with no order yet, and the workflow reads the order from the form
- * (docs/architecture.md, decision 17). Every delivery of the instance — a redelivered event or a
- * second event — is the same order: a duplicate, never a conflict.
+ * (docs/architecture.md, decision 17). Every delivery of the instance from its OA — a redelivered
+ * event or a second event — is the same order: a duplicate. A key another source claimed (a webhook
+ * approval number equal to the instance id, another vendor's instance) is a conflict.
  */
 export async function submitApprovalForm(
   deps: SubmissionDeps,
@@ -215,6 +216,13 @@ async function acceptDelivery(
   }
   // Without an order row the claim statement always leaves a record (it inserts one or finds one).
   if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
+  // An approval form's key belongs to the OA it came from: the same instance id from another
+  // vendor, or a webhook or MCP approval number that happens to equal it, is another order.
+  if (incoming === null && record.source !== (claim.source ?? 'webhook')) {
+    throw new IdempotencyConflictError(key, record.fingerprint ?? '', '', [
+      `source (the key belongs to a ${record.source} approval, this delivery is a ${claim.source} one)`,
+    ]);
+  }
   if (incoming !== null && record.fingerprint !== incoming) {
     throw new IdempotencyConflictError(
       key,

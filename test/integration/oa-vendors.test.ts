@@ -283,6 +283,37 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     assert.equal(alerts[0]?.orderCount, 2);
   });
 
+  it('an event whose key another source holds is acknowledged and does nothing: no form read, no order', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const id = instanceId('FSX');
+    const key = idempotencyKeyFor(id, 'MAIN');
+    // A webhook approval numbered like the instance claimed the key; its start never got through.
+    await service.prisma.idempotencyRecord.create({
+      data: {
+        idempotentKey: key,
+        approvalNo: id,
+        operation: 'MAIN',
+        fingerprint: 'f'.repeat(64),
+        request: {
+          approvedAt: new Date().toISOString(),
+          order: { customerId: 'CUST-W', currency: 'CNY', lines: [] },
+          totalAmount: '0',
+        },
+        workflowId: `order-${key}`,
+        status: 'RECEIVED',
+        source: 'webhook',
+      },
+    });
+    registerFeishuOrder(id, sku, 1, 1);
+    const answer = await post('feishu', feishuEvent(id, 'APPROVED'));
+    assert.equal(answer.statusCode, 200, 'acknowledged: an error would only be sent again');
+    await sleep(1_000);
+    assert.equal(feishu.reads(id), 0, 'the form is not read for a key another source holds');
+    const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+    assert.deepEqual([record?.source, record?.workflowStartedAt, record?.status], ['webhook', null, 'RECEIVED']);
+    assert.equal((await ordersOf(key)).length, 0, 'no order from the other source');
+  });
+
   describe('while Temporal does not answer the start', () => {
     let proxy: TcpProxy;
     let proxiedTemporal: Client;
@@ -351,6 +382,43 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
         await statusReaches(service, key, 'SUBMITTED');
         assert.equal((await ordersOf(key)).length, 1);
       }
+    });
+
+    it('a start that fails after the reply is started again: the vendor, answered, never sends the event again', async () => {
+      const sku = await createSku(service.prisma, 100);
+      const id = instanceId('DTLOST');
+      const key = idempotencyKeyFor(id, 'MAIN');
+      dingtalk.register(id, {
+        status: 'COMPLETED',
+        result: 'agree',
+        formComponentValues: [
+          { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-4' },
+          {
+            name: '明细',
+            componentType: 'TableField',
+            value: JSON.stringify([
+              {
+                rowValue: [
+                  { label: '物料编码', value: sku },
+                  { label: '数量', value: '1' },
+                  { label: '单价', value: '3' },
+                ],
+              },
+            ]),
+          },
+        ],
+      });
+      await proxiedTemporal.workflowService.getSystemInfo({});
+      // Nothing reaches Temporal: the start hangs past the reply and fails at its own deadline.
+      await proxy.setMode({ kind: 'blackhole' });
+      const answer = await post('dingtalk', dingtalkEvent(id), edge);
+      assert.equal(answer.statusCode, 200);
+      const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+      assert.equal(record?.workflowStartedAt, null, 'claimed, not started');
+      await sleep(WEBHOOK_START_TIMEOUT_MS + 300);
+      await proxy.setMode({ kind: 'pass' });
+      await statusReaches(service, key, 'SUBMITTED');
+      assert.equal((await ordersOf(key)).length, 1);
     });
   });
 });

@@ -17,6 +17,11 @@ export type TcpProxyMode =
    * caller never learns it.
    */
   | { kind: 'lose-next-answer'; cutAfterMs: number }
+  /**
+   * Nothing gets through either way: a call hangs until its own deadline and never reaches the
+   * server. Leaving this mode cuts the connections it held (their streams are broken).
+   */
+  | { kind: 'blackhole' }
   /** Not listening: a connect is refused, so the caller knows nothing was sent. Open ones are cut. */
   | { kind: 'refuse' };
 
@@ -61,6 +66,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     client.on('error', cut).on('close', cut);
     upstream.on('error', cut).on('close', cut);
     client.on('data', (chunk: Buffer) => {
+      if (mode.kind === 'blackhole') return;
       if (mode.kind === 'lose-next-answer' && !swallowing && chunk.length >= REQUEST_BYTES) {
         swallowing = true;
         lost += 1;
@@ -73,7 +79,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     // Answers leave in order; a held answer holds back everything after it.
     let toClient: Promise<void> = Promise.resolve();
     upstream.on('data', (chunk: Buffer) => {
-      if (swallowing || mode.kind === 'swallow-replies') return;
+      if (swallowing || mode.kind === 'swallow-replies' || mode.kind === 'blackhole') return;
       const holdUntil = mode.kind === 'delay-replies' ? Date.now() + mode.ms : 0;
       toClient = toClient.then(async () => {
         const delay = holdUntil - Date.now();
@@ -108,6 +114,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     lostAnswers: () => lost,
     cutAll,
     setMode: async (next) => {
+      if (mode.kind === 'blackhole' && next.kind !== 'blackhole') cutAll();
       const wasRefusing = mode.kind === 'refuse';
       mode = next;
       if (next.kind === 'refuse' && !wasRefusing) {

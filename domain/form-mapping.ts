@@ -31,6 +31,12 @@ const linesSource = z.strictObject({
 });
 
 const sectionSchema = z.strictObject({
+  /**
+   * The approval definitions whose instances are orders (Feishu `approval_code`, DingTalk
+   * `processCode`); unset: every approval definition. An OA pushes the events of all its
+   * definitions — leave requests, expenses — and those of others are acknowledged and ignored.
+   */
+  definitions: z.array(z.string().min(1).max(128)).min(1, 'must list at least one code, or be left out').optional(),
   customer: z.strictObject({ field: label }).optional(),
   currency: currencySource.optional(),
   lines: linesSource.optional(),
@@ -84,6 +90,12 @@ export function mappingFor(file: FormMappingFile, vendor: OaVendor): FormMapping
   // The schema refuses a file that leaves a part unmapped for any OA.
   if (!customer || !currency || !lines) throw new Error(`the form mapping leaves ${vendor} incomplete`);
   return { customer, currency, lines };
+}
+
+/** Whether an instance of this approval definition is an order, per the vendor's or the shared list. */
+export function isOrderDefinition(file: FormMappingFile, vendor: OaVendor, code: string | undefined): boolean {
+  const listed = file.vendors?.[vendor]?.definitions ?? file.default?.definitions;
+  return listed === undefined || (code !== undefined && listed.includes(code));
 }
 
 export type MappedForm = { ok: true; order: Approval['order'] } | { ok: false; reasons: string[] };

@@ -28,6 +28,11 @@ export interface OaEvent {
   /** The approval instance: Feishu's `instance_code`, DingTalk's `processInstanceId`. */
   instanceId: string;
   status: OaInstanceStatus;
+  /**
+   * The approval definition the instance belongs to: Feishu's `approval_code`, DingTalk's
+   * `processCode`. The mapping file may name the definitions that are orders.
+   */
+  definitionCode: string | undefined;
 }
 
 export type InboundCallback =

@@ -90,6 +90,7 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
         eventType,
         instanceId,
         status: dingtalkEventStatus(payload.type, payload.result),
+        definitionCode: textOf(payload.processCode),
       },
       ack: success(),
     };

@@ -91,7 +91,14 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
     if (!instanceId) return refused(400, 'approval_instance event without an instance_code');
     return {
       kind: 'event',
-      event: { vendor: 'feishu', eventId, eventType, instanceId, status: feishuStatus(event?.status) },
+      event: {
+        vendor: 'feishu',
+        eventId,
+        eventType,
+        instanceId,
+        status: feishuStatus(event?.status),
+        definitionCode: textOf(event?.approval_code),
+      },
       ack: ACK,
     };
   };

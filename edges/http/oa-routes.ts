@@ -77,6 +77,7 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
               ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
               log: request.log,
               metrics: deps.metrics,
+              formMapping: deps.config.connectors.formMapping?.file,
             },
             callback.event,
             replyBudgetMs(connector.vendorDeadlineMs),

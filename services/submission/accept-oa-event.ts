@@ -11,6 +11,7 @@ import { alertLogLine, type AlertChange } from '../db/duplicate-scan.js';
 import { recordOaEvent } from '../db/oa-events.js';
 import { recordRevocationAlert } from '../db/revocation-alerts.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
+import { type FormMappingFile, isOrderDefinition } from '../../domain/form-mapping.js';
 import { KnownFailure, RETRY_AFTER_SECONDS } from '../failure-outcome.js';
 import type { ProductMetrics } from '../metrics/product-metrics.js';
 import { type Submission, type SubmissionDeps, submitApprovalForm } from './submit-approval.js';
@@ -22,6 +23,8 @@ export interface ApprovalEvent {
   eventType: string;
   instanceId: string;
   status: OaInstanceStatus;
+  /** The approval definition (Feishu `approval_code`, DingTalk `processCode`), when the event names it. */
+  definitionCode?: string | undefined;
 }
 
 export type ApprovalEventOutcome =
@@ -33,6 +36,8 @@ export type ApprovalEventOutcome =
   | { kind: 'alerted'; idempotencyKey: string; alert: AlertChange | undefined }
   /** Recorded, nothing else to do (rejected, pending, a revocation before any order). */
   | { kind: 'recorded'; idempotencyKey: string }
+  /** An instance of an approval definition the mapping file does not list: acknowledged, ignored. */
+  | { kind: 'not-an-order'; idempotencyKey: undefined; definitionCode: string | undefined }
   /**
    * Acknowledged and logged, nothing done: the instance id cannot be a key, or the key belongs to
    * another source. Answering an error would only make the vendor send it again, forever.
@@ -45,6 +50,8 @@ const REVOCATIONS: readonly OaInstanceStatus[] = ['REVOKED', 'CANCELED', 'DELETE
 export interface ApprovalEventDeps extends SubmissionDeps {
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   metrics: ProductMetrics;
+  /** The mapping file: which approval definitions are orders. */
+  formMapping: FormMappingFile | undefined;
 }
 
 /**
@@ -57,6 +64,13 @@ export async function acceptApprovalEvent(
   event: ApprovalEvent,
   replyWithinMs: number,
 ): Promise<ApprovalEventOutcome> {
+  if (deps.formMapping && !isOrderDefinition(deps.formMapping, event.vendor, event.definitionCode)) {
+    deps.log.info(
+      { vendor: event.vendor, eventId: event.eventId, definitionCode: event.definitionCode },
+      'approval event ignored: its approval definition is not an order (OA_FORM_MAPPING definitions)',
+    );
+    return { kind: 'not-an-order', idempotencyKey: undefined, definitionCode: event.definitionCode };
+  }
   let idempotencyKey: string;
   try {
     idempotencyKey = idempotencyKeyFor(event.instanceId, 'MAIN');

@@ -45,6 +45,7 @@ function plaintextConnector(vendor: OaVendor, vendorDeadlineMs: number): Connect
           eventType: 'approval_instance',
           instanceId: body.instanceId,
           status: body.status,
+          definitionCode: undefined,
         },
         ack: { status: 200, body: { ok: true } },
       };

@@ -4,6 +4,8 @@
 // failures) started by the test — through the real start path, worker, Temporal and PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +34,10 @@ import {
 import { createSku, startTestService, statusReaches, testConfig, type TestService } from '../support/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
+const EXAMPLE_MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
+/** The purchase-order definitions; every other definition of the OA is not an order. */
+const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
+const DINGTALK_PURCHASE = 'PROC-FAKE';
 const FEISHU_TOKEN = 'feishu-verification-token';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
 const DINGTALK_TOKEN = 'dingtalk-token';
@@ -48,11 +53,20 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
   let service: TestService;
 
   before(async () => {
+    // The example mapping, limited to the purchase-order definitions of each OA.
+    const mapping = JSON.parse(readFileSync(EXAMPLE_MAPPING, 'utf8')) as {
+      default: Record<string, unknown>;
+      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown> };
+    };
+    mapping.vendors.feishu = { ...mapping.vendors.feishu, definitions: [FEISHU_PURCHASE] };
+    mapping.vendors.dingtalk.definitions = [DINGTALK_PURCHASE];
+    const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'oa-mapping-')), 'mapping.json');
+    writeFileSync(mappingFile, JSON.stringify(mapping));
     feishu = await startFakeFeishu();
     dingtalk = await startFakeDingTalk();
     service = await startTestService({
       config: testConfig({
-        OA_FORM_MAPPING: MAPPING,
+        OA_FORM_MAPPING: mappingFile,
         WEBHOOK_START_TIMEOUT_MS: String(WEBHOOK_START_TIMEOUT_MS),
         FEISHU_APP_ID: feishu.appId,
         FEISHU_APP_SECRET: feishu.appSecret,
@@ -81,8 +95,8 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       query: callback.query,
       payload: callback.rawBody,
     });
-  const feishuEvent = (instanceCode: string, status: string, uuid?: string) =>
-    feishuCallback(feishuApprovalPayload({ instanceCode, status, ...(uuid ? { uuid } : {}) }), {
+  const feishuEvent = (instanceCode: string, status: string, uuid?: string, approvalCode = FEISHU_PURCHASE) =>
+    feishuCallback(feishuApprovalPayload({ instanceCode, status, approvalCode, ...(uuid ? { uuid } : {}) }), {
       encryptKey: FEISHU_ENCRYPT_KEY,
       token: FEISHU_TOKEN,
       sign: true,
@@ -281,6 +295,21 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     });
     assert.equal(alerts.length, 1, 'one near-identical alert names both approvals');
     assert.equal(alerts[0]?.orderCount, 2);
+  });
+
+  it('an approved instance of a definition the mapping does not list (a leave request) is acknowledged and ignored', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const id = instanceId('FSLEAVE');
+    registerFeishuOrder(id, sku, 1, 1);
+    const answer = await post('feishu', feishuEvent(id, 'APPROVED', undefined, 'LEAVE-REQUEST'));
+    assert.equal(answer.statusCode, 200);
+    assert.equal((await eventsOf(id)).length, 0, 'not recorded: not an order');
+    assert.equal(
+      await service.prisma.idempotencyRecord.count({ where: { idempotentKey: idempotencyKeyFor(id, 'MAIN') } }),
+      0,
+      'no claim',
+    );
+    assert.equal(feishu.reads(id), 0);
   });
 
   it('an event whose key another source holds is acknowledged and does nothing: no form read, no order', async () => {

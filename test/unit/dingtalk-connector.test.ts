@@ -98,6 +98,7 @@ describe('DingTalk connector', () => {
         eventType: 'bpms_instance_change',
         instanceId: 'P-1',
         status,
+        definitionCode: 'PROC-FAKE',
       });
       assertEncryptedSuccess(read.ack, OPTIONS);
     }
@@ -153,6 +154,7 @@ describe('DingTalk connector', () => {
             eventType: 'bpms_instance_change',
             instanceId,
             status,
+            definitionCode: 'PROC-FAKE',
           });
         },
       ),

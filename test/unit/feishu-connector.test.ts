@@ -77,7 +77,7 @@ describe('Feishu connector', () => {
       SOMETHING_NEW: 'OTHER',
     } as const;
     for (const [status, common] of Object.entries(expected)) {
-      const payload = feishuApprovalPayload({ uuid: `u-${status}`, instanceCode: 'I-7', status });
+      const payload = feishuApprovalPayload({ uuid: `u-${status}`, instanceCode: 'I-7', status, approvalCode: 'PO' });
       const result = connector.read(feishuCallback(payload, { encryptKey: ENCRYPT_KEY, token: TOKEN, sign: true }));
       assert.deepEqual(result, {
         kind: 'event',
@@ -87,6 +87,7 @@ describe('Feishu connector', () => {
           eventType: 'approval_instance',
           instanceId: 'I-7',
           status: common,
+          definitionCode: 'PO',
         },
         ack: { status: 200, body: {} },
       });
@@ -124,7 +125,7 @@ describe('Feishu connector', () => {
   it('reads back any approval event the builder makes as the same event', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), statuses, (uuid, instanceCode, status) => {
-        const payload = feishuApprovalPayload({ uuid, instanceCode, status });
+        const payload = feishuApprovalPayload({ uuid, instanceCode, status, approvalCode: 'PO-APPROVAL' });
         const result = connector.read(feishuCallback(payload, { encryptKey: ENCRYPT_KEY, token: TOKEN, sign: true }));
         assert.equal(result.kind, 'event');
         if (result.kind !== 'event') return;
@@ -134,6 +135,7 @@ describe('Feishu connector', () => {
           eventType: 'approval_instance',
           instanceId: instanceCode,
           status,
+          definitionCode: 'PO-APPROVAL',
         });
       }),
       { numRuns: 200 },

@@ -12,6 +12,7 @@ import {
   type FormMapping,
   formMappingFileSchema,
   type FormValues,
+  isOrderDefinition,
   mapForm,
   mappingFor,
 } from '../../domain/form-mapping.js';
@@ -169,6 +170,43 @@ describe('the form mapping', () => {
     const emptyTable = mapForm({ fields: { 'Customer ID': 'C-1' }, tables: { 明细: [] } }, mapping);
     assert.equal(emptyTable.ok, false);
     assert.match(emptyTable.ok ? '' : (emptyTable.reasons[0] ?? ''), /^table "明细": /);
+  });
+});
+
+describe('which approval definitions are orders', () => {
+  const base = {
+    default: {
+      customer: { field: 'C' },
+      currency: { value: 'CNY' },
+      lines: { table: 'T', sku: 's', quantity: 'q', unitPrice: 'p' },
+    },
+  };
+  it('without a list, every definition is an order', () => {
+    const file = formMappingFileSchema.parse(base);
+    assert.equal(isOrderDefinition(file, 'feishu', 'ANYTHING'), true);
+    assert.equal(isOrderDefinition(file, 'dingtalk', undefined), true);
+  });
+  it("a vendor's list wins over the shared one; an unlisted or unnamed definition is not an order", () => {
+    const file = formMappingFileSchema.parse({
+      ...base,
+      default: { ...base.default, definitions: ['PO'] },
+      vendors: { dingtalk: { definitions: ['PROC-PO'] } },
+    });
+    assert.deepEqual(
+      [
+        isOrderDefinition(file, 'feishu', 'PO'),
+        isOrderDefinition(file, 'feishu', 'LEAVE'),
+        isOrderDefinition(file, 'feishu', undefined),
+      ],
+      [true, false, false],
+    );
+    assert.deepEqual(
+      [isOrderDefinition(file, 'dingtalk', 'PROC-PO'), isOrderDefinition(file, 'dingtalk', 'PO')],
+      [true, false],
+    );
+  });
+  it('an empty list is refused: it would make no approval an order', () => {
+    assert.equal(formMappingFileSchema.safeParse({ ...base, vendors: { feishu: { definitions: [] } } }).success, false);
   });
 });
 

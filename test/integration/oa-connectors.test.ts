@@ -192,6 +192,29 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     assert.match(row?.reason ?? '', /must be a whole number/);
   });
 
+  it('after an operator abandons an unmappable approval, its redelivered events start nothing', async () => {
+    const sku = await createSku(service.prisma, 10);
+    const id = instanceId('FSABAN');
+    const key = idempotencyKeyFor(id, 'MAIN');
+    reader.script(id, approvedInstance(id, [{ sku, quantity: 'two', unitPrice: '1.00' }]));
+    assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
+    await statusReaches(service, key, 'COMPENSATING');
+    const abandon = await cli(service, ['abandon', key]);
+    assert.equal(abandon.code, 0, abandon.stderr);
+    await statusReaches(service, key, 'COMPENSATED');
+
+    // The form is fixed in the OA afterwards, and the vendor sends the event again: nothing starts.
+    reader.script(id, approvedInstance(id, [{ sku, quantity: '2', unitPrice: '1.00' }]));
+    for (let delivery = 0; delivery < 3; delivery += 1) {
+      assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(await countRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>, the first');
+    assert.equal(reader.reads.get(id), 1, 'the form was not read again');
+    assert.equal((await statusReaches(service, key, 'COMPENSATED')).status, 'COMPENSATED');
+    assert.equal((await ordersOf(key)).length, 0);
+  });
+
   it('an OA API answering 500 and then the instance is retried into one order', async () => {
     const sku = await createSku(service.prisma, 10);
     const id = instanceId('FS500');

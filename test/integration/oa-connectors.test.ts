@@ -2,7 +2,6 @@
 // PostgreSQL. Only the vendor seams are stand-ins: a connector that reads plaintext
 // `{eventId, instanceId, status}` and an approval reader whose answers each test scripts.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import type { ApprovalInstance, ApprovalReader } from '../../services/oa/approva
 import { createLazyClient } from '../../services/temporal/connection.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { createSku, statusReaches, startTestService, testConfig, type TestService } from '../support/service.js';
+import { cli } from '../support/operator-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
@@ -430,35 +430,4 @@ async function countRuns(temporal: Client, workflowId: string): Promise<number> 
   let runs = 0;
   for await (const _run of temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs += 1;
   return runs;
-}
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** `orders-cli` as an operator runs it: a separate process against the test's stack. */
-function cli(service: TestService, args: string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(ROOT, 'bin/orders-cli.mjs'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: service.config.databaseUrl,
-          TEMPORAL_ADDRESS: service.config.temporal.address,
-          TEMPORAL_TASK_QUEUE: service.config.temporal.taskQueue,
-          COMPENSATION_DECISION_TIMEOUT_MS: String(service.config.writePolicy.decisionTimeoutMs),
-          ACTIVITY_SCHEDULE_TO_CLOSE_MS: String(service.config.writePolicy.scheduleToCloseMs),
-          ACTIVITY_START_TO_CLOSE_MS: String(service.config.writePolicy.startToCloseMs),
-          DB_STATEMENT_TIMEOUT_MS: String(service.config.writePolicy.statementTimeoutMs),
-        },
-        timeout: 120_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
 }

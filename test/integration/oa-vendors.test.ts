@@ -133,6 +133,30 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     });
   }
 
+  function registerDingTalkOrder(id: string, sku: string, quantity: number, unitPrice: number, customer: string) {
+    dingtalk.register(id, {
+      status: 'COMPLETED',
+      result: 'agree',
+      finishTime: new Date().toISOString(),
+      formComponentValues: [
+        { name: 'Customer ID', componentType: 'TextField', value: customer },
+        {
+          name: '明细',
+          componentType: 'TableField',
+          value: JSON.stringify([
+            {
+              rowValue: [
+                { label: '物料编码', value: sku },
+                { label: '数量', value: String(quantity) },
+                { label: '单价', value: String(unitPrice) },
+              ],
+            },
+          ]),
+        },
+      ],
+    });
+  }
+
   it('Feishu: an encrypted, signed event 5× at once, answered within 3 s, and again 15 s later is one order', async () => {
     const sku = await createSku(service.prisma, 100);
     const id = instanceId('FS');
@@ -227,27 +251,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     const sku = await createSku(service.prisma, 100);
     const id = instanceId('DT');
     const key = idempotencyKeyFor(id, 'MAIN');
-    dingtalk.register(id, {
-      status: 'COMPLETED',
-      result: 'agree',
-      finishTime: new Date().toISOString(),
-      formComponentValues: [
-        { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-2' },
-        {
-          name: '明细',
-          componentType: 'TableField',
-          value: JSON.stringify([
-            {
-              rowValue: [
-                { label: '物料编码', value: sku },
-                { label: '数量', value: '4' },
-                { label: '单价', value: '2.5' },
-              ],
-            },
-          ]),
-        },
-      ],
-    });
+    registerDingTalkOrder(id, sku, 4, 2.5, 'CUST-DT-2');
 
     const startedAt = Date.now();
     const answers = await Promise.all(Array.from({ length: 5 }, () => post('dingtalk', dingtalkEvent(id))));
@@ -372,26 +376,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       const fs = instanceId('FSHANG');
       const dt = instanceId('DTHANG');
       registerFeishuOrder(fs, sku, 1, 2);
-      dingtalk.register(dt, {
-        status: 'COMPLETED',
-        result: 'agree',
-        formComponentValues: [
-          { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-3' },
-          {
-            name: '明细',
-            componentType: 'TableField',
-            value: JSON.stringify([
-              {
-                rowValue: [
-                  { label: '物料编码', value: sku },
-                  { label: '数量', value: '1' },
-                  { label: '单价', value: '2' },
-                ],
-              },
-            ]),
-          },
-        ],
-      });
+      registerDingTalkOrder(dt, sku, 1, 2, 'CUST-DT-3');
       await proxiedTemporal.workflowService.getSystemInfo({}); // the connection is up before the fault
       await proxy.setMode({ kind: 'swallow-replies' });
 
@@ -417,26 +402,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       const sku = await createSku(service.prisma, 100);
       const id = instanceId('DTLOST');
       const key = idempotencyKeyFor(id, 'MAIN');
-      dingtalk.register(id, {
-        status: 'COMPLETED',
-        result: 'agree',
-        formComponentValues: [
-          { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-4' },
-          {
-            name: '明细',
-            componentType: 'TableField',
-            value: JSON.stringify([
-              {
-                rowValue: [
-                  { label: '物料编码', value: sku },
-                  { label: '数量', value: '1' },
-                  { label: '单价', value: '3' },
-                ],
-              },
-            ]),
-          },
-        ],
-      });
+      registerDingTalkOrder(id, sku, 1, 3, 'CUST-DT-4');
       await proxiedTemporal.workflowService.getSystemInfo({});
       // Nothing reaches Temporal: the start hangs past the reply and fails at its own deadline.
       await proxy.setMode({ kind: 'blackhole' });

@@ -4,7 +4,6 @@
 // order planted behind the service's back, expired records are purged (with --dry-run first), and
 // histories replay against the current code.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,6 +29,7 @@ import {
   type TestService,
   uniqueApprovalNo,
 } from '../support/service.js';
+import { cli, type CliRun } from '../support/operator-cli.js';
 
 /** One row of `orders-cli awaiting --json`. */
 interface AwaitingRow {
@@ -48,38 +48,6 @@ async function awaitingRow(service: TestService, key: string): Promise<AwaitingR
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURE = path.join(ROOT, 'test/replay/histories/first-delivery.1.orderWorkflow.json');
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(service: TestService, args: string[], extraEnv: Record<string, string> = {}): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(ROOT, 'bin/orders-cli.mjs'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: service.config.databaseUrl,
-          TEMPORAL_ADDRESS: service.config.temporal.address,
-          TEMPORAL_TASK_QUEUE: service.config.temporal.taskQueue,
-          COMPENSATION_DECISION_TIMEOUT_MS: String(service.config.writePolicy.decisionTimeoutMs),
-          ACTIVITY_SCHEDULE_TO_CLOSE_MS: String(service.config.writePolicy.scheduleToCloseMs),
-          ACTIVITY_START_TO_CLOSE_MS: String(service.config.writePolicy.startToCloseMs),
-          DB_STATEMENT_TIMEOUT_MS: String(service.config.writePolicy.statementTimeoutMs),
-          ...extraEnv,
-        },
-        // A hung command fails the test instead of hanging the run.
-        timeout: 120_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 function json<T>(run: CliRun): T {
   return JSON.parse(run.stdout) as T;

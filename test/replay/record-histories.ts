@@ -3,6 +3,7 @@
 // is released (after patching, the old fixtures must still replay — keep them, add new ones):
 //
 //   npm run replay:record
+//   RECORD_ONLY='<part of a describe name>' npm run replay:record    (one group, the others kept)
 //
 // Each scenario drives the service the way production does (webhook, faults, operator decisions)
 // and saves every workflow run it produced, as the Temporal CLI / Web UI export histories.
@@ -14,7 +15,9 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import type { ApprovalReader } from '../../services/oa/approval-reader.js';
 import { decideDelivery } from '../../services/submission/operator-decisions.js';
+import { submissionDepsFrom, submitApprovalForm } from '../../services/submission/submit-approval.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from '../../workflows/safety-net-workflows.js';
 import { FaultPlan, faultyActivities } from '../support/faults.js';
@@ -33,9 +36,32 @@ import {
 } from '../support/service.js';
 
 const OUT = fileURLToPath(new URL('./histories/', import.meta.url));
+/** Records only the groups whose name contains RECORD_ONLY; the others' fixtures stay as they are. */
+const only = process.env.RECORD_ONLY;
+const group = (name: string) => [name, { skip: only !== undefined && !name.includes(only) }] as const;
 const SECRET = 'replay-downstream-secret-0123456789';
 
-describe('record replay fixtures', () => {
+/** Saves every closed run of these workflow ids as `<scenario>.<n>.json`. */
+async function save(service: TestService, scenario: string, workflowIds: string[]) {
+  const runs: WorkflowExecutionInfo[] = [];
+  for (const workflowId of workflowIds) {
+    for await (const run of service.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      runs.push(run);
+    }
+  }
+  runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  let n = 0;
+  for (const run of runs) {
+    await eventually(`${run.workflowId} to close`, async () =>
+      (await service.temporal.workflow.getHandle(run.workflowId, run.runId).describe()).closeTime ? true : undefined,
+    );
+    const history = await service.temporal.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    writeFileSync(`${OUT}${scenario}.${++n}.${run.type}.json`, `${historyToJSON(history)}\n`);
+  }
+  console.log(`${scenario}: ${n} run(s)`);
+}
+
+describe(...group('record replay fixtures'), () => {
   const plan = new FaultPlan();
   let pool: pg.Pool;
   let downstream: ScriptedDownstream;
@@ -57,26 +83,6 @@ describe('record replay fixtures', () => {
     await pool.end();
   });
 
-  /** Saves every closed run of these workflow ids as `<scenario>.<n>.json`. */
-  async function save(scenario: string, workflowIds: string[]) {
-    const runs: WorkflowExecutionInfo[] = [];
-    for (const workflowId of workflowIds) {
-      for await (const run of service.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-        runs.push(run);
-      }
-    }
-    runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
-    let n = 0;
-    for (const run of runs) {
-      await eventually(`${run.workflowId} to close`, async () =>
-        (await service.temporal.workflow.getHandle(run.workflowId, run.runId).describe()).closeTime ? true : undefined,
-      );
-      const history = await service.temporal.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-      writeFileSync(`${OUT}${scenario}.${++n}.${run.type}.json`, `${historyToJSON(history)}\n`);
-    }
-    console.log(`${scenario}: ${n} run(s)`);
-  }
-
   async function decide(workflowId: string, decision: string) {
     await eventually(`${workflowId} to take a decision`, () =>
       service.temporal.workflow
@@ -91,7 +97,7 @@ describe('record replay fixtures', () => {
     const body = approval(approvalNo, await createSku(service.prisma, 10));
     await Promise.all([postApproval(service, body), postApproval(service, body), postApproval(service, body)]);
     await statusReaches(service, key, 'DELIVERED');
-    await save('first-delivery', [orderWorkflowIdFor(key)]);
+    await save(service, 'first-delivery', [orderWorkflowIdFor(key)]);
   });
 
   it('lost response after the commit, then the retry finds the order', async () => {
@@ -100,7 +106,7 @@ describe('record replay fixtures', () => {
     plan.set(approvalNo, { kind: 'lost-response' });
     await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)));
     await statusReaches(service, key, 'DELIVERED');
-    await save('lost-response-retry', [orderWorkflowIdFor(key)]);
+    await save(service, 'lost-response-retry', [orderWorkflowIdFor(key)]);
   });
 
   it('compensation, then resubmit after the cause is fixed', async () => {
@@ -112,7 +118,7 @@ describe('record replay fixtures', () => {
     await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
     await decide(compensationWorkflowIdFor(key), 'resubmit');
     await statusReaches(service, key, 'DELIVERED');
-    await save('compensation-resubmit', [orderWorkflowIdFor(key), compensationWorkflowIdFor(key)]);
+    await save(service, 'compensation-resubmit', [orderWorkflowIdFor(key), compensationWorkflowIdFor(key)]);
   });
 
   it('compensation, then abandon', async () => {
@@ -122,7 +128,7 @@ describe('record replay fixtures', () => {
     await statusReaches(service, key, 'COMPENSATING');
     await decide(compensationWorkflowIdFor(key), 'abandon');
     await statusReaches(service, key, 'COMPENSATED');
-    await save('compensation-abandon', [orderWorkflowIdFor(key), compensationWorkflowIdFor(key)]);
+    await save(service, 'compensation-abandon', [orderWorkflowIdFor(key), compensationWorkflowIdFor(key)]);
   });
 
   it('delivery refused, then an operator redelivers', async () => {
@@ -133,7 +139,7 @@ describe('record replay fixtures', () => {
     await statusReaches(service, key, 'DELIVERY_FAILED');
     await decide(orderWorkflowIdFor(key), 'redeliver');
     await statusReaches(service, key, 'DELIVERED');
-    await save('delivery-failed-redeliver', [orderWorkflowIdFor(key)]);
+    await save(service, 'delivery-failed-redeliver', [orderWorkflowIdFor(key)]);
   });
 
   it('a duplicate scan and a retention purge', async () => {
@@ -153,11 +159,11 @@ describe('record replay fixtures', () => {
     })) {
       if (run.taskQueue === service.config.temporal.taskQueue) ids.push(run.workflowId);
     }
-    await save('safety-nets', ids);
+    await save(service, 'safety-nets', ids);
   });
 });
 
-describe('record replay fixtures: decisions after the decision window closed', () => {
+describe(...group('record replay fixtures: decisions after the decision window closed'), () => {
   let pool: pg.Pool;
   let downstream: ScriptedDownstream;
   let service: TestService;
@@ -211,5 +217,55 @@ describe('record replay fixtures: decisions after the decision window closed', (
       writeFileSync(`${OUT}delivery-after-window.${++n}.${run.type}.json`, `${historyToJSON(history)}\n`);
     }
     console.log(`delivery-after-window: ${n} run(s)`);
+  });
+});
+
+describe(...group('record replay fixtures: an order read from an OA approval form'), () => {
+  let pool: pg.Pool;
+  let downstream: ScriptedDownstream;
+  let service: TestService;
+  const forms = new Map<string, string>();
+  // The OA's open API, as the workflow's first step sees it: the instance approved, its form.
+  const reader: ApprovalReader = {
+    vendor: 'feishu',
+    readInstance: (instanceId) =>
+      Promise.resolve({
+        vendor: 'feishu',
+        instanceId,
+        status: 'APPROVED',
+        approvedAt: '2026-12-01T09:30:00.000Z',
+        form: {
+          fields: { 'Customer ID': 'CUST-OA-REPLAY', Currency: 'CNY' },
+          tables: { Items: [{ SKU: forms.get(instanceId) ?? 'missing', Quantity: '2', 'Unit price': '3.50' }] },
+        },
+      }),
+  };
+
+  before(async () => {
+    pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
+    downstream = await startScriptedDownstream(pool, SECRET, `replay_${randomBytes(3).toString('hex')}`);
+    const config = testConfig({
+      DOWNSTREAM_URL: downstream.url,
+      DOWNSTREAM_SECRET: SECRET,
+      OA_FORM_MAPPING: fileURLToPath(new URL('../../examples/oa-form-mapping.json', import.meta.url)),
+    });
+    service = await startTestService({ config, readers: { feishu: reader } });
+  });
+  after(async () => {
+    await service.stop();
+    await downstream.close();
+    await pool.end();
+  });
+
+  it('a Feishu approval: the form read and mapped, the order written and delivered', async () => {
+    const instanceId = uniqueApprovalNo('OAFORM');
+    const key = idempotencyKeyFor(instanceId, 'MAIN');
+    forms.set(instanceId, await createSku(service.prisma, 10));
+    await submitApprovalForm(submissionDepsFrom(service.config, service.prisma, service.temporal), {
+      vendor: 'feishu',
+      instanceId,
+    });
+    await statusReaches(service, key, 'DELIVERED');
+    await save(service, 'oa-form-order', [orderWorkflowIdFor(key)]);
   });
 });

@@ -5,22 +5,6 @@ import type { CompensationDecision } from '../../domain/order-status.js';
 import type { CompensationRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
 
-export interface CompensationRecord {
-  id: bigint;
-  idempotencyKey: string;
-  orderRunId: string;
-  reasonType: string;
-  reason: string;
-  attempts: number;
-  orderLanded: boolean;
-  releasedLines: number;
-  decision: CompensationDecision | null;
-  /** An operator, a tool, or `reconciliation` when compensation continued a landed order itself. */
-  decidedBy: string | null;
-  decidedAt: Date | null;
-  createdAt: Date;
-}
-
 export interface NewCompensation {
   idempotencyKey: string;
   orderRunId: string;
@@ -29,6 +13,15 @@ export interface NewCompensation {
   attempts: number;
   orderLanded: boolean;
   releasedLines: number;
+}
+
+export interface CompensationRecord extends NewCompensation {
+  id: bigint;
+  decision: CompensationDecision | null;
+  /** An operator, a tool, or `reconciliation` when compensation continued a landed order itself. */
+  decidedBy: string | null;
+  decidedAt: Date | null;
+  createdAt: Date;
 }
 
 /** Who records a decision when compensation continues a landed order on its own (the workflow's `decidedBy`). */

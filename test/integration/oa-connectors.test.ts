@@ -8,14 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import type { Connector, InboundCallback } from '../../edges/connectors/connector.js';
-import { buildApp } from '../../edges/http/app.js';
 import { OaApiError } from '../../domain/errors.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 import type { ApprovalInstance, ApprovalReader } from '../../services/oa/approval-reader.js';
-import { createLazyClient } from '../../services/temporal/connection.js';
-import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
+import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { createSku, statusReaches, startTestService, testConfig, type TestService } from '../support/service.js';
+import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
 import { cli } from '../support/operator-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -355,28 +354,20 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
   });
 
   describe('while Temporal does not answer the start', () => {
+    let proxied: ProxiedEdge;
     let proxy: TcpProxy;
     let proxiedTemporal: Client;
-    let edge: ReturnType<typeof buildApp>;
+    let edge: ProxiedEdge['edge'];
 
     before(async () => {
-      proxy = await startTcpProxy(service.config.temporal.address as string);
-      proxiedTemporal = createLazyClient({ address: proxy.address, namespace: service.config.temporal.namespace });
       // DingTalk's deadline: the reply must leave within 1.5 s.
-      edge = buildApp({
-        config: service.config,
-        prisma: service.prisma,
-        temporal: proxiedTemporal,
-        connectors: { dingtalk: plaintextConnector('dingtalk', 1_500) },
-      });
-      await edge.ready();
+      proxied = await startProxiedEdge(service, { connectors: { dingtalk: plaintextConnector('dingtalk', 1_500) } });
+      ({ proxy, temporal: proxiedTemporal, edge } = proxied);
     });
     after(async () => {
       // A start whose answer was swallowed ends at its own deadline (2 s): let it, before closing.
       await new Promise((resolve) => setTimeout(resolve, 2_500));
-      await edge.close();
-      await proxiedTemporal.connection.close();
-      await proxy.close();
+      await proxied.close();
     });
 
     it('the reply leaves within the vendor deadline, the claim is kept, and the redelivery is a duplicate', async () => {

@@ -12,10 +12,8 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
-import { buildApp } from '../../edges/http/app.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
-import { createLazyClient } from '../../services/temporal/connection.js';
-import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
+import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import {
   dingtalkApprovalPayload,
   dingtalkCallback,
@@ -32,6 +30,7 @@ import {
   startFakeFeishu,
 } from '../../tools/harness/fake-feishu.js';
 import { createSku, startTestService, statusReaches, testConfig, type TestService } from '../support/service.js';
+import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXAMPLE_MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
@@ -348,27 +347,19 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
   });
 
   describe('while Temporal does not answer the start', () => {
+    let proxied: ProxiedEdge;
     let proxy: TcpProxy;
     let proxiedTemporal: Client;
-    let edge: ReturnType<typeof buildApp>;
+    let edge: ProxiedEdge['edge'];
 
     before(async () => {
-      proxy = await startTcpProxy(service.config.temporal.address as string);
-      proxiedTemporal = createLazyClient({ address: proxy.address, namespace: service.config.temporal.namespace });
-      edge = buildApp({
-        config: service.config,
-        prisma: service.prisma,
-        temporal: proxiedTemporal,
-        connectors: connectorsFromConfig(service.config.connectors),
-      });
-      await edge.ready();
+      proxied = await startProxiedEdge(service, { connectors: connectorsFromConfig(service.config.connectors) });
+      ({ proxy, temporal: proxiedTemporal, edge } = proxied);
     });
     after(async () => {
       // A start whose answer was swallowed ends at its own deadline: let it, before closing.
       await sleep(WEBHOOK_START_TIMEOUT_MS + 500);
-      await edge.close();
-      await proxiedTemporal.connection.close();
-      await proxy.close();
+      await proxied.close();
     });
 
     it('Feishu gets its 200 within 3 s and DingTalk its encrypted success within 1.5 s; each is then one order', async () => {

@@ -7,16 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
-import { buildApp } from '../../edges/http/app.js';
 import { findRecord } from '../../services/db/idempotency-records.js';
 import { insertOrderWithReservation } from '../../services/db/order-repository.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { decideCompensation, listOrdersAwaitingDecision } from '../../services/submission/operator-decisions.js';
 import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../services/submission/submit-approval.js';
-import { createLazyClient } from '../../services/temporal/connection.js';
 import { startCompensationWorkflow } from '../../services/temporal/order-workflows.js';
-import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
+import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import {
   approval,
   type ApprovalBody,
@@ -32,6 +30,7 @@ import {
   uniqueApprovalNo,
   workflowExists,
 } from '../support/service.js';
+import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
 
 interface Answer {
   idempotencyKey: string;
@@ -44,22 +43,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the start path keeps its promises around the one order', () => {
   let service: TestService;
+  let proxied: ProxiedEdge;
   let proxy: TcpProxy;
   let proxiedTemporal: Client;
   /** The HTTP edge under test: it reaches Temporal only through the proxy. */
-  let edge: ReturnType<typeof buildApp>;
+  let edge: ProxiedEdge['edge'];
 
   before(async () => {
     service = await startTestService({ config: testConfig({ WEBHOOK_START_TIMEOUT_MS: '3000' }) });
-    proxy = await startTcpProxy(service.config.temporal.address as string);
-    proxiedTemporal = createLazyClient({ address: proxy.address, namespace: service.config.temporal.namespace });
-    edge = buildApp({ config: service.config, prisma: service.prisma, temporal: proxiedTemporal });
-    await edge.ready();
+    proxied = await startProxiedEdge(service);
+    ({ proxy, temporal: proxiedTemporal, edge } = proxied);
   });
   after(async () => {
-    await edge.close();
-    await proxiedTemporal.connection.close();
-    await proxy.close();
+    await proxied.close();
     await service.stop();
   });
   beforeEach(() => proxy.setMode({ kind: 'pass' }));

@@ -47,6 +47,7 @@ const envSchema = z.object({
   RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
   RETRY_MAX_INTERVAL_MS: milliseconds(30_000),
   RETRY_BACKOFF_COEFFICIENT: z.coerce.number().min(1).max(10).default(2),
+  RETRY_LOCAL_THRESHOLD_MS: milliseconds(5_000),
   DB_STATEMENT_TIMEOUT_MS: milliseconds(2_000),
   ACTIVITY_START_TO_CLOSE_MS: milliseconds(5_000),
   ACTIVITY_SCHEDULE_TO_CLOSE_MS: milliseconds(60_000),
@@ -108,6 +109,8 @@ export interface WritePolicy {
   initialIntervalMs: number;
   maxIntervalMs: number;
   backoffCoefficient: number;
+  /** The write runs as a local activity: a backoff longer than this is a timer, not a wait in the worker. */
+  localRetryThresholdMs: number;
   statementTimeoutMs: number;
   startToCloseMs: number;
   scheduleToCloseMs: number;
@@ -295,6 +298,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       initialIntervalMs: env.RETRY_INITIAL_INTERVAL_MS,
       maxIntervalMs: env.RETRY_MAX_INTERVAL_MS,
       backoffCoefficient: env.RETRY_BACKOFF_COEFFICIENT,
+      localRetryThresholdMs: env.RETRY_LOCAL_THRESHOLD_MS,
       statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
       startToCloseMs: env.ACTIVITY_START_TO_CLOSE_MS,
       scheduleToCloseMs: env.ACTIVITY_SCHEDULE_TO_CLOSE_MS,

@@ -127,6 +127,7 @@ function policyInput(policy: WritePolicy): OrderWorkflowInput['policy'] {
     startToCloseMs: policy.startToCloseMs,
     scheduleToCloseMs: policy.scheduleToCloseMs,
     decisionTimeoutMs: policy.decisionTimeoutMs,
+    localRetryThresholdMs: policy.localRetryThresholdMs,
   };
 }
 

@@ -35,6 +35,7 @@ import {
   uniqueApprovalNo,
 } from '../support/service.js';
 
+// Always the current shape: fixtures of earlier shapes live in folders of their own and stay as recorded.
 const OUT = fileURLToPath(new URL('./histories/', import.meta.url));
 /** Records only the groups whose name contains RECORD_ONLY; the others' fixtures stay as they are. */
 const only = process.env.RECORD_ONLY;

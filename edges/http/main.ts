@@ -16,7 +16,8 @@ await runMain('api', async (log) => {
   const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: true });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
-  requireSetting('WEBHOOK_SECRET', config.webhook.secret);
+  // Only the API verifies webhook signatures, so only the API needs the secret.
+  requireSetting('WEBHOOK_SECRET', config.webhook.secret, 'every webhook request is verified with it');
   // A TLS setting that cannot work stops the process now, before it touches the database, with
   // the variable to fix; an unreachable Temporal does not: the API starts and answers 503.
   await checkTlsHandshake(target);

@@ -40,6 +40,9 @@ const envSchema = z.object({
   WEBHOOK_SECRET: secretSetting.optional(),
   WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   WEBHOOK_START_TIMEOUT_MS: milliseconds(5_000),
+  // The longest a webhook answer takes when its sender asks to wait for the write (`Prefer: wait`):
+  // the sender's own deadline. The contract honours waits of 1–25 s.
+  WEBHOOK_MAX_WAIT_MS: z.coerce.number().int().min(1_000).max(25_000).default(25_000),
   DOWNSTREAM_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
   DOWNSTREAM_SECRET: secretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
@@ -151,6 +154,12 @@ export interface Config {
     port: number;
     host: string;
     startTimeoutMs: number;
+    /**
+     * The most seconds of `Prefer: wait` the webhook honours: what WEBHOOK_MAX_WAIT_MS leaves after
+     * WEBHOOK_START_TIMEOUT_MS, because a start still unconfirmed when the wait ran out is then
+     * confirmed as every start is, under its own deadline.
+     */
+    maxWaitSeconds: number;
     /** After SIGTERM: how long new requests get 503 + Retry-After (and /healthz 503) before the socket closes. */
     drainMs: number;
   };
@@ -281,6 +290,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       port: env.PORT,
       host: env.HOST,
       startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS,
+      maxWaitSeconds: Math.floor((env.WEBHOOK_MAX_WAIT_MS - env.WEBHOOK_START_TIMEOUT_MS) / 1000),
       drainMs: env.SHUTDOWN_DRAIN_MS,
     },
     worker: {
@@ -404,6 +414,10 @@ function ladderProblems(env: Env): string[] {
   // A tool wait shorter than one attempt would answer "still running" to nearly every call.
   if (env.MCP_SUBMIT_WAIT_MS <= env.ACTIVITY_START_TO_CLOSE_MS) {
     problems.push('MCP_SUBMIT_WAIT_MS: must be above ACTIVITY_START_TO_CLOSE_MS');
+  }
+  // A wait is honoured in whole seconds up to what the start's own deadline leaves of the answer's.
+  if (env.WEBHOOK_MAX_WAIT_MS - env.WEBHOOK_START_TIMEOUT_MS < 1_000) {
+    problems.push('WEBHOOK_MAX_WAIT_MS: must be at least 1000 above WEBHOOK_START_TIMEOUT_MS');
   }
   if (env.RETRY_INITIAL_INTERVAL_MS > env.RETRY_MAX_INTERVAL_MS) {
     problems.push('RETRY_INITIAL_INTERVAL_MS: must not exceed RETRY_MAX_INTERVAL_MS');

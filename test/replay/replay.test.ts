@@ -32,6 +32,13 @@ describe('replay of recorded histories against the current workflow code', () =>
     }
   });
 
+  it('has a fixture of the current shape started with the writeOutcome update riding on the start', () => {
+    assert.ok(
+      current.some((name) => name.startsWith('update-with-start.')),
+      'missing fixtures for update-with-start (RECORD_ONLY=Update-with-Start npm run replay:record)',
+    );
+  });
+
   function assertRepresentative(fixtures: string[]) {
     const scenarios = new Set(fixtures.map((name) => name.split('/').at(-1)?.split('.')[0]));
     for (const scenario of [

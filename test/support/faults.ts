@@ -18,7 +18,9 @@ export type Fault =
   /** The first attempt commits, then its result is lost (it hangs past start-to-close). */
   | { kind: 'lost-response' }
   /** The first attempt commits, then fails with an error nobody classified (not retried). */
-  | { kind: 'commit-then-unclassified-failure' };
+  | { kind: 'commit-then-unclassified-failure' }
+  /** Every attempt takes `ms` longer before it writes (keep it below start-to-close). */
+  | { kind: 'slow'; ms: number };
 
 export class FaultPlan {
   private readonly faults = new Map<string, Fault>();
@@ -53,6 +55,9 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
           await real.writeOrder(input);
           await new Promise((resolve) => setTimeout(resolve, options.startToCloseMs + 1_500));
           throw new Error('unreachable: the attempt timed out before this line');
+        }
+        if (fault?.kind === 'slow') {
+          await new Promise((resolve) => setTimeout(resolve, fault.ms));
         }
         if (fault?.kind === 'commit-then-unclassified-failure' && attempt === 1) {
           plan.clear(input.approvalNo);

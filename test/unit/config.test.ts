@@ -75,6 +75,16 @@ describe('configuration', () => {
     );
   });
 
+  it('honours a webhook wait up to what WEBHOOK_MAX_WAIT_MS leaves after the start deadline, in whole seconds', () => {
+    assert.equal(loadConfig({}).http.maxWaitSeconds, 20);
+    assert.equal(loadConfig({ WEBHOOK_MAX_WAIT_MS: '9500', WEBHOOK_START_TIMEOUT_MS: '3000' }).http.maxWaitSeconds, 6);
+    assert.match(
+      problemsOf({ WEBHOOK_MAX_WAIT_MS: '5500', WEBHOOK_START_TIMEOUT_MS: '5000' }).join('\n'),
+      /WEBHOOK_MAX_WAIT_MS: must be at least 1000 above WEBHOOK_START_TIMEOUT_MS/,
+    );
+    assert.match(problemsOf({ WEBHOOK_MAX_WAIT_MS: '26000' }).join('\n'), /^WEBHOOK_MAX_WAIT_MS:/m);
+  });
+
   it('binds the metrics endpoint to 127.0.0.1 unless METRICS_HOST names another address', () => {
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { host: '127.0.0.1', port: 9464 });
     assert.equal(loadConfig({}).metrics, undefined, 'no METRICS_PORT, no endpoint');

@@ -24,6 +24,8 @@ export interface SubmissionDeps {
   writePolicy: WritePolicy;
   /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
   startTimeoutMs: number;
+  /** The order worker runs in this process on the client's connection: starts ask for eager start. */
+  workerInProcess?: boolean | undefined;
   /** Tests only: a rule broken on purpose (config `BROKEN_RULE_FOR_TESTS`). */
   brokenRuleForTests?: BrokenRule | undefined;
 }
@@ -36,6 +38,7 @@ export function submissionDepsFrom(config: Config, prisma: PrismaClient, tempora
     taskQueue: config.temporal.taskQueue,
     writePolicy: config.writePolicy,
     startTimeoutMs: config.http.startTimeoutMs,
+    workerInProcess: config.http.hostsWorker,
     brokenRuleForTests: config.brokenRuleForTests,
   };
 }
@@ -240,7 +243,9 @@ async function acceptDelivery(
 
   try {
     await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
-      startOrderWorkflow(deps.temporal, deps.taskQueue, input, brokenRestart ? 'ALLOW_DUPLICATE' : undefined),
+      startOrderWorkflow(deps.temporal, deps.taskQueue, input, brokenRestart ? 'ALLOW_DUPLICATE' : undefined, {
+        eager: deps.workerInProcess,
+      }),
     );
   } catch (error) {
     // The claim stays. The Temporal client retries its calls: an attempt may have started the run

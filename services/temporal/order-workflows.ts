@@ -68,12 +68,18 @@ export function orderVisibilityFor(input: OrderWorkflowStart) {
  * Starts `order-<key>`, or attaches to it while it runs. `reusePolicy` decides what happens when a
  * closed run exists: the edge never starts a second run (REJECT_DUPLICATE: a redelivery never
  * overrides an operator); an operator's resubmit may replace a failed run only.
+ *
+ * `eager`: a worker of `taskQueue` runs in this process on the client's native connection, so the
+ * server may answer the start with the run's first workflow task for it (eager start: no poll in
+ * between). When that worker has no free slot, or the run already exists, the start is an
+ * ordinary one.
  */
 export async function startOrderWorkflow(
   client: Client,
   taskQueue: string,
   input: OrderWorkflowStart,
   reusePolicy: WorkflowIdReusePolicy = 'REJECT_DUPLICATE',
+  { eager = false }: { eager?: boolean | undefined } = {},
 ): Promise<StartedWorkflow> {
   const workflowId = orderWorkflowIdFor(input.idempotencyKey);
   try {
@@ -83,6 +89,7 @@ export async function startOrderWorkflow(
       args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: reusePolicy,
+      ...(eager ? { requestEagerStart: true } : {}),
       ...orderVisibilityFor(input),
     });
     // A USE_EXISTING start answers with the running run when there is one; which delivery was

@@ -258,8 +258,16 @@ async function main(): Promise<boolean> {
       DB_POOL_SIZE: String(DB_POOL_SIZE),
     };
     // The API hosting the worker has a task queue of its own: no worker process takes its tasks,
-    // and its worker takes none of the worker process's.
-    const hostingEnv = { ...env, TEMPORAL_TASK_QUEUE: `bench-${RUN}-hosted`, API_HOSTS_WORKER: '1' };
+    // and its worker takes none of the worker process's. A start is eager only when the hosted
+    // worker has a free workflow task slot, so the processes that start eagerly (it, and the floor
+    // edge for the ceiling) get a slot for every client of the highest level.
+    const eagerSlots = String(Math.max(40, ...LEVELS));
+    const hostingEnv = {
+      ...env,
+      TEMPORAL_TASK_QUEUE: `bench-${RUN}-hosted`,
+      API_HOSTS_WORKER: '1',
+      WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots,
+    };
     const temporal: Client = await connectClient({ address: stack.temporalAddress, namespace: 'default' });
     cleanups.push(() => temporal.connection.close());
     // LOG_LEVEL=warn keeps per-request logging out of the figures; readiness is probed instead of
@@ -290,7 +298,7 @@ async function main(): Promise<boolean> {
       floorApi: managedProcess({
         name: 'floor-api',
         entry: 'tools/bench/floor-api.ts',
-        env: { ...env, PORT: String(ports.floorApi) },
+        env: { ...env, PORT: String(ports.floorApi), WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots },
         ready: answers(`http://127.0.0.1:${ports.floorApi}/webhooks/oa/approvals`),
       }),
       floorWorker: managedProcess({
@@ -432,6 +440,10 @@ async function main(): Promise<boolean> {
           process.env.TEMPORAL_ADDRESS ?? 'embedded dev server, SQLite on disk, journal_mode=wal, synchronous=normal',
         postgres: process.env.DATABASE_URL ? 'external' : 'embedded PostgreSQL 17',
         logLevel: 'warn',
+        workflowTaskSlots: {
+          eager: Number(eagerSlots),
+          workerProcesses: loadConfig(env).worker.maxConcurrentWorkflowTasks,
+        },
         latency: 'from sending the webhook request to the workflow completing',
       },
       rounds: ROUNDS,

@@ -63,7 +63,7 @@ export function createOrderWriteActivities(deps: {
       if (existing.fingerprint !== input.fingerprint) {
         throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
       }
-      await transitionStatus(prisma, key, 'SUBMITTED', { attempts: attempt }, log);
+      await transitionStatus(prisma, key, 'SUBMITTED', { attempts: attempt, ranAgain: true }, log);
       // The attempt that committed may have ended before its revocation check (see above).
       await alertIfRevoked(key);
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });

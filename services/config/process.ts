@@ -11,8 +11,12 @@ export function createLogger(name: string, destination: LogDestination = 'stdout
   return destination === 'stderr' ? pino(options, pino.destination({ dest: 2, sync: true })) : pino(options);
 }
 
-export function requireSetting<T>(name: string, value: T | undefined): T {
-  if (value === undefined) throw new ConfigError([`${name}: required (this entry point starts no embedded service)`]);
+export function requireSetting<T>(
+  name: string,
+  value: T | undefined,
+  why = 'this entry point starts no embedded service',
+): T {
+  if (value === undefined) throw new ConfigError([`${name}: required (${why})`]);
   return value;
 }
 

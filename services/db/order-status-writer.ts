@@ -9,6 +9,11 @@ import type { Tx } from './prisma-client.js';
 export interface StatusDetails extends TransitionFacts {
   /** The attempts the step took; the column only ever grows. */
   attempts?: number;
+  /**
+   * The write ran once more and found its order already written: the column counts that run too,
+   * even when its attempt number started again from 1 (a local write rerun after a worker died).
+   */
+  ranAgain?: boolean;
   /** The new last error (null clears it); left as it is when undefined. */
   lastError?: string | null;
 }
@@ -59,7 +64,7 @@ export function statusChangeStatement(idempotencyKey: string, change: StatusChan
       last_error = CASE WHEN before.allowed AND ${setLastError} THEN ${change.lastError ?? null}
                         ELSE record.last_error END,
       updated_at = CASE WHEN before.allowed THEN now() ELSE record.updated_at END,
-      attempts = GREATEST(record.attempts, ${change.attempts ?? 0}),
+      attempts = GREATEST(record.attempts + ${change.ranAgain ? 1 : 0}, ${change.attempts ?? 0}),
       workflow_started_at = COALESCE(record.workflow_started_at, now())
     FROM (
       SELECT idempotent_key, status, status = ANY(${from}::text[]) AS allowed

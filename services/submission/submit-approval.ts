@@ -10,11 +10,24 @@ import { fingerprintOf } from '../../domain-node/fingerprint.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { Approval } from '../../domain/order-input.js';
 import type { OrderStatus } from '../../domain/order-status.js';
-import { claimRecord, decideFirstDelivery, type IdempotencyRecord, type NewRecord } from '../db/idempotency-records.js';
+import {
+  claimRecord,
+  decideFirstDelivery,
+  findRecord,
+  type IdempotencyRecord,
+  type NewRecord,
+} from '../db/idempotency-records.js';
+import { findOrderByKey } from '../db/order-repository.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
-import { startOrderWorkflow } from '../temporal/order-workflows.js';
-import type { FormOrderWorkflowInput, OrderWorkflowInput, OrderWorkflowStart } from '../../workflows/definitions.js';
+import { startOrderWorkflow, startOrderWorkflowForOutcome } from '../temporal/order-workflows.js';
+import type {
+  FormOrderWorkflowInput,
+  OrderWorkflowInput,
+  OrderWorkflowStart,
+  WriteOutcome,
+} from '../../workflows/definitions.js';
+import { waitForOutcome } from './wait-for-outcome.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 
 export interface SubmissionDeps {
@@ -49,6 +62,19 @@ export interface Submission {
   /** False for exactly one delivery of a key: the first one answered with success. */
   duplicate: boolean;
   status: OrderStatus;
+  /** The written order's number; only when the delivery asked to wait and the order is written. */
+  orderNo?: string;
+}
+
+/** What an entry point may ask of a delivery besides accepting it. */
+export interface DeliveryOptions {
+  /**
+   * Epoch milliseconds: wait until then for the write's outcome, so the answer can carry the order
+   * number. The start itself is confirmed as always, under its own deadline.
+   */
+  waitUntil?: number | undefined;
+  /** Called with the key once it is claimed: from then on a slow start may finish without its caller. */
+  onClaimed?: (idempotencyKey: string) => void;
 }
 
 /**
@@ -130,6 +156,7 @@ function policyInput(policy: WritePolicy): OrderWorkflowInput['policy'] {
     startToCloseMs: policy.startToCloseMs,
     scheduleToCloseMs: policy.scheduleToCloseMs,
     decisionTimeoutMs: policy.decisionTimeoutMs,
+    localRetryThresholdMs: policy.localRetryThresholdMs,
   };
 }
 
@@ -141,13 +168,19 @@ export async function submitApproval(
   deps: SubmissionDeps,
   approval: Approval,
   source: 'webhook' | 'mcp' = 'webhook',
+  options: DeliveryOptions = {},
 ): Promise<Submission> {
   const input = workflowInputFor(approval, deps.writePolicy);
-  return acceptDelivery(deps, input, {
-    fingerprint: input.fingerprint,
-    request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
-    source,
-  });
+  return acceptDelivery(
+    deps,
+    input,
+    {
+      fingerprint: input.fingerprint,
+      request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
+      source,
+    },
+    options,
+  );
 }
 
 /**
@@ -164,7 +197,7 @@ export async function submitApprovalForm(
   onClaimed: () => void = () => {},
 ): Promise<Submission> {
   const input = formInput(form.vendor, form.instanceId, deps.writePolicy);
-  return acceptDelivery(deps, input, { fingerprint: null, request: null, source: form.vendor }, onClaimed);
+  return acceptDelivery(deps, input, { fingerprint: null, request: null, source: form.vendor }, { onClaimed });
 }
 
 /**
@@ -181,18 +214,29 @@ export async function submitApprovalForm(
  * 4. every delivery answered with success asks the database whether it is the first: exactly one
  *    is (202), every other one is a duplicate (200) — also when the delivery that started the run
  *    lost its answer (503): then the first delivery answered after it hears 202.
+ * A delivery asked to wait (`waitUntil`) starts with the `writeOutcome` update riding on the start,
+ * or, when the key's workflow already exists, watches the key's record; either way until the
+ * deadline, and answers with the order number once the order is written
+ * (docs/architecture.md, decision 19).
  */
 async function acceptDelivery(
   deps: SubmissionDeps,
   input: OrderWorkflowStart,
   claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
-  onClaimed: () => void = () => {},
+  { waitUntil, onClaimed }: DeliveryOptions = {},
 ): Promise<Submission> {
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
   const answer = async (): Promise<Submission> => {
     const { first, status } = await decideFirstDelivery(deps.prisma, key);
     return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
+  };
+  // Asked to wait, a key whose workflow exists already is watched in its record until the
+  // deadline; the answer is read after that, with the order number once it is written.
+  const afterWaiting = async (respond: () => Promise<Submission>): Promise<Submission> => {
+    if (waitUntil === undefined) return respond();
+    await waitForOutcome(deps.prisma, key, { deadline: waitUntil });
+    return withOrderNo(deps.prisma, await respond());
   };
   const incoming = claim.fingerprint;
 
@@ -203,7 +247,7 @@ async function acceptDelivery(
     workflowId,
     ...claim,
   });
-  onClaimed();
+  onClaimed?.(key);
   if (orderFingerprint !== undefined) {
     if (incoming !== null && orderFingerprint !== incoming) {
       const differences =
@@ -214,8 +258,11 @@ async function acceptDelivery(
     }
     // The order was written; without a record (it expired) the order row answers for the key,
     // with what the key had reached when its record was purged.
-    if (!record) return { idempotencyKey: key, workflowId, duplicate: true, status: orderStatusAtPurge ?? 'SUBMITTED' };
-    return record.firstDeliveryAt ? duplicateOf(record) : answer();
+    return afterWaiting(async () => {
+      if (!record)
+        return { idempotencyKey: key, workflowId, duplicate: true, status: orderStatusAtPurge ?? 'SUBMITTED' };
+      return record.firstDeliveryAt ? duplicateOf(record) : answer();
+    });
   }
   // Without an order row the claim statement always leaves a record (it inserts one or finds one).
   if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
@@ -238,15 +285,15 @@ async function acceptDelivery(
   }
   // BROKEN ON PURPOSE, tests only: a started key is started again, even after an abandon.
   const brokenRestart = deps.brokenRuleForTests === 'redelivery-restarts-after-abandon';
-  if (record.firstDeliveryAt && !brokenRestart) return duplicateOf(record);
-  if ((record.workflowStartedAt || record.status !== 'RECEIVED') && !brokenRestart) return answer();
+  if (record.firstDeliveryAt && !brokenRestart) {
+    if (waitUntil === undefined) return duplicateOf(record);
+    return afterWaiting(async () => duplicateOf((await findRecord(deps.prisma, key)) ?? record));
+  }
+  if ((record.workflowStartedAt || record.status !== 'RECEIVED') && !brokenRestart) return afterWaiting(answer);
 
+  let outcome: WriteOutcome | undefined;
   try {
-    await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
-      startOrderWorkflow(deps.temporal, deps.taskQueue, input, brokenRestart ? 'ALLOW_DUPLICATE' : undefined, {
-        eager: deps.workerInProcess,
-      }),
-    );
+    outcome = await startWorkflow(deps, input, waitUntil, brokenRestart ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE');
   } catch (error) {
     // The claim stays. The Temporal client retries its calls: an attempt may have started the run
     // and lost its answer before a later attempt failed, whatever the last error says. The run,
@@ -256,7 +303,46 @@ async function acceptDelivery(
   }
   // A closed run under the id means an earlier delivery started it and never heard back: this
   // delivery may still be the first one answered.
-  return answer();
+  if (!outcome) return afterWaiting(answer);
+  const submission = await answer();
+  return {
+    ...submission,
+    // The record lags the run when the write failed: compensation records COMPENSATING only
+    // once it has reconciled. The run's own word is then the newer one.
+    status: submission.status === 'RECEIVED' ? outcome.status : submission.status,
+    ...(outcome.orderNo ? { orderNo: outcome.orderNo } : {}),
+  };
+}
+
+/**
+ * Starts (or attaches to) the key's workflow and, asked to wait, answers with the write's outcome
+ * if it came by the deadline. A start the wait left unconfirmed is confirmed the way every start
+ * is, under the start deadline: it attaches to a run the first call did start.
+ */
+async function startWorkflow(
+  deps: SubmissionDeps,
+  input: OrderWorkflowStart,
+  waitUntil: number | undefined,
+  reusePolicy: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE',
+): Promise<WriteOutcome | undefined> {
+  if (waitUntil !== undefined) {
+    const waited = await startOrderWorkflowForOutcome(deps.temporal, deps.taskQueue, input, waitUntil, reusePolicy);
+    if (waited.start === 'started') return waited.outcome;
+    if (waited.start === 'closed-run') return undefined;
+  }
+  await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
+    startOrderWorkflow(deps.temporal, deps.taskQueue, input, reusePolicy, { eager: deps.workerInProcess }),
+  );
+  return undefined;
+}
+
+/** The submission with its order's number, when the order is written. */
+async function withOrderNo(prisma: PrismaClient, submission: Submission): Promise<Submission> {
+  const order = await findOrderByKey(prisma, submission.idempotencyKey);
+  if (!order) return submission;
+  // The status was read before the order: a write that committed in between is SUBMITTED.
+  const status = submission.status === 'RECEIVED' ? 'SUBMITTED' : submission.status;
+  return { ...submission, status, orderNo: order.orderNo };
 }
 
 function duplicateOf(record: IdempotencyRecord): Submission {

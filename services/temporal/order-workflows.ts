@@ -3,6 +3,7 @@
 // starting twice attaches to the running workflow instead of creating a second one.
 import {
   type Client,
+  WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -10,7 +11,13 @@ import {
 import type { WorkflowIdReusePolicy } from '@temporalio/common';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { OrderStatus as Status } from '../../domain/order-status.js';
-import { type CompensationInput, isFormOrder, type OrderWorkflowStart } from '../../workflows/definitions.js';
+import {
+  type CompensationInput,
+  isFormOrder,
+  type OrderWorkflowStart,
+  type WriteOutcome,
+  writeOutcomeUpdate,
+} from '../../workflows/definitions.js';
 import { ApprovalNo, CustomerId, IdempotencyKey, OrderStatus } from '../../workflows/search-attributes.js';
 
 export interface StartedWorkflow {
@@ -65,9 +72,23 @@ export function orderVisibilityFor(input: OrderWorkflowStart) {
 }
 
 /**
- * Starts `order-<key>`, or attaches to it while it runs. `reusePolicy` decides what happens when a
- * closed run exists: the edge never starts a second run (REJECT_DUPLICATE: a redelivery never
- * overrides an operator); an operator's resubmit may replace a failed run only.
+ * How every delivery starts `order-<key>`. `reusePolicy` decides what happens when a closed run
+ * exists: the edge never starts a second run (REJECT_DUPLICATE: a redelivery never overrides an
+ * operator); an operator's resubmit may replace a failed run only. A running run is attached to.
+ */
+function orderStartOptions(taskQueue: string, input: OrderWorkflowStart, reusePolicy: WorkflowIdReusePolicy) {
+  return {
+    taskQueue,
+    workflowId: orderWorkflowIdFor(input.idempotencyKey),
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    workflowIdReusePolicy: reusePolicy,
+    ...orderVisibilityFor(input),
+  };
+}
+
+/**
+ * Starts `order-<key>`, or attaches to it while it runs (see `orderStartOptions`).
  *
  * `eager`: a worker of `taskQueue` runs in this process on the client's native connection, so the
  * server may answer the start with the run's first workflow task for it (eager start: no poll in
@@ -84,13 +105,8 @@ export async function startOrderWorkflow(
   const workflowId = orderWorkflowIdFor(input.idempotencyKey);
   try {
     const handle = await client.workflow.start('orderWorkflow', {
-      taskQueue,
-      workflowId,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: reusePolicy,
+      ...orderStartOptions(taskQueue, input, reusePolicy),
       ...(eager ? { requestEagerStart: true } : {}),
-      ...orderVisibilityFor(input),
     });
     // A USE_EXISTING start answers with the running run when there is one; which delivery was
     // the first is decided in the database (services/db/idempotency-records.ts), not here.
@@ -98,6 +114,50 @@ export async function startOrderWorkflow(
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, closedRunExists: true };
     throw error;
+  }
+}
+
+/** What a start that also waited for the write's outcome knows when it returns. */
+export type StartWithOutcome =
+  /** A run was started or attached to; `outcome` is absent when the wait ran out first. */
+  | { start: 'started'; outcome?: WriteOutcome }
+  /** A closed run holds the id and the reuse policy left it alone, as with `startOrderWorkflow`. */
+  | { start: 'closed-run' }
+  /** The call failed or the wait ran out before Temporal said whether the start happened. */
+  | { start: 'unconfirmed'; cause: unknown };
+
+/**
+ * Starts `order-<key>` (or attaches to it) with the options of `startOrderWorkflow`, and sends the
+ * `writeOutcome` update in the same call (Update-with-Start), waiting for it until `deadline`
+ * (epoch ms). Never throws: a start Temporal did not confirm is `unconfirmed`, for the caller to
+ * confirm as every start is confirmed.
+ */
+export async function startOrderWorkflowForOutcome(
+  client: Client,
+  taskQueue: string,
+  input: OrderWorkflowStart,
+  deadline: number,
+  reusePolicy: WorkflowIdReusePolicy = 'REJECT_DUPLICATE',
+): Promise<StartWithOutcome> {
+  const startWorkflowOperation = new WithStartWorkflowOperation(
+    'orderWorkflow',
+    orderStartOptions(taskQueue, input, reusePolicy),
+  );
+  try {
+    const outcome = await client.withDeadline(deadline, () =>
+      client.workflow.executeUpdateWithStart(writeOutcomeUpdate, { startWorkflowOperation }),
+    );
+    return { start: 'started', outcome };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { start: 'closed-run' };
+    // The operation's handle settles with the start's own answer: it is there when Temporal
+    // answered the start, also when the wait for the update ran out afterwards. A deadline that
+    // cut the one call short leaves it rejected: whether the start happened is then unknown.
+    const started = await startWorkflowOperation.workflowHandle().then(
+      () => true,
+      () => false,
+    );
+    return started ? { start: 'started' } : { start: 'unconfirmed', cause: error };
   }
 }
 

@@ -268,6 +268,28 @@ describe('MCP tools', () => {
     await oneOrderWritten(key);
   });
 
+  it('the first call answers with the order number of the order it wrote, over both transports', async () => {
+    const sku = await createSku(service.prisma, 100);
+    for (const client of [stdio[0] as Client, await connectHttp()]) {
+      const approvalNo = uniqueApprovalNo('MCPFIRST');
+      const key = idempotencyKeyFor(approvalNo, 'MAIN');
+
+      const answer = await submit(client, approval(approvalNo, sku));
+
+      assert.equal(answer.isError, undefined, answer.text);
+      const row = await service.prisma.orderMain.findUnique({ where: { idempotentKey: key } });
+      assert.ok(row, 'the order is written');
+      assert.deepEqual(answer.structured, {
+        idempotencyKey: key,
+        workflowId: orderWorkflowIdFor(key),
+        duplicate: false,
+        status: 'SUBMITTED',
+        orderNo: row.orderNo,
+      });
+      assert.match(answer.text, new RegExp(`Order ${row.orderNo} is written`));
+    }
+  });
+
   it('a client that gives up after a few milliseconds and calls again gets the same key, and one order is written', async () => {
     const sku = await createSku(service.prisma, 100);
     for (const client of [stdio[0] as Client, await connectHttp()]) {

@@ -112,7 +112,7 @@ describe('metrics on METRICS_PORT', () => {
     });
     assert.equal(total(fromWorker, 'orders_written_total'), 1);
     assert.equal(total(fromWorker, 'orders_end_to_end_latency_milliseconds_count'), 1);
-    // The SDK's own worker metrics share the endpoint.
-    assert.ok(fromWorker.some((sample) => sample.name.startsWith('temporal_activity_execution_latency')));
+    // The SDK's own worker metrics share the endpoint; the write is a local activity.
+    assert.ok(fromWorker.some((sample) => sample.name.startsWith('temporal_local_activity_execution_latency')));
   });
 });

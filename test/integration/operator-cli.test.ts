@@ -270,7 +270,9 @@ describe('operator CLI (orders-cli)', () => {
 
     // A history in which the workflow scheduled another activity than this code does.
     const tampered = path.join(tmpdir(), `tampered-${approvalNo}.json`);
-    writeFileSync(tampered, readFileSync(FIXTURE, 'utf8').replace('"name": "writeOrder"', '"name": "writeOrderV0"'));
+    const recorded = readFileSync(FIXTURE, 'utf8');
+    assert.match(recorded, /"name": "deliverOrderEvent"/);
+    writeFileSync(tampered, recorded.replace('"name": "deliverOrderEvent"', '"name": "deliverOrderEventV0"'));
     try {
       const bad = await cli(service, ['replay', tampered, '--json']);
       assert.equal(bad.code, 1);

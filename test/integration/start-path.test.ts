@@ -28,16 +28,10 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
+  type WebhookAnswer,
   workflowExists,
 } from '../support/service.js';
 import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
-
-interface Answer {
-  idempotencyKey: string;
-  workflowId: string;
-  duplicate: boolean;
-  status: string;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -94,7 +88,7 @@ describe('the start path keeps its promises around the one order', () => {
       [200, 200, 200, 200, 202],
       responses.map((response) => response.body).join('\n'),
     );
-    assert.equal(responses.filter((response) => !response.json<Answer>().duplicate).length, 1);
+    assert.equal(responses.filter((response) => !response.json<WebhookAnswer>().duplicate).length, 1);
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 100, reserved: 2 });
   });
@@ -150,9 +144,9 @@ describe('the start path keeps its promises around the one order', () => {
     // status says the operator's decision stands.
     const redelivery = await postApproval({ app: edge }, body);
     assert.equal(redelivery.statusCode, 202, redelivery.body);
-    assert.equal(redelivery.json<Answer>().status, 'COMPENSATED');
+    assert.equal(redelivery.json<WebhookAnswer>().status, 'COMPENSATED');
     const again = await postApproval({ app: edge }, body);
-    assert.deepEqual([again.statusCode, again.json<Answer>().status], [200, 'COMPENSATED']);
+    assert.deepEqual([again.statusCode, again.json<WebhookAnswer>().status], [200, 'COMPENSATED']);
     await sleep(1_500); // time enough for a wrongly started run to write
     assert.equal(await workflowExists(service.temporal, `order-${key}`), false, 'no run was started');
     assert.equal(await orderCount(service.prisma, key), 0, 'the abandoned order is not written');
@@ -181,7 +175,7 @@ describe('the start path keeps its promises around the one order', () => {
 
     const redelivery = await postApproval({ app: edge }, body);
     assert.equal(redelivery.statusCode, 200, redelivery.body);
-    assert.equal(redelivery.json<Answer>().duplicate, true);
+    assert.equal(redelivery.json<WebhookAnswer>().duplicate, true);
     assert.equal(await orderCount(service.prisma, key), 1);
   });
 

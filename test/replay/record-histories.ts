@@ -35,6 +35,7 @@ import {
   uniqueApprovalNo,
 } from '../support/service.js';
 
+// Always the current shape: fixtures of earlier shapes live in folders of their own and stay as recorded.
 const OUT = fileURLToPath(new URL('./histories/', import.meta.url));
 /** Records only the groups whose name contains RECORD_ONLY; the others' fixtures stay as they are. */
 const only = process.env.RECORD_ONLY;
@@ -267,5 +268,24 @@ describe(...group('record replay fixtures: an order read from an OA approval for
     });
     await statusReaches(service, key, 'DELIVERED');
     await save(service, 'oa-form-order', [orderWorkflowIdFor(key)]);
+  });
+});
+
+describe(...group('record replay fixtures: a start that waits for the write (Update-with-Start)'), () => {
+  let service: TestService;
+
+  before(async () => {
+    service = await startTestService();
+  });
+  after(() => service.stop());
+
+  it('a webhook delivery with Prefer: wait, answered 201 with the order number', async () => {
+    const approvalNo = uniqueApprovalNo('UWS');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const response = await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)), {
+      prefer: 'wait=10',
+    });
+    if (response.statusCode !== 201) throw new Error(`expected 201, got ${response.statusCode} ${response.body}`);
+    await save(service, 'update-with-start', [orderWorkflowIdFor(key)]);
   });
 });

@@ -3,6 +3,7 @@
 // ECONNREFUSED through the driver), or a commit whose answer never reaches Temporal (the activity
 // outlives its start-to-close timeout after committing).
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { type ActivityDeps, createActivities } from '../../activities/index.js';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { createPrismaClient } from '../../services/db/prisma-client.js';
@@ -18,10 +19,13 @@ export type Fault =
   /** The first attempt commits, then its result is lost (it hangs past start-to-close). */
   | { kind: 'lost-response' }
   /** The first attempt commits, then fails with an error nobody classified (not retried). */
-  | { kind: 'commit-then-unclassified-failure' };
+  | { kind: 'commit-then-unclassified-failure' }
+  /** Every attempt takes `ms` longer before it writes (keep it below start-to-close). */
+  | { kind: 'slow'; ms: number };
 
 export class FaultPlan {
   private readonly faults = new Map<string, Fault>();
+  private readonly delays = new Map<string, number[]>();
   set(approvalNo: string, fault: Fault): void {
     this.faults.set(approvalNo, fault);
   }
@@ -31,6 +35,15 @@ export class FaultPlan {
   }
   get(approvalNo: string): Fault | undefined {
     return this.faults.get(approvalNo);
+  }
+  /** The `nextRetryDelay` each failure injected for `approvalNo` carried, in order. */
+  retryDelaysOf(approvalNo: string): number[] {
+    return this.delays.get(approvalNo) ?? [];
+  }
+  recordFailure(approvalNo: string, error: unknown): void {
+    // The write's failures carry their delay in milliseconds (activities/activity-failure.ts).
+    const delay: unknown = error instanceof ApplicationFailure ? error.nextRetryDelay : undefined;
+    if (typeof delay === 'number') this.delays.set(approvalNo, [...this.retryDelaysOf(approvalNo), delay]);
   }
 }
 
@@ -46,13 +59,21 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
         const { attempt } = Context.current().info;
         const fault = plan.get(input.approvalNo);
         if (fault?.kind === 'database-down' && attempt <= fault.attempts) {
-          return down.writeOrder(input);
+          try {
+            return await down.writeOrder(input);
+          } catch (error) {
+            plan.recordFailure(input.approvalNo, error);
+            throw error;
+          }
         }
         if (fault?.kind === 'lost-response' && attempt === 1) {
           plan.clear(input.approvalNo); // a lost answer happens once, not on every run
           await real.writeOrder(input);
           await new Promise((resolve) => setTimeout(resolve, options.startToCloseMs + 1_500));
           throw new Error('unreachable: the attempt timed out before this line');
+        }
+        if (fault?.kind === 'slow') {
+          await new Promise((resolve) => setTimeout(resolve, fault.ms));
         }
         if (fault?.kind === 'commit-then-unclassified-failure' && attempt === 1) {
           plan.clear(input.approvalNo);

@@ -167,12 +167,27 @@ export function signedHeaders(body: string, secret = TEST_WEBHOOK_SECRET, timest
   return { 'content-type': 'application/json', 'x-oa-timestamp': ts, 'x-oa-signature': signBody(secret, ts, body) };
 }
 
-export async function postApproval(service: Pick<TestService, 'app'>, body: unknown) {
+/** The body of the webhook's 200, 201 and 202 answers. */
+export interface WebhookAnswer {
+  idempotencyKey: string;
+  workflowId: string;
+  duplicate: boolean;
+  status: string;
+  /** Only when the delivery asked to wait and the order is written. */
+  orderNo?: string;
+}
+
+/** Posts a signed approval; `headers` go along, e.g. `prefer`. */
+export async function postApproval(
+  service: Pick<TestService, 'app'>,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
   return service.app.inject({
     method: 'POST',
     url: '/webhooks/oa/approvals',
-    headers: signedHeaders(payload),
+    headers: { ...signedHeaders(payload), ...headers },
     payload,
   });
 }

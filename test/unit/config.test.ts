@@ -83,6 +83,16 @@ describe('configuration', () => {
     );
   });
 
+  it('honours a webhook wait up to what WEBHOOK_MAX_WAIT_MS leaves after the start deadline, in whole seconds', () => {
+    assert.equal(loadConfig({}).http.maxWaitSeconds, 20);
+    assert.equal(loadConfig({ WEBHOOK_MAX_WAIT_MS: '9500', WEBHOOK_START_TIMEOUT_MS: '3000' }).http.maxWaitSeconds, 6);
+    assert.match(
+      problemsOf({ WEBHOOK_MAX_WAIT_MS: '5500', WEBHOOK_START_TIMEOUT_MS: '5000' }).join('\n'),
+      /WEBHOOK_MAX_WAIT_MS: must be at least 1000 above WEBHOOK_START_TIMEOUT_MS/,
+    );
+    assert.match(problemsOf({ WEBHOOK_MAX_WAIT_MS: '26000' }).join('\n'), /^WEBHOOK_MAX_WAIT_MS:/m);
+  });
+
   it('binds the metrics endpoint to 127.0.0.1 unless METRICS_HOST names another address', () => {
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { host: '127.0.0.1', port: 9464 });
     assert.equal(loadConfig({}).metrics, undefined, 'no METRICS_PORT, no endpoint');
@@ -99,9 +109,12 @@ describe('configuration', () => {
     }
   });
 
-  it('requires WEBHOOK_SECRET in production', () => {
-    assert.match(problemsOf({ NODE_ENV: 'production' }).join('\n'), /^WEBHOOK_SECRET:/m);
-    assert.equal(loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET: 'a-long-enough-secret' }).nodeEnv, 'production');
+  it('leaves WEBHOOK_SECRET to the one entry point that uses it: worker, CLI and MCP start without it', () => {
+    assert.equal(loadConfig({ NODE_ENV: 'production' }).webhook.secret, undefined);
+    assert.match(
+      problemsOf({ WEBHOOK_SECRET: 'short' }).join('\n'),
+      /^WEBHOOK_SECRET: must be at least 16 characters/m,
+    );
   });
 
   it('allows a rule broken on purpose only when NODE_ENV=test, and only a known one', () => {

@@ -1,6 +1,7 @@
-// `npm run sample [-- --approval-no AP-1 --operation MAIN --base-url http://127.0.0.1:3000]`:
+// `npm run sample [-- --approval-no AP-1 --operation MAIN --wait 5 --base-url http://127.0.0.1:3000]`:
 // sends one signed sample approval to a running service, with the development secret kept by
-// `npm run dev` (or WEBHOOK_SECRET), and prints the answer.
+// `npm run dev` (or WEBHOOK_SECRET), and prints the answer. `--wait` asks the service to wait for
+// the write (`Prefer: wait=<seconds>`), so the answer carries the order number.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,12 +12,15 @@ const { values } = parseArgs({
   options: {
     'approval-no': { type: 'string', default: `AP-${new Date().toISOString().slice(0, 10)}-${Date.now() % 100000}` },
     operation: { type: 'string', default: 'MAIN' },
+    wait: { type: 'string' },
     'base-url': { type: 'string', default: `http://127.0.0.1:${process.env.PORT ?? 3000}` },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
-  console.log('usage: npm run sample -- [--approval-no AP-1] [--operation MAIN|SUPPLEMENT] [--base-url URL]');
+  console.log(
+    'usage: npm run sample -- [--approval-no AP-1] [--operation MAIN|SUPPLEMENT] [--wait SECONDS] [--base-url URL]',
+  );
   process.exit(0);
 }
 
@@ -50,9 +54,12 @@ const response = await fetch(`${values['base-url']}/webhooks/oa/approvals`, {
     'content-type': 'application/json',
     'x-oa-timestamp': timestamp,
     'x-oa-signature': signBody(secret, timestamp, body),
+    ...(values.wait ? { prefer: `wait=${values.wait}` } : {}),
   },
   body,
 });
 console.log(`${response.status} ${response.statusText}`);
+const applied = response.headers.get('preference-applied');
+if (applied) console.log(`Preference-Applied: ${applied}`);
 console.log(JSON.stringify(await response.json(), null, 2));
 process.exit(response.ok ? 0 : 1);

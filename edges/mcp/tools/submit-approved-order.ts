@@ -41,28 +41,47 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(approval, context) {
       const deadline = Date.now() + waitMs;
-      const submission = await submitApproval(
-        submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
-        approval,
-        'mcp',
-      );
+      // The start path waits for the write (the writeOutcome update rides on the start); meanwhile
+      // the key's record says how the write goes, for the client's progress notifications.
+      const progressDone = new AbortController();
+      let progress: Promise<unknown> = Promise.resolve();
+      const reportProgress = (key: string) => {
+        progress = waitForOutcome(deps.prisma, key, {
+          deadline,
+          signal: AbortSignal.any([progressDone.signal, context.signal]),
+          onPoll: (snapshot) =>
+            context.reportProgress(
+              snapshot.elapsedMs,
+              waitMs,
+              `status ${snapshot.status}` +
+                (snapshot.attempts > 1 ? `, attempt ${snapshot.attempts}` : '') +
+                (snapshot.lastError ? `, last error: ${snapshot.lastError}` : ''),
+            ),
+        }).catch((error: unknown) => deps.log.warn({ err: error }, 'MCP submission progress could not be read'));
+      };
+      let submission;
+      try {
+        submission = await submitApproval(
+          submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+          approval,
+          'mcp',
+          { waitUntil: deadline, onClaimed: reportProgress },
+        );
+      } finally {
+        progressDone.abort();
+        await progress;
+      }
       deps.log.info(
         { idempotencyKey: submission.idempotencyKey, duplicate: submission.duplicate },
         submission.duplicate ? 'MCP submission answered from the existing workflow' : 'MCP submission started',
       );
-      await waitForOutcome(deps.prisma, submission.idempotencyKey, {
-        deadline,
-        signal: context.signal,
-        onPoll: (snapshot) =>
-          context.reportProgress(
-            snapshot.elapsedMs,
-            waitMs,
-            `status ${snapshot.status}` +
-              (snapshot.attempts > 1 ? `, attempt ${snapshot.attempts}` : '') +
-              (snapshot.lastError ? `, last error: ${snapshot.lastError}` : ''),
-          ),
-      });
-      const view = (await readOrderStatus(deps, submission.idempotencyKey)) ?? { ...submission, attempts: 0 };
+      // The record adds the attempts and the last error. It lags the run when the write failed
+      // for good (compensation records COMPENSATING once it has reconciled): the run's word wins.
+      const stored = (await readOrderStatus(deps, submission.idempotencyKey)) ?? { ...submission, attempts: 0 };
+      const view =
+        stored.status === 'RECEIVED' && submission.status !== 'RECEIVED'
+          ? { ...stored, status: submission.status, orderNo: submission.orderNo }
+          : stored;
       const structured = {
         idempotencyKey: submission.idempotencyKey,
         workflowId: submission.workflowId,

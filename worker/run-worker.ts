@@ -1,16 +1,85 @@
 // The worker process's body, shared by `worker/main.ts` and harnesses that wrap activities: reads
-// the environment, migrates, connects and polls until SIGINT/SIGTERM.
+// the environment, migrates, connects and polls until SIGINT/SIGTERM. `createOrderWorker` is the
+// wiring itself, also used by the API process when it hosts the worker (API_HOSTS_WORKER).
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { connectorStates, loadConfig } from '../services/config/env.js';
+import { type Config, connectorStates, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { migrate } from '../services/db/migrate.js';
-import { createPrismaClientFromConfig } from '../services/db/prisma-client.js';
+import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
+import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
 import { installTemporalRuntime } from '../services/temporal/runtime.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/temporal/schedules.js';
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { readersFromConfig } from '../services/oa/readers-from-config.js';
+
+export interface OrderWorkerHost {
+  config: Config;
+  log: Logger;
+  metrics: ProductMetrics;
+  /** The worker polls on this connection; a client built on it can start workflows eagerly for it. */
+  connection: NativeConnection;
+  /** The activities' client (a compensation starts workflows, a delivery decision signals). */
+  temporal: Client;
+  prisma: PrismaClient;
+  activities?: WorkerDeps['activities'];
+}
+
+/**
+ * The order worker with the process's settings, after the namespace's search attributes and the
+ * safety-net schedules are in place. Runs nothing yet: the caller runs it and shuts it down.
+ */
+export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> {
+  const { config, log } = host;
+  try {
+    const added = await ensureSearchAttributes(host.temporal, config.temporal.namespace);
+    if (added.length > 0) log.info({ added }, 'search attributes registered');
+  } catch (error) {
+    // Temporal Cloud namespaces are configured in its console, not through the operator API.
+    log.warn({ err: error }, 'could not check the custom search attributes; register them if workflows fail to start');
+  }
+  try {
+    const schedules = await ensureSafetyNetSchedules(host.temporal, safetyNetSchedules(config));
+    log.info({ schedules }, 'safety-net schedules in place');
+  } catch (error) {
+    log.warn({ err: error }, 'could not create the safety-net schedules (duplicate scan, retention purge)');
+  }
+  const worker = await createWorker({
+    connection: host.connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    prisma: host.prisma,
+    temporal: host.temporal,
+    downstream: config.downstream,
+    metrics: host.metrics,
+    readers: readersFromConfig(config.connectors, config.writePolicy),
+    formMapping: config.connectors.formMapping?.file,
+    ...(host.activities ? { activities: host.activities } : {}),
+    options: {
+      maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+      maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
+      // SIGTERM: stop polling, give running activities the grace period, then cancel them (their
+      // attempt fails and is retried elsewhere, safe by key); exit for certain a little later.
+      shutdownGraceTime: config.worker.shutdownGraceMs,
+      shutdownForceTime: config.worker.shutdownGraceMs + 5_000,
+    },
+  });
+  log.info(
+    {
+      taskQueue: config.temporal.taskQueue,
+      address: config.temporal.address,
+      maxConcurrentActivities: config.worker.maxConcurrentActivities,
+      metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
+      downstream: config.downstream?.url ?? 'none (delivery step skipped)',
+      connectors: connectorStates(config),
+    },
+    'worker polling',
+  );
+  return worker;
+}
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
@@ -24,50 +93,15 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
   const connection = await connectWorker(target);
-  try {
-    const added = await ensureSearchAttributes(temporal, config.temporal.namespace);
-    if (added.length > 0) log.info({ added }, 'search attributes registered');
-  } catch (error) {
-    // Temporal Cloud namespaces are configured in its console, not through the operator API.
-    log.warn({ err: error }, 'could not check the custom search attributes; register them if workflows fail to start');
-  }
-  try {
-    const schedules = await ensureSafetyNetSchedules(temporal, safetyNetSchedules(config));
-    log.info({ schedules }, 'safety-net schedules in place');
-  } catch (error) {
-    log.warn({ err: error }, 'could not create the safety-net schedules (duplicate scan, retention purge)');
-  }
-  const worker = await createWorker({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    prisma,
-    temporal,
-    downstream: config.downstream,
+  const worker = await createOrderWorker({
+    config,
+    log,
     metrics,
-    readers: readersFromConfig(config.connectors, config.writePolicy),
-    formMapping: config.connectors.formMapping?.file,
+    connection,
+    temporal,
+    prisma,
     ...(activities ? { activities } : {}),
-    options: {
-      maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
-      maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
-      // SIGTERM: stop polling, give running activities the grace period, then cancel them (their
-      // attempt fails and is retried elsewhere, safe by key); exit for certain a little later.
-      shutdownGraceTime: config.worker.shutdownGraceMs,
-      shutdownForceTime: config.worker.shutdownGraceMs + 5_000,
-    },
   });
-  log.info(
-    {
-      taskQueue: config.temporal.taskQueue,
-      address: target.address,
-      maxConcurrentActivities: config.worker.maxConcurrentActivities,
-      metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
-      downstream: config.downstream?.url ?? 'none (delivery step skipped)',
-      connectors: connectorStates(config),
-    },
-    'worker polling',
-  );
   // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling and lets running
   // activities finish within the grace period, then run() resolves.
   await worker.run();

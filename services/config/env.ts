@@ -14,6 +14,12 @@ export const secretSetting = z.string().min(16, 'must be at least 16 characters'
 const logLevelSetting = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 export type LogLevel = z.output<typeof logLevelSetting>;
 
+/** A switch, off unless set: `1` / `true` turn it on, `0` / `false` leave it off. */
+const switchSetting = z
+  .enum(['0', '1', 'false', 'true'])
+  .default('0')
+  .transform((value) => value === '1' || value === 'true');
+
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
 
 const envSchema = z.object({
@@ -55,6 +61,7 @@ const envSchema = z.object({
   ACTIVITY_START_TO_CLOSE_MS: milliseconds(5_000),
   ACTIVITY_SCHEDULE_TO_CLOSE_MS: milliseconds(60_000),
   COMPENSATION_DECISION_TIMEOUT_MS: milliseconds(7 * 24 * 3600 * 1000),
+  API_HOSTS_WORKER: switchSetting,
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   WORKER_SHUTDOWN_GRACE_MS: milliseconds(10_000),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(10),
@@ -77,7 +84,7 @@ const envSchema = z.object({
     .min(1)
     .max(50_000, 'must stay below the 60 s MCP clients wait')
     .default(8_000),
-  MCP_OPERATOR_TOOLS: z.enum(['0', '1', 'false', 'true']).default('0'),
+  MCP_OPERATOR_TOOLS: switchSetting,
   LOG_LEVEL: logLevelSetting,
   // The OA connectors (docs/oa-form-mapping.md): each is on when its settings are present.
   FEISHU_APP_ID: z.string().min(1).optional(),
@@ -162,6 +169,11 @@ export interface Config {
     maxWaitSeconds: number;
     /** After SIGTERM: how long new requests get 503 + Retry-After (and /healthz 503) before the socket closes. */
     drainMs: number;
+    /**
+     * The API process also runs the order worker, on the connection its client uses, so a start
+     * can hand the workflow's first task to it (eager start) instead of a round trip through a poll.
+     */
+    hostsWorker: boolean;
   };
   worker: {
     maxConcurrentActivities: number;
@@ -292,6 +304,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       startTimeoutMs: env.WEBHOOK_START_TIMEOUT_MS,
       maxWaitSeconds: Math.floor((env.WEBHOOK_MAX_WAIT_MS - env.WEBHOOK_START_TIMEOUT_MS) / 1000),
       drainMs: env.SHUTDOWN_DRAIN_MS,
+      hostsWorker: env.API_HOSTS_WORKER,
     },
     worker: {
       maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
@@ -324,7 +337,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
     mcp: {
       token: env.MCP_TOKEN,
       submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
-      operatorTools: env.MCP_OPERATOR_TOOLS === '1' || env.MCP_OPERATOR_TOOLS === 'true',
+      operatorTools: env.MCP_OPERATOR_TOOLS,
     },
     connectors,
     brokenRuleForTests: env.BROKEN_RULE_FOR_TESTS,

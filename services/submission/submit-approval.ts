@@ -37,6 +37,8 @@ export interface SubmissionDeps {
   writePolicy: WritePolicy;
   /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
   startTimeoutMs: number;
+  /** The order worker runs in this process on the client's connection: starts ask for eager start. */
+  workerInProcess?: boolean | undefined;
   /** Tests only: a rule broken on purpose (config `BROKEN_RULE_FOR_TESTS`). */
   brokenRuleForTests?: BrokenRule | undefined;
 }
@@ -49,6 +51,7 @@ export function submissionDepsFrom(config: Config, prisma: PrismaClient, tempora
     taskQueue: config.temporal.taskQueue,
     writePolicy: config.writePolicy,
     startTimeoutMs: config.http.startTimeoutMs,
+    workerInProcess: config.http.hostsWorker,
     brokenRuleForTests: config.brokenRuleForTests,
   };
 }
@@ -328,7 +331,7 @@ async function startWorkflow(
     if (waited.start === 'closed-run') return undefined;
   }
   await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
-    startOrderWorkflow(deps.temporal, deps.taskQueue, input, reusePolicy),
+    startOrderWorkflow(deps.temporal, deps.taskQueue, input, reusePolicy, { eager: deps.workerInProcess }),
   );
   return undefined;
 }

@@ -87,16 +87,27 @@ function orderStartOptions(taskQueue: string, input: OrderWorkflowStart, reusePo
   };
 }
 
-/** Starts `order-<key>`, or attaches to it while it runs (see `orderStartOptions`). */
+/**
+ * Starts `order-<key>`, or attaches to it while it runs (see `orderStartOptions`).
+ *
+ * `eager`: a worker of `taskQueue` runs in this process on the client's native connection, so the
+ * server may answer the start with the run's first workflow task for it (eager start: no poll in
+ * between). When that worker has no free slot, or the run already exists, the start is an
+ * ordinary one.
+ */
 export async function startOrderWorkflow(
   client: Client,
   taskQueue: string,
   input: OrderWorkflowStart,
   reusePolicy: WorkflowIdReusePolicy = 'REJECT_DUPLICATE',
+  { eager = false }: { eager?: boolean | undefined } = {},
 ): Promise<StartedWorkflow> {
   const workflowId = orderWorkflowIdFor(input.idempotencyKey);
   try {
-    const handle = await client.workflow.start('orderWorkflow', orderStartOptions(taskQueue, input, reusePolicy));
+    const handle = await client.workflow.start('orderWorkflow', {
+      ...orderStartOptions(taskQueue, input, reusePolicy),
+      ...(eager ? { requestEagerStart: true } : {}),
+    });
     // A USE_EXISTING start answers with the running run when there is one; which delivery was
     // the first is decided in the database (services/db/idempotency-records.ts), not here.
     return { workflowId: handle.workflowId, closedRunExists: false };

@@ -31,6 +31,14 @@ describe('configuration', () => {
     );
     assert.equal(config.retentionDays, 30);
     assert.deepEqual(config.mcp, { token: undefined, submitWaitMs: 8_000, operatorTools: false });
+    assert.equal(config.http.hostsWorker, false);
+  });
+
+  it('reads API_HOSTS_WORKER as a switch, naming it when the value is not one', () => {
+    assert.equal(loadConfig({ API_HOSTS_WORKER: '1' }).http.hostsWorker, true);
+    assert.equal(loadConfig({ API_HOSTS_WORKER: 'true' }).http.hostsWorker, true);
+    assert.equal(loadConfig({ API_HOSTS_WORKER: '0' }).http.hostsWorker, false);
+    assert.match(problemsOf({ API_HOSTS_WORKER: 'on' }).join('\n'), /^API_HOSTS_WORKER:/m);
   });
 
   it('reads the MCP settings: token, tool wait and operator tools', () => {

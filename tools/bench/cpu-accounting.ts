@@ -49,6 +49,17 @@ function treeCpuMs(root: number | undefined, all: ProcStat[]): number {
 
 export type CpuParts = Record<string, number>;
 
+/** What no process of the bench spent: other work on the same machine, which the figures share it with. */
+export const OUTSIDE = 'outside the bench';
+
+/** CPU milliseconds the whole machine spent busy since boot (every core), from /proc/stat. */
+function machineBusyMs(): number {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: all but idle and iowait is work.
+  const busy = fields.slice(0, 8).reduce((sum, ticks, index) => (index === 3 || index === 4 ? sum : sum + ticks), 0);
+  return (busy * 1000) / TICKS_PER_SECOND;
+}
+
 /** Finds the stack's processes once (by the data folder in their command line); then `snapshot()`. */
 export function cpuAccounting(dataDir: string, processes: Record<string, () => number | undefined>) {
   const pids = readdirSync('/proc')
@@ -72,6 +83,8 @@ export function cpuAccounting(dataDir: string, processes: Record<string, () => n
         'load generator': (usage.user + usage.system) / 1000,
       };
       for (const [name, pid] of Object.entries(processes)) parts[name] = treeCpuMs(pid(), all);
+      const ours = Object.values(parts).reduce((sum, ms) => sum + ms, 0);
+      parts[OUTSIDE] = machineBusyMs() - ours;
       return parts;
     },
   };

@@ -1,12 +1,15 @@
 // `npm run bench`: what exactly-once costs, measured in one run on one machine.
-//   1. ours: distinct approvals through the real webhook, API and worker processes;
-//   2. the engine floor: the same HTTP edge starting a workflow with one no-op activity;
+//   1. ours: distinct approvals through the real webhook into the API hosting the order worker
+//      (API_HOSTS_WORKER=1: workflows started eagerly), and through the API beside a worker process;
+//   2. the engine's yardsticks through the same HTTP edge, no database: the engine floor (a workflow
+//      with one no-op activity), the local-activity floor (its no-op a local activity) and the
+//      engine ceiling (an empty workflow started eagerly on a worker hosted by the edge);
 //   3. the database floor: the same order transaction (header, lines, stock) straight through Prisma;
 //   4. a duplicate storm: every approval posted 5 times at once;
-//   5. peak RSS of the worker and the API process.
+//   5. peak RSS of the worker and API processes.
 // Each level runs closed-loop: `c` clients, each posting an approval, waiting for its workflow to
-// complete, then posting the next. Latency is from the webhook's 202 to the workflow's completion
-// (for the database floor: the transaction). Embedded stack by default; DATABASE_URL and
+// complete, then posting the next. Latency is from sending the webhook request to the workflow's
+// completion (for the database floor: the transaction). Embedded stack by default; DATABASE_URL and
 // TEMPORAL_ADDRESS point it at others. Prints a table; writes JSON and an SVG chart.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,16 +29,19 @@ import { signBody } from '../../domain-node/signature.js';
 import { workflowInputFor } from '../../services/submission/submit-approval.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import { renderChart } from './chart.js';
-import { cpuAccounting, type CpuParts, cpuPerItem } from './cpu-accounting.js';
+import { cpuAccounting, type CpuParts, cpuPerItem, OUTSIDE } from './cpu-accounting.js';
 import { FLOOR_TASK_QUEUE } from './floor.js';
 
-const usage = 'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 15] [--rounds 3] [--out docs/bench]';
+const usage =
+  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]';
 const { values } = parseArgs({
   options: {
     levels: { type: 'string', default: '1,8,32,64' },
-    seconds: { type: 'string', default: '15' },
+    seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     out: { type: 'string', default: 'docs/bench' },
+    // Short runs while looking for a cause: only these measurements (names as in the table).
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -59,8 +65,20 @@ if (
 const SECRET = randomBytes(24).toString('hex');
 const RUN = randomBytes(3).toString('hex');
 const SKUS = Array.from({ length: 200 }, (_, index) => `BENCH-${String(index).padStart(3, '0')}`);
-const DB_POOL_SIZE = 10;
+// Each process's PostgreSQL pool; DB_POOL_SIZE in the bench's environment changes it for a short run.
+const DB_POOL_SIZE = Number(process.env.DB_POOL_SIZE ?? 10);
+
+/** What is measured at every level, the order switched each round; the database floor follows. */
+const OURS = 'ours';
+const OURS_WORKER_PROCESS = 'ours (worker process)';
+const ENGINE_FLOOR = 'engine floor';
+const LOCAL_ACTIVITY_FLOOR = 'local-activity floor';
+const ENGINE_CEILING = 'engine ceiling';
+const DB_FLOOR = 'db floor';
 const VISIBLE_FLOOR = 'engine floor + visibility';
+const CONTENDERS = [OURS, OURS_WORKER_PROCESS, ENGINE_FLOOR, LOCAL_ACTIVITY_FLOOR, ENGINE_CEILING];
+const ONLY = values.only?.split(',').map((name) => name.trim());
+const measured = (name: string) => !ONLY || ONLY.includes(name);
 
 interface Measurement {
   name: string;
@@ -88,7 +106,10 @@ async function settle(): Promise<void> {
   if (!cpu) return;
   const deadline = performance.now() + 20_000;
   const busyMs = (parts: CpuParts) =>
-    Object.entries(parts).reduce((sum, [part, ms]) => (part === 'load generator' ? sum : sum + ms), 0);
+    Object.entries(parts).reduce(
+      (sum, [part, ms]) => (part === 'load generator' || part === OUTSIDE ? sum : sum + ms),
+      0,
+    );
   while (performance.now() < deadline) {
     const before = busyMs(cpu.snapshot());
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -225,7 +246,7 @@ async function main(): Promise<boolean> {
       headless: true,
     });
     cleanups.push(() => stack.stop());
-    const ports = { api: await freePort(), floorApi: await freePort() };
+    const ports = { api: await freePort(), hostingApi: await freePort(), floorApi: await freePort() };
     const env = {
       ...process.env,
       NODE_ENV: 'production',
@@ -235,6 +256,17 @@ async function main(): Promise<boolean> {
       TEMPORAL_TASK_QUEUE: `bench-${RUN}`,
       WEBHOOK_SECRET: SECRET,
       DB_POOL_SIZE: String(DB_POOL_SIZE),
+    };
+    // The API hosting the worker has a task queue of its own: no worker process takes its tasks,
+    // and its worker takes none of the worker process's. A start is eager only when the hosted
+    // worker has a free workflow task slot, so the processes that start eagerly (it, and the floor
+    // edge for the ceiling) get a slot for every client of the highest level.
+    const eagerSlots = String(Math.max(40, ...LEVELS));
+    const hostingEnv = {
+      ...env,
+      TEMPORAL_TASK_QUEUE: `bench-${RUN}-hosted`,
+      API_HOSTS_WORKER: '1',
+      WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots,
     };
     const temporal: Client = await connectClient({ address: stack.temporalAddress, namespace: 'default' });
     cleanups.push(() => temporal.connection.close());
@@ -248,18 +280,25 @@ async function main(): Promise<boolean> {
       });
       return (pollers?.length ?? 0) > 0;
     };
+    const livez = (port: number) => async () => (await fetch(`http://127.0.0.1:${port}/livez`)).ok;
     const processes: Record<string, ManagedProcess> = {
+      hostingApi: managedProcess({
+        name: 'api hosting the worker',
+        entry: 'edges/http/main.ts',
+        env: { ...hostingEnv, PORT: String(ports.hostingApi) },
+        ready: livez(ports.hostingApi),
+      }),
       api: managedProcess({
         name: 'api',
         entry: 'edges/http/main.ts',
         env: { ...env, PORT: String(ports.api) },
-        ready: async () => (await fetch(`http://127.0.0.1:${ports.api}/livez`)).ok,
+        ready: livez(ports.api),
       }),
       worker: managedProcess({ name: 'worker', entry: 'worker/main.ts', env, ready: polling(env.TEMPORAL_TASK_QUEUE) }),
       floorApi: managedProcess({
         name: 'floor-api',
         entry: 'tools/bench/floor-api.ts',
-        env: { ...env, PORT: String(ports.floorApi) },
+        env: { ...env, PORT: String(ports.floorApi), WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots },
         ready: answers(`http://127.0.0.1:${ports.floorApi}/webhooks/oa/approvals`),
       }),
       floorWorker: managedProcess({
@@ -272,6 +311,7 @@ async function main(): Promise<boolean> {
     for (const managed of Object.values(processes)) cleanups.push(() => managed.kill('SIGTERM'));
     await Promise.all(Object.values(processes).map((managed) => managed.start()));
     cpu = cpuAccounting(dataDir, {
+      'api hosting the worker': () => processes.hostingApi?.pid(),
       api: () => processes.api?.pid(),
       worker: () => processes.worker?.pid(),
       'floor api': () => processes.floorApi?.pid(),
@@ -289,57 +329,70 @@ async function main(): Promise<boolean> {
       skipDuplicates: true,
     });
 
+    const hostingUrl = `http://127.0.0.1:${ports.hostingApi}`;
     const apiUrl = `http://127.0.0.1:${ports.api}`;
     const floorUrl = `http://127.0.0.1:${ports.floorApi}`;
-    // `phase` names the approvals of one measurement: every approval of a run is a new one.
-    const ours = (phase: string) => async (n: number) => {
-      const approvalNo = `B${RUN}-O${phase}-${n}`;
-      const answer = await post(apiUrl, approvalBody(approvalNo));
-      if (answer.status !== 202) throw new Error(`webhook answered ${answer.status}`);
-      const accepted = performance.now();
-      await temporal.workflow.getHandle(orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'))).result();
-      return performance.now() - accepted;
-    };
-    // `visible`: the floor workflow started and moved on with an order's search attributes and UI
-    // metadata — the engine's share of what operators see, without the database or the edge's checks.
-    const floor =
-      (phase: string, visible = false) =>
+    /**
+     * One approval through an edge: `prefix` names the approvals of one measurement (every
+     * approval of a run is a new one); the latency runs from sending it to its workflow's end.
+     */
+    const through =
+      (url: string, query: string, workflowIdOf: (approvalNo: string) => string) =>
+      (prefix: string) =>
       async (n: number) => {
-        const approvalNo = `B${RUN}-${visible ? 'V' : 'F'}${phase}-${n}`;
-        const answer = await post(floorUrl, approvalBody(approvalNo), visible ? '?visible=1' : '');
-        if (answer.status !== 202) throw new Error(`floor edge answered ${answer.status}`);
-        const accepted = performance.now();
-        await temporal.workflow.getHandle(`floor-${idempotencyKeyFor(approvalNo, 'MAIN')}`).result();
-        return performance.now() - accepted;
+        const approvalNo = `B${RUN}-${prefix}-${n}`;
+        const sent = performance.now();
+        const answer = await post(url, approvalBody(approvalNo), query);
+        if (answer.status !== 202) throw new Error(`${url} answered ${answer.status}`);
+        await temporal.workflow.getHandle(workflowIdOf(approvalNo)).result();
+        return performance.now() - sent;
       };
+    const orderId = (approvalNo: string) => orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'));
+    const floorId = (approvalNo: string) => `floor-${idempotencyKeyFor(approvalNo, 'MAIN')}`;
     // The order the activity would write for the approval (the same input builder as the edge).
     const { writePolicy } = loadConfig(env);
-    const database = (phase: string) => async (n: number) => {
-      const input = workflowInputFor(approvalBody(`B${RUN}-D${phase}-${n}`), writePolicy);
+    const database = (prefix: string) => async (n: number) => {
+      const input = workflowInputFor(approvalBody(`B${RUN}-${prefix}-${n}`), writePolicy);
       const started = performance.now();
       await prisma.$transaction((tx) => insertOrderWithReservation(tx, { ...input, writtenAttempt: 1 }));
       return performance.now() - started;
     };
+    // `visible`: the floor workflow started and moved on with an order's search attributes and UI
+    // metadata — the engine's share of what operators see, without the database or the edge's checks.
+    const measurements: Record<string, { prefix: string; once: (prefix: string) => (n: number) => Promise<number> }> = {
+      [OURS]: { prefix: 'O', once: through(hostingUrl, '', orderId) },
+      [OURS_WORKER_PROCESS]: { prefix: 'W', once: through(apiUrl, '', orderId) },
+      [ENGINE_FLOOR]: { prefix: 'F', once: through(floorUrl, '', floorId) },
+      [LOCAL_ACTIVITY_FLOOR]: { prefix: 'L', once: through(floorUrl, '?workflow=local-activity', floorId) },
+      [ENGINE_CEILING]: { prefix: 'E', once: through(floorUrl, '?workflow=empty', floorId) },
+      [DB_FLOOR]: { prefix: 'D', once: database },
+      [VISIBLE_FLOOR]: { prefix: 'V', once: through(floorUrl, '?visible=1', floorId) },
+    };
+    const loop = (name: string, label: string, level: number, tag: string) => {
+      const { prefix, once } = measurements[name] as (typeof measurements)[string];
+      return closedLoop(label, level, once(`${prefix}${tag}`));
+    };
+    const measure = async (name: string, level: number, round: number) => ({
+      ...(await loop(name, name, level, `${level}r${round}`)),
+      round,
+    });
 
     console.log('warming up (JIT, pools, workflow caches) …');
-    await closedLoop('warm-up ours', 8, ours('warm'));
-    await closedLoop('warm-up floor', 8, floor('warm'));
+    for (const name of CONTENDERS.filter(measured)) await loop(name, `warm-up ${name}`, 8, 'warm');
 
-    // Rounds: every level measured again, ours and the engine floor taking turns to go first, so
-    // neither always inherits the other's warm caches or the machine's slow moments. The table
-    // shows each figure's median round.
+    // Rounds: every level measured again, the contenders' order turned by one each round, so none
+    // always inherits another's warm caches or the machine's slow moments. The table shows each
+    // figure's median round.
     const rounds: Measurement[] = [];
     for (let round = 1; round <= ROUNDS; round += 1) {
       for (const level of LEVELS) {
         console.log(`round ${round} of ${ROUNDS}, concurrency ${level}`);
-        const phase = `${level}r${round}`;
-        const pair = [
-          async () => rounds.push({ ...(await closedLoop('ours', level, ours(phase))), round }),
-          async () => rounds.push({ ...(await closedLoop('engine floor', level, floor(phase))), round }),
-        ];
-        for (const measure of round % 2 === 1 ? pair : pair.reverse()) await measure();
-        rounds.push({ ...(await closedLoop('db floor', level, database(phase))), round });
-        if (level === 32) rounds.push({ ...(await closedLoop(VISIBLE_FLOOR, level, floor(phase, true))), round });
+        const turn = (round - 1) % CONTENDERS.length;
+        for (const name of [...CONTENDERS.slice(turn), ...CONTENDERS.slice(0, turn)].filter(measured)) {
+          rounds.push(await measure(name, level, round));
+        }
+        if (measured(DB_FLOOR)) rounds.push(await measure(DB_FLOOR, level, round));
+        if (level === 32 && measured(VISIBLE_FLOOR)) rounds.push(await measure(VISIBLE_FLOOR, level, round));
       }
     }
     const results = medianRounds(rounds);
@@ -349,16 +402,16 @@ async function main(): Promise<boolean> {
       return performance.now() - started;
     });
 
-    console.log('duplicate storm: every approval posted 5 times at once, c=32');
+    console.log('duplicate storm: every approval posted 5 times at once to the API hosting the worker, c=32');
     let firstDeliveries = 0;
     const storm = await closedLoop('storm', 32, async (n) => {
       const approvalNo = `B${RUN}-S-${n}`;
       const body = approvalBody(approvalNo);
-      const answers = await Promise.all(Array.from({ length: 5 }, () => post(apiUrl, body)));
+      const started = performance.now();
+      const answers = await Promise.all(Array.from({ length: 5 }, () => post(hostingUrl, body)));
       if (answers.some((answer) => answer.status !== 202 && answer.status !== 200)) throw new Error('storm refused');
       firstDeliveries += answers.filter((answer) => answer.duplicate === false).length;
-      const started = performance.now();
-      await temporal.workflow.getHandle(orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'))).result();
+      await temporal.workflow.getHandle(orderId(approvalNo)).result();
       return performance.now() - started;
     });
     const [duplicates] = await prisma.$queryRaw<{ keys: bigint }[]>`
@@ -366,6 +419,7 @@ async function main(): Promise<boolean> {
         SELECT approval_no, operation FROM order_main WHERE approval_no LIKE ${`B${RUN}-%`}
         GROUP BY approval_no, operation HAVING count(*) > 1) AS doubled`;
     const memory = {
+      hostingApiPeakRssMiB: peakRssMiB(processes.hostingApi?.pid()),
       workerPeakRssMiB: peakRssMiB(processes.worker?.pid()),
       apiPeakRssMiB: peakRssMiB(processes.api?.pid()),
     };
@@ -386,9 +440,15 @@ async function main(): Promise<boolean> {
           process.env.TEMPORAL_ADDRESS ?? 'embedded dev server, SQLite on disk, journal_mode=wal, synchronous=normal',
         postgres: process.env.DATABASE_URL ? 'external' : 'embedded PostgreSQL 17',
         logLevel: 'warn',
+        workflowTaskSlots: {
+          eager: Number(eagerSlots),
+          workerProcesses: loadConfig(env).worker.maxConcurrentWorkflowTasks,
+        },
+        latency: 'from sending the webhook request to the workflow completing',
       },
       rounds: ROUNDS,
       results,
+      ratios: ratiosOf(results),
       allRounds: rounds,
       bare,
       storm: {
@@ -417,10 +477,25 @@ async function main(): Promise<boolean> {
   }
 }
 
+/** Ours (the API hosting the worker) over each yardstick's throughput, median rounds, per level. */
+function ratiosOf(results: Measurement[]) {
+  const at = (name: string, level: number) =>
+    results.find((result) => result.name === name && result.concurrency === level)?.throughput;
+  const over = (ours: number | undefined, yardstick: number | undefined) =>
+    ours !== undefined && yardstick ? Math.round((1000 * ours) / yardstick) / 1000 : null;
+  return LEVELS.map((concurrency) => ({
+    concurrency,
+    oursOverEngineFloor: over(at(OURS, concurrency), at(ENGINE_FLOOR, concurrency)),
+    oursOverLocalActivityFloor: over(at(OURS, concurrency), at(LOCAL_ACTIVITY_FLOOR, concurrency)),
+    oursOverEngineCeiling: over(at(OURS, concurrency), at(ENGINE_CEILING, concurrency)),
+  }));
+}
+
 function printTable(
   results: Measurement[],
   report: {
     allRounds: Measurement[];
+    ratios: ReturnType<typeof ratiosOf>;
     bare: Measurement;
     storm: Measurement & { duplicateOrders: number; firstDeliveries: number };
     memory: Record<string, number>;
@@ -429,50 +504,46 @@ function printTable(
   const at = (name: string, level: number) =>
     results.find((result) => result.name === name && result.concurrency === level);
   const ms = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(0));
-  console.log(
-    '\n| c | ours /s | engine floor /s | db floor /s | ours ÷ engine | ours ÷ db | ours p50/p95/p99 ms | engine p50/p95/p99 ms | db p50/p95/p99 ms |',
-  );
-  console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const level of LEVELS) {
-    const [o, f, d] = [at('ours', level), at('engine floor', level), at('db floor', level)];
-    if (!o || !f || !d) continue;
-    console.log(
-      `| ${level} | ${o.throughput.toFixed(1)} | ${f.throughput.toFixed(1)} | ${d.throughput.toFixed(1)} | ` +
-        `${((100 * o.throughput) / f.throughput).toFixed(0)} % | ${((100 * o.throughput) / d.throughput).toFixed(0)} % | ` +
-        `${ms(o.p50)}/${ms(o.p95)}/${ms(o.p99)} | ${ms(f.p50)}/${ms(f.p95)}/${ms(f.p99)} | ${ms(d.p50)}/${ms(d.p95)}/${ms(d.p99)} |`,
-    );
-  }
-  if (ROUNDS > 1) {
-    console.log(`\nours ÷ engine floor in each round (the table shows each figure's median of ${ROUNDS}):`);
-    for (const level of LEVELS) {
-      const ratios = Array.from({ length: ROUNDS }, (_, index) => {
-        const inRound = (name: string) =>
-          report.allRounds.find((r) => r.name === name && r.concurrency === level && r.round === index + 1);
-        const [o, f] = [inRound('ours'), inRound('engine floor')];
-        return o && f ? `${((100 * o.throughput) / f.throughput).toFixed(0)} %` : '-';
-      });
-      console.log(`  c=${level}: ${ratios.join(', ')}`);
-    }
-  }
-  const visible = at(VISIBLE_FLOOR, 32);
-  const ours32 = at('ours', 32);
-  if (visible && ours32) {
-    console.log(
-      `\n${VISIBLE_FLOOR} (the floor with an order's search attributes, status upsert and UI metadata), c=32: ` +
-        `${visible.throughput.toFixed(1)}/s, p50 ${ms(visible.p50)} ms; ours ÷ it: ${((100 * ours32.throughput) / visible.throughput).toFixed(0)} %`,
-    );
-  }
-  console.log('\nCPU ms per completed item, by part (c=32):');
-  for (const name of ['ours', 'engine floor', VISIBLE_FLOOR, 'db floor']) {
-    const parts = at(name, 32)?.cpuMsPerItem;
-    if (!parts) continue;
+  const cpuOf = (parts: CpuParts | undefined) => {
+    if (!parts) return '-';
+    const total = Object.entries(parts).reduce((sum, [part, value]) => (part === OUTSIDE ? sum : sum + value), 0);
     const shown = Object.entries(parts)
       .filter(([, value]) => value >= 0.05)
       .map(([part, value]) => `${part} ${value.toFixed(1)}`)
       .join(', ');
-    const total = Object.values(parts).reduce((sum, value) => sum + value, 0);
-    console.log(`  ${name.padEnd(25)} total ${total.toFixed(1)}: ${shown}`);
+    return `${total.toFixed(1)}: ${shown}`;
+  };
+  console.log(
+    "\n| c | measured | /s | ours ÷ it | p50/p95/p99 ms | CPU ms per item: the bench's total, by process (and outside the bench) |",
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const level of LEVELS) {
+    const ours = at(OURS, level);
+    for (const name of [...CONTENDERS, DB_FLOOR, ...(level === 32 ? [VISIBLE_FLOOR] : [])]) {
+      const m = at(name, level);
+      if (!m) continue;
+      const ratio = ours && name !== OURS ? `${((100 * ours.throughput) / m.throughput).toFixed(0)} %` : '';
+      console.log(
+        `| ${level} | ${name} | ${m.throughput.toFixed(1)} | ${ratio} | ${ms(m.p50)}/${ms(m.p95)}/${ms(m.p99)} | ${cpuOf(m.cpuMsPerItem)} |`,
+      );
+    }
   }
+  if (ROUNDS > 1) {
+    console.log(`\nours ÷ each yardstick in each round (the table shows each figure's median of ${ROUNDS}):`);
+    for (const level of LEVELS) {
+      const line = [OURS_WORKER_PROCESS, ENGINE_FLOOR, LOCAL_ACTIVITY_FLOOR, ENGINE_CEILING].map((name) => {
+        const ratios = Array.from({ length: ROUNDS }, (_, index) => {
+          const inRound = (measurement: string) =>
+            report.allRounds.find((r) => r.name === measurement && r.concurrency === level && r.round === index + 1);
+          const [o, y] = [inRound(OURS), inRound(name)];
+          return o && y ? `${((100 * o.throughput) / y.throughput).toFixed(0)}` : '-';
+        });
+        return `${name} ${ratios.join(', ')} %`;
+      });
+      console.log(`  c=${level}: ${line.join('; ')}`);
+    }
+  }
+  console.log('\nratios (median rounds): ' + JSON.stringify(report.ratios));
   console.log(
     `\nbare SDK (client.workflow.execute, no HTTP), c=32: ${report.bare.throughput.toFixed(1)} wf/s, p50 ${ms(report.bare.p50)} ms`,
   );
@@ -481,7 +552,8 @@ function printTable(
       `duplicate orders ${report.storm.duplicateOrders}, first deliveries ${report.storm.firstDeliveries} for ${report.storm.completed} approvals`,
   );
   console.log(
-    `peak RSS: worker ${report.memory.workerPeakRssMiB?.toFixed(0)} MiB, API ${report.memory.apiPeakRssMiB?.toFixed(0)} MiB`,
+    `peak RSS: API hosting the worker ${report.memory.hostingApiPeakRssMiB?.toFixed(0)} MiB, ` +
+      `worker ${report.memory.workerPeakRssMiB?.toFixed(0)} MiB, API ${report.memory.apiPeakRssMiB?.toFixed(0)} MiB`,
   );
 }
 

@@ -1,0 +1,102 @@
+// API_HOSTS_WORKER: the API process runs the order worker itself, on the connection its client
+// uses, so an approval's workflow gets its first workflow task in the start's answer (eager start)
+// instead of through a poll. Real processes on the test's Temporal and PostgreSQL; no standalone
+// worker runs, so every order below is written by the API's own worker.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import type { ManagedProcess } from '../../tools/harness/child-process.js';
+import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
+import {
+  approval,
+  createSku,
+  orderCount,
+  startTestService,
+  stockOf,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+/**
+ * Whether the run's first workflow task was handed out with the start itself. The server writes an
+ * eagerly started task in the same batch as the run's start (events 1–3 take consecutive task ids);
+ * a task a worker polls for is started in a later write, after the task queue's own bookkeeping
+ * took ids in between.
+ */
+async function startedEagerly(temporal: Client, workflowId: string): Promise<boolean> {
+  const events = (await temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const started = events.find((event) => event.workflowExecutionStartedEventAttributes);
+  const firstTask = events.find((event) => event.workflowTaskStartedEventAttributes);
+  assert.ok(started && firstTask, `${workflowId} has a start and a workflow task`);
+  return Number(firstTask.taskId) - Number(started.taskId) === Number(firstTask.eventId) - Number(started.eventId);
+}
+
+/** Posts a fresh approval and waits until its run completed; returns the run's workflow id. */
+async function orderThrough(api: ApiProcess, service: TestService, sku: string): Promise<string> {
+  const approvalNo = uniqueApprovalNo('HOSTED');
+  const answer = await sendApproval(api.url, approval(approvalNo, sku));
+  assert.equal(answer.status, 202, JSON.stringify(answer.body));
+  const workflowId = orderWorkflowIdFor(idempotencyKeyFor(approvalNo, 'MAIN'));
+  assert.equal(answer.body.workflowId, workflowId);
+  await service.temporal.workflow.getHandle(workflowId).result();
+  assert.equal(await orderCount(service.prisma, idempotencyKeyFor(approvalNo, 'MAIN')), 1);
+  return workflowId;
+}
+
+describe('an API that hosts the order worker (API_HOSTS_WORKER=1)', () => {
+  let service: TestService;
+  let hosting: ApiProcess;
+
+  before(async () => {
+    service = await startTestService({ inProcessWorker: false });
+    hosting = await apiProcess('api-hosting', processEnv(service.config, { API_HOSTS_WORKER: '1' }));
+    await hosting.start();
+  });
+  after(async () => {
+    await hosting.kill('SIGKILL');
+    await service.stop();
+  });
+
+  it('writes the order with no worker process, its first workflow task handed over with the start', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const workflowIds: string[] = [];
+    for (let i = 0; i < 3; i++) workflowIds.push(await orderThrough(hosting, service, sku));
+    assert.equal((await stockOf(service.prisma, sku)).reserved, 6);
+    for (const workflowId of workflowIds) {
+      assert.ok(await startedEagerly(service.temporal, workflowId), `${workflowId} was started eagerly`);
+    }
+  });
+
+  it('SIGTERM: drains HTTP, then stops its worker and exits 0', async () => {
+    await hosting.kill('SIGTERM');
+    assert.deepEqual(hosting.exit(), { code: 0, signal: null });
+    const output = hosting.output();
+    assert.ok(output.indexOf('worker stopped') > output.indexOf('draining'), output.slice(-2_000));
+    assert.match(output, /api stopped/);
+  });
+});
+
+describe('an API without the setting, beside a worker process', () => {
+  let service: TestService;
+  let api: ApiProcess;
+  let worker: ManagedProcess;
+
+  before(async () => {
+    service = await startTestService({ inProcessWorker: false });
+    const env = processEnv(service.config);
+    api = await apiProcess('api', env);
+    worker = workerProcess('worker', env);
+    await Promise.all([api.start(), worker.start()]);
+  });
+  after(async () => {
+    await Promise.all([api.kill('SIGKILL'), worker.kill('SIGKILL')]);
+    await service.stop();
+  });
+
+  it('writes the order the usual way: the worker polls for the first workflow task', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const workflowId = await orderThrough(api, service, sku);
+    assert.equal(await startedEagerly(service.temporal, workflowId), false);
+  });
+});

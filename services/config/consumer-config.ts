@@ -2,7 +2,7 @@
 // CONSUMER_DATABASE_URL (or DATABASE_URL) and DOWNSTREAM_SECRET, the secret events are signed
 // with — held to the same rule as the service's own DOWNSTREAM_SECRET.
 import { z } from 'zod';
-import { ConfigError, type EnvSource, presentSettings, secretSetting } from './env.js';
+import { ConfigError, type EnvSource, presentSettings, signingSecretSetting } from './env.js';
 
 const consumerSchema = z.object({
   CONSUMER_PORT: z.coerce.number().int().min(1).max(65535).default(4000),
@@ -11,7 +11,7 @@ const consumerSchema = z.object({
     .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgresql:// connection URL')
     .optional(),
   DATABASE_URL: z.string().optional(),
-  DOWNSTREAM_SECRET: secretSetting,
+  DOWNSTREAM_SECRET: signingSecretSetting,
 });
 
 export interface ConsumerConfig {

@@ -4,6 +4,11 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { FormMappingFile } from '../../domain/form-mapping.js';
 import { readFormMappingFile } from './form-mapping-file.js';
+import {
+  standardSecretProblem,
+  WEBHOOK_SIGNATURE_SCHEMES,
+  type WebhookSignatureScheme,
+} from '../../domain-node/signature.js';
 
 /** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
 export const BROKEN_RULES = ['redelivery-restarts-after-abandon', 'awaiting-hides-unconfirmed-claims'] as const;
@@ -11,6 +16,11 @@ export type BrokenRule = (typeof BROKEN_RULES)[number];
 
 /** Every shared secret (webhook, downstream events, MCP token) has the same floor. */
 export const secretSetting = z.string().min(16, 'must be at least 16 characters');
+/** A secret that signs or verifies: a `whsec_` one must also be usable as a Standard Webhooks key. */
+export const signingSecretSetting = secretSetting.superRefine((secret, context) => {
+  const problem = standardSecretProblem(secret);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
 const logLevelSetting = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 export type LogLevel = z.output<typeof logLevelSetting>;
 
@@ -43,14 +53,14 @@ const envSchema = z.object({
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  WEBHOOK_SECRET: secretSetting.optional(),
+  WEBHOOK_SECRET: signingSecretSetting.optional(),
   WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   WEBHOOK_START_TIMEOUT_MS: milliseconds(5_000),
   // The longest a webhook answer takes when its sender asks to wait for the write (`Prefer: wait`):
   // the sender's own deadline. The contract honours waits of 1–25 s.
   WEBHOOK_MAX_WAIT_MS: z.coerce.number().int().min(1_000).max(25_000).default(25_000),
   DOWNSTREAM_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
-  DOWNSTREAM_SECRET: secretSetting.optional(),
+  DOWNSTREAM_SECRET: signingSecretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
   RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
   RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
@@ -105,6 +115,10 @@ const envSchema = z.object({
     .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
     .default('https://api.dingtalk.com'),
   OA_FORM_MAPPING: z.string().min(1).optional(),
+  // Signature schemes and secret rotation (docs/http-api.md, docs/downstream.md).
+  WEBHOOK_SIGNATURE_SCHEME: z.enum(WEBHOOK_SIGNATURE_SCHEMES).default('oa'),
+  WEBHOOK_SECRET_PREVIOUS: signingSecretSetting.optional(),
+  DOWNSTREAM_SECRET_PREVIOUS: signingSecretSetting.optional(),
   // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
   // shrinks a broken promise. Refused outside NODE_ENV=test.
   BROKEN_RULE_FOR_TESTS: z.enum(BROKEN_RULES).optional(),
@@ -130,6 +144,8 @@ export interface WritePolicy {
 export interface DownstreamConfig {
   url: string;
   secret: string;
+  /** During a rotation: events are signed with this one too, so receivers still holding it verify. */
+  previousSecret?: string | undefined;
   /** Per-attempt HTTP timeout: below the activity's start-to-close. */
   timeoutMs: number;
 }
@@ -183,7 +199,13 @@ export interface Config {
   };
   /** Prometheus endpoint (`host:port`); undefined = none. */
   metrics: { host: string; port: number } | undefined;
-  webhook: { secret: string | undefined; toleranceSeconds: number };
+  webhook: {
+    secret: string | undefined;
+    /** During a rotation: a signature made with this one is accepted too. */
+    previousSecret: string | undefined;
+    signatureScheme: WebhookSignatureScheme;
+    toleranceSeconds: number;
+  };
   writePolicy: WritePolicy;
   /** Where order events go; undefined = the delivery step is skipped. */
   downstream: DownstreamConfig | undefined;
@@ -276,6 +298,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
   if (env.DOWNSTREAM_URL && !env.DOWNSTREAM_SECRET) {
     problems.push('DOWNSTREAM_SECRET: required when DOWNSTREAM_URL is set (events are signed)');
   }
+  problems.push(...rotationProblems(env));
   const connectors = connectorsFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -312,7 +335,12 @@ export function loadConfig(source: EnvSource = process.env): Config {
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
     },
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
-    webhook: { secret: env.WEBHOOK_SECRET, toleranceSeconds: env.WEBHOOK_TOLERANCE_SECONDS },
+    webhook: {
+      secret: env.WEBHOOK_SECRET,
+      previousSecret: env.WEBHOOK_SECRET_PREVIOUS,
+      signatureScheme: env.WEBHOOK_SIGNATURE_SCHEME,
+      toleranceSeconds: env.WEBHOOK_TOLERANCE_SECONDS,
+    },
     writePolicy: {
       maxAttempts: env.RETRY_MAX_ATTEMPTS,
       initialIntervalMs: env.RETRY_INITIAL_INTERVAL_MS,
@@ -326,7 +354,12 @@ export function loadConfig(source: EnvSource = process.env): Config {
     },
     downstream:
       env.DOWNSTREAM_URL && env.DOWNSTREAM_SECRET
-        ? { url: env.DOWNSTREAM_URL, secret: env.DOWNSTREAM_SECRET, timeoutMs: env.DOWNSTREAM_TIMEOUT_MS }
+        ? {
+            url: env.DOWNSTREAM_URL,
+            secret: env.DOWNSTREAM_SECRET,
+            previousSecret: env.DOWNSTREAM_SECRET_PREVIOUS,
+            timeoutMs: env.DOWNSTREAM_TIMEOUT_MS,
+          }
         : undefined,
     retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
     safetyNets: {
@@ -407,6 +440,22 @@ function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
     problems.push('OA_FORM_MAPPING: required when an OA connector is on (the file that maps approval forms to orders)');
   }
   return { feishu, dingtalk, formMapping };
+}
+
+/** A previous secret belongs to a rotation of a secret that is set, and differs from it. */
+function rotationProblems(env: Env): string[] {
+  const problems: string[] = [];
+  for (const [current, previous] of [
+    ['WEBHOOK_SECRET', 'WEBHOOK_SECRET_PREVIOUS'],
+    ['DOWNSTREAM_SECRET', 'DOWNSTREAM_SECRET_PREVIOUS'],
+  ] as const) {
+    if (env[previous] === undefined) continue;
+    if (env[current] === undefined) problems.push(`${previous}: only with ${current} (the secret that replaces it)`);
+    else if (env[previous] === env[current]) {
+      problems.push(`${previous}: equals ${current}; it must hold the secret being replaced`);
+    }
+  }
+  return problems;
 }
 
 /** Timeouts are layered, inner < outer (docs/architecture.md, decision 6); a ladder upside down is refused. */

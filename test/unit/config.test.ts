@@ -117,6 +117,41 @@ describe('configuration', () => {
     );
   });
 
+  it('reads the signature scheme and the previous secrets of a rotation', () => {
+    assert.equal(loadConfig({}).webhook.signatureScheme, 'oa');
+    const config = loadConfig({
+      WEBHOOK_SIGNATURE_SCHEME: 'standard',
+      WEBHOOK_SECRET: 'the-new-webhook-secret',
+      WEBHOOK_SECRET_PREVIOUS: 'the-old-webhook-secret',
+      DOWNSTREAM_URL: 'http://127.0.0.1:4000/events',
+      DOWNSTREAM_SECRET: 'whsec_' + Buffer.alloc(24, 7).toString('base64'),
+      DOWNSTREAM_SECRET_PREVIOUS: 'the-old-downstream-secret',
+    });
+    assert.equal(config.webhook.signatureScheme, 'standard');
+    assert.equal(config.webhook.previousSecret, 'the-old-webhook-secret');
+    assert.equal(config.downstream?.previousSecret, 'the-old-downstream-secret');
+    assert.match(problemsOf({ WEBHOOK_SIGNATURE_SCHEME: 'svix' }).join('\n'), /^WEBHOOK_SIGNATURE_SCHEME:/m);
+  });
+
+  it('refuses a previous secret without the one replacing it, or equal to it, and a whsec_ secret that is not base64', () => {
+    assert.match(
+      problemsOf({ WEBHOOK_SECRET_PREVIOUS: 'the-old-webhook-secret' }).join('\n'),
+      /^WEBHOOK_SECRET_PREVIOUS: only with WEBHOOK_SECRET/m,
+    );
+    assert.match(
+      problemsOf({
+        DOWNSTREAM_SECRET: 'the-same-secret-twice',
+        DOWNSTREAM_SECRET_PREVIOUS: 'the-same-secret-twice',
+      }).join('\n'),
+      /^DOWNSTREAM_SECRET_PREVIOUS: equals DOWNSTREAM_SECRET/m,
+    );
+    assert.match(problemsOf({ WEBHOOK_SECRET: 'whsec_this is not base64!' }).join('\n'), /^WEBHOOK_SECRET: a whsec_/m);
+    assert.match(
+      problemsOf({ DOWNSTREAM_SECRET_PREVIOUS: 'whsec_c2hvcnQ=' }).join('\n'),
+      /^DOWNSTREAM_SECRET_PREVIOUS:/m,
+    );
+  });
+
   it('allows a rule broken on purpose only when NODE_ENV=test, and only a known one', () => {
     const rule = 'redelivery-restarts-after-abandon';
     assert.equal(loadConfig({ NODE_ENV: 'test', BROKEN_RULE_FOR_TESTS: rule }).brokenRuleForTests, rule);

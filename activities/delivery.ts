@@ -1,8 +1,8 @@
-// Tells the downstream ERP that an order was written: POST the `order.created` event, signed, with
-// the order's own key in Idempotency-Key and a stable X-Event-Id, and records how the delivery
-// ended. Temporal's history is the outbox: a worker that dies between the commit and this call
-// leaves the step pending, and the next worker runs it — with the same key and event id, never
-// another.
+// Tells the downstream ERP that an order was written: POST the `order.created` event, signed in
+// both schemes (docs/downstream.md), with the order's own key in Idempotency-Key and a stable
+// X-Event-Id (also the webhook-id), and records how the delivery ended. Temporal's history is the
+// outbox: a worker that dies between the commit and this call leaves the step pending, and the next
+// worker runs it — with the same key and event id, never another.
 import { Context, log } from '@temporalio/activity';
 import type { DownstreamConfig } from '../services/config/env.js';
 import { findRecord } from '../services/db/idempotency-records.js';
@@ -12,7 +12,7 @@ import type { OrderStatus } from '../domain/order-status.js';
 import { DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
 import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
 import { parseRetryAfterMs } from '../domain/retry-after.js';
-import { signBody } from '../domain-node/signature.js';
+import { eventSignatureHeaders } from '../domain-node/signature.js';
 import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { toActivityFailure } from './activity-failure.js';
@@ -68,8 +68,8 @@ export function createDeliveryActivities(deps: {
           'content-type': 'application/json',
           'idempotency-key': key,
           'x-event-id': event.eventId,
-          'x-event-timestamp': timestamp,
-          'x-event-signature': signBody(downstream.secret, timestamp, body),
+          // X-Event-Timestamp / X-Event-Signature and the Standard Webhooks headers beside them.
+          ...eventSignatureHeaders(downstream, event.eventId, timestamp, body),
         },
         body,
         redirect: 'manual',

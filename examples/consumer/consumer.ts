@@ -1,18 +1,18 @@
 // A reference consumer of `order.created` events, the way an ERP/WMS should take them: verify the
-// signature, then apply each event exactly once by inserting its idempotency key into
+// Standard Webhooks signature with that scheme's own library (`standardwebhooks`), then apply each event exactly once by inserting its idempotency key into
 // `processed_event` (unique) in the same transaction as the effect (a `shipment_request` row). A
 // redelivery finds the key and answers 200 without applying anything again — including the case
 // where we committed but our answer was lost on the way back.
 import type http from 'node:http';
 import type pg from 'pg';
-import { EVENT_HEADERS, verifySignature } from '../../domain-node/signature.js';
+import { Webhook } from 'standardwebhooks';
 
 export interface ConsumerOptions {
   pool: pg.Pool;
+  /** DOWNSTREAM_SECRET of the service; the library holds timestamps to five minutes either way. */
   secret: string;
   /** PostgreSQL schema of the consumer's own tables. */
   schema?: string;
-  toleranceSeconds?: number;
   log?: (message: string, fields: Record<string, unknown>) => void;
 }
 
@@ -27,6 +27,7 @@ export function createConsumer(options: ConsumerOptions) {
   const schema = options.schema ?? 'consumer';
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
   const log = options.log ?? (() => undefined);
+  const webhook = verifierFor(options.secret);
 
   async function migrate(): Promise<void> {
     await options.pool.query(`
@@ -50,15 +51,20 @@ export function createConsumer(options: ConsumerOptions) {
 
   /** Verifies and applies one delivery; the HTTP wrapper below only moves bytes. */
   async function receive(rawBody: Buffer, headers: http.IncomingHttpHeaders): Promise<ConsumerAnswer> {
-    const signature = verifySignature({
-      secret: options.secret,
-      timestampHeader: single(headers['x-event-timestamp']),
-      signatureHeader: single(headers['x-event-signature']),
-      rawBody,
-      toleranceSeconds: options.toleranceSeconds ?? 300,
-      headers: EVENT_HEADERS,
-    });
-    if (!signature.ok) return { status: 401, body: { error: signature.reason } };
+    try {
+      webhook.verify(
+        rawBody,
+        {
+          'webhook-id': single(headers['webhook-id']) ?? '',
+          'webhook-timestamp': single(headers['webhook-timestamp']) ?? '',
+          'webhook-signature': single(headers['webhook-signature']) ?? '',
+        },
+        // JSON is judged below, after the signature: a body that is not JSON is a 400, not a 401.
+        { jsonParse: false },
+      );
+    } catch (error) {
+      return { status: 401, body: { error: `signature refused: ${(error as Error).message}` } };
+    }
     let event: {
       type?: unknown;
       eventId?: unknown;
@@ -137,6 +143,16 @@ export function createConsumer(options: ConsumerOptions) {
   }
 
   return { migrate, receive, handler };
+}
+
+/**
+ * The library reads a `whsec_` secret itself; any other secret is its UTF-8 bytes, as the service
+ * signs with it (docs/downstream.md), and is handed over as raw key bytes.
+ */
+function verifierFor(secret: string): Webhook {
+  return secret.startsWith('whsec_')
+    ? new Webhook(secret)
+    : new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' });
 }
 
 function single(value: string | string[] | undefined): string | undefined {

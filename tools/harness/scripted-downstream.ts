@@ -19,6 +19,7 @@ export interface Arrival {
   eventId: string | undefined;
   receivedAt: number;
   body: string;
+  headers: http.IncomingHttpHeaders;
 }
 
 export interface ScriptedDownstream {
@@ -54,6 +55,7 @@ export async function startScriptedDownstream(
         eventId: request.headers['x-event-id'] as string | undefined,
         receivedAt: Date.now(),
         body: body.toString('utf8'),
+        headers: request.headers,
       };
       arrivals.push(arrival);
       const reply = (key && scripts.get(key)?.shift()) || fallback(arrival);

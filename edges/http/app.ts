@@ -24,7 +24,7 @@ import type { Connector } from '../connectors/connector.js';
 import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { requestedWaitSeconds } from './prefer.js';
 import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
-import { verifySignature } from '../../domain-node/signature.js';
+import { verifyWebhookSignature } from '../../domain-node/signature.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
@@ -135,10 +135,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }
     const secret = config.webhook.secret;
     if (!secret) throw new Error('WEBHOOK_SECRET is not configured');
-    const signature = verifySignature({
+    const signature = verifyWebhookSignature({
+      scheme: config.webhook.signatureScheme,
       secret,
-      timestampHeader: header(request, 'x-oa-timestamp'),
-      signatureHeader: header(request, 'x-oa-signature'),
+      previousSecret: config.webhook.previousSecret,
+      header: (name) => header(request, name.toLowerCase()),
       rawBody,
       toleranceSeconds: config.webhook.toleranceSeconds,
     });

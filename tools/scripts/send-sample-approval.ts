@@ -1,11 +1,13 @@
-// `npm run sample [-- --approval-no AP-1 --operation MAIN --wait 5 --base-url http://127.0.0.1:3000]`:
-// sends one signed sample approval to a running service, with the development secret kept by
-// `npm run dev` (or WEBHOOK_SECRET), and prints the answer. `--wait` asks the service to wait for
+// `npm run sample [-- --approval-no AP-1 --operation MAIN --wait 5 --base-url http://127.0.0.1:3000
+// --scheme oa|standard]`: sends one signed sample approval to a running service, with the
+// development secret kept by `npm run dev` (or WEBHOOK_SECRET), signed in the scheme the service
+// takes (WEBHOOK_SIGNATURE_SCHEME), and prints the answer. `--wait` asks the service to wait for
 // the write (`Prefer: wait=<seconds>`), so the answer carries the order number.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { signBody } from '../../domain-node/signature.js';
+import { randomBytes } from 'node:crypto';
+import { signBody, signStandard } from '../../domain-node/signature.js';
 import { devSecretsFile, loadOrCreateDevSecrets } from '../dev/dev-secrets.js';
 
 const { values } = parseArgs({
@@ -14,14 +16,19 @@ const { values } = parseArgs({
     operation: { type: 'string', default: 'MAIN' },
     wait: { type: 'string' },
     'base-url': { type: 'string', default: `http://127.0.0.1:${process.env.PORT ?? 3000}` },
+    scheme: { type: 'string', default: 'oa' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   console.log(
-    'usage: npm run sample -- [--approval-no AP-1] [--operation MAIN|SUPPLEMENT] [--wait SECONDS] [--base-url URL]',
+    'usage: npm run sample -- [--approval-no AP-1] [--operation MAIN|SUPPLEMENT] [--wait SECONDS] [--base-url URL] [--scheme oa|standard]',
   );
   process.exit(0);
+}
+if (values.scheme !== 'oa' && values.scheme !== 'standard') {
+  console.error('--scheme must be oa or standard');
+  process.exit(2);
 }
 
 const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
@@ -48,12 +55,20 @@ const body = JSON.stringify({
   },
 });
 const timestamp = String(Math.floor(Date.now() / 1000));
+const messageId = `msg_${randomBytes(8).toString('hex')}`;
+const signature: Record<string, string> =
+  values.scheme === 'standard'
+    ? {
+        'webhook-id': messageId,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': signStandard(secret, messageId, timestamp, body),
+      }
+    : { 'x-oa-timestamp': timestamp, 'x-oa-signature': signBody(secret, timestamp, body) };
 const response = await fetch(`${values['base-url']}/webhooks/oa/approvals`, {
   method: 'POST',
   headers: {
     'content-type': 'application/json',
-    'x-oa-timestamp': timestamp,
-    'x-oa-signature': signBody(secret, timestamp, body),
+    ...signature,
     ...(values.wait ? { prefer: `wait=${values.wait}` } : {}),
   },
   body,

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { type AppDeps, buildApp } from '../../edges/http/app.js';
-import { signBody } from '../../domain-node/signature.js';
+import { signBody, signStandard } from '../../domain-node/signature.js';
 import { type Config, loadConfig } from '../../services/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
@@ -165,6 +165,22 @@ export async function createSku(prisma: PrismaClient, onHand: number): Promise<s
 export function signedHeaders(body: string, secret = TEST_WEBHOOK_SECRET, timestamp = Math.floor(Date.now() / 1000)) {
   const ts = String(timestamp);
   return { 'content-type': 'application/json', 'x-oa-timestamp': ts, 'x-oa-signature': signBody(secret, ts, body) };
+}
+
+/** The same, signed the Standard Webhooks way (WEBHOOK_SIGNATURE_SCHEME=standard). */
+export function standardSignedHeaders(
+  body: string,
+  secret = TEST_WEBHOOK_SECRET,
+  id = `msg_${randomBytes(8).toString('hex')}`,
+  timestamp = Math.floor(Date.now() / 1000),
+) {
+  const ts = String(timestamp);
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': ts,
+    'webhook-signature': signStandard(secret, id, ts, body),
+  };
 }
 
 /** The body of the webhook's 200, 201 and 202 answers. */

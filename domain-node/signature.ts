@@ -10,7 +10,7 @@
 // Either scheme's header may carry a list, one entry per secret, so that a secret can be rotated
 // without a gap: the sender signs with both while the receivers move over, and a receiver accepts
 // an entry made with any secret it holds. The timestamp bounds replays to a window. Why two
-// schemes and two secrets: docs/architecture.md, decision 19.
+// schemes and two secrets: docs/architecture.md, decision 21.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export function signBody(secret: string, timestamp: string, rawBody: Buffer | string): string {

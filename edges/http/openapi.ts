@@ -8,7 +8,7 @@ import { approvalSchema } from '../../domain/order-input.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { ORDER_STATUSES } from '../../domain/order-status.js';
 import { OA_VENDORS } from '../../domain/oa-approval.js';
-import { OA_HEADERS } from '../../domain-node/signature.js';
+import { OA_HEADERS, STANDARD_HEADERS } from '../../domain-node/signature.js';
 import { MCP_PATH } from './mcp-route.js';
 import { oaCallbackPath } from './oa-routes.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
@@ -28,7 +28,10 @@ export const PROBLEM_TYPES = {
   'invalid-key': { status: 400, when: 'GET /orders/{key} with something that is not a key' },
   'bad-request': { status: 400, when: 'any other request the HTTP framework refuses before a route runs' },
   'invalid-callback': { status: 400, when: 'an OA connector callback that cannot be read (401 when not authentic)' },
-  'invalid-signature': { status: 401, when: 'missing or wrong X-OA-Signature, or a stale X-OA-Timestamp' },
+  'invalid-signature': {
+    status: 401,
+    when: 'missing or wrong signature, a stale timestamp, or signed in the scheme WEBHOOK_SIGNATURE_SCHEME does not name',
+  },
   'invalid-token': { status: 401, when: '/mcp without the right bearer token (with WWW-Authenticate)' },
   'decision-refused': { status: 403, when: 'an operator decision the key cannot take in its status' },
   'order-not-found': { status: 404, when: 'GET /orders/{key} for an unknown key' },
@@ -103,7 +106,11 @@ function webhookOperation(): Json {
   return {
     operationId: 'submitApproval',
     summary: 'Submit one signed OA approval; its order is written exactly once',
-    security: [{ oaTimestamp: [], oaSignature: [] }],
+    // One scheme or the other, as WEBHOOK_SIGNATURE_SCHEME says (oa by default).
+    security: [
+      { oaTimestamp: [], oaSignature: [] },
+      { webhookId: [], webhookTimestamp: [], webhookSignature: [] },
+    ],
     parameters: [
       {
         name: 'Prefer',
@@ -356,6 +363,26 @@ export function openApiDocument(): Json {
           description:
             '`sha256=<hex>`: HMAC-SHA256 with WEBHOOK_SECRET over `"<timestamp>.<raw body bytes>"` ' +
             '(domain-node/signature.ts).',
+        },
+        webhookId: {
+          type: 'apiKey',
+          in: 'header',
+          name: STANDARD_HEADERS.id,
+          description: 'WEBHOOK_SIGNATURE_SCHEME=standard: the message id, 1–256 printable ASCII without a dot.',
+        },
+        webhookTimestamp: {
+          type: 'apiKey',
+          in: 'header',
+          name: STANDARD_HEADERS.timestamp,
+          description: 'WEBHOOK_SIGNATURE_SCHEME=standard: unix seconds, held to WEBHOOK_TOLERANCE_SECONDS.',
+        },
+        webhookSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: STANDARD_HEADERS.signature,
+          description:
+            'WEBHOOK_SIGNATURE_SCHEME=standard: space-separated `v1,<base64>` entries, HMAC-SHA256 over ' +
+            '`"<id>.<timestamp>.<raw body bytes>"` (Standard Webhooks; domain-node/signature.ts); one match passes.',
         },
         mcpBearer: { type: 'http', scheme: 'bearer', description: 'MCP_TOKEN' },
       },

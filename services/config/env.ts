@@ -53,7 +53,8 @@ const envSchema = z.object({
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  WEBHOOK_SECRET: signingSecretSetting.optional(),
+  // Read as a Standard Webhooks key only when the webhook verifies in that scheme (checked below).
+  WEBHOOK_SECRET: secretSetting.optional(),
   WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   WEBHOOK_START_TIMEOUT_MS: milliseconds(5_000),
   // The longest a webhook answer takes when its sender asks to wait for the write (`Prefer: wait`):
@@ -117,7 +118,7 @@ const envSchema = z.object({
   OA_FORM_MAPPING: z.string().min(1).optional(),
   // Signature schemes and secret rotation (docs/http-api.md, docs/downstream.md).
   WEBHOOK_SIGNATURE_SCHEME: z.enum(WEBHOOK_SIGNATURE_SCHEMES).default('oa'),
-  WEBHOOK_SECRET_PREVIOUS: signingSecretSetting.optional(),
+  WEBHOOK_SECRET_PREVIOUS: secretSetting.optional(),
   DOWNSTREAM_SECRET_PREVIOUS: signingSecretSetting.optional(),
   // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
   // shrinks a broken promise. Refused outside NODE_ENV=test.
@@ -455,6 +456,15 @@ function rotationProblems(env: Env): string[] {
       problems.push(`${previous}: equals ${current}; it must hold the secret being replaced`);
     }
   }
+  // The webhook's secrets are Standard Webhooks keys only in that scheme; the `oa` scheme uses a
+  // secret's bytes as they are, whatever its prefix.
+  if (env.WEBHOOK_SIGNATURE_SCHEME === 'standard') {
+    for (const name of ['WEBHOOK_SECRET', 'WEBHOOK_SECRET_PREVIOUS'] as const) {
+      const secret = env[name];
+      const problem = secret === undefined ? undefined : standardSecretProblem(secret);
+      if (problem) problems.push(`${name}: ${problem}`);
+    }
+  }
   return problems;
 }
 
@@ -474,6 +484,10 @@ function ladderProblems(env: Env): string[] {
     problems.push('ACTIVITY_SCHEDULE_TO_CLOSE_MS: must be below COMPENSATION_DECISION_TIMEOUT_MS');
   }
   // A tool wait shorter than one attempt would answer "still running" to nearly every call.
+  // A tool answer may take the wait and then a start confirmed under its own deadline.
+  if (env.MCP_SUBMIT_WAIT_MS + env.WEBHOOK_START_TIMEOUT_MS >= 60_000) {
+    problems.push('MCP_SUBMIT_WAIT_MS: with WEBHOOK_START_TIMEOUT_MS must stay below the 60 s MCP clients wait');
+  }
   if (env.MCP_SUBMIT_WAIT_MS <= env.ACTIVITY_START_TO_CLOSE_MS) {
     problems.push('MCP_SUBMIT_WAIT_MS: must be above ACTIVITY_START_TO_CLOSE_MS');
   }

@@ -233,10 +233,13 @@ async function acceptDelivery(
   };
   // Asked to wait, a key whose workflow exists already is watched in its record until the
   // deadline; the answer is read after that, with the order number once it is written.
+  // The order is read before the answer: deciding the first delivery stays the last statement, so
+  // a delivery recorded as the first is never answered with an error.
   const afterWaiting = async (respond: () => Promise<Submission>): Promise<Submission> => {
     if (waitUntil === undefined) return respond();
     await waitForOutcome(deps.prisma, key, { deadline: waitUntil });
-    return withOrderNo(deps.prisma, await respond());
+    const order = await findOrderByKey(deps.prisma, key);
+    return withOrderNo(await respond(), order?.orderNo);
   };
   const incoming = claim.fingerprint;
 
@@ -293,7 +296,10 @@ async function acceptDelivery(
 
   let outcome: WriteOutcome | undefined;
   try {
-    outcome = await startWorkflow(deps, input, waitUntil, brokenRestart ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE');
+    const started = startWorkflow(deps, input, waitUntil, brokenRestart ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE');
+    outcome = deps.workerInProcess
+      ? await answeredBy((waitUntil ?? Date.now()) + deps.startTimeoutMs, started)
+      : await started;
   } catch (error) {
     // The claim stays. The Temporal client retries its calls: an attempt may have started the run
     // and lost its answer before a later attempt failed, whatever the last error says. The run,
@@ -312,6 +318,29 @@ async function acceptDelivery(
     status: submission.status === 'RECEIVED' ? outcome.status : submission.status,
     ...(outcome.orderNo ? { orderNo: outcome.orderNo } : {}),
   };
+}
+
+/**
+ * The start's answer, or a timeout at `deadline` (epoch ms), for a client on a native connection (an
+ * API hosting the worker): the client's deadline bounds each of its attempts, and it retries an
+ * unreachable Temporal for seconds more; the caller hears 503 on time all the same. A client on a
+ * gRPC connection keeps its deadline across retries and needs no race. The call may still start
+ * the run after that; the claim is kept for it (decision 11).
+ */
+async function answeredBy<T>(deadline: number, start: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error('Temporal did not answer the start by its deadline (WEBHOOK_START_TIMEOUT_MS)')),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  start.catch(() => undefined); // a late failure after the timeout has no one to tell
+  try {
+    return await Promise.race([start, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -337,12 +366,11 @@ async function startWorkflow(
 }
 
 /** The submission with its order's number, when the order is written. */
-async function withOrderNo(prisma: PrismaClient, submission: Submission): Promise<Submission> {
-  const order = await findOrderByKey(prisma, submission.idempotencyKey);
-  if (!order) return submission;
-  // The status was read before the order: a write that committed in between is SUBMITTED.
+function withOrderNo(submission: Submission, orderNo: string | undefined): Submission {
+  if (orderNo === undefined) return submission;
+  // An order row means the write committed, whatever an older read of the status said.
   const status = submission.status === 'RECEIVED' ? 'SUBMITTED' : submission.status;
-  return { ...submission, status, orderNo: order.orderNo };
+  return { ...submission, status, orderNo };
 }
 
 function duplicateOf(record: IdempotencyRecord): Submission {

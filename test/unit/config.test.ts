@@ -145,11 +145,27 @@ describe('configuration', () => {
       }).join('\n'),
       /^DOWNSTREAM_SECRET_PREVIOUS: equals DOWNSTREAM_SECRET/m,
     );
-    assert.match(problemsOf({ WEBHOOK_SECRET: 'whsec_this is not base64!' }).join('\n'), /^WEBHOOK_SECRET: a whsec_/m);
+    assert.match(
+      problemsOf({ WEBHOOK_SIGNATURE_SCHEME: 'standard', WEBHOOK_SECRET: 'whsec_this is not base64!' }).join('\n'),
+      /^WEBHOOK_SECRET: a whsec_/m,
+    );
+    // In the oa scheme the secret's bytes sign as they are: a whsec_ prefix is just characters.
+    assert.equal(
+      loadConfig({ WEBHOOK_SECRET: 'whsec_this is not base64!' }).webhook.secret,
+      'whsec_this is not base64!',
+    );
     assert.match(
       problemsOf({ DOWNSTREAM_SECRET_PREVIOUS: 'whsec_c2hvcnQ=' }).join('\n'),
       /^DOWNSTREAM_SECRET_PREVIOUS:/m,
     );
+  });
+
+  it('keeps an MCP tool answer, its wait and a start confirmed after it, below the 60 s MCP clients wait', () => {
+    assert.match(
+      problemsOf({ MCP_SUBMIT_WAIT_MS: '50000', WEBHOOK_START_TIMEOUT_MS: '15000' }).join('\n'),
+      /^MCP_SUBMIT_WAIT_MS: with WEBHOOK_START_TIMEOUT_MS must stay below the 60 s/m,
+    );
+    assert.equal(loadConfig({ MCP_SUBMIT_WAIT_MS: '50000', WEBHOOK_START_TIMEOUT_MS: '9000' }).mcp.submitWaitMs, 50000);
   });
 
   it('allows a rule broken on purpose only when NODE_ENV=test, and only a known one', () => {

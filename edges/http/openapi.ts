@@ -11,43 +11,12 @@ import { OA_VENDORS } from '../../domain/oa-approval.js';
 import { OA_HEADERS, STANDARD_HEADERS } from '../../domain-node/signature.js';
 import { MCP_PATH } from './mcp-route.js';
 import { oaCallbackPath } from './oa-routes.js';
-import { PROBLEM_CONTENT_TYPE } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problem.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 export const WEBHOOK_PATH = '/webhooks/oa/approvals';
 
 type Json = Record<string, unknown>;
-
-/**
- * Every problem type the API answers with, its status and when. A route's error answers name the
- * types it can give, so a fuzzer checks the `type` as well as the status.
- */
-export const PROBLEM_TYPES = {
-  'validation-failed': { status: 400, when: 'the body breaks the schema; one `errors[]` entry per field' },
-  'malformed-json': { status: 400, when: 'the body is not JSON' },
-  'invalid-key': { status: 400, when: 'GET /orders/{key} with something that is not a key' },
-  'bad-request': { status: 400, when: 'any other request the HTTP framework refuses before a route runs' },
-  'invalid-callback': { status: 400, when: 'an OA connector callback that cannot be read (401 when not authentic)' },
-  'invalid-signature': {
-    status: 401,
-    when: 'missing or wrong signature, a stale timestamp, or signed in the scheme WEBHOOK_SIGNATURE_SCHEME does not name',
-  },
-  'invalid-token': { status: 401, when: '/mcp without the right bearer token (with WWW-Authenticate)' },
-  'decision-refused': { status: 403, when: 'an operator decision the key cannot take in its status' },
-  'order-not-found': { status: 404, when: 'GET /orders/{key} for an unknown key' },
-  'not-found': { status: 404, when: 'no such route (also /mcp or a connector route that is off)' },
-  'method-not-allowed': { status: 405, when: 'GET or DELETE on /mcp (with Allow: POST)' },
-  'workflow-already-started': { status: 409, when: 'the key’s workflow id has already run; nothing new started' },
-  'payload-too-large': { status: 413, when: 'the body is over the size limit (256 KiB)' },
-  'unsupported-media-type': { status: 415, when: 'not application/json' },
-  'idempotency-key-conflict': { status: 422, when: 'the key was used for a different order; `differences`' },
-  'internal-error': { status: 500, when: 'anything unexpected; the details stay in the log' },
-  'temporal-unavailable': { status: 503, when: 'Temporal unreachable or the start unconfirmed; Retry-After' },
-  'database-unavailable': { status: 503, when: 'PostgreSQL unreachable, busy or the statement rolled back' },
-  'shutting-down': { status: 503, when: 'the instance is draining after SIGTERM; Retry-After: 1' },
-} as const satisfies Record<string, { status: number; when: string }>;
-
-type ProblemSlug = keyof typeof PROBLEM_TYPES;
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 

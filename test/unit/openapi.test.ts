@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { openApiDocument, PROBLEM_TYPES } from '../../edges/http/openapi.js';
+import { openApiDocument } from '../../edges/http/openapi.js';
+import { PROBLEM_TYPES } from '../../edges/http/problem.js';
 import { COMMITTED_OPENAPI, openApiText } from '../../tools/scripts/write-openapi.js';
 
 async function validate(document: Record<string, unknown>) {

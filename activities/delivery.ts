@@ -16,6 +16,7 @@ import { eventSignatureHeaders } from '../domain-node/signature.js';
 import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { toActivityFailure } from './activity-failure.js';
+import { inSpan, KEY_ATTRIBUTE, traceHeaders } from '../services/telemetry/tracing.js';
 
 export interface DeliveryReceipt {
   status: number;
@@ -62,19 +63,30 @@ export function createDeliveryActivities(deps: {
     log.info('delivering order event', { idempotencyKey: key, eventId: event.eventId, attempt });
     let response: Response;
     try {
-      response = await fetch(downstream.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'idempotency-key': key,
-          'x-event-id': event.eventId,
-          // X-Event-Timestamp / X-Event-Signature and the Standard Webhooks headers beside them.
-          ...eventSignatureHeaders(downstream, event.eventId, timestamp, body),
+      // With tracing on, the POST is a span of the approval's trace and carries it (`traceparent`).
+      response = await inSpan(
+        `POST ${ORDER_CREATED}`,
+        'client',
+        { [KEY_ATTRIBUTE]: key, 'http.request.method': 'POST', 'url.full': downstream.url },
+        async (span) => {
+          const answer = await fetch(downstream.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'idempotency-key': key,
+              'x-event-id': event.eventId,
+              // X-Event-Timestamp / X-Event-Signature and the Standard Webhooks headers beside them.
+              ...eventSignatureHeaders(downstream, event.eventId, timestamp, body),
+              ...traceHeaders(),
+            },
+            body,
+            redirect: 'manual',
+            signal: AbortSignal.timeout(downstream.timeoutMs),
+          });
+          span?.setAttribute('http.response.status_code', answer.status);
+          return answer;
         },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(downstream.timeoutMs),
-      });
+      );
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       throw toActivityFailure(timedOut ? new DownstreamTimeoutError(downstream.timeoutMs) : error, attempt, timing);

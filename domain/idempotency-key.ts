@@ -42,3 +42,13 @@ export function orderWorkflowIdFor(key: string): string {
 export function compensationWorkflowIdFor(key: string): string {
   return `compensation-${key}`;
 }
+
+/**
+ * The key a workflow id was derived from (`order-<key>`, `compensation-<key>`, `delivery-<key>`),
+ * read back, never rebuilt; undefined for a workflow that belongs to no key (the safety nets).
+ */
+export function idempotencyKeyOfWorkflowId(workflowId: string): string | undefined {
+  const dash = workflowId.indexOf('-');
+  const key = workflowId.slice(dash + 1);
+  return dash > 0 && IDEMPOTENCY_KEY_PATTERN.test(key) ? key : undefined;
+}

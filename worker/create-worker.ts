@@ -16,6 +16,7 @@ import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { TemporalTarget } from '../services/temporal/connection.js';
+import { workerTracing } from '../services/telemetry/tracing.js';
 
 /** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
 export function workflowsPath(): string {
@@ -51,9 +52,16 @@ export interface WorkerDeps {
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
-/** Bundles the workflows once per process (webpack's report is kept out of the logs). */
+/**
+ * Bundles the workflows once per process (webpack's report is kept out of the logs), with the
+ * tracing interceptors when the process traces: without them the bundle holds none of it.
+ */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') });
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: workflowsPath(),
+    logger: new DefaultLogger('WARN'),
+    workflowInterceptorModules: workerTracing()?.workflowInterceptorModules ?? [],
+  });
   return bundle;
 }
 
@@ -69,13 +77,17 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     formMapping: deps.formMapping,
   };
   const real = createActivities(activityDeps);
+  const tracing = workerTracing();
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     workflowBundle: await workflowBundle(),
     activities: deps.activities ? deps.activities(real, activityDeps) : real,
-    interceptors: { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] },
+    interceptors: {
+      activity: [...(tracing?.interceptors.activity ?? []), () => ({ inbound: new ActivityFailureMetrics(metrics) })],
+    },
+    ...(tracing ? { sinks: tracing.sinks } : {}),
     ...deps.options,
   });
 }

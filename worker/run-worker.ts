@@ -11,6 +11,7 @@ import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
 import { installTemporalRuntime } from '../services/temporal/runtime.js';
+import { installTracing, shutdownTracing } from '../services/telemetry/tracing.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/temporal/schedules.js';
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
@@ -84,6 +85,8 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
   const metrics = installTemporalRuntime(config, log, { handleSignals: true });
+  // Before the client and the worker exist: they take their interceptors from it.
+  if (installTracing(config.tracing, 'worker')) log.info({ tracing: config.tracing }, 'OpenTelemetry traces exported');
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
   // Connecting the client first checks the TLS settings (connectClient's handshake check), so a
@@ -105,6 +108,6 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling and lets running
   // activities finish within the grace period, then run() resolves.
   await worker.run();
-  await Promise.all([prisma.$disconnect(), connection.close(), temporal.connection.close()]);
+  await Promise.all([prisma.$disconnect(), connection.close(), temporal.connection.close(), shutdownTracing()]);
   log.info('worker stopped');
 }

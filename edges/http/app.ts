@@ -25,6 +25,7 @@ import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './proble
 import { requestedWaitSeconds } from './prefer.js';
 import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
 import { verifyWebhookSignature } from '../../domain-node/signature.js';
+import { inRequestSpan, registerRequestSpans } from './request-spans.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
@@ -96,6 +97,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return sendProblem(reply.headers(answer.headers), answer.problem);
   });
 
+  // With tracing on, a span per request; the routes below run their work inside it.
+  registerRequestSpans(app);
+
   app.addHook('onRequest', async (request, reply) => {
     if (!deps.draining?.() || request.routeOptions.url === '/livez') return;
     reply.header('connection', 'close');
@@ -162,11 +166,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // that the answer stays inside WEBHOOK_MAX_WAIT_MS (docs/architecture.md, decision 19).
     const requested = requestedWaitSeconds(request.headers.prefer);
     const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
-    const submission = await submitApproval(
-      submissionDepsFrom(config, deps.prisma, deps.temporal),
-      parsed.value,
-      'webhook',
-      wait === undefined ? {} : { waitUntil: receivedAt + wait * 1000 },
+    const submission = await inRequestSpan(request, () =>
+      submitApproval(
+        submissionDepsFrom(config, deps.prisma, deps.temporal),
+        parsed.value,
+        'webhook',
+        wait === undefined ? {} : { waitUntil: receivedAt + wait * 1000 },
+      ),
     );
     request.log.info(
       { idempotencyKey: submission.idempotencyKey, workflowId: submission.workflowId, duplicate: submission.duplicate },

@@ -1,12 +1,18 @@
 // The HTTP API process. Starts no embedded service; reads DATABASE_URL and TEMPORAL_ADDRESS. With
 // API_HOSTS_WORKER=1 it also runs the order worker (docs/architecture.md, decision 20).
-import { Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { connectorStates, loadConfig } from '../../services/config/env.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { migrate } from '../../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
-import { checkTlsHandshake, createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
+import {
+  checkTlsHandshake,
+  clientOn,
+  createLazyClient,
+  temporalTargetFrom,
+} from '../../services/temporal/connection.js';
+import { installTracing, shutdownTracing } from '../../services/telemetry/tracing.js';
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker } from '../../worker/run-worker.js';
@@ -21,6 +27,8 @@ await runMain('api', async (log) => {
   const hostsWorker = config.http.hostsWorker;
   // The API stops on its own terms (drain, then close), also the worker it hosts.
   const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: !hostsWorker });
+  // Before any client or worker exists: they take their interceptors from it.
+  if (installTracing(config.tracing, 'api')) log.info({ tracing: config.tracing }, 'OpenTelemetry traces exported');
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
   // Only the API verifies webhook signatures, so only the API needs the secret.
@@ -41,7 +49,7 @@ await runMain('api', async (log) => {
   let temporal: Client;
   if (hostsWorker) {
     const connection = await connectWorker(target);
-    temporal = new Client({ connection, namespace: config.temporal.namespace });
+    temporal = clientOn(connection, config.temporal.namespace);
     const worker = await createOrderWorker({ config, log, metrics, connection, temporal, prisma });
     const running = worker.run();
     hosted = { worker, running };
@@ -83,7 +91,7 @@ await runMain('api', async (log) => {
       await hosted.running;
       log.info('worker stopped');
     }
-    await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
+    await Promise.all([prisma.$disconnect(), temporal.connection.close(), shutdownTracing()]);
     log.info('api stopped');
     process.exit(0);
   };

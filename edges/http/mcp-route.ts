@@ -6,6 +6,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { HttpProblem, problem } from './problem.js';
+import { inRequestSpan } from './request-spans.js';
 import { bearerTokenMatches } from '../mcp/bearer-token.js';
 import { createMcpServer, toolsFor } from '../mcp/server.js';
 import type { McpDeps, McpLogger, Tool } from '../mcp/tool.js';
@@ -47,7 +48,8 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
           id: null,
         });
       }
-      await answer(reply, tools, deps.log, message);
+      // A tool call's span is the request span's child.
+      await inRequestSpan(request, () => answer(reply, tools, deps.log, message));
     },
   });
 }

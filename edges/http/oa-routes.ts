@@ -12,6 +12,7 @@ import { acceptApprovalEvent } from '../../services/submission/accept-oa-event.j
 import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import type { Connector, ConnectorReply } from '../connectors/connector.js';
 import { HttpProblem, problem } from './problem.js';
+import { inRequestSpan } from './request-spans.js';
 
 export interface OaRouteDeps {
   config: Config;
@@ -72,15 +73,17 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
           );
           return send(reply, callback.ack);
         case 'event': {
-          const outcome = await acceptApprovalEvent(
-            {
-              ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
-              log: request.log,
-              metrics: deps.metrics,
-              formMapping: deps.config.connectors.formMapping?.file,
-            },
-            callback.event,
-            replyBudgetMs(connector.vendorDeadlineMs),
+          const outcome = await inRequestSpan(request, () =>
+            acceptApprovalEvent(
+              {
+                ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+                log: request.log,
+                metrics: deps.metrics,
+                formMapping: deps.config.connectors.formMapping?.file,
+              },
+              callback.event,
+              replyBudgetMs(connector.vendorDeadlineMs),
+            ),
           );
           request.log.info(
             { vendor, eventId: callback.event.eventId, idempotencyKey: outcome.idempotencyKey, outcome: outcome.kind },

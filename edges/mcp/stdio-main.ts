@@ -10,6 +10,7 @@ import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
+import { installTracing, shutdownTracing } from '../../services/telemetry/tracing.js';
 import { createMcpServer, toolsFor } from './server.js';
 
 const USAGE = `usage: orders-mcp [--operator-tools]
@@ -45,6 +46,8 @@ await runMain(
   'mcp',
   async (log) => {
     const config = loadOperatorConfig();
+    // Before the client exists: it takes its interceptors from it. Each tool call is a trace.
+    if (installTracing(config.tracing, 'mcp')) log.info({ tracing: config.tracing }, 'OpenTelemetry traces exported');
     const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));
@@ -57,7 +60,7 @@ await runMain(
       stopping = true;
       log.info({ reason }, 'stopping the MCP stdio server');
       await server.close();
-      await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
+      await Promise.all([prisma.$disconnect(), temporal.connection.close(), shutdownTracing()]);
       process.exit(0);
     };
     // The client closes stdin to end the session; signals come from a supervisor.

@@ -10,6 +10,7 @@ import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { toFieldErrors } from '../../domain/order-input.js';
 import type { Client } from '@temporalio/client';
+import { inSpan } from '../../services/telemetry/tracing.js';
 import { errorResult, invalidArgumentsResult, successResult } from './tool-results.js';
 
 export type McpLogger = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
@@ -75,7 +76,11 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodObject>(
       const parsed = spec.inputSchema.safeParse(args);
       if (!parsed.success) return invalidArgumentsResult(spec.name, toFieldErrors(parsed.error));
       try {
-        const answer = await spec.run(parsed.data, context);
+        // With tracing on, each call is a trace of its own (or the /mcp request's child); the
+        // submission tags it with the key.
+        const answer = await inSpan(`MCP tools/call ${spec.name}`, 'server', { 'mcp.tool.name': spec.name }, () =>
+          spec.run(parsed.data, context),
+        );
         return successResult(answer.structured, answer.sentence);
       } catch (error) {
         const { result, expected } = errorResult(spec.name, error);

@@ -32,6 +32,10 @@ const switchSetting = z
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
 
+/** The OTLP transports the exporter speaks; the SDK's names. */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
+const otlpProtocolSetting = z.enum(OTLP_PROTOCOLS);
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -120,6 +124,14 @@ const envSchema = z.object({
   WEBHOOK_SIGNATURE_SCHEME: z.enum(WEBHOOK_SIGNATURE_SCHEMES).default('oa'),
   WEBHOOK_SECRET_PREVIOUS: secretSetting.optional(),
   DOWNSTREAM_SECRET_PREVIOUS: signingSecretSetting.optional(),
+  // OpenTelemetry (docs/operations.md#following-one-approval): tracing is on when the endpoint is
+  // set. The exporter reads the other OTEL_EXPORTER_OTLP_* variables itself; these are checked here.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .url({ protocol: /^https?$/, message: 'must be an http(s) URL of an OTLP receiver, e.g. http://localhost:4318' })
+    .optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocolSetting.default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocolSetting.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
   // shrinks a broken promise. Refused outside NODE_ENV=test.
   BROKEN_RULE_FOR_TESTS: z.enum(BROKEN_RULES).optional(),
@@ -200,6 +212,8 @@ export interface Config {
   };
   /** Prometheus endpoint (`host:port`); undefined = none. */
   metrics: { host: string; port: number } | undefined;
+  /** OpenTelemetry traces; undefined = off (no OTEL_EXPORTER_OTLP_ENDPOINT). */
+  tracing: TracingConfig | undefined;
   webhook: {
     secret: string | undefined;
     /** During a rotation: a signature made with this one is accepted too. */
@@ -218,6 +232,13 @@ export interface Config {
   connectors: ConnectorsConfig;
   /** A rule broken on purpose for the explorer's own test; always undefined outside NODE_ENV=test. */
   brokenRuleForTests: BrokenRule | undefined;
+}
+
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: the receiver's base URL (the HTTP exporters add `/v1/traces`). */
+  endpoint: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL. */
+  protocol: (typeof OTLP_PROTOCOLS)[number];
 }
 
 export interface FeishuConfig {
@@ -336,6 +357,12 @@ export function loadConfig(source: EnvSource = process.env): Config {
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
     },
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
+    tracing: env.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? {
+          endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+          protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL,
+        }
+      : undefined,
     webhook: {
       secret: env.WEBHOOK_SECRET,
       previousSecret: env.WEBHOOK_SECRET_PREVIOUS,

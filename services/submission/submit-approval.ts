@@ -28,6 +28,7 @@ import type {
   WriteOutcome,
 } from '../../workflows/definitions.js';
 import { waitForOutcome } from './wait-for-outcome.js';
+import { tagSpanWithKey } from '../telemetry/tracing.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 
 export interface SubmissionDeps {
@@ -227,6 +228,8 @@ async function acceptDelivery(
 ): Promise<Submission> {
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
+  // The request's or tool call's span, once the key is known (tracing on only).
+  tagSpanWithKey(key);
   const answer = async (): Promise<Submission> => {
     const { first, status } = await decideFirstDelivery(deps.prisma, key);
     return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };

@@ -6,8 +6,10 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import { ConfigError, type TemporalConfig } from '../config/env.js';
 import { requireSetting } from '../config/process.js';
+import { tracingClientInterceptors } from '../telemetry/tracing.js';
 
 export interface TemporalTarget {
   address: string;
@@ -177,13 +179,22 @@ function connectionOptions(target: TemporalTarget) {
 
 export function createLazyClient(target: TemporalTarget): Client {
   const connection = Connection.lazy({ ...connectionOptions(target), connectTimeout: '3 seconds' });
-  return new Client({ connection, namespace: target.namespace });
+  return clientOn(connection, target.namespace);
 }
 
 export async function connectClient(target: TemporalTarget): Promise<Client> {
   await checkTlsHandshake(target);
   const connection = await Connection.connect({ ...connectionOptions(target), connectTimeout: '5 seconds' });
-  return new Client({ connection, namespace: target.namespace });
+  return clientOn(connection, target.namespace);
+}
+
+/**
+ * Every client of the service is built here: with tracing on, its starts and signals carry the
+ * caller's trace into the workflow (installTracing must have run before).
+ */
+export function clientOn(connection: Connection | NativeConnection, namespace: string): Client {
+  const interceptors = tracingClientInterceptors();
+  return new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) });
 }
 
 // Whether a Temporal call failed for want of a server is the classification table's call, like

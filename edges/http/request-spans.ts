@@ -1,0 +1,41 @@
+// A server span per HTTP request when tracing is on: the first span of an approval's trace, or a
+// child of the caller's when its request carries `traceparent`. Health probes are left out (they
+// would bury the approvals). With tracing off no hook is added at all.
+import type { Span } from '@opentelemetry/api';
+import { SpanStatusCode } from '@opentelemetry/api';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { startServerSpan, tracingOn, withinSpan } from '../../services/telemetry/tracing.js';
+
+const UNTRACED_ROUTES = new Set(['/livez', '/healthz']);
+const requestSpans = new WeakMap<FastifyRequest, Span>();
+
+export function registerRequestSpans(app: FastifyInstance): void {
+  if (!tracingOn()) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    const route = request.routeOptions.url;
+    if (route !== undefined && UNTRACED_ROUTES.has(route)) return done();
+    const span = startServerSpan(`${request.method} ${route ?? request.url}`, request.headers, {
+      'http.request.method': request.method,
+      'url.path': request.url.split('?')[0] ?? request.url,
+      ...(route !== undefined ? { 'http.route': route } : {}),
+    });
+    if (!span) return done();
+    requestSpans.set(request, span);
+    // The raw response's close: also for the MCP route, whose transport answers on its own.
+    reply.raw.once('close', () => {
+      const status = reply.raw.statusCode;
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    done();
+  });
+}
+
+/**
+ * Runs a route's work inside its request's span. Fastify reads the body between the hook and the
+ * handler, which loses the async context: the handler hands it back explicitly.
+ */
+export function inRequestSpan<T>(request: FastifyRequest, fn: () => T): T {
+  return withinSpan(requestSpans.get(request), fn);
+}

@@ -1,0 +1,192 @@
+// One trace per approval: the webhook request's span, the workflow start, the order workflow, its
+// activities (the write, a local activity, included) and the POST of `order.created` share one
+// trace id, the downstream receives it in `traceparent`, and every span carries the key. Spans are
+// kept in memory in place of the OTLP exporter; the stack is the real one.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import pg from 'pg';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { createMcpServer } from '../../edges/mcp/server.js';
+import { submitApprovedOrderTool } from '../../edges/mcp/tools/submit-approved-order.js';
+import { installTracing, KEY_ATTRIBUTE, shutdownTracing } from '../../services/telemetry/tracing.js';
+import { workflowBundle } from '../../worker/create-worker.js';
+import { historyFromFile, replayHistories } from '../../worker/replay.js';
+import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  postApproval,
+  stackEnv,
+  startTestService,
+  statusReaches,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+const SECRET = 'downstream-secret-0123456789';
+
+/** The spans of one trace, as a tree of names with the key attribute, for the test's output. */
+function treeOf(spans: readonly ReadableSpan[]): string {
+  const children = (parentId: string | undefined) =>
+    spans
+      .filter((span) => span.parentSpanId === parentId || (parentId === undefined && !hasParentIn(spans, span)))
+      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+  const lines: string[] = [];
+  const walk = (span: ReadableSpan, depth: number) => {
+    lines.push(`${'  '.repeat(depth)}${span.name}  [${KEY_ATTRIBUTE}=${String(span.attributes[KEY_ATTRIBUTE])}]`);
+    for (const child of children(span.spanContext().spanId)) walk(child, depth + 1);
+  };
+  for (const root of children(undefined)) walk(root, 0);
+  return lines.join('\n');
+}
+
+function hasParentIn(spans: readonly ReadableSpan[], span: ReadableSpan): boolean {
+  return spans.some((other) => other.spanContext().spanId === span.parentSpanId);
+}
+
+/** Whether `span` sits below `ancestor` in the same trace. */
+function descendsFrom(spans: readonly ReadableSpan[], span: ReadableSpan, ancestor: ReadableSpan): boolean {
+  let parentId = span.parentSpanId;
+  while (parentId !== undefined) {
+    if (parentId === ancestor.spanContext().spanId) return true;
+    parentId = spans.find((other) => other.spanContext().spanId === parentId)?.parentSpanId;
+  }
+  return false;
+}
+
+describe('OpenTelemetry traces', () => {
+  const exporter = new InMemorySpanExporter();
+  let pool: pg.Pool;
+  let downstream: ScriptedDownstream;
+  let service: TestService;
+
+  before(async () => {
+    pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
+    downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
+    const config = testConfig({
+      DOWNSTREAM_URL: downstream.url,
+      DOWNSTREAM_SECRET: SECRET,
+      // Turns tracing on; the in-memory exporter below stands in for the OTLP one.
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+    });
+    // Before the clients and the worker: they take their interceptors from it.
+    assert.ok(installTracing(config.tracing, 'test', new SimpleSpanProcessor(exporter)));
+    service = await startTestService({ config });
+  });
+  after(async () => {
+    await service.stop();
+    await shutdownTracing();
+    await downstream.close();
+    await pool.end();
+  });
+
+  /** The finished spans of the trace whose span `name` carries `key`, once its workflow run has ended. */
+  async function traceOf(name: string, key: string) {
+    return eventually(`the trace of ${key}, its workflow span ended`, () => {
+      const spans = exporter.getFinishedSpans();
+      const root = spans.find((span) => span.name === name && span.attributes[KEY_ATTRIBUTE] === key);
+      if (!root) return Promise.resolve(undefined);
+      const traceId = root.spanContext().traceId;
+      const trace = spans.filter((span) => span.spanContext().traceId === traceId);
+      const ran = trace.some((span) => span.name === 'RunWorkflow:orderWorkflow');
+      return Promise.resolve(ran ? { root, trace } : undefined);
+    });
+  }
+
+  /**
+   * Once `key` is delivered: its trace, rooted at the span `rootName`, printed; each of `names` in it
+   * below the root, and every span of it tagged with the key.
+   */
+  async function assertOneTraceTaggedWith(rootName: string, key: string, names: string[]) {
+    await statusReaches(service, key, 'DELIVERED');
+    const { root, trace } = await traceOf(rootName, key);
+    console.log(`the trace of ${key}:\n${treeOf(trace)}`);
+    assert.equal(root.parentSpanId, undefined, `${rootName} is the root of the trace`);
+    for (const name of names) {
+      const span = trace.find((candidate) => candidate.name === name);
+      assert.ok(span, `${name} is in the trace`);
+      assert.ok(descendsFrom(trace, span, root), `${name} descends from ${root.name}`);
+    }
+    for (const span of trace) {
+      assert.equal(span.attributes[KEY_ATTRIBUTE], key, `${span.name} carries ${KEY_ATTRIBUTE}`);
+    }
+    return { root, trace };
+  }
+
+  it('one approval is one trace, from the webhook request to the downstream POST, every span tagged with its key', async () => {
+    const approvalNo = uniqueApprovalNo('OTEL');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const response = await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)));
+    assert.equal(response.statusCode, 202, response.body);
+    const { root, trace } = await assertOneTraceTaggedWith('POST /webhooks/oa/approvals', key, [
+      'StartWorkflow:orderWorkflow',
+      'RunWorkflow:orderWorkflow',
+      // The write: a local activity in the run's first workflow task, traced all the same.
+      'StartActivity:writeOrder',
+      'RunActivity:writeOrder',
+      'RunActivity:deliverOrderEvent',
+      'POST order.created',
+    ]);
+
+    const post = trace.find((span) => span.name === 'POST order.created');
+    assert.ok(post);
+    const [arrival] = downstream.arrivals(key);
+    assert.ok(arrival, 'the event reached the downstream');
+    assert.equal(
+      arrival.headers.traceparent,
+      `00-${root.spanContext().traceId}-${post.spanContext().spanId}-01`,
+      'the downstream POST carries the trace, with its own span as the parent',
+    );
+  });
+
+  it('an MCP tool call is a trace of its own, tagged with its key down to the write', async () => {
+    const approvalNo = uniqueApprovalNo('OTELMCP');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const server = createMcpServer([submitApprovedOrderTool({ ...service, log: quiet })]);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new McpClient({ name: 'tracing-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      const result = await client.callTool({
+        name: 'submit_approved_order',
+        arguments: { ...approval(approvalNo, await createSku(service.prisma, 10)) },
+      });
+      assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    } finally {
+      await client.close();
+      await server.close();
+    }
+    // The tool call starts a trace of its own: its span is the root.
+    await assertOneTraceTaggedWith('MCP tools/call submit_approved_order', key, [
+      // The tool waits for the write: its start carries the writeOutcome update.
+      'UpdateWithStartWorkflow:writeOutcome',
+      'RunWorkflow:orderWorkflow',
+      'RunActivity:writeOrder',
+      'POST order.created',
+    ]);
+  });
+
+  it('the recorded histories replay with the tracing interceptors in the workflow bundle: tracing may be turned on under running workflows', async () => {
+    const bundle = await workflowBundle();
+    assert.ok(bundle.code.includes('@temporalio/interceptor-workflow'), 'the bundle holds the tracing interceptors');
+    const dir = fileURLToPath(new URL('../replay/histories/', import.meta.url));
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.json'));
+    assert.ok(files.length > 0, 'replay fixtures to replay');
+    const outcomes = await replayHistories(await Promise.all(files.map((name) => historyFromFile(`${dir}${name}`))));
+    assert.deepEqual(
+      outcomes.filter((outcome) => !outcome.ok),
+      [],
+    );
+    assert.equal(outcomes.length, files.length);
+  });
+});

@@ -178,4 +178,29 @@ describe('configuration', () => {
       /^BROKEN_RULE_FOR_TESTS/m,
     );
   });
+
+  it('turns traces on only with OTEL_EXPORTER_OTLP_ENDPOINT, an http(s) URL, and reads the protocol the SDK way', () => {
+    assert.equal(loadConfig({}).tracing, undefined);
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing, undefined);
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, {
+      endpoint: 'http://collector:4318',
+      protocol: 'http/protobuf',
+    });
+    const traces = (env: Record<string, string>) =>
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4317', ...env }).tracing?.protocol;
+    assert.equal(traces({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), 'grpc');
+    assert.equal(
+      traces({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }),
+      'http/json',
+    );
+    assert.match(
+      problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).join('\n'),
+      /^OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/m,
+    );
+    assert.match(
+      problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://collector' }).join('\n'),
+      /^OTEL_EXPORTER_OTLP_ENDPOINT:/m,
+    );
+    assert.match(problemsOf({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http' }).join('\n'), /^OTEL_EXPORTER_OTLP_PROTOCOL:/m);
+  });
 });

@@ -3,9 +3,11 @@ import { describe, it } from 'node:test';
 import {
   compensationWorkflowIdFor,
   idempotencyKeyFor,
+  idempotencyKeyOfWorkflowId,
   orderWorkflowIdFor,
   parseIdempotencyKey,
 } from '../../domain/idempotency-key.js';
+import { deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 
 describe('idempotency key', () => {
   it('is built from the approval number and the operation, the same every time', () => {
@@ -41,5 +43,15 @@ describe('idempotency key', () => {
     const key = idempotencyKeyFor('AP-7', 'MAIN');
     assert.equal(orderWorkflowIdFor(key), 'order-APPROVAL:AP-7:MAIN');
     assert.equal(compensationWorkflowIdFor(key), 'compensation-APPROVAL:AP-7:MAIN');
+  });
+
+  it('is read back from the id of every workflow derived from it, and from no other id', () => {
+    const key = idempotencyKeyFor('AP-7.b_c', 'SUPPLEMENT');
+    for (const workflowId of [orderWorkflowIdFor(key), compensationWorkflowIdFor(key), deliveryWorkflowIdFor(key)]) {
+      assert.equal(idempotencyKeyOfWorkflowId(workflowId), key, workflowId);
+    }
+    for (const workflowId of ['duplicate-scan', key, '-APPROVAL:AP-7:MAIN', 'order-APPROVAL:AP 7:MAIN', 'order-']) {
+      assert.equal(idempotencyKeyOfWorkflowId(workflowId), undefined, workflowId);
+    }
   });
 });

@@ -8,10 +8,12 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import pg from 'pg';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { loadConfig } from '../../services/config/env.js';
 import { createMcpServer } from '../../edges/mcp/server.js';
 import { submitApprovedOrderTool } from '../../edges/mcp/tools/submit-approved-order.js';
 import { installTracing, KEY_ATTRIBUTE, shutdownTracing } from '../../services/telemetry/tracing.js';
@@ -26,10 +28,11 @@ import {
   stackEnv,
   startTestService,
   statusReaches,
-  testConfig,
+  testEnv,
   type TestService,
   uniqueApprovalNo,
 } from '../support/service.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 
 const SECRET = 'downstream-secret-0123456789';
 
@@ -67,16 +70,21 @@ describe('OpenTelemetry traces', () => {
   let pool: pg.Pool;
   let downstream: ScriptedDownstream;
   let service: TestService;
+  let receiver: OtlpReceiver;
+  let env: Record<string, string>;
 
   before(async () => {
     pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
     downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
-    const config = testConfig({
+    receiver = await startOtlpReceiver();
+    env = testEnv({
       DOWNSTREAM_URL: downstream.url,
       DOWNSTREAM_SECRET: SECRET,
-      // Turns tracing on; the in-memory exporter below stands in for the OTLP one.
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+      // Turns tracing on; in this process the in-memory exporter below stands in for the OTLP one.
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
+    const config = loadConfig(env);
     // Before the clients and the worker: they take their interceptors from it.
     assert.ok(installTracing(config.tracing, 'test', new SimpleSpanProcessor(exporter)));
     service = await startTestService({ config });
@@ -85,6 +93,7 @@ describe('OpenTelemetry traces', () => {
     await service.stop();
     await shutdownTracing();
     await downstream.close();
+    await receiver.close();
     await pool.end();
   });
 
@@ -188,5 +197,57 @@ describe('OpenTelemetry traces', () => {
       [],
     );
     assert.equal(outcomes.length, files.length);
+  });
+
+  it('a process started with OTEL_EXPORTER_OTLP_ENDPOINT exports over OTLP, and its trace goes on in the worker', async () => {
+    const approvalNo = uniqueApprovalNo('OTELSTDIO');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    // The orders-mcp bin as an agent starts it: the environment is its only configuration.
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [fileURLToPath(new URL('../../bin/orders-mcp.mjs', import.meta.url))],
+      env: { ...env, PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' },
+      stderr: 'pipe',
+    });
+    const stderr: string[] = [];
+    transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
+    const client = new McpClient({ name: 'tracing-test-stdio', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({
+        name: 'submit_approved_order',
+        arguments: { ...approval(approvalNo, await createSku(service.prisma, 10)) },
+      });
+      assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    } finally {
+      // Closing ends the server, which exports what its batch still holds on the way out.
+      await client.close();
+    }
+    const exported = await eventually('the stdio server to export its tool call span', () =>
+      Promise.resolve(
+        receiver
+          .spans()
+          .find(
+            (span) => span.name === 'MCP tools/call submit_approved_order' && span.attributes[KEY_ATTRIBUTE] === key,
+          ),
+      ),
+    );
+    assert.equal(exported.serviceName, 'orders-mcp', stderr.join(''));
+    assert.equal(exported.parentSpanId, undefined, 'the tool call is the root of its trace');
+    const start = receiver.spans().find((span) => span.name === 'UpdateWithStartWorkflow:writeOutcome');
+    assert.ok(start && start.traceId === exported.traceId, 'the start is exported from the same process, same trace');
+    // The worker runs in this test process: its spans joined the trace the stdio server began.
+    await statusReaches(service, key, 'DELIVERED');
+    const { root: run, trace } = await traceOf('RunWorkflow:orderWorkflow', key);
+    assert.equal(run.spanContext().traceId, exported.traceId);
+    assert.equal(run.parentSpanId, start.spanId, 'the run is the child of the start made in the other process');
+    for (const span of trace) assert.equal(span.attributes[KEY_ATTRIBUTE], key, `${span.name} carries the key`);
+    console.log(
+      `exported by orders-mcp over OTLP: ${receiver
+        .spans()
+        .filter((span) => span.traceId === exported.traceId)
+        .map((span) => span.name)
+        .join(', ')}`,
+    );
   });
 });

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import pg from 'pg';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
@@ -110,6 +111,21 @@ describe('OpenTelemetry traces', () => {
     });
   }
 
+  /** Calls `submit_approved_order` for a new approval over `transport`, then closes the session. */
+  async function submitThroughMcp(transport: Transport, approvalNo: string) {
+    const client = new McpClient({ name: 'tracing-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({
+        name: 'submit_approved_order',
+        arguments: { ...approval(approvalNo, await createSku(service.prisma, 10)) },
+      });
+      assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    } finally {
+      await client.close();
+    }
+  }
+
   /**
    * Once `key` is delivered: its trace, rooted at the span `rootName`, printed; each of `names` in it
    * below the root, and every span of it tagged with the key.
@@ -163,18 +179,8 @@ describe('OpenTelemetry traces', () => {
     const server = createMcpServer([submitApprovedOrderTool({ ...service, log: quiet })]);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    const client = new McpClient({ name: 'tracing-test', version: '1.0.0' });
-    await client.connect(clientSide);
-    try {
-      const result = await client.callTool({
-        name: 'submit_approved_order',
-        arguments: { ...approval(approvalNo, await createSku(service.prisma, 10)) },
-      });
-      assert.notEqual(result.isError, true, JSON.stringify(result.content));
-    } finally {
-      await client.close();
-      await server.close();
-    }
+    await submitThroughMcp(clientSide, approvalNo);
+    await server.close();
     // The tool call starts a trace of its own: its span is the root.
     await assertOneTraceTaggedWith('MCP tools/call submit_approved_order', key, [
       // The tool waits for the write: its start carries the writeOutcome update.
@@ -211,18 +217,8 @@ describe('OpenTelemetry traces', () => {
     });
     const stderr: string[] = [];
     transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
-    const client = new McpClient({ name: 'tracing-test-stdio', version: '1.0.0' });
-    await client.connect(transport);
-    try {
-      const result = await client.callTool({
-        name: 'submit_approved_order',
-        arguments: { ...approval(approvalNo, await createSku(service.prisma, 10)) },
-      });
-      assert.notEqual(result.isError, true, JSON.stringify(result.content));
-    } finally {
-      // Closing ends the server, which exports what its batch still holds on the way out.
-      await client.close();
-    }
+    // Closing the session ends the server, which exports what its batch still holds on the way out.
+    await submitThroughMcp(transport, approvalNo);
     const exported = await eventually('the stdio server to export its tool call span', () =>
       Promise.resolve(
         receiver

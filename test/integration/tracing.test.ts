@@ -172,6 +172,19 @@ describe('OpenTelemetry traces', () => {
     );
   });
 
+  it("a webhook request that carries the OA's traceparent continues the OA's trace", async () => {
+    const approvalNo = uniqueApprovalNo('OTELOA');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const [traceId, spanId] = [randomBytes(16).toString('hex'), randomBytes(8).toString('hex')];
+    const response = await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)), {
+      traceparent: `00-${traceId}-${spanId}-01`,
+    });
+    assert.equal(response.statusCode, 202, response.body);
+    const { root } = await traceOf('POST /webhooks/oa/approvals', key);
+    assert.equal(root.spanContext().traceId, traceId);
+    assert.equal(root.parentSpanId, spanId);
+  });
+
   it('an MCP tool call is a trace of its own, tagged with its key down to the write', async () => {
     const approvalNo = uniqueApprovalNo('OTELMCP');
     const key = idempotencyKeyFor(approvalNo, 'MAIN');

@@ -24,6 +24,7 @@ import {
   startFakeDingTalk,
 } from '../../tools/harness/fake-dingtalk.js';
 import {
+  approvedFeishuOrder,
   feishuApprovalPayload,
   feishuCallback,
   type FakeFeishu,
@@ -111,25 +112,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
   const eventsOf = (instance: string) => service.prisma.oaEvent.findMany({ where: { instanceId: instance } });
 
   function registerFeishuOrder(id: string, sku: string, quantity: number, unitPrice: number) {
-    feishu.register(id, {
-      status: 'APPROVED',
-      endTime: String(Date.now()),
-      form: [
-        { name: 'Customer ID', type: 'input', value: 'CUST-FS-1' },
-        { name: 'Currency', type: 'input', value: 'CNY' },
-        {
-          name: 'Items',
-          type: 'fieldList',
-          value: [
-            [
-              { name: 'SKU', type: 'input', value: sku },
-              { name: 'Quantity', type: 'number', value: quantity },
-              { name: 'Unit price', type: 'amount', value: unitPrice },
-            ],
-          ],
-        },
-      ],
-    });
+    feishu.register(id, approvedFeishuOrder(sku, quantity, unitPrice));
   }
 
   function registerDingTalkOrder(id: string, sku: string, quantity: number, unitPrice: number, customer: string) {

@@ -20,6 +20,13 @@ import { submitApprovedOrderTool } from '../../edges/mcp/tools/submit-approved-o
 import { installTracing, KEY_ATTRIBUTE, shutdownTracing } from '../../services/telemetry/tracing.js';
 import { workflowBundle } from '../../worker/create-worker.js';
 import { historyFromFile, replayHistories } from '../../worker/replay.js';
+import {
+  approvedFeishuOrder,
+  type FakeFeishu,
+  feishuApprovalPayload,
+  feishuCallback,
+  startFakeFeishu,
+} from '../../tools/harness/fake-feishu.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import {
   approval,
@@ -36,6 +43,8 @@ import {
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 
 const SECRET = 'downstream-secret-0123456789';
+const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
+const FEISHU_VERIFICATION_TOKEN = 'feishu-verification-token';
 
 /** The spans of one trace, as a tree of names with the key attribute, for the test's output. */
 function treeOf(spans: readonly ReadableSpan[]): string {
@@ -72,13 +81,22 @@ describe('OpenTelemetry traces', () => {
   let downstream: ScriptedDownstream;
   let service: TestService;
   let receiver: OtlpReceiver;
+  let feishu: FakeFeishu;
   let env: Record<string, string>;
 
   before(async () => {
     pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
     downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
     receiver = await startOtlpReceiver();
+    feishu = await startFakeFeishu();
     env = testEnv({
+      // The Feishu connector, against a fake open API that holds the approval forms.
+      OA_FORM_MAPPING: fileURLToPath(new URL('../../examples/oa-form-mapping.json', import.meta.url)),
+      FEISHU_APP_ID: feishu.appId,
+      FEISHU_APP_SECRET: feishu.appSecret,
+      FEISHU_ENCRYPT_KEY,
+      FEISHU_VERIFICATION_TOKEN,
+      FEISHU_API_BASE_URL: feishu.url,
       DOWNSTREAM_URL: downstream.url,
       DOWNSTREAM_SECRET: SECRET,
       // Turns tracing on; in this process the in-memory exporter below stands in for the OTLP one.
@@ -95,6 +113,7 @@ describe('OpenTelemetry traces', () => {
     await shutdownTracing();
     await downstream.close();
     await receiver.close();
+    await feishu.close();
     await pool.end();
   });
 
@@ -170,6 +189,31 @@ describe('OpenTelemetry traces', () => {
       `00-${root.spanContext().traceId}-${post.spanContext().spanId}-01`,
       'the downstream POST carries the trace, with its own span as the parent',
     );
+  });
+
+  it('a Feishu approval event is one trace too, from its callback through the form read to the downstream POST', async () => {
+    const id = uniqueApprovalNo('OTELFS');
+    const key = idempotencyKeyFor(id, 'MAIN');
+    feishu.register(id, approvedFeishuOrder(await createSku(service.prisma, 10), 2, 10.5));
+    const callback = feishuCallback(feishuApprovalPayload({ instanceCode: id, status: 'APPROVED' }), {
+      encryptKey: FEISHU_ENCRYPT_KEY,
+      token: FEISHU_VERIFICATION_TOKEN,
+      sign: true,
+    });
+    const response = await service.app.inject({
+      method: 'POST',
+      url: '/webhooks/feishu',
+      headers: callback.headers,
+      payload: callback.rawBody,
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    await assertOneTraceTaggedWith('POST /webhooks/feishu', key, [
+      'StartWorkflow:orderWorkflow',
+      'RunWorkflow:orderWorkflow',
+      'RunActivity:readApprovalForm',
+      'RunActivity:writeOrder',
+      'POST order.created',
+    ]);
   });
 
   it("a webhook request that carries the OA's traceparent continues the OA's trace", async () => {

@@ -25,6 +25,29 @@ export interface FakeFeishu extends FakeOaApi<FeishuInstance> {
   appSecret: string;
 }
 
+/** An approved instance of the example mapping's purchase-order form (examples/), with one line. */
+export function approvedFeishuOrder(sku: string, quantity: number, unitPrice: number): FeishuInstance {
+  return {
+    status: 'APPROVED',
+    endTime: String(Date.now()),
+    form: [
+      { name: 'Customer ID', type: 'input', value: 'CUST-FS-1' },
+      { name: 'Currency', type: 'input', value: 'CNY' },
+      {
+        name: 'Items',
+        type: 'fieldList',
+        value: [
+          [
+            { name: 'SKU', type: 'input', value: sku },
+            { name: 'Quantity', type: 'number', value: quantity },
+            { name: 'Unit price', type: 'amount', value: unitPrice },
+          ],
+        ],
+      },
+    ],
+  };
+}
+
 export const FEISHU_TOKEN_INVALID_CODE = 99991663;
 
 export async function startFakeFeishu(options: { tokenTtlSeconds?: number } = {}): Promise<FakeFeishu> {

@@ -13,7 +13,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import pg from 'pg';
-import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { loadConfig } from '../../services/config/env.js';
 import { createMcpServer } from '../../edges/mcp/server.js';
 import { submitApprovedOrderTool } from '../../edges/mcp/tools/submit-approved-order.js';
@@ -41,6 +41,7 @@ import {
   uniqueApprovalNo,
 } from '../support/service.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
+import { apiProcess, processEnv, sendApproval } from '../support/processes.js';
 
 const SECRET = 'downstream-secret-0123456789';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
@@ -302,5 +303,55 @@ describe('OpenTelemetry traces', () => {
         .map((span) => span.name)
         .join(', ')}`,
     );
+  });
+
+  it('an API hosting the worker exports the whole trace of an approval over OTLP, flushed on SIGTERM', async () => {
+    const api = await apiProcess(
+      'api-traced',
+      processEnv(service.config, {
+        API_HOSTS_WORKER: '1',
+        // A task queue of its own: only the API's worker runs this approval.
+        TEMPORAL_TASK_QUEUE: `traced-${randomBytes(4).toString('hex')}`,
+        SHUTDOWN_DRAIN_MS: '0',
+        DOWNSTREAM_URL: downstream.url,
+        DOWNSTREAM_SECRET: SECRET,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      }),
+    );
+    await api.start();
+    const approvalNo = uniqueApprovalNo('OTELAPI');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    try {
+      const answer = await sendApproval(api.url, approval(approvalNo, await createSku(service.prisma, 10)));
+      assert.equal(answer.status, 202, JSON.stringify(answer.body));
+      await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
+    } finally {
+      await api.kill('SIGTERM');
+    }
+    assert.deepEqual(api.exit(), { code: 0, signal: null });
+    const root = receiver
+      .spans()
+      .find((span) => span.name === 'POST /webhooks/oa/approvals' && span.attributes[KEY_ATTRIBUTE] === key);
+    assert.ok(root, 'the request span was exported');
+    const trace = receiver.spans().filter((span) => span.traceId === root.traceId);
+    console.log(`exported by the API hosting the worker: ${trace.map((span) => span.name).join(', ')}`);
+    for (const name of [
+      'StartWorkflow:orderWorkflow',
+      'RunWorkflow:orderWorkflow',
+      'RunActivity:writeOrder',
+      'POST order.created',
+    ]) {
+      assert.ok(
+        trace.some((span) => span.name === name),
+        `${name} was exported in the trace`,
+      );
+    }
+    for (const span of trace) {
+      assert.equal(span.serviceName, 'orders-api', span.name);
+      assert.equal(span.attributes[KEY_ATTRIBUTE], key, span.name);
+    }
+    const traceparent = downstream.arrivals(key)[0]?.headers.traceparent;
+    assert.ok(typeof traceparent === 'string' && traceparent.startsWith(`00-${root.traceId}-`), String(traceparent));
   });
 });

@@ -33,13 +33,15 @@ import { cpuAccounting, type CpuParts, cpuPerItem, OUTSIDE } from './cpu-account
 import { FLOOR_TASK_QUEUE } from './floor.js';
 
 const usage =
-  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench] [--profile <dir>]';
+  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench] [--eager-slots <n>] [--profile <dir>]';
 const { values } = parseArgs({
   options: {
     levels: { type: 'string', default: '1,8,32,64' },
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     out: { type: 'string', default: 'docs/bench' },
+    // Workflow task slots of the processes that start eagerly (default: one per client of the highest level).
+    'eager-slots': { type: 'string' },
     // A V8 CPU profile of every measured process, written to this folder when it stops.
     profile: { type: 'string' },
     // Short runs while looking for a cause: only these measurements (names as in the table).
@@ -58,7 +60,8 @@ if (
   LEVELS.some((level) => !Number.isInteger(level) || level < 1) ||
   !(SECONDS > 0) ||
   !Number.isInteger(ROUNDS) ||
-  ROUNDS < 1
+  ROUNDS < 1 ||
+  (values['eager-slots'] !== undefined && !/^[1-9]\d*$/.test(values['eager-slots']))
 ) {
   console.error(usage);
   process.exit(2);
@@ -263,7 +266,7 @@ async function main(): Promise<boolean> {
     // and its worker takes none of the worker process's. A start is eager only when the hosted
     // worker has a free workflow task slot, so the processes that start eagerly (it, and the floor
     // edge for the ceiling) get a slot for every client of the highest level.
-    const eagerSlots = String(Math.max(40, ...LEVELS));
+    const eagerSlots = values['eager-slots'] ?? String(Math.max(40, ...LEVELS));
     const hostingEnv = {
       ...env,
       TEMPORAL_TASK_QUEUE: `bench-${RUN}-hosted`,

@@ -65,10 +65,18 @@ export async function startBrokerConsumer(options: {
       resolve(stopping ? undefined : (error ?? new Error('connection closed'))),
     );
   });
-  const channel = await connection.createChannel();
-  channel.on('error', (error: Error) => log.warn({ err: error }, 'broker channel failed'));
-  await declareTopology(channel, topology);
-  await channel.prefetch(options.prefetch);
+  let channel: Channel;
+  try {
+    channel = await connection.createChannel();
+    channel.on('error', (error: Error) => log.warn({ err: error }, 'broker channel failed'));
+    // A queue declared before with other arguments is refused here (PRECONDITION_FAILED).
+    await declareTopology(channel, topology);
+    await channel.prefetch(options.prefetch);
+  } catch (error) {
+    stopping = true;
+    await connection.close().catch(() => undefined);
+    throw error;
+  }
 
   const counts: DeliveryCounts = { applied: 0, duplicates: 0, redelivered: 0, deadLettered: 0, requeued: 0 };
   const inFlight = new Set<Promise<void>>();

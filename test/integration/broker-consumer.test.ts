@@ -199,6 +199,7 @@ describe('the RabbitMQ consumer of order.created', () => {
     assert.deepEqual(outcomes, ['duplicate event ignored', 'event applied']);
     assert.equal((await effects()).get(event.idempotencyKey), 1);
     await consumer.kill('SIGTERM');
+    assert.deepEqual(consumer.exit(), { code: 0, signal: null }, 'SIGTERM stops the consumer cleanly');
   });
 
   it('poison messages go to the dead-letter queue once, and the messages around them are applied', async () => {
@@ -310,7 +311,7 @@ describe('the RabbitMQ consumer of order.created', () => {
     const kills: ManagedProcess[] = [];
     for (let round = 0; round < 3; round += 1) {
       for (const message of messages.slice(round * 67, (round + 1) * 67)) await publish(message);
-      const consumer = lateAckConsumer(50);
+      const consumer = lateAckConsumer(100);
       await consumer.start();
       const reached = (await processed()) + 15;
       await eventually('the consumer under way', async () => ((await processed()) >= reached ? true : undefined));

@@ -77,6 +77,11 @@ export async function startBrokerConsumer(options: {
     await connection.close().catch(() => undefined);
     throw error;
   }
+  // A channel the broker closed (an ack it refused, say) delivers nothing more: end the connection
+  // too, so the process connects again instead of idling.
+  channel.on('close', () => {
+    if (!stopping) void connection.close().catch(() => undefined);
+  });
 
   const counts: DeliveryCounts = { applied: 0, duplicates: 0, redelivered: 0, deadLettered: 0, requeued: 0 };
   const inFlight = new Set<Promise<void>>();

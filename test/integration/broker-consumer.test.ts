@@ -91,7 +91,7 @@ describe('the RabbitMQ consumer of order.created', () => {
   });
 
   /** An exchange, queue and schema of this test's own, declared before anything is published. */
-  async function setup(label: string, databaseUrl = stackEnv().databaseUrl) {
+  async function setup(label: string, through: { databaseUrl?: string; amqpUrl?: string } = {}) {
     const topology = brokerTopology(`orders-test-${RUN}-${label}`, label);
     const schema = `broker_${RUN}_${label}`;
     used.push({ topology, schema });
@@ -100,12 +100,12 @@ describe('the RabbitMQ consumer of order.created', () => {
       ...process.env,
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
-      AMQP_URL,
+      AMQP_URL: through.amqpUrl ?? AMQP_URL,
       ORDER_EVENTS_EXCHANGE: topology.exchange,
       CONSUMER_NAME: label,
       CONSUMER_SCHEMA: schema,
       CONSUMER_PREFETCH: '10',
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: through.databaseUrl ?? stackEnv().databaseUrl,
     };
     const consumer = (entry: string, extra: Record<string, string> = {}): ManagedProcess => {
       const managed = managedProcess({
@@ -262,12 +262,43 @@ describe('the RabbitMQ consumer of order.created', () => {
     assert.equal((await effects()).size, 2, 'nothing of the poison was applied');
   });
 
+  it('a consumer whose broker connection is cut between commit and ack connects again and applies the redelivery no second time', async () => {
+    const amqpUrl = new URL(AMQP_URL);
+    const proxy = await startTcpProxy(amqpUrl.host);
+    try {
+      amqpUrl.host = proxy.address;
+      const { topology, publish, effects, lateAckConsumer } = await setup('cut', { amqpUrl: amqpUrl.toString() });
+      const consumer = lateAckConsumer(1500);
+      await consumer.start();
+      const event = orderEvent(`BK-${RUN}-5`, 2, '7.00');
+      await publish(event);
+      await eventually('the commit', async () =>
+        (await effects()).get(event.idempotencyKey) === 1 ? true : undefined,
+      );
+      proxy.cutAll();
+      const redelivery = await eventually('the redelivery on a new connection', () =>
+        Promise.resolve(
+          logLines(consumer).find(
+            (line) => line.idempotencyKey === event.idempotencyKey && line.msg === 'duplicate event ignored',
+          ),
+        ),
+      );
+      assert.equal(redelivery.redelivered, true);
+      assert.ok(consumer.output().includes('broker connection lost; connecting again'));
+      await consumer.kill('SIGTERM');
+      assert.equal((await effects()).get(event.idempotencyKey), 1);
+      assert.equal(await queueDepth(topology.queue), 0, 'the redelivery was acked');
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('a message that meets its database down is requeued after a pause and applied once the database is back', async () => {
     const database = new URL(stackEnv().databaseUrl);
     const proxy = await startTcpProxy(database.host);
     try {
       database.host = proxy.address;
-      const { topology, publish, effects, realConsumer } = await setup('dbdown', database.toString());
+      const { topology, publish, effects, realConsumer } = await setup('dbdown', { databaseUrl: database.toString() });
       const consumer = realConsumer();
       await consumer.start();
       await proxy.setMode({ kind: 'refuse' });

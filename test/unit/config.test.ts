@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError, loadConfig } from '../../services/config/env.js';
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -177,5 +178,45 @@ describe('configuration', () => {
       problemsOf({ NODE_ENV: 'test', BROKEN_RULE_FOR_TESTS: 'anything' }).join('\n'),
       /^BROKEN_RULE_FOR_TESTS/m,
     );
+  });
+});
+
+describe('the RabbitMQ consumer configuration', () => {
+  const refusal = (env: Record<string, string>): string => {
+    try {
+      loadBrokerConsumerConfig(env);
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.problems.join('\n');
+    }
+    assert.fail('expected the configuration to be refused');
+  };
+
+  it('has the documented defaults and takes DATABASE_URL when CONSUMER_DATABASE_URL is unset', () => {
+    const config = loadBrokerConsumerConfig({ AMQP_URL: 'amqp://127.0.0.1', DATABASE_URL: 'postgresql://db/x' });
+    assert.deepEqual(config, {
+      amqpUrl: 'amqp://127.0.0.1',
+      exchange: 'orders',
+      name: 'reference',
+      prefetch: 10,
+      databaseUrl: 'postgresql://db/x',
+      schema: 'consumer',
+    });
+  });
+
+  it('names the variable of a missing or malformed setting', () => {
+    assert.match(refusal({ DATABASE_URL: 'postgresql://db/x' }), /^AMQP_URL: required/);
+    const bad = refusal({
+      AMQP_URL: 'http://broker',
+      ORDER_EVENTS_EXCHANGE: 'orders events',
+      CONSUMER_NAME: 'a.b',
+      CONSUMER_PREFETCH: '0',
+      CONSUMER_SCHEMA: 'Consumer',
+      DATABASE_URL: 'postgresql://db/x',
+    });
+    for (const name of ['AMQP_URL', 'ORDER_EVENTS_EXCHANGE', 'CONSUMER_NAME', 'CONSUMER_PREFETCH', 'CONSUMER_SCHEMA']) {
+      assert.match(bad, new RegExp(`^${name}: `, 'm'));
+    }
+    assert.match(refusal({ AMQP_URL: 'amqp://127.0.0.1' }), /^CONSUMER_DATABASE_URL: required/);
   });
 });

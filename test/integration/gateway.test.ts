@@ -41,8 +41,8 @@ const APPROVALS = 50;
 const LANES = 5;
 /** Every fourth approval is delivered twice at once by the OA itself. */
 const SENT_TWICE_EVERY = 4;
-/** The approval during whose delivery the healthy API is killed. */
-const KILL_AT = 15;
+/** Approvals delivered before the healthy API is killed. */
+const BEFORE_THE_KILL = 15;
 /** The sender's own HTTP timeout: above one gateway attempt and the slow instance's answer. */
 const SENDER_TIMEOUT_MS = 12_000;
 const SENDER_PAUSE_MS = 300;
@@ -126,28 +126,27 @@ describe('a retrying gateway in front of two API instances', () => {
 
     const deliver = (body: ApprovalBody) => deliverUntilAccepted(gateway.url, body, sender);
 
-    // Once the gateway has resent a delivery of the slow API 1 to API 2, API 2 — the only one
-    // that answers in time — is killed while deliveries are in flight, and started again: for a
-    // while no instance answers, and the gateway says so with 502/504.
-    const killApi2 = async () => {
-      await eventually('the gateway to resend a request and deliveries to be in flight', () =>
-        Promise.resolve(resentRequests(gateway.log()).length > 0 && sender.inFlight > 0 ? true : undefined),
-      );
-      inFlightAtKill = sender.inFlight;
-      await apis[1].kill('SIGKILL');
-      await apis[1].start();
+    /** Delivers approvals `from` to `to` (excluded), LANES at a time. */
+    const deliverAll = async (from: number, to: number) => {
+      let next = from;
+      const lane = async () => {
+        for (let i = next++; i < to; i = next++) {
+          const body = bodies[i] as ApprovalBody;
+          await Promise.all(i % SENT_TWICE_EVERY === 0 ? [deliver(body), deliver(body)] : [deliver(body)]);
+        }
+      };
+      await Promise.all(Array.from({ length: LANES }, lane));
     };
-    let crash: Promise<void> | undefined;
-    let next = 0;
-    const lane = async () => {
-      for (let i = next++; i < APPROVALS; i = next++) {
-        if (i === KILL_AT) crash = killApi2();
-        const body = bodies[i] as ApprovalBody;
-        await Promise.all(i % SENT_TWICE_EVERY === 0 ? [deliver(body), deliver(body)] : [deliver(body)]);
-      }
-    };
-    await Promise.all(Array.from({ length: LANES }, lane));
-    await crash;
+    // First API 1 is slow and API 2 answers: the gateway gives up on API 1's deliveries and
+    // resends them to API 2. Then API 2 is killed while deliveries are in flight, and started
+    // again: for a while no instance answers in time, and the gateway says so with 502/504.
+    await deliverAll(0, BEFORE_THE_KILL);
+    const rest = deliverAll(BEFORE_THE_KILL, APPROVALS);
+    await eventually('deliveries in flight', () => Promise.resolve(sender.inFlight > 0 ? true : undefined));
+    inFlightAtKill = sender.inFlight;
+    await apis[1].kill('SIGKILL');
+    await apis[1].start();
+    await rest;
 
     // Every order of this test holds its SKU: an order written under any other key than the one
     // the sent approval makes is counted too.

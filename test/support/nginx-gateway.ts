@@ -103,7 +103,7 @@ export interface NginxGateway {
 export async function startNginxGateway(upstreams: string[]): Promise<NginxGateway> {
   const nginx = findNginx();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'orders-gateway-'));
-  // As root, nginx's workers run as an unprivileged user, which must reach the temp folders here.
+  // Should nginx, started as root, switch to its unprivileged user, that user must reach the temp folders.
   chmodSync(dir, 0o755);
   const port = await freePort();
   const accessLog = path.join(dir, 'access.log');
@@ -115,7 +115,6 @@ export async function startNginxGateway(upstreams: string[]): Promise<NginxGatew
   writeFileSync(
     path.join(dir, 'nginx.conf'),
     [
-      'worker_processes 1;',
       'events { worker_connections 512; }',
       'http {',
       ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
@@ -135,7 +134,8 @@ export async function startNginxGateway(upstreams: string[]): Promise<NginxGatew
       '-c',
       path.join(dir, 'nginx.conf'),
       '-g',
-      `daemon off; pid ${path.join(dir, 'nginx.pid')}; error_log ${path.join(dir, 'error.log')} warn;`,
+      // One process, no workers: whatever ends the test ends nginx with it, nothing left behind.
+      `daemon off; master_process off; pid ${path.join(dir, 'nginx.pid')}; error_log ${path.join(dir, 'error.log')} warn;`,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

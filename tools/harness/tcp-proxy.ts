@@ -1,7 +1,8 @@
 // A TCP proxy in front of the Temporal frontend, for the start path's faults: answers that come
 // late, answers that never come (Temporal acted, the caller never hears), and Temporal unreachable.
 // gRPC is HTTP/2 over one connection, so these are faults of the whole connection, as a network
-// would produce them. Used by the start-path tests and by the explorer.
+// would produce them. Used by the start-path tests and by the explorer; the gateway test puts one
+// in front of an API process, whose answers then come after nginx gave up on them.
 import net from 'node:net';
 
 export type TcpProxyMode =

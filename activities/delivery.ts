@@ -116,7 +116,7 @@ export function createDeliveryActivities(deps: {
     log.info('delivering order event', { idempotencyKey: key, eventId: event.eventId, attempt });
     const [posted, published] = await Promise.allSettled([
       downstream ? postToDownstream(downstream, event, body) : Promise.resolve(undefined),
-      publisher ? publishToBroker(publisher, event, body) : Promise.resolve(false),
+      publisher ? publishToBroker(publisher, event, body) : Promise.resolve(),
     ]);
     const failures = [posted, published].flatMap((outcome): unknown[] =>
       outcome.status === 'rejected' ? [outcome.reason] : [],
@@ -144,7 +144,6 @@ export function createDeliveryActivities(deps: {
     try {
       await publisher.publish({ eventId: event.eventId, idempotencyKey: event.idempotencyKey, body });
       deps.metrics.brokerPublished('confirmed');
-      return true;
     } catch (error) {
       deps.metrics.brokerPublished(classifyError(error).errorClass);
       log.warn('the broker did not take the event', {

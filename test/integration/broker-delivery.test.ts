@@ -4,7 +4,7 @@
 // carries the same message id. Needs a broker: AMQP_URL, or RabbitMQ on the local default port.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { type Channel, type ChannelModel, connect, type GetMessage } from 'amqplib';
 import pg from 'pg';
 import { orderWorkflowIdFor } from '../../domain/idempotency-key.js';
@@ -104,6 +104,17 @@ describe('delivery of order events to a message broker', () => {
   });
 
   const submit = (prefix: string) => freshApproval(service.prisma, prefix);
+  // A test's queue goes with it, passed or failed: a binding left behind would route the next
+  // test's "unroutable" message.
+  const queues: string[] = [];
+  const bindQueue = async () => {
+    const queue = await boundQueue(channel, exchange);
+    queues.push(queue);
+    return queue;
+  };
+  afterEach(async () => {
+    for (const queue of queues.splice(0)) await channel.deleteQueue(queue);
+  });
 
   /** Every message the queue holds for this key, taken off the queue. */
   async function takeMessages(queue: string, key: string, atLeast: number): Promise<GetMessage[]> {
@@ -141,7 +152,7 @@ describe('delivery of order events to a message broker', () => {
   }
 
   it('an order is published as contracted, confirmed, and DELIVERED; the HTTP downstream got the same bytes', async () => {
-    const queue = await boundQueue(channel, exchange);
+    const queue = await bindQueue();
     const { key, body } = await submit('B1');
     assert.equal((await postApproval(service, body)).statusCode, 202);
     await statusReaches(service, key, 'DELIVERED');
@@ -165,7 +176,6 @@ describe('delivery of order events to a message broker', () => {
       [event.type, event.eventId, event.idempotencyKey, event.approvalNo, event.totalAmount],
       ['order.created', eventIdFor(key), key, body.approvalNo, '21.0000'],
     );
-    await channel.deleteQueue(queue);
   });
 
   it('a message no queue takes is DELIVERY_FAILED with the reason, not retried; redeliver succeeds once a queue is bound', async () => {
@@ -180,7 +190,7 @@ describe('delivery of order events to a message broker', () => {
     assert.equal(downstream.arrivals(key).length, 1, 'returned, not retried');
     assert.equal(await orderCount(service.prisma, key), 1, 'the order itself stands');
 
-    const queue = await boundQueue(channel, exchange);
+    const queue = await bindQueue();
     const redeliver = await cli(service, ['redeliver', key, '--by', 'carol', '--json']);
     assert.equal(redeliver.code, 0, redeliver.stderr);
     assert.equal((JSON.parse(redeliver.stdout) as { status: string }).status, 'DELIVERED');
@@ -192,11 +202,10 @@ describe('delivery of order events to a message broker', () => {
       'the redelivery carries the same message id',
     );
     assert.equal(await downstream.effects(key), 1, 'the HTTP consumer applied it once');
-    await channel.deleteQueue(queue);
   });
 
   it('a connection cut after the publish and before its confirm is retried: DELIVERED, and the queue holds a second copy with the same message id', async () => {
-    const queue = await boundQueue(channel, exchange);
+    const queue = await bindQueue();
     const { key, body } = await submit('B3');
     // The publish carrying this event id reaches the broker; its confirm never comes back.
     await proxy.setMode({ kind: 'lose-one-answer', containing: eventIdFor(key), cutAfterMs: 300 });
@@ -215,7 +224,6 @@ describe('delivery of order events to a message broker', () => {
     assert.equal(downstream.arrivals(key).length, 2, 'the retry sent to every target');
     assert.equal(await downstream.effects(key), 1);
     assert.equal(await orderCount(service.prisma, key), 1);
-    await channel.deleteQueue(queue);
   });
 
   it('a worker whose AMQP_URL is not amqp:// or amqps:// stops at start with the variable named', async () => {

@@ -226,6 +226,42 @@ describe('delivery of order events to a message broker', () => {
     assert.equal(await orderCount(service.prisma, key), 1);
   });
 
+  it('a message the broker nacks is retried until attempts run out: DELIVERY_FAILED with BrokerNacked', async () => {
+    // A queue that takes nothing and says so: RabbitMQ nacks every publish routed to it.
+    const { queue } = await channel.assertQueue('', {
+      exclusive: true,
+      arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' },
+    });
+    queues.push(queue);
+    await channel.bindQueue(queue, exchange, 'order.created');
+    const { key, body } = await submit('B4');
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    const failed = await statusReaches(service, key, 'DELIVERY_FAILED');
+    assert.match(
+      failed.lastError ?? '',
+      new RegExp(`BrokerNacked: the broker nacked the event on exchange ${exchange}`),
+    );
+    assert.equal(downstream.arrivals(key).length, 3, 'every attempt of RETRY_MAX_ATTEMPTS=3 sent to both targets');
+  });
+
+  it('a broker that never confirms times each attempt out within AMQP_CONFIRM_TIMEOUT_MS; once it answers, redeliver succeeds', async () => {
+    const queue = await bindQueue();
+    const { key, body } = await submit('B5');
+    await proxy.setMode({ kind: 'blackhole' });
+    try {
+      assert.equal((await postApproval(service, body)).statusCode, 202);
+      const failed = await statusReaches(service, key, 'DELIVERY_FAILED');
+      assert.match(failed.lastError ?? '', /BrokerConfirmTimeout: the broker did not confirm the event within 3000 ms/);
+    } finally {
+      await proxy.setMode({ kind: 'pass' });
+    }
+    const redeliver = await cli(service, ['redeliver', key, '--json']);
+    assert.equal(redeliver.code, 0, redeliver.stderr);
+    await statusReaches(service, key, 'DELIVERED');
+    const [message] = await takeMessages(queue, key, 1);
+    assert.equal(message?.properties.messageId, eventIdFor(key));
+  });
+
   it('a worker whose AMQP_URL is not amqp:// or amqps:// stops at start with the variable named', async () => {
     const worker = workerProcess(
       'worker-bad-amqp-url',

@@ -72,6 +72,29 @@ describe('configuration', () => {
     );
   });
 
+  it('reads the broker settings: off without AMQP_URL, the exchange and confirm timeout below one attempt', () => {
+    assert.equal(loadConfig({}).broker, undefined);
+    assert.deepEqual(loadConfig({ AMQP_URL: 'amqps://u:p@mq.example:5671/orders' }).broker, {
+      url: 'amqps://u:p@mq.example:5671/orders',
+      exchange: 'orders',
+      confirmTimeoutMs: 3_000,
+    });
+    assert.match(problemsOf({ AMQP_URL: 'http://mq.example' }).join('\n'), /^AMQP_URL: must be an amqp:\/\//m);
+    assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'amq.topic' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
+    assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'orders events' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
+    assert.match(
+      problemsOf({ AMQP_URL: 'amqp://mq', AMQP_CONFIRM_TIMEOUT_MS: '5000', ACTIVITY_START_TO_CLOSE_MS: '5000' }).join(
+        '\n',
+      ),
+      /AMQP_CONFIRM_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS/,
+    );
+    // Without a broker its timeout is no rung: a short attempt needs no broker setting.
+    assert.equal(
+      loadConfig({ ACTIVITY_START_TO_CLOSE_MS: '3000', DOWNSTREAM_TIMEOUT_MS: '2000' }).writePolicy.startToCloseMs,
+      3_000,
+    );
+  });
+
   it('refuses an MCP tool wait that is not above one write attempt, or that reaches the client timeout', () => {
     assert.match(
       problemsOf({ MCP_SUBMIT_WAIT_MS: '5000', ACTIVITY_START_TO_CLOSE_MS: '5000' }).join('\n'),

@@ -19,24 +19,13 @@ import { seededRandom } from '../../tools/chaos/prng.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
+import { type ConsumerLogLine, consumerLogLines, deleteTopology } from '../support/broker-consumer.js';
 import { eventually, stackEnv } from '../support/service.js';
 
 const RUN = randomBytes(3).toString('hex');
 
-interface LogLine {
-  msg?: string;
-  idempotencyKey?: string;
-  messageId?: string;
-  redelivered?: boolean;
-  redeliveries?: number;
-}
-
-function logLines(consumer: ManagedProcess): LogLine[] {
-  return consumer
-    .output()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine);
+function logLines(consumer: ManagedProcess): ConsumerLogLine[] {
+  return consumerLogLines(consumer.output());
 }
 
 function orderEvent(approvalNo: string, quantity: number, unitPrice: string): OrderCreatedEvent {
@@ -73,10 +62,7 @@ describe('the RabbitMQ consumer of order.created', () => {
     if (!broker.reachable()) return;
     for (const consumer of consumers) await consumer.kill();
     for (const { topology, schema } of used) {
-      await channel.deleteQueue(topology.queue);
-      await channel.deleteQueue(topology.deadLetterQueue);
-      await channel.deleteExchange(topology.exchange);
-      await channel.deleteExchange(topology.deadLetterExchange);
+      await deleteTopology(channel, topology);
       await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     }
     await broker.connection().close();

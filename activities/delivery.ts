@@ -1,6 +1,7 @@
 // Tells the downstream ERP that an order was written: POST the `order.created` event, signed in
 // both schemes (docs/downstream.md), with the order's own key in Idempotency-Key and a stable
-// X-Event-Id (also the webhook-id), and records how the delivery ended. Temporal's history is the
+// X-Event-Id (also the webhook-id), and/or publish it to the broker with that id as its message id;
+// and records how the delivery ended. Temporal's history is the
 // outbox: a worker that dies between the commit and this call leaves the step pending, and the next
 // worker runs it — with the same key and event id, never another.
 import { Context, log } from '@temporalio/activity';
@@ -15,11 +16,16 @@ import { parseRetryAfterMs } from '../domain/retry-after.js';
 import { eventSignatureHeaders } from '../domain-node/signature.js';
 import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
+import type { OrderEventPublisher } from '../services/broker/order-event-publisher.js';
+import { classifyError } from '../domain/error-classification.js';
 import { toActivityFailure } from './activity-failure.js';
 import { inSpan, KEY_ATTRIBUTE, traceHeaders } from '../services/telemetry/tracing.js';
 
 export interface DeliveryReceipt {
-  status: number;
+  /** The downstream's HTTP status, when DOWNSTREAM_URL is configured. */
+  status?: number;
+  /** Whether the broker confirmed the message, when AMQP_URL is configured. */
+  brokerConfirmed?: boolean;
   attempt: number;
   eventId: string;
 }
@@ -40,81 +46,124 @@ export function buildOrderCreatedEvent(order: OrderWorkflowInput, written: Order
   };
 }
 
+/** POSTs the event; resolves with the 2xx status, rejects with the failure as it happened. */
+async function postToDownstream(downstream: DownstreamConfig, event: OrderCreatedEvent, body: string): Promise<number> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  let response: Response;
+  try {
+    // With tracing on, the POST is a span of the approval's trace and carries it (`traceparent`).
+    response = await inSpan(
+      `POST ${ORDER_CREATED}`,
+      'client',
+      { [KEY_ATTRIBUTE]: event.idempotencyKey, 'http.request.method': 'POST', 'url.full': downstream.url },
+      async (span) => {
+        const answer = await fetch(downstream.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'idempotency-key': event.idempotencyKey,
+            'x-event-id': event.eventId,
+            // X-Event-Timestamp / X-Event-Signature and the Standard Webhooks headers beside them.
+            ...eventSignatureHeaders(downstream, event.eventId, timestamp, body),
+            ...traceHeaders(),
+          },
+          body,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(downstream.timeoutMs),
+        });
+        span?.setAttribute('http.response.status_code', answer.status);
+        return answer;
+      },
+    );
+  } catch (error) {
+    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+    throw timedOut ? new DownstreamTimeoutError(downstream.timeoutMs) : error;
+  }
+  const text = await response.text().catch(() => '');
+  if (!response.ok) {
+    log.warn('downstream refused the event', { idempotencyKey: event.idempotencyKey, status: response.status });
+    throw new DownstreamHttpError(
+      response.status,
+      parseRetryAfterMs(response.headers.get('retry-after')),
+      text.slice(0, 200),
+    );
+  }
+  return response.status;
+}
+
+/**
+ * Of the targets that failed in one attempt, the failure the attempt ends with: one that is not
+ * retried wins, since retrying would only send to the others again and meet it once more.
+ */
+function decisiveFailure(failures: readonly unknown[]): unknown {
+  return failures.find((failure) => !classifyError(failure).retryable) ?? failures[0];
+}
+
 export function createDeliveryActivities(deps: {
   prisma: PrismaClient;
   downstream: DownstreamConfig | undefined;
+  publisher: OrderEventPublisher | undefined;
   metrics: ProductMetrics;
 }) {
+  /**
+   * Sends the event to every configured target — the HTTP downstream and the broker — side by side,
+   * each within its own timeout below the attempt's start-to-close. An attempt succeeds when every
+   * target took the event; a retry sends to all of them again, which is safe because each carries
+   * the same event id and key (docs/architecture.md, decision 23).
+   */
   async function deliverOrderEvent(request: {
     order: OrderWorkflowInput;
     written: OrderWriteResult;
   }): Promise<DeliveryReceipt> {
     const { attempt } = Context.current().info;
-    const { downstream } = deps;
+    const { downstream, publisher } = deps;
     const event = buildOrderCreatedEvent(request.order, request.written);
     const key = event.idempotencyKey;
     const timing = request.order.policy;
-    if (!downstream) {
-      throw toActivityFailure(new Error('DOWNSTREAM_URL is not configured on this worker'), attempt);
+    if (!downstream && !publisher) {
+      throw toActivityFailure(new Error('neither DOWNSTREAM_URL nor AMQP_URL is configured on this worker'), attempt);
     }
-    // The body is the same bytes on every attempt; only the timestamp and its signature change.
+    // The body is the same bytes on every attempt and on every target.
     const body = JSON.stringify(event);
-    const timestamp = String(Math.floor(Date.now() / 1000));
     log.info('delivering order event', { idempotencyKey: key, eventId: event.eventId, attempt });
-    let response: Response;
-    try {
-      // With tracing on, the POST is a span of the approval's trace and carries it (`traceparent`).
-      response = await inSpan(
-        `POST ${ORDER_CREATED}`,
-        'client',
-        { [KEY_ATTRIBUTE]: key, 'http.request.method': 'POST', 'url.full': downstream.url },
-        async (span) => {
-          const answer = await fetch(downstream.url, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'idempotency-key': key,
-              'x-event-id': event.eventId,
-              // X-Event-Timestamp / X-Event-Signature and the Standard Webhooks headers beside them.
-              ...eventSignatureHeaders(downstream, event.eventId, timestamp, body),
-              ...traceHeaders(),
-            },
-            body,
-            redirect: 'manual',
-            signal: AbortSignal.timeout(downstream.timeoutMs),
-          });
-          span?.setAttribute('http.response.status_code', answer.status);
-          return answer;
-        },
-      );
-    } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      throw toActivityFailure(timedOut ? new DownstreamTimeoutError(downstream.timeoutMs) : error, attempt, timing);
-    }
-    const text = await response.text().catch(() => '');
-    if (!response.ok) {
-      const failure = new DownstreamHttpError(
-        response.status,
-        parseRetryAfterMs(response.headers.get('retry-after')),
-        text.slice(0, 200),
-      );
-      log.warn('downstream refused the event', { idempotencyKey: key, status: response.status, attempt });
-      throw toActivityFailure(failure, attempt, timing);
-    }
+    const [posted, published] = await Promise.allSettled([
+      downstream ? postToDownstream(downstream, event, body) : Promise.resolve(undefined),
+      publisher ? publishToBroker(publisher, event, body) : Promise.resolve(),
+    ]);
+    const failures = [posted, published].flatMap((outcome): unknown[] =>
+      outcome.status === 'rejected' ? [outcome.reason] : [],
+    );
+    if (failures.length > 0) throw toActivityFailure(decisiveFailure(failures), attempt, timing);
     try {
       await transitionStatus(deps.prisma, key, 'DELIVERED', {}, log);
     } catch (error) {
       // Delivered but not recorded: the retry delivers again and the consumer deduplicates by key.
       throw toActivityFailure(error, attempt, timing);
     }
-    log.info('order event acknowledged', {
-      idempotencyKey: key,
-      eventId: event.eventId,
-      status: response.status,
+    const receipt: DeliveryReceipt = {
+      ...(posted.status === 'fulfilled' && posted.value !== undefined ? { status: posted.value } : {}),
+      ...(publisher ? { brokerConfirmed: true } : {}),
       attempt,
-    });
+      eventId: event.eventId,
+    };
+    log.info('order event acknowledged', { idempotencyKey: key, ...receipt });
     deps.metrics.deliveryEnded('acknowledged');
-    return { status: response.status, attempt, eventId: event.eventId };
+    return receipt;
+  }
+
+  /** Publishes the event, counting the publish by how it ended (confirmed, or its error class). */
+  async function publishToBroker(publisher: OrderEventPublisher, event: OrderCreatedEvent, body: string) {
+    try {
+      await publisher.publish({ eventId: event.eventId, idempotencyKey: event.idempotencyKey, body });
+      deps.metrics.brokerPublished('confirmed');
+    } catch (error) {
+      deps.metrics.brokerPublished(classifyError(error).errorClass);
+      log.warn('the broker did not take the event', {
+        idempotencyKey: event.idempotencyKey,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
   }
 
   /**

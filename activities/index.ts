@@ -4,6 +4,7 @@
 // returned functions are the activity names recorded in workflow histories: they never change.
 import type { Client } from '@temporalio/client';
 import type { DownstreamConfig } from '../services/config/env.js';
+import type { OrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { FormMappingFile } from '../domain/form-mapping.js';
@@ -19,8 +20,10 @@ export interface ActivityDeps {
   prisma: PrismaClient;
   temporal: Client;
   taskQueue: string;
-  /** Where order events go; undefined skips the delivery step. */
+  /** Where order events go over HTTP; with no publisher either, the delivery step is skipped. */
   downstream?: DownstreamConfig | undefined;
+  /** Publishes order events to the broker; undefined: no broker target. */
+  publisher?: OrderEventPublisher | undefined;
   metrics?: ProductMetrics;
   /** The OA approval readers, one per connector that is on (none: no connector order can be read). */
   readers?: Partial<Record<OaVendor, ApprovalReader>>;
@@ -34,11 +37,12 @@ export function createActivities(deps: ActivityDeps) {
   const { writeOrder } = createOrderWriteActivities({
     prisma,
     metrics,
-    deliveryConfigured: deps.downstream !== undefined,
+    deliveryConfigured: deps.downstream !== undefined || deps.publisher !== undefined,
   });
   const { deliverOrderEvent, recordDeliveryOutcome } = createDeliveryActivities({
     prisma,
     downstream: deps.downstream,
+    publisher: deps.publisher,
     metrics,
   });
   const { scanForDuplicateOrders, purgeExpiredIdempotencyRecords } = createSafetyNetActivities({ prisma, metrics });

@@ -9,6 +9,10 @@
 // conflicts will fail the same way every time: retrying them only delays compensation. Anything
 // we cannot name fails fast: "better missing than doubled".
 import {
+  BrokerConfirmTimeoutError,
+  BrokerNackedError,
+  BrokerUnavailableError,
+  BrokerUnroutableError,
   DownstreamHttpError,
   DownstreamTimeoutError,
   IdempotencyConflictError,
@@ -36,6 +40,10 @@ export type ErrorClass =
   | 'DownstreamUnavailable'
   | 'DownstreamRejected'
   | 'DownstreamAuthFailed'
+  | 'BrokerUnroutable'
+  | 'BrokerNacked'
+  | 'BrokerConfirmTimeout'
+  | 'BrokerUnavailable'
   | 'OaApiUnavailable'
   | 'OaApiRateLimited'
   | 'OaApiRefused'
@@ -148,6 +156,32 @@ export const TABLE: readonly Row[] = [
     why: '4xx: the downstream refuses this event; it will refuse it again',
     matches: (s) => (httpStatus(s) ?? 0) >= 400 && (httpStatus(s) ?? 0) < 500,
   },
+  // Publishes to the broker (AMQP_URL). Every message carries the event id as its message id and
+  // the key in a header, which is what makes publishing it again safe: the consumer deduplicates.
+  {
+    errorClass: 'BrokerUnroutable',
+    retryable: false,
+    why: 'the broker returned the message: no queue is bound for its routing key, and publishing again is returned again until one is',
+    matches: (s) => isA(s, BrokerUnroutableError),
+  },
+  {
+    errorClass: 'BrokerNacked',
+    retryable: true,
+    why: 'the broker refused responsibility for the message (its own failure); the retry publishes the same message id',
+    matches: (s) => isA(s, BrokerNackedError),
+  },
+  {
+    errorClass: 'BrokerConfirmTimeout',
+    retryable: true,
+    why: 'no confirm within the per-attempt timeout: the message may be queued; the retry publishes the same message id',
+    matches: (s) => isA(s, BrokerConfirmTimeoutError),
+  },
+  {
+    errorClass: 'BrokerUnavailable',
+    retryable: true,
+    why: 'the broker connection was refused or closed, or a channel failed; if it closed after the publish the message may be queued, and the retry publishes the same message id',
+    matches: (s) => isA(s, BrokerUnavailableError),
+  },
   // Reads of an approval instance from an OA system's open API (services/oa). A read changes
   // nothing, so anything that may pass on its own is safe to retry; the reader has already
   // refreshed its token once before it reports 401/403.
@@ -250,9 +284,10 @@ export const TABLE: readonly Row[] = [
       'the Temporal service was not reached or did not answer before the deadline (gRPC UNAVAILABLE, ' +
       'DEADLINE_EXCEEDED, or CANCELLED by our own deadline); workflow ids derive from the key, so calling ' +
       'again finds what got through',
-    // A downstream's answer is never Temporal's, whatever words its body carries.
+    // A downstream's answer or a broker's failure is never Temporal's, whatever words it carries.
     matches: (s) =>
       !isA(s, DownstreamHttpError) &&
+      !isA(s, BrokerUnavailableError) &&
       (hasStatus(s, 14, 4, 1) || s.messages.some((message) => TEMPORAL_UNREACHABLE_MESSAGE.test(message))),
   },
 ];

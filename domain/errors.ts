@@ -95,3 +95,51 @@ export class UnmappableFormError extends Error {
     this.name = 'UnmappableFormError';
   }
 }
+
+/**
+ * The broker took no part of a publish: no connection, a channel closed, a refused handshake.
+ * Whether the message reached a queue is unknown when it closed mid-way; the retry publishes the
+ * same message id again.
+ */
+export class BrokerUnavailableError extends Error {
+  readonly type = 'BrokerUnavailable';
+  constructor(
+    readonly address: string,
+    reason: string,
+  ) {
+    super(`the broker at ${address} could not take the event: ${reason}`);
+    this.name = 'BrokerUnavailableError';
+  }
+}
+
+/** The broker returned the message (published `mandatory`): no queue is bound for its routing key. */
+export class BrokerUnroutableError extends Error {
+  readonly type = 'BrokerUnroutable';
+  constructor(
+    readonly exchange: string,
+    readonly routingKey: string,
+    readonly replyCode: number,
+    readonly replyText: string,
+  ) {
+    super(`no queue bound to exchange ${exchange} for routing key ${routingKey} (${replyCode} ${replyText})`);
+    this.name = 'BrokerUnroutableError';
+  }
+}
+
+/** The broker refused to take responsibility for the message (basic.nack): its own failure. */
+export class BrokerNackedError extends Error {
+  readonly type = 'BrokerNacked';
+  constructor(readonly exchange: string) {
+    super(`the broker nacked the event on exchange ${exchange}`);
+    this.name = 'BrokerNackedError';
+  }
+}
+
+/** No confirm within the per-attempt timeout: the message may or may not be queued. */
+export class BrokerConfirmTimeoutError extends Error {
+  readonly type = 'BrokerConfirmTimeout';
+  constructor(readonly timeoutMs: number) {
+    super(`the broker did not confirm the event within ${timeoutMs} ms`);
+    this.name = 'BrokerConfirmTimeoutError';
+  }
+}

@@ -11,7 +11,8 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
-import type { DownstreamConfig } from '../services/config/env.js';
+import type { BrokerConfig, DownstreamConfig } from '../services/config/env.js';
+import { createOrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
@@ -40,6 +41,8 @@ export interface WorkerDeps {
   prisma: PrismaClient;
   temporal: Client;
   downstream?: DownstreamConfig | undefined;
+  /** The broker order events are published to; its connection closes when the worker stops. */
+  broker?: BrokerConfig | undefined;
   /** The OA approval readers and the form mapping, for orders whose content is an approval form. */
   readers?: ActivityDeps['readers'];
   formMapping?: ActivityDeps['formMapping'];
@@ -67,18 +70,21 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const metrics = deps.metrics ?? noProductMetrics();
+  // Connects at the first publish, not here: a worker starts whether or not the broker is up.
+  const publisher = deps.broker ? createOrderEventPublisher(deps.broker) : undefined;
   const activityDeps = {
     prisma: deps.prisma,
     temporal: deps.temporal,
     taskQueue: deps.taskQueue,
     downstream: deps.downstream,
+    publisher,
     metrics,
     readers: deps.readers ?? {},
     formMapping: deps.formMapping,
   };
   const real = createActivities(activityDeps);
   const tracing = workerTracing();
-  return Worker.create({
+  const worker = await Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
@@ -90,4 +96,11 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...(tracing ? { sinks: tracing.sinks } : {}),
     ...deps.options,
   });
+  if (publisher) {
+    // Whoever runs the worker also closes the broker connection, by the end of run(): after the
+    // shutdown's grace period no activity publishes any more.
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(() => publisher.close());
+  }
+  return worker;
 }

@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { type Config, connectorStates, loadConfig } from '../services/config/env.js';
+import { brokerAddress, type Config, connectorStates, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { migrate } from '../services/db/migrate.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
@@ -55,6 +55,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     prisma: host.prisma,
     temporal: host.temporal,
     downstream: config.downstream,
+    broker: config.broker,
     metrics: host.metrics,
     readers: readersFromConfig(config.connectors, config.writePolicy),
     formMapping: config.connectors.formMapping?.file,
@@ -74,7 +75,9 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
       address: config.temporal.address,
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
       metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
-      downstream: config.downstream?.url ?? 'none (delivery step skipped)',
+      downstream: config.downstream?.url ?? 'none',
+      broker: config.broker ? `${brokerAddress(config.broker)}, exchange ${config.broker.exchange}` : 'none',
+      delivery: config.downstream || config.broker ? 'on' : 'off (no DOWNSTREAM_URL or AMQP_URL: step skipped)',
       connectors: connectorStates(config),
     },
     'worker polling',

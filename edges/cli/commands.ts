@@ -179,7 +179,7 @@ function deliveryDecision(name: 'redeliver' | 'mark-handled', summary: string, m
         decidedBy: decider,
       });
       return {
-        // A redelivery the downstream refused again is a failure: the key still waits.
+        // A redelivery the downstream or the broker refused again is a failure: the key still waits.
         ok: result.status === 'DELIVERED',
         data: result,
         human: `${name}: ${key} is now ${result.status}${result.outcome ? ` (${result.outcome})` : ''}`,
@@ -293,8 +293,8 @@ export const COMMANDS: Command[] = [
   decision('abandon', 'give the order up: status COMPENSATED', ''),
   deliveryDecision(
     'redeliver',
-    'send a failed delivery again: the same event, same key and event id, under the same retry policy',
-    '\nExit code 1 when the downstream refused it again (the key stays DELIVERY_FAILED).',
+    'send a failed delivery again — POST it and/or publish it to the broker: the same event, same key and event id (message id), under the same retry policy',
+    '\nExit code 1 when the downstream or the broker refused it again (the key stays DELIVERY_FAILED).',
   ),
   deliveryDecision(
     'mark-handled',

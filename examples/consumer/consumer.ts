@@ -1,11 +1,12 @@
 // A reference consumer of `order.created` events, the way an ERP/WMS should take them: verify the
-// Standard Webhooks signature with that scheme's own library (`standardwebhooks`), then apply each event exactly once by inserting its idempotency key into
-// `processed_event` (unique) in the same transaction as the effect (a `shipment_request` row). A
-// redelivery finds the key and answers 200 without applying anything again — including the case
-// where we committed but our answer was lost on the way back.
+// Standard Webhooks signature with that scheme's own library (`standardwebhooks`), then apply each
+// event exactly once (apply-once.ts, shared with the RabbitMQ consumer). A redelivery finds the key
+// and answers 200 without applying anything again — including the case where we committed but our
+// answer was lost on the way back.
 import type http from 'node:http';
 import type pg from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { createEventLedger, parseOrderCreatedEvent } from './apply-once.js';
 
 export interface ConsumerOptions {
   pool: pg.Pool;
@@ -24,30 +25,9 @@ export interface ConsumerAnswer {
 const MAX_BODY_BYTES = 1024 * 1024;
 
 export function createConsumer(options: ConsumerOptions) {
-  const schema = options.schema ?? 'consumer';
-  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
+  const ledger = createEventLedger({ pool: options.pool, ...(options.schema ? { schema: options.schema } : {}) });
   const log = options.log ?? (() => undefined);
   const webhook = verifierFor(options.secret);
-
-  async function migrate(): Promise<void> {
-    await options.pool.query(`
-      CREATE SCHEMA IF NOT EXISTS ${schema};
-      CREATE TABLE IF NOT EXISTS ${schema}.processed_event (
-        idempotency_key VARCHAR(128) COLLATE "C" NOT NULL,
-        event_id        VARCHAR(64) NOT NULL,
-        processed_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
-        CONSTRAINT processed_event_pkey PRIMARY KEY (idempotency_key)
-      );
-      CREATE TABLE IF NOT EXISTS ${schema}.shipment_request (
-        id              BIGSERIAL PRIMARY KEY,
-        idempotency_key VARCHAR(128) COLLATE "C" NOT NULL,
-        order_no        VARCHAR(40) NOT NULL,
-        customer_id     VARCHAR(64) NOT NULL,
-        lines           JSONB NOT NULL,
-        total_amount    NUMERIC(18,4) NOT NULL,
-        created_at      TIMESTAMPTZ NOT NULL DEFAULT now()
-      );`);
-  }
 
   /** Verifies and applies one delivery; the HTTP wrapper below only moves bytes. */
   async function receive(rawBody: Buffer, headers: http.IncomingHttpHeaders): Promise<ConsumerAnswer> {
@@ -65,64 +45,26 @@ export function createConsumer(options: ConsumerOptions) {
     } catch (error) {
       return { status: 401, body: { error: `signature refused: ${(error as Error).message}` } };
     }
-    let event: {
-      type?: unknown;
-      eventId?: unknown;
-      idempotencyKey?: unknown;
-      orderNo?: unknown;
-      customerId?: unknown;
-      lines?: unknown;
-      totalAmount?: unknown;
-    };
+    let body: unknown;
     try {
-      event = JSON.parse(rawBody.toString('utf8')) as typeof event;
+      body = JSON.parse(rawBody.toString('utf8'));
     } catch {
       return { status: 400, body: { error: 'body is not JSON' } };
     }
+    const parsed = parseOrderCreatedEvent(body);
+    if (!parsed.ok) return { status: 400, body: { error: parsed.problem } };
+    const { event } = parsed;
     const key = single(headers['idempotency-key']);
-    if (event.type !== 'order.created' || typeof event.idempotencyKey !== 'string' || event.idempotencyKey !== key) {
-      return {
-        status: 400,
-        body: { error: 'expected an order.created event whose idempotencyKey matches Idempotency-Key' },
-      };
+    if (event.idempotencyKey !== key) {
+      return { status: 400, body: { error: "the event's idempotencyKey must match Idempotency-Key" } };
     }
-    const client = await options.pool.connect();
-    // A checked-out client reports a dropped connection as an event; the query's own error says it.
-    const ignoreConnectionError = () => undefined;
-    client.on('error', ignoreConnectionError);
-    try {
-      await client.query('BEGIN');
-      const claimed = await client.query(
-        `INSERT INTO ${schema}.processed_event (idempotency_key, event_id) VALUES ($1, $2)
-         ON CONFLICT (idempotency_key) DO NOTHING`,
-        [key, String(event.eventId)],
-      );
-      if (claimed.rowCount === 0) {
-        await client.query('ROLLBACK');
-        log('duplicate event ignored', { idempotencyKey: key, eventId: event.eventId });
-        return { status: 200, body: { status: 'duplicate', idempotencyKey: key } };
-      }
-      await client.query(
-        `INSERT INTO ${schema}.shipment_request (idempotency_key, order_no, customer_id, lines, total_amount)
-         VALUES ($1, $2, $3, $4::jsonb, $5)`,
-        [
-          key,
-          String(event.orderNo),
-          String(event.customerId),
-          JSON.stringify(event.lines ?? []),
-          String(event.totalAmount),
-        ],
-      );
-      await client.query('COMMIT');
-      log('event applied', { idempotencyKey: key, eventId: event.eventId, orderNo: event.orderNo });
-      return { status: 200, body: { status: 'applied', idempotencyKey: key } };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.off('error', ignoreConnectionError);
-      client.release();
-    }
+    const outcome = await ledger.apply(event);
+    log(outcome === 'applied' ? 'event applied' : 'duplicate event ignored', {
+      idempotencyKey: key,
+      eventId: event.eventId,
+      orderNo: event.orderNo,
+    });
+    return { status: 200, body: { status: outcome, idempotencyKey: key } };
   }
 
   /** A plain node:http handler around `receive`. */
@@ -142,7 +84,7 @@ export function createConsumer(options: ConsumerOptions) {
       );
   }
 
-  return { migrate, receive, handler };
+  return { migrate: ledger.migrate, receive, handler };
 }
 
 /**

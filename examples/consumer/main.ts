@@ -6,11 +6,12 @@ import { loadConsumerConfig } from '../../services/config/consumer-config.js';
 import { createConsumer } from './consumer.js';
 
 await runMain('consumer', async (log) => {
-  const { databaseUrl, secret, port } = loadConsumerConfig();
+  const { databaseUrl, secret, port, schema } = loadConsumerConfig();
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 5 });
   const consumer = createConsumer({
     pool,
     secret,
+    schema,
     log: (message, fields) => log.info(fields, message),
   });
   await consumer.migrate();

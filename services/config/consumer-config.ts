@@ -1,31 +1,89 @@
-// The reference consumer's settings (`npm run consumer`): CONSUMER_PORT (4000),
-// CONSUMER_DATABASE_URL (or DATABASE_URL) and DOWNSTREAM_SECRET, the secret events are signed
-// with — held to the same rule as the service's own DOWNSTREAM_SECRET.
+// The reference consumers' settings. Both keep their tables in CONSUMER_SCHEMA (`consumer`) of
+// CONSUMER_DATABASE_URL (or DATABASE_URL). The HTTP one (`npm run consumer`) listens on
+// CONSUMER_PORT (4000) and verifies DOWNSTREAM_SECRET, held to the same rule as the service's own;
+// the RabbitMQ one (`npm run consumer:broker`) reads AMQP_URL, ORDER_EVENTS_EXCHANGE (`orders`),
+// CONSUMER_NAME and CONSUMER_PREFETCH.
 import { z } from 'zod';
 import { ConfigError, type EnvSource, presentSettings, signingSecretSetting } from './env.js';
 
-const consumerSchema = z.object({
-  CONSUMER_PORT: z.coerce.number().int().min(1).max(65535).default(4000),
+const databaseSettings = {
   CONSUMER_DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgresql:// connection URL')
     .optional(),
   DATABASE_URL: z.string().optional(),
+  CONSUMER_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier')
+    .default('consumer'),
+};
+
+const consumerSchema = z.object({
+  CONSUMER_PORT: z.coerce.number().int().min(1).max(65535).default(4000),
   DOWNSTREAM_SECRET: signingSecretSetting,
+  ...databaseSettings,
 });
 
-export interface ConsumerConfig {
-  port: number;
+/** RabbitMQ allows up to 255 bytes of letters, digits, `-`, `_`, `.` and `:` in a name. */
+const AMQP_NAME = /^[A-Za-z0-9._:-]{1,200}$/;
+
+const brokerConsumerSchema = z.object({
+  AMQP_URL: z
+    .string({ error: 'required: the RabbitMQ URL, e.g. amqp://guest:guest@127.0.0.1:5672' })
+    .regex(/^amqps?:\/\/[^\s]+$/, 'must be an amqp:// or amqps:// URL'),
+  ORDER_EVENTS_EXCHANGE: z.string().regex(AMQP_NAME, 'must be 1-200 of A-Z a-z 0-9 . _ - :').default('orders'),
+  CONSUMER_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,48}$/, 'must be 1-48 of A-Z a-z 0-9 _ -')
+    .default('reference'),
+  CONSUMER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(10),
+  ...databaseSettings,
+});
+
+interface DatabaseConfig {
   databaseUrl: string;
+  schema: string;
+}
+
+export interface ConsumerConfig extends DatabaseConfig {
+  port: number;
   secret: string;
 }
 
-export function loadConsumerConfig(source: EnvSource = process.env): ConsumerConfig {
-  const parsed = consumerSchema.safeParse(presentSettings(source));
+export interface BrokerConsumerConfig extends DatabaseConfig {
+  amqpUrl: string;
+  exchange: string;
+  /** Names the consumer's queue, `<exchange>.order-created.<name>`: one queue per consuming system. */
+  name: string;
+  prefetch: number;
+}
+
+function parse<T>(schema: z.ZodType<T>, source: EnvSource): T {
+  const parsed = schema.safeParse(presentSettings(source));
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
-  const databaseUrl = parsed.data.CONSUMER_DATABASE_URL ?? parsed.data.DATABASE_URL;
+  return parsed.data;
+}
+
+function databaseConfig(settings: z.output<z.ZodObject<typeof databaseSettings>>): DatabaseConfig {
+  const databaseUrl = settings.CONSUMER_DATABASE_URL ?? settings.DATABASE_URL;
   if (!databaseUrl) throw new ConfigError(['CONSUMER_DATABASE_URL: required (or DATABASE_URL)']);
-  return { port: parsed.data.CONSUMER_PORT, databaseUrl, secret: parsed.data.DOWNSTREAM_SECRET };
+  return { databaseUrl, schema: settings.CONSUMER_SCHEMA };
+}
+
+export function loadConsumerConfig(source: EnvSource = process.env): ConsumerConfig {
+  const settings = parse(consumerSchema, source);
+  return { ...databaseConfig(settings), port: settings.CONSUMER_PORT, secret: settings.DOWNSTREAM_SECRET };
+}
+
+export function loadBrokerConsumerConfig(source: EnvSource = process.env): BrokerConsumerConfig {
+  const settings = parse(brokerConsumerSchema, source);
+  return {
+    ...databaseConfig(settings),
+    amqpUrl: settings.AMQP_URL,
+    exchange: settings.ORDER_EVENTS_EXCHANGE,
+    name: settings.CONSUMER_NAME,
+    prefetch: settings.CONSUMER_PREFETCH,
+  };
 }

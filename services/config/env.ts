@@ -67,6 +67,14 @@ const envSchema = z.object({
   DOWNSTREAM_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
   DOWNSTREAM_SECRET: signingSecretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
+  // The broker target of order.created (docs/downstream.md#the-broker): off unless AMQP_URL is set.
+  AMQP_URL: z.url({ protocol: /^amqps?$/, message: 'must be an amqp:// or amqps:// URL' }).optional(),
+  ORDER_EVENTS_EXCHANGE: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1–255 letters, digits, "-", "_", "." or ":"')
+    .refine((name) => !name.startsWith('amq.'), 'names starting with "amq." belong to the broker')
+    .default('orders'),
+  AMQP_CONFIRM_TIMEOUT_MS: milliseconds(3_000),
   RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
   RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
   RETRY_MAX_INTERVAL_MS: milliseconds(30_000),
@@ -163,6 +171,21 @@ export interface DownstreamConfig {
   timeoutMs: number;
 }
 
+export interface BrokerConfig {
+  /** `amqp://` or `amqps://`, credentials included: never logged (see `brokerAddress`). */
+  url: string;
+  /** The topic exchange order events are published to; asserted durable by the publisher. */
+  exchange: string;
+  /** One publish, connecting included, until the broker's confirm: below the activity's start-to-close. */
+  confirmTimeoutMs: number;
+}
+
+/** Where the broker is, for logs and messages: the URL without its credentials. */
+export function brokerAddress(broker: BrokerConfig): string {
+  const url = new URL(broker.url);
+  return `${url.protocol}//${url.host}${url.pathname.length > 1 ? url.pathname : ''}`;
+}
+
 /** Files (paths, read when connecting) and names for a TLS connection to Temporal. */
 export interface TemporalTlsConfig {
   caFile: string | undefined;
@@ -222,8 +245,10 @@ export interface Config {
     toleranceSeconds: number;
   };
   writePolicy: WritePolicy;
-  /** Where order events go; undefined = the delivery step is skipped. */
+  /** Where order events go over HTTP; undefined = no HTTP target. */
   downstream: DownstreamConfig | undefined;
+  /** Where order events are published; undefined = no broker target. Neither = no delivery step. */
+  broker: BrokerConfig | undefined;
   retentionDays: number;
   /** The scheduled safety nets (Temporal Schedules created by the worker at start). */
   safetyNets: { scanIntervalMinutes: number; nearDuplicateWindowMinutes: number };
@@ -389,6 +414,9 @@ export function loadConfig(source: EnvSource = process.env): Config {
             timeoutMs: env.DOWNSTREAM_TIMEOUT_MS,
           }
         : undefined,
+    broker: env.AMQP_URL
+      ? { url: env.AMQP_URL, exchange: env.ORDER_EVENTS_EXCHANGE, confirmTimeoutMs: env.AMQP_CONFIRM_TIMEOUT_MS }
+      : undefined,
     retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
     safetyNets: {
       scanIntervalMinutes: env.DUPLICATE_SCAN_INTERVAL_MINUTES,
@@ -503,6 +531,10 @@ function ladderProblems(env: Env): string[] {
   }
   if (env.DOWNSTREAM_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {
     problems.push('DOWNSTREAM_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS');
+  }
+  // Only a broker that is on has a rung here: a short attempt must not need a broker setting.
+  if (env.AMQP_URL && env.AMQP_CONFIRM_TIMEOUT_MS >= env.ACTIVITY_START_TO_CLOSE_MS) {
+    problems.push('AMQP_CONFIRM_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS');
   }
   if (env.ACTIVITY_START_TO_CLOSE_MS >= env.ACTIVITY_SCHEDULE_TO_CLOSE_MS) {
     problems.push('ACTIVITY_START_TO_CLOSE_MS: must be below ACTIVITY_SCHEDULE_TO_CLOSE_MS');

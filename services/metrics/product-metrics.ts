@@ -1,8 +1,8 @@
 // The product's own metrics — what on-call needs beyond the SDK's worker metrics: how webhooks were
 // answered, orders written, duplicates absorbed (at the edge, and at the unique index — a rising
-// count there means a caller regenerates keys), failures by error class, compensations, deliveries
-// and the end-to-end latency. Emitted through Temporal's metric meter, so they share the worker's
-// Prometheus endpoint.
+// count there means a caller regenerates keys), failures by error class, compensations, deliveries,
+// broker publishes and the end-to-end latency. Emitted through Temporal's metric meter, so they
+// share the worker's Prometheus endpoint.
 import { type MetricMeter, noopMetricMeter } from '@temporalio/common';
 
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'conflict' | 'refused';
@@ -18,6 +18,8 @@ export interface ProductMetrics {
   activityFailed(activity: string, errorClass: string, retryable: boolean): void;
   compensationStarted(reason: string): void;
   deliveryEnded(outcome: DeliveryOutcome): void;
+  /** One publish to the broker ended: `confirmed`, or the error class of its failure. */
+  brokerPublished(outcome: string): void;
   /** An operator alert was recorded (`new`) or grew (`grown`): a duplicate cluster or a revocation. */
   alertRecorded(kind: string, change: 'new' | 'grown'): void;
 }
@@ -33,6 +35,7 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
   const failures = meter.createCounter('orders_activity_failures', 'attempts', 'activity attempts failed, by class');
   const compensations = meter.createCounter('orders_compensations', 'workflows', 'compensations started, by reason');
   const deliveries = meter.createCounter('orders_deliveries', 'events', 'downstream deliveries ended, by outcome');
+  const publishes = meter.createCounter('orders_broker_publishes', 'messages', 'broker publishes, by outcome');
   const alerts = meter.createCounter('orders_alerts', 'alerts', 'operator alerts recorded or grown, by kind');
   const latency = meter.createHistogram(
     END_TO_END_LATENCY,
@@ -51,6 +54,7 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
       failures.add(1, { activity, error_class: errorClass, retryable: String(retryable) }),
     compensationStarted: (reason) => compensations.add(1, { reason }),
     deliveryEnded: (outcome) => deliveries.add(1, { outcome }),
+    brokerPublished: (outcome) => publishes.add(1, { outcome }),
     alertRecorded: (kind, change) => alerts.add(1, { kind, change }),
   };
   return neverThrowing(metrics);

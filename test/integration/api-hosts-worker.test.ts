@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
+import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {
   approval,
@@ -74,6 +75,62 @@ describe('an API that hosts the order worker (API_HOSTS_WORKER=1)', () => {
     const output = hosting.output();
     assert.ok(output.indexOf('worker stopped') > output.indexOf('draining'), output.slice(-2_000));
     assert.match(output, /api stopped/);
+  });
+});
+
+describe('an API hosting the worker, when Temporal refuses connections', () => {
+  const START_TIMEOUT_MS = 1_000;
+  let service: TestService;
+  let proxy: TcpProxy;
+  let hosting: ApiProcess;
+
+  before(async () => {
+    service = await startTestService({ inProcessWorker: false });
+    proxy = await startTcpProxy(service.config.temporal.address as string);
+    hosting = await apiProcess(
+      'api-hosting-proxied',
+      processEnv(service.config, {
+        API_HOSTS_WORKER: '1',
+        TEMPORAL_ADDRESS: proxy.address,
+        WEBHOOK_START_TIMEOUT_MS: String(START_TIMEOUT_MS),
+      }),
+    );
+    await hosting.start();
+  });
+  after(async () => {
+    await hosting.kill('SIGKILL');
+    await proxy.close();
+    await service.stop();
+  });
+
+  it('answers 503 at the start deadline, not when the native client gives up retrying', async () => {
+    await proxy.setMode({ kind: 'refuse' });
+    const approvalNo = uniqueApprovalNo('HOSTED-DARK');
+    const body = approval(approvalNo, await createSku(service.prisma, 10));
+    const sent = Date.now();
+    const answer = await sendApproval(hosting.url, body);
+    const waited = Date.now() - sent;
+    assert.equal(answer.status, 503, JSON.stringify(answer.body));
+    assert.ok(answer.retryAfter, 'a 503 carries Retry-After');
+    // The native client bounds each attempt by the deadline but goes on retrying a refused
+    // connection for seconds (10 s here without the race); the sender must hear back at the start
+    // deadline, with room for a slow machine.
+    assert.ok(
+      waited < START_TIMEOUT_MS * 8,
+      `answered after ${waited} ms, the start deadline is ${START_TIMEOUT_MS} ms`,
+    );
+
+    // The claim stays for the sender's redelivery: once Temporal is back it starts the one run.
+    await proxy.setMode({ kind: 'pass' });
+    let again = answer;
+    for (let tries = 0; again.status !== 202 && tries < 30; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      again = await sendApproval(hosting.url, body);
+    }
+    assert.equal(again.status, 202, JSON.stringify(again.body));
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
+    assert.equal(await orderCount(service.prisma, key), 1);
   });
 });
 

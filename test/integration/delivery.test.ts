@@ -18,6 +18,7 @@ import {
   approval,
   createSku,
   eventually,
+  freshApproval,
   getOrder,
   type OrderView,
   statusReaches,
@@ -57,11 +58,7 @@ describe('delivery of order events', () => {
     await pool.end();
   });
 
-  async function submit(prefix: string) {
-    const approvalNo = uniqueApprovalNo(prefix);
-    const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    return { approvalNo, key, body: approval(approvalNo, await createSku(service.prisma, 100)) };
-  }
+  const submit = (prefix: string) => freshApproval(service.prisma, prefix);
 
   function assertSameKeyAndEvent(key: string, count: number) {
     const arrivals = downstream.arrivals(key);

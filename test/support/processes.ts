@@ -69,20 +69,32 @@ export interface HttpAnswer {
   body: Record<string, unknown>;
 }
 
-/** POSTs a signed approval to a running API; a refused connection is `status: 0`. */
-export async function sendApproval(url: string, body: unknown): Promise<HttpAnswer> {
+/**
+ * POSTs a signed approval to a running API, with `headers` besides the signature's; a refused
+ * connection, or no answer within `timeoutMs` when given, is `status: 0`.
+ */
+export async function sendApproval(
+  url: string,
+  body: unknown,
+  options: { timeoutMs?: number; headers?: Record<string, string> } = {},
+): Promise<HttpAnswer> {
   const payload = JSON.stringify(body);
   try {
     const response = await fetch(`${url}/webhooks/oa/approvals`, {
       method: 'POST',
-      headers: signedHeaders(payload),
+      headers: { ...signedHeaders(payload), ...options.headers },
       body: payload,
+      ...(options.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(options.timeoutMs) }),
     });
     const text = await response.text();
     return {
       status: response.status,
       retryAfter: response.headers.get('retry-after'),
-      body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      // A gateway's own error page (nginx's 502) is HTML: the status is what counts then.
+      body:
+        text && /json/.test(response.headers.get('content-type') ?? '')
+          ? (JSON.parse(text) as Record<string, unknown>)
+          : {},
     };
   } catch {
     return { status: 0, retryAfter: null, body: {} };

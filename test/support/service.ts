@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { type AppDeps, buildApp } from '../../edges/http/app.js';
 import { signBody, signStandard } from '../../domain-node/signature.js';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { type Config, loadConfig } from '../../services/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
@@ -100,6 +101,7 @@ export async function startTestService(
       prisma,
       temporal,
       downstream: config.downstream,
+      broker: config.broker,
       readers: options.readers ?? readersFromConfig(config.connectors, config.writePolicy),
       formMapping: config.connectors.formMapping?.file,
       ...(options.activities ? { activities: options.activities } : {}),
@@ -156,6 +158,13 @@ export function approval(approvalNo: string, sku: string, overrides: Partial<App
 }
 
 /** Creates a SKU of the test's own with known stock. */
+/** A new approval (MAIN) of one line, on a SKU of its own with 100 in stock, and its key. */
+export async function freshApproval(prisma: PrismaClient, prefix: string) {
+  const approvalNo = uniqueApprovalNo(prefix);
+  const key = idempotencyKeyFor(approvalNo, 'MAIN');
+  return { approvalNo, key, body: approval(approvalNo, await createSku(prisma, 100)) };
+}
+
 export async function createSku(prisma: PrismaClient, onHand: number): Promise<string> {
   const sku = `SKU-T-${randomBytes(5).toString('hex')}`;
   await prisma.inventory.create({ data: { sku, onHand } });

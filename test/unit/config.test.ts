@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError, loadConfig } from '../../services/config/env.js';
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -68,6 +69,29 @@ describe('configuration', () => {
     assert.match(
       problemsOf({ ACTIVITY_START_TO_CLOSE_MS: '70000' }).join('\n'),
       /ACTIVITY_START_TO_CLOSE_MS: must be below ACTIVITY_SCHEDULE_TO_CLOSE_MS/,
+    );
+  });
+
+  it('reads the broker settings: off without AMQP_URL, the exchange and confirm timeout below one attempt', () => {
+    assert.equal(loadConfig({}).broker, undefined);
+    assert.deepEqual(loadConfig({ AMQP_URL: 'amqps://u:p@mq.example:5671/orders' }).broker, {
+      url: 'amqps://u:p@mq.example:5671/orders',
+      exchange: 'orders',
+      confirmTimeoutMs: 3_000,
+    });
+    assert.match(problemsOf({ AMQP_URL: 'http://mq.example' }).join('\n'), /^AMQP_URL: must be an amqp:\/\//m);
+    assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'amq.topic' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
+    assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'orders events' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
+    assert.match(
+      problemsOf({ AMQP_URL: 'amqp://mq', AMQP_CONFIRM_TIMEOUT_MS: '5000', ACTIVITY_START_TO_CLOSE_MS: '5000' }).join(
+        '\n',
+      ),
+      /AMQP_CONFIRM_TIMEOUT_MS: must be below ACTIVITY_START_TO_CLOSE_MS/,
+    );
+    // Without a broker its timeout is no rung: a short attempt needs no broker setting.
+    assert.equal(
+      loadConfig({ ACTIVITY_START_TO_CLOSE_MS: '3000', DOWNSTREAM_TIMEOUT_MS: '2000' }).writePolicy.startToCloseMs,
+      3_000,
     );
   });
 
@@ -202,5 +226,45 @@ describe('configuration', () => {
       /^OTEL_EXPORTER_OTLP_ENDPOINT:/m,
     );
     assert.match(problemsOf({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http' }).join('\n'), /^OTEL_EXPORTER_OTLP_PROTOCOL:/m);
+  });
+});
+
+describe('the RabbitMQ consumer configuration', () => {
+  const refusal = (env: Record<string, string>): string => {
+    try {
+      loadBrokerConsumerConfig(env);
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.problems.join('\n');
+    }
+    assert.fail('expected the configuration to be refused');
+  };
+
+  it('has the documented defaults and takes DATABASE_URL when CONSUMER_DATABASE_URL is unset', () => {
+    const config = loadBrokerConsumerConfig({ AMQP_URL: 'amqp://127.0.0.1', DATABASE_URL: 'postgresql://db/x' });
+    assert.deepEqual(config, {
+      amqpUrl: 'amqp://127.0.0.1',
+      exchange: 'orders',
+      name: 'reference',
+      prefetch: 10,
+      databaseUrl: 'postgresql://db/x',
+      schema: 'consumer',
+    });
+  });
+
+  it('names the variable of a missing or malformed setting', () => {
+    assert.match(refusal({ DATABASE_URL: 'postgresql://db/x' }), /^AMQP_URL: required/);
+    const bad = refusal({
+      AMQP_URL: 'http://broker',
+      ORDER_EVENTS_EXCHANGE: 'orders events',
+      CONSUMER_NAME: 'a.b',
+      CONSUMER_PREFETCH: '0',
+      CONSUMER_SCHEMA: 'Consumer',
+      DATABASE_URL: 'postgresql://db/x',
+    });
+    for (const name of ['AMQP_URL', 'ORDER_EVENTS_EXCHANGE', 'CONSUMER_NAME', 'CONSUMER_PREFETCH', 'CONSUMER_SCHEMA']) {
+      assert.match(bad, new RegExp(`^${name}: `, 'm'));
+    }
+    assert.match(refusal({ AMQP_URL: 'amqp://127.0.0.1' }), /^CONSUMER_DATABASE_URL: required/);
   });
 });

@@ -3,6 +3,10 @@ import { describe, it } from 'node:test';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { classifyError, type ErrorClass, TABLE } from '../../domain/error-classification.js';
 import {
+  BrokerConfirmTimeoutError,
+  BrokerNackedError,
+  BrokerUnavailableError,
+  BrokerUnroutableError,
   DownstreamHttpError,
   DownstreamTimeoutError,
   IdempotencyConflictError,
@@ -99,6 +103,26 @@ const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
     new DownstreamHttpError(302, undefined, 'the deadline moved'),
     'Unclassified',
     false,
+  ],
+  [
+    'broker: no queue bound for the routing key (message returned)',
+    new BrokerUnroutableError('orders', 'order.created', 312, 'NO_ROUTE'),
+    'BrokerUnroutable',
+    false,
+  ],
+  ['broker: the message nacked', new BrokerNackedError('orders'), 'BrokerNacked', true],
+  ['broker: no confirm in time', new BrokerConfirmTimeoutError(3000), 'BrokerConfirmTimeout', true],
+  [
+    'broker: connection refused is the broker, not Temporal',
+    new BrokerUnavailableError('amqp://127.0.0.1:5672', 'connect ECONNREFUSED 127.0.0.1:5672'),
+    'BrokerUnavailable',
+    true,
+  ],
+  [
+    'broker: the channel closed before the confirm',
+    new BrokerUnavailableError('amqp://127.0.0.1:5672', 'channel closed'),
+    'BrokerUnavailable',
+    true,
   ],
   [
     'Temporal: no connection (gRPC UNAVAILABLE)',

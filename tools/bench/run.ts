@@ -33,13 +33,17 @@ import { cpuAccounting, type CpuParts, cpuPerItem, OUTSIDE } from './cpu-account
 import { FLOOR_TASK_QUEUE } from './floor.js';
 
 const usage =
-  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]';
+  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench] [--eager-slots <n>] [--profile <dir>]';
 const { values } = parseArgs({
   options: {
     levels: { type: 'string', default: '1,8,32,64' },
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     out: { type: 'string', default: 'docs/bench' },
+    // Workflow task slots of the processes that start eagerly (default: one per client of the highest level).
+    'eager-slots': { type: 'string' },
+    // A V8 CPU profile of every measured process, written to this folder when it stops.
+    profile: { type: 'string' },
     // Short runs while looking for a cause: only these measurements (names as in the table).
     only: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -56,7 +60,8 @@ if (
   LEVELS.some((level) => !Number.isInteger(level) || level < 1) ||
   !(SECONDS > 0) ||
   !Number.isInteger(ROUNDS) ||
-  ROUNDS < 1
+  ROUNDS < 1 ||
+  (values['eager-slots'] !== undefined && !/^[1-9]\d*$/.test(values['eager-slots']))
 ) {
   console.error(usage);
   process.exit(2);
@@ -261,7 +266,7 @@ async function main(): Promise<boolean> {
     // and its worker takes none of the worker process's. A start is eager only when the hosted
     // worker has a free workflow task slot, so the processes that start eagerly (it, and the floor
     // edge for the ceiling) get a slot for every client of the highest level.
-    const eagerSlots = String(Math.max(40, ...LEVELS));
+    const eagerSlots = values['eager-slots'] ?? String(Math.max(40, ...LEVELS));
     const hostingEnv = {
       ...env,
       TEMPORAL_TASK_QUEUE: `bench-${RUN}-hosted`,
@@ -281,28 +286,41 @@ async function main(): Promise<boolean> {
       return (pollers?.length ?? 0) > 0;
     };
     const livez = (port: number) => async () => (await fetch(`http://127.0.0.1:${port}/livez`)).ok;
+    const nodeArgs = values.profile
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`, '--import', 'tsx']
+      : undefined;
     const processes: Record<string, ManagedProcess> = {
       hostingApi: managedProcess({
         name: 'api hosting the worker',
+        nodeArgs,
         entry: 'edges/http/main.ts',
         env: { ...hostingEnv, PORT: String(ports.hostingApi) },
         ready: livez(ports.hostingApi),
       }),
       api: managedProcess({
         name: 'api',
+        nodeArgs,
         entry: 'edges/http/main.ts',
         env: { ...env, PORT: String(ports.api) },
         ready: livez(ports.api),
       }),
-      worker: managedProcess({ name: 'worker', entry: 'worker/main.ts', env, ready: polling(env.TEMPORAL_TASK_QUEUE) }),
+      worker: managedProcess({
+        name: 'worker',
+        entry: 'worker/main.ts',
+        nodeArgs,
+        env,
+        ready: polling(env.TEMPORAL_TASK_QUEUE),
+      }),
       floorApi: managedProcess({
         name: 'floor-api',
+        nodeArgs,
         entry: 'tools/bench/floor-api.ts',
         env: { ...env, PORT: String(ports.floorApi), WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots },
         ready: answers(`http://127.0.0.1:${ports.floorApi}/webhooks/oa/approvals`),
       }),
       floorWorker: managedProcess({
         name: 'floor-worker',
+        nodeArgs,
         entry: 'tools/bench/floor-worker.ts',
         env,
         ready: polling(FLOOR_TASK_QUEUE),

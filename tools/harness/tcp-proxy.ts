@@ -1,7 +1,9 @@
-// A TCP proxy in front of the Temporal frontend, for the start path's faults: answers that come
-// late, answers that never come (Temporal acted, the caller never hears), and Temporal unreachable.
-// gRPC is HTTP/2 over one connection, so these are faults of the whole connection, as a network
-// would produce them. Used by the start-path tests and by the explorer.
+// A TCP proxy in front of a server — the Temporal frontend, the message broker, an API process —
+// for faults of the connection: answers that come late, answers that never come (the server acted,
+// the caller never hears), and the server unreachable. gRPC is HTTP/2 over one connection and AMQP
+// multiplexes channels over one, so these are faults of the whole connection, as a network would
+// produce them. Used by the start-path tests, the broker tests, the explorer, and the gateway test,
+// where an API's answers come after nginx gave up on them.
 import net from 'node:net';
 
 export type TcpProxyMode =
@@ -18,6 +20,13 @@ export type TcpProxyMode =
    */
   | { kind: 'lose-next-answer'; cutAfterMs: number }
   /**
+   * Once, on whichever connection carries it: the first request whose bytes contain `containing`
+   * reaches the server, every answer on that connection is then dropped, and the connection is cut
+   * `cutAfterMs` later. The mode then returns to `pass`, so the caller's retry gets through. For a
+   * broker: the publish is queued, its confirm never arrives.
+   */
+  | { kind: 'lose-one-answer'; containing: string; cutAfterMs: number }
+  /**
    * Nothing gets through either way: a call hangs until its own deadline and never reaches the
    * server. Leaving this mode cuts the connections it held (their streams are broken).
    */
@@ -31,7 +40,7 @@ export interface TcpProxy {
   address: string;
   mode(): TcpProxyMode;
   setMode(mode: TcpProxyMode): Promise<void>;
-  /** How many requests were forwarded whose answer was then dropped (`lose-next-answer`). */
+  /** How many requests were forwarded whose answer was then dropped (`lose-next-answer`, `lose-one-answer`). */
   lostAnswers(): number;
   /** Destroys every open connection: the caller sees its calls fail mid-flight. */
   cutAll(): void;
@@ -65,13 +74,22 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     };
     client.on('error', cut).on('close', cut);
     upstream.on('error', cut).on('close', cut);
+    // This request reaches the server; its answer, and every later one, never reaches the caller.
+    const loseAnswerTo = (chunk: Buffer, cutAfterMs: number) => {
+      swallowing = true;
+      lost += 1;
+      upstream.write(chunk);
+      setTimeout(cut, cutAfterMs);
+    };
     client.on('data', (chunk: Buffer) => {
       if (mode.kind === 'blackhole') return;
       if (mode.kind === 'lose-next-answer' && !swallowing && chunk.length >= REQUEST_BYTES) {
-        swallowing = true;
-        lost += 1;
-        upstream.write(chunk);
-        setTimeout(cut, mode.cutAfterMs);
+        loseAnswerTo(chunk, mode.cutAfterMs);
+        return;
+      }
+      if (mode.kind === 'lose-one-answer' && !swallowing && chunk.includes(mode.containing)) {
+        loseAnswerTo(chunk, mode.cutAfterMs);
+        mode = { kind: 'pass' };
         return;
       }
       if (!swallowing) upstream.write(chunk);

@@ -1,0 +1,54 @@
+// The RabbitMQ consumer as a process: its settings (services/config/consumer-config.ts), its
+// tables, and a connection to the broker that is made again whenever it is lost — unacked messages
+// wait in the queue meanwhile. `wrap` lets a test change how events are applied; the real process
+// (broker-main.ts) applies them as they are.
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { jitteredBackoffMs } from '../../domain/backoff.js';
+import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
+import { type ApplyEvent, createEventLedger } from './apply-once.js';
+import { type BrokerConsumer, brokerTopology, startBrokerConsumer } from './broker-consumer.js';
+
+const RECONNECT_BACKOFF = { initialIntervalMs: 500, backoffCoefficient: 2, maximumIntervalMs: 15_000 };
+
+export async function runBrokerConsumerProcess(
+  log: Logger,
+  wrap: (apply: ApplyEvent) => ApplyEvent = (apply) => apply,
+): Promise<void> {
+  const config = loadBrokerConsumerConfig();
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: Math.min(config.prefetch, 10) });
+  // An idle client whose server went away reports it here; the next query fails and says why.
+  pool.on('error', (error) => log.warn({ err: error }, 'idle database connection lost'));
+  const ledger = createEventLedger({ pool, schema: config.schema });
+  await ledger.migrate();
+  const topology = brokerTopology(config.exchange, config.name);
+  const apply = wrap(ledger.apply);
+
+  let consumer: BrokerConsumer | undefined;
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    void (consumer?.stop() ?? Promise.resolve()).then(() => pool.end()).then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+
+  for (let failedAttempts = 0; !stopping; ) {
+    try {
+      consumer = await startBrokerConsumer({ url: config.amqpUrl, topology, prefetch: config.prefetch, apply, log });
+      failedAttempts = 0;
+      log.info({ queue: topology.queue, deadLetterQueue: topology.deadLetterQueue }, 'consuming order.created');
+      const reason = await consumer.closed;
+      if (stopping) return;
+      log.warn({ err: reason, counts: consumer.counts }, 'broker connection lost; connecting again');
+    } catch (error) {
+      log.warn({ err: error, url: redact(config.amqpUrl) }, 'broker not reachable; trying again');
+    }
+    failedAttempts += 1;
+    await new Promise((resolve) => setTimeout(resolve, jitteredBackoffMs(failedAttempts, RECONNECT_BACKOFF)));
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}

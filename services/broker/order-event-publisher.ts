@@ -1,0 +1,178 @@
+// Publishes order events to the broker (AMQP_URL) on one connection and one confirm channel per
+// process, opened at the first publish and opened again after it closed (docs/architecture.md,
+// decision 23). A publish counts only once the broker confirmed it; a message the broker returns
+// (published `mandatory`, no queue bound) is a failure even though the broker then confirms it.
+// Errors leave here typed (domain/errors.ts) so that the one classification table decides retries.
+import { type ChannelModel, type ConfirmChannel, connect, type Message } from 'amqplib';
+import {
+  BrokerConfirmTimeoutError,
+  BrokerNackedError,
+  BrokerUnavailableError,
+  BrokerUnroutableError,
+} from '../../domain/errors.js';
+import { ORDER_CREATED } from '../../domain-node/order-event.js';
+import { brokerAddress, type BrokerConfig } from '../config/env.js';
+
+/** One `order.created` event as the broker carries it: the HTTP event's body bytes, its id and key. */
+export interface OrderEventMessage {
+  eventId: string;
+  idempotencyKey: string;
+  body: string;
+}
+
+export interface OrderEventPublisher {
+  /** Resolves once the broker confirmed the message; rejects with a typed broker error. */
+  publish(message: OrderEventMessage): Promise<void>;
+  /** Closes the connection; a later publish opens a new one. */
+  close(): Promise<void>;
+}
+
+/** The routing key of every order event: its type. */
+export const ORDER_CREATED_ROUTING_KEY = ORDER_CREATED;
+
+interface Link {
+  model: ChannelModel;
+  channel: ConfirmChannel;
+  /** Publishes awaiting their confirm, by message id, oldest first: a return marks the oldest. */
+  awaiting: Map<string, { returned?: Message }[]>;
+}
+
+const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+export function createOrderEventPublisher(config: BrokerConfig): OrderEventPublisher {
+  const address = brokerAddress(config);
+  let current: Promise<Link> | undefined;
+
+  const unavailable = (error: unknown) =>
+    new BrokerUnavailableError(address, error instanceof Error ? error.message : String(error));
+
+  async function openLink(forget: () => void): Promise<Link> {
+    const model = await connect(config.url, {
+      timeout: config.confirmTimeoutMs,
+      clientProperties: { connection_name: 'exactly-once-orders publisher' },
+    });
+    // A closed connection is forgotten, so the next publish opens a new one; an 'error' event is
+    // always followed by 'close' and must be listened to, or it would crash the worker.
+    model.on('error', () => undefined);
+    model.on('close', forget);
+    try {
+      const channel = await model.createConfirmChannel();
+      channel.on('error', () => undefined);
+      // A channel the broker closed (a precondition failed, an access refused) takes the link down.
+      channel.on('close', () => {
+        forget();
+        model.close().catch(() => undefined);
+      });
+      const awaiting: Link['awaiting'] = new Map();
+      // The broker sends basic.return before the confirm of the same message on the same channel.
+      channel.on('return', (returned: Message) => {
+        const id = String(returned.properties.messageId);
+        const publish = awaiting.get(id)?.find((entry) => !entry.returned);
+        if (publish) publish.returned = returned;
+      });
+      // The exchange is ours to declare; queues and bindings are the consumers' business.
+      await channel.assertExchange(config.exchange, 'topic', { durable: true });
+      return { model, channel, awaiting };
+    } catch (error) {
+      forget();
+      await model.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  function link(): Promise<Link> {
+    if (!current) {
+      const opening: Promise<Link> = openLink(() => {
+        if (current === opening) current = undefined;
+      });
+      current = opening;
+      opening.catch(() => {
+        if (current === opening) current = undefined;
+      });
+    }
+    return current;
+  }
+
+  async function publishOnce(message: OrderEventMessage): Promise<void> {
+    let open: Link;
+    try {
+      open = await link();
+    } catch (error) {
+      throw unavailable(error);
+    }
+    const { channel, awaiting } = open;
+    const entry: { returned?: Message } = {};
+    const queue = awaiting.get(message.eventId) ?? [];
+    queue.push(entry);
+    awaiting.set(message.eventId, queue);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        try {
+          channel.publish(
+            config.exchange,
+            ORDER_CREATED_ROUTING_KEY,
+            Buffer.from(message.body),
+            {
+              // Returned when no queue is bound, instead of dropped in silence.
+              mandatory: true,
+              persistent: true,
+              messageId: message.eventId,
+              type: ORDER_CREATED,
+              contentType: 'application/json',
+              headers: { 'idempotency-key': message.idempotencyKey },
+            },
+            (error: unknown) => (error ? reject(asError(error)) : resolve()),
+          );
+        } catch (error) {
+          reject(asError(error));
+        }
+      });
+    } catch (error) {
+      throw error instanceof Error && error.message === 'message nacked'
+        ? new BrokerNackedError(config.exchange)
+        : unavailable(error);
+    } finally {
+      queue.splice(queue.indexOf(entry), 1);
+      if (queue.length === 0) awaiting.delete(message.eventId);
+    }
+    if (entry.returned) {
+      const { replyCode, replyText } = entry.returned.fields as unknown as { replyCode: number; replyText: string };
+      throw new BrokerUnroutableError(config.exchange, ORDER_CREATED_ROUTING_KEY, replyCode, replyText);
+    }
+  }
+
+  return {
+    async publish(message) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new BrokerConfirmTimeoutError(config.confirmTimeoutMs)),
+          config.confirmTimeoutMs,
+        );
+      });
+      try {
+        await Promise.race([publishOnce(message), timedOut]);
+      } catch (error) {
+        if (error instanceof BrokerConfirmTimeoutError) {
+          // A connection that did not confirm in time is not trusted with the next publish.
+          const stale = current;
+          current = undefined;
+          void stale?.then((open) => open.model.close()).catch(() => undefined);
+        }
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async close() {
+      const open = current;
+      current = undefined;
+      if (!open) return;
+      try {
+        await (await open).model.close();
+      } catch {
+        // Already closed, or never opened: nothing to release.
+      }
+    },
+  };
+}

@@ -154,7 +154,27 @@ export function createDeliveryActivities(deps: {
   /** Publishes the event, counting the publish by how it ended (confirmed, or its error class). */
   async function publishToBroker(publisher: OrderEventPublisher, event: OrderCreatedEvent, body: string) {
     try {
-      await publisher.publish({ eventId: event.eventId, idempotencyKey: event.idempotencyKey, body });
+      // With tracing on, the publish is a span of the approval's trace, and the message carries it
+      // in its headers (`traceparent`), as the POST does.
+      await inSpan(
+        `publish ${ORDER_CREATED}`,
+        'producer',
+        {
+          [KEY_ATTRIBUTE]: event.idempotencyKey,
+          'messaging.system': 'rabbitmq',
+          'messaging.operation.type': 'publish',
+          'messaging.destination.name': publisher.exchange,
+          'messaging.rabbitmq.destination.routing_key': ORDER_CREATED,
+          'messaging.message.id': event.eventId,
+        },
+        () =>
+          publisher.publish({
+            eventId: event.eventId,
+            idempotencyKey: event.idempotencyKey,
+            body,
+            traceHeaders: traceHeaders(),
+          }),
+      );
       deps.metrics.brokerPublished('confirmed');
     } catch (error) {
       deps.metrics.brokerPublished(classifyError(error).errorClass);

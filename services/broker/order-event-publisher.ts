@@ -18,9 +18,13 @@ export interface OrderEventMessage {
   eventId: string;
   idempotencyKey: string;
   body: string;
+  /** W3C trace headers (`traceparent`, `tracestate`) to carry as message headers; empty when not tracing. */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface OrderEventPublisher {
+  /** The exchange every message goes to (ORDER_EVENTS_EXCHANGE). */
+  exchange: string;
   /** Resolves once the broker confirmed the message; rejects with a typed broker error. */
   publish(message: OrderEventMessage): Promise<void>;
   /** Closes the connection; a later publish opens a new one. */
@@ -119,7 +123,7 @@ export function createOrderEventPublisher(config: BrokerConfig): OrderEventPubli
               messageId: message.eventId,
               type: ORDER_CREATED,
               contentType: 'application/json',
-              headers: { 'idempotency-key': message.idempotencyKey },
+              headers: { ...message.traceHeaders, 'idempotency-key': message.idempotencyKey },
             },
             (error: unknown) => (error ? reject(asError(error)) : resolve()),
           );
@@ -142,6 +146,7 @@ export function createOrderEventPublisher(config: BrokerConfig): OrderEventPubli
   }
 
   return {
+    exchange: config.exchange,
     async publish(message) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<never>((_, reject) => {

@@ -155,11 +155,12 @@ export function tagSpanWithKey(key: string): void {
   trace.getActiveSpan()?.setAttribute(KEY_ATTRIBUTE, key);
 }
 
-/** What a span of our own stands for: a request served, a request made, or a step of our own. */
-export type SpanRole = 'server' | 'client' | 'internal';
+/** What a span of our own stands for: a request served, a request made, a message sent, or a step of our own. */
+export type SpanRole = 'server' | 'client' | 'producer' | 'internal';
 const SPAN_KINDS: Record<SpanRole, SpanKind> = {
   server: SpanKind.SERVER,
   client: SpanKind.CLIENT,
+  producer: SpanKind.PRODUCER,
   internal: SpanKind.INTERNAL,
 };
 

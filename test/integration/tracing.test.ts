@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import type { Channel } from 'amqplib';
 import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { loadConfig } from '../../services/config/env.js';
@@ -42,6 +43,7 @@ import {
 } from '../support/service.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { apiProcess, processEnv, sendApproval } from '../support/processes.js';
+import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
 
 const SECRET = 'downstream-secret-0123456789';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
@@ -78,6 +80,11 @@ function descendsFrom(spans: readonly ReadableSpan[], span: ReadableSpan, ancest
 
 describe('OpenTelemetry traces', () => {
   const exporter = new InMemorySpanExporter();
+  // The events also go to the broker, on an exchange of this run, where a queue of the test takes them.
+  const broker = brokerForSuite();
+  const exchange = `orders-trace-${randomBytes(4).toString('hex')}`;
+  let channel: Channel;
+  let queue: string;
   let pool: pg.Pool;
   let downstream: ScriptedDownstream;
   let service: TestService;
@@ -86,6 +93,11 @@ describe('OpenTelemetry traces', () => {
   let env: Record<string, string>;
 
   before(async () => {
+    if (!broker.reachable()) return; // every test fails, saying why
+    channel = await broker.connection().createChannel();
+    await channel.assertExchange(exchange, 'topic', { durable: true });
+    ({ queue } = await channel.assertQueue('', { exclusive: true }));
+    await channel.bindQueue(queue, exchange, 'order.created');
     pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
     downstream = await startScriptedDownstream(pool, SECRET, `consumer_${randomBytes(3).toString('hex')}`);
     receiver = await startOtlpReceiver();
@@ -100,6 +112,8 @@ describe('OpenTelemetry traces', () => {
       FEISHU_API_BASE_URL: feishu.url,
       DOWNSTREAM_URL: downstream.url,
       DOWNSTREAM_SECRET: SECRET,
+      AMQP_URL,
+      ORDER_EVENTS_EXCHANGE: exchange,
       // Turns tracing on; in this process the in-memory exporter below stands in for the OTLP one.
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -110,12 +124,15 @@ describe('OpenTelemetry traces', () => {
     service = await startTestService({ config });
   });
   after(async () => {
+    if (!broker.reachable()) return;
     await service.stop();
     await shutdownTracing();
     await downstream.close();
     await receiver.close();
     await feishu.close();
     await pool.end();
+    await channel.deleteExchange(exchange);
+    await broker.connection().close();
   });
 
   /** The finished spans of the trace whose span `name` carries `key`, once its workflow run has ended. */
@@ -179,6 +196,7 @@ describe('OpenTelemetry traces', () => {
       'RunActivity:writeOrder',
       'RunActivity:deliverOrderEvent',
       'POST order.created',
+      'publish order.created',
     ]);
 
     const post = trace.find((span) => span.name === 'POST order.created');
@@ -189,6 +207,19 @@ describe('OpenTelemetry traces', () => {
       arrival.headers.traceparent,
       `00-${root.spanContext().traceId}-${post.spanContext().spanId}-01`,
       'the downstream POST carries the trace, with its own span as the parent',
+    );
+    const publish = trace.find((span) => span.name === 'publish order.created');
+    assert.ok(publish);
+    const message = await eventually('the message of the key on the queue', async () => {
+      for (let got = await channel.get(queue, { noAck: true }); got; got = await channel.get(queue, { noAck: true })) {
+        if (got.properties.headers?.['idempotency-key'] === key) return got;
+      }
+      return undefined;
+    });
+    assert.equal(
+      String(message.properties.headers?.traceparent),
+      `00-${root.spanContext().traceId}-${publish.spanContext().spanId}-01`,
+      'the broker message carries the trace, with the publish span as the parent',
     );
   });
 

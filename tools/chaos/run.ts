@@ -368,12 +368,14 @@ async function main(): Promise<number> {
     downstreamFaults = false;
     const prefix = `CH${seed}-%`;
     const decided = { resubmitted: 0, redelivered: 0 };
+    // Why the operator had to redeliver: the delivery error each redelivered order recorded last.
+    const redeliveredAfter = new Map<string, number>();
     const drainDeadline = Date.now() + (values.broken ? 60_000 : 240_000 + size * 200);
     let running = Number.NaN;
     log('draining');
     while (Date.now() < drainDeadline) {
-      const { rows } = await admin.query<{ idempotent_key: string; status: string }>(
-        `SELECT idempotent_key, status FROM idempotency_record WHERE approval_no LIKE $1`,
+      const { rows } = await admin.query<{ idempotent_key: string; status: string; last_error: string | null }>(
+        `SELECT idempotent_key, status, last_error FROM idempotency_record WHERE approval_no LIKE $1`,
         [prefix],
       );
       for (const row of rows) {
@@ -393,6 +395,10 @@ async function main(): Promise<number> {
             .getHandle(workflowId)
             .executeUpdate(decideUpdate, { args: [{ decision, decidedBy: 'chaos-operator' }] });
           decided[decision === 'resubmit' ? 'resubmitted' : 'redelivered'] += 1;
+          if (decision === 'redeliver') {
+            const cause = (row.last_error ?? 'unknown').slice(0, 100);
+            redeliveredAfter.set(cause, (redeliveredAfter.get(cause) ?? 0) + 1);
+          }
         } catch {
           // Not waiting for a decision yet (reconciliation still running): try again next round.
         }
@@ -415,11 +421,13 @@ async function main(): Promise<number> {
           [prefix],
         )
       ).rows[0]?.delivered;
-    const consumerDeadline = Date.now() + (values.broken ? 20_000 : 120_000);
+    const consumerDeadline = Date.now() + 120_000;
     while (Date.now() < consumerDeadline) {
+      // The broken variant's events carry keys the consumer refuses: an empty queue is all it waits for.
       const caughtUp =
         (await broker.queued()) === 0 &&
-        (await effectsOf(admin, broker.consumerSchema)).keys >= Number(await deliveredCount());
+        (values.broken !== undefined ||
+          (await effectsOf(admin, broker.consumerSchema)).keys >= Number(await deliveredCount()));
       if (caughtUp) break;
       await sleep(1_000);
     }
@@ -659,6 +667,7 @@ async function main(): Promise<number> {
         `not DELIVERED at the end: ${unfinished.map((row) => `${row.idempotent_key} ${row.status}`).join(', ')}`,
       );
     }
+    for (const [cause, count] of redeliveredAfter) console.log(`redelivered by the operator ×${count} after: ${cause}`);
     if (silentFaults.length > 0)
       console.log(`faults that never fired (this run proves less): ${silentFaults.join(', ')}`);
     console.log(

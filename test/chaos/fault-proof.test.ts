@@ -24,8 +24,9 @@ describe('proof under faults', () => {
     assert.equal(check(result, 'duplicate orders')?.value, 0);
     assert.equal(check(result, 'approvals neither ordered nor in compensation (lost)')?.value, 0);
     assert.equal(check(result, 'stock: initial available − ordered = final available')?.ok, true);
+    assert.equal(check(result, 'events applied by the broker consumer (per key, max)')?.ok, true);
     const faults = result.checks.filter((entry) => entry.name.startsWith('fault: '));
-    assert.equal(faults.length, 10);
+    assert.equal(faults.length, 12);
     for (const fault of faults) assert.ok(Number(fault.value) > 0, `${fault.name} never fired`);
   });
 

@@ -1,9 +1,11 @@
 // `npm run chaos -- --seed 7 --size 40`: proof under faults. Submits N distinct approvals through
 // the real webhook, many redelivered 1–5 times (concurrently, and again after they finished),
 // while it cuts COMMIT replies, resets and delays database connections, holds row locks, kills the
-// worker, restarts Temporal and PostgreSQL, and has the downstream answer 429, 5xx or hang. Then it
-// checks, from the database and Temporal themselves, that no approval was doubled or lost and
-// that stock adds up exactly — and exits non-zero if not.
+// worker, restarts Temporal and PostgreSQL, and has the downstream answer 429, 5xx or hang; the
+// worker also publishes each event to RabbitMQ through a proxy that cuts publishes mid-flight, and
+// the reference broker consumer is killed between its commit and its ack. Then it checks, from the
+// database and Temporal themselves, that no approval was doubled or lost, that stock adds up
+// exactly and that each consumer applied each event once — and exits non-zero if not.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,10 +22,13 @@ import { decideUpdate } from '../../workflows/definitions.js';
 import { type Reply, startScriptedDownstream } from '../harness/scripted-downstream.js';
 import { managedProcess } from '../harness/child-process.js';
 import { attemptsByActivityType, historySteps } from '../harness/history.js';
+import { type ChaosBroker, DEFAULT_AMQP_URL, openChaosBroker } from './broker.js';
 import { startPgProxy } from './pg-proxy.js';
 import { between, type Random, seededRandom } from './prng.js';
 
-const usage = 'usage: npm run chaos -- [--seed N] [--size N] [--broken key-per-attempt] [--out results.json] [--keep]';
+const usage =
+  'usage: npm run chaos -- [--seed N] [--size N] [--broken key-per-attempt] [--out results.json] [--keep]\n' +
+  `needs RabbitMQ at AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)`;
 const { values } = parseArgs({
   options: {
     seed: { type: 'string', default: '1' },
@@ -63,7 +68,15 @@ const POLICY = {
   COMPENSATION_DECISION_TIMEOUT_MS: '3600000',
 };
 const SKUS = ['CHAOS-A', 'CHAOS-B', 'CHAOS-C', 'CHAOS-D', 'CHAOS-E'];
-const FAULT_KINDS = ['worker-kill', 'temporal-restart', 'db-restart', 'lock-hold', 'worker-kill'] as const;
+const FAULT_KINDS = [
+  'worker-kill',
+  'temporal-restart',
+  'db-restart',
+  'lock-hold',
+  'worker-kill',
+  'consumer-kill',
+  'broker-cut',
+] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -110,6 +123,14 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function main(): Promise<number> {
+  // Checked first: without a broker the run stops before it starts anything.
+  let broker: ChaosBroker;
+  try {
+    broker = await openChaosBroker(process.env.AMQP_URL || DEFAULT_AMQP_URL, seed);
+  } catch (error) {
+    console.error(`chaos: ${(error as Error).message}`);
+    return 2;
+  }
   const random = seededRandom(seed);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-chaos-'));
   chmodSync(dataDir, 0o755);
@@ -131,6 +152,7 @@ async function main(): Promise<number> {
     };
     let temporal: RunningTemporal = await startTemporalDevServer(temporalOptions);
     cleanups.push(() => temporal.stop());
+    cleanups.push(() => broker.close());
 
     const admin = new pg.Pool({ connectionString: databaseUrl, max: 4 });
     admin.on('error', () => undefined); // restarts end idle connections; the pool replaces them
@@ -183,6 +205,8 @@ async function main(): Promise<number> {
       TEMPORAL_TASK_QUEUE: TASK_QUEUE,
       WEBHOOK_SECRET,
     };
+    // The consumer binds its queue before the worker publishes: no event of the run is unroutable.
+    await broker.startConsumer(databaseUrl, commonEnv);
     const api = managedProcess({
       name: 'api',
       entry: 'edges/http/main.ts',
@@ -198,6 +222,9 @@ async function main(): Promise<number> {
         DATABASE_URL: databaseUrl.replace(`:${ports.postgres}/`, `:${proxy.port}/`),
         DOWNSTREAM_URL: downstream.url,
         DOWNSTREAM_SECRET,
+        // … and RabbitMQ only through the broker proxy, on an exchange of this run's own.
+        AMQP_URL: broker.workerUrl,
+        ORDER_EVENTS_EXCHANGE: broker.exchange,
         ...(values.broken ? { CHAOS_BROKEN: values.broken } : {}),
       },
       readyLine: 'worker polling',
@@ -220,6 +247,8 @@ async function main(): Promise<number> {
       'temporal-restart': 0,
       'db-restart': 0,
       'lock-hold': 0,
+      'consumer-kill': 0,
+      'broker-cut': 0,
     };
     const scheduleRandom = seededRandom(seed + 3);
     const schedule: { at: number; kind: FaultKind }[] = [];
@@ -251,6 +280,10 @@ async function main(): Promise<number> {
             await postgres.stop();
             await sleep(pause);
             postgres = await startEmbeddedPostgres(pgOptions);
+          } else if (kind === 'consumer-kill') {
+            await broker.killConsumerBeforeAck(pause, log);
+          } else if (kind === 'broker-cut') {
+            await broker.cutDuringPublish(log);
           } else {
             // Hold every chaos SKU's row past the lock timeout: writes meet a real lock timeout.
             const holder = await admin.connect();
@@ -335,12 +368,14 @@ async function main(): Promise<number> {
     downstreamFaults = false;
     const prefix = `CH${seed}-%`;
     const decided = { resubmitted: 0, redelivered: 0 };
+    // Why the operator had to redeliver: the delivery error each redelivered order recorded last.
+    const redeliveredAfter = new Map<string, number>();
     const drainDeadline = Date.now() + (values.broken ? 60_000 : 240_000 + size * 200);
     let running = Number.NaN;
     log('draining');
     while (Date.now() < drainDeadline) {
-      const { rows } = await admin.query<{ idempotent_key: string; status: string }>(
-        `SELECT idempotent_key, status FROM idempotency_record WHERE approval_no LIKE $1`,
+      const { rows } = await admin.query<{ idempotent_key: string; status: string; last_error: string | null }>(
+        `SELECT idempotent_key, status, last_error FROM idempotency_record WHERE approval_no LIKE $1`,
         [prefix],
       );
       for (const row of rows) {
@@ -360,6 +395,10 @@ async function main(): Promise<number> {
             .getHandle(workflowId)
             .executeUpdate(decideUpdate, { args: [{ decision, decidedBy: 'chaos-operator' }] });
           decided[decision === 'resubmit' ? 'resubmitted' : 'redelivered'] += 1;
+          if (decision === 'redeliver') {
+            const cause = (row.last_error ?? 'unknown').slice(0, 100);
+            redeliveredAfter.set(cause, (redeliveredAfter.get(cause) ?? 0) + 1);
+          }
         } catch {
           // Not waiting for a decision yet (reconciliation still running): try again next round.
         }
@@ -374,6 +413,25 @@ async function main(): Promise<number> {
     const lateAnswers = await Promise.all(approvals.filter(() => random() < 0.3).map((approval) => post(approval)));
     const lateStarts = lateAnswers.filter((status) => status === 202).length;
     await sleep(500);
+    // The broker consumer catches up: its queue empty, and one effect per delivered order.
+    const deliveredCount = async () =>
+      (
+        await admin.query<{ delivered: string }>(
+          `SELECT count(*) AS delivered FROM idempotency_record WHERE approval_no LIKE $1 AND status = 'DELIVERED'`,
+          [prefix],
+        )
+      ).rows[0]?.delivered;
+    const consumerDeadline = Date.now() + 120_000;
+    while (Date.now() < consumerDeadline) {
+      // The broken variant's statuses are not checked (its writes are filed under other keys), so the
+      // delivered count means nothing there: an empty queue is all it waits for.
+      const caughtUp =
+        (await broker.queued()) === 0 &&
+        (values.broken !== undefined ||
+          (await effectsOf(admin, broker.consumerSchema)).keys >= Number(await deliveredCount()));
+      if (caughtUp) break;
+      await sleep(1_000);
+    }
     running = (await client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'`)).count;
 
     // ---- the checks, from the database and Temporal themselves ----
@@ -423,10 +481,9 @@ async function main(): Promise<number> {
       if (after.onHand !== before.onHand || after.reserved - before.reserved !== quantity) stockExact = false;
     }
 
-    const effects = await admin.query<{ effects: string }>(
-      `SELECT count(*) AS effects FROM chaos_consumer.shipment_request GROUP BY idempotency_key`,
-    );
-    const maxEffectsPerKey = Math.max(0, ...effects.rows.map((row) => Number(row.effects)));
+    const httpEffects = await effectsOf(admin, 'chaos_consumer');
+    const brokerEffects = await effectsOf(admin, broker.consumerSchema);
+    const brokerDeliveries = broker.deliveries();
     const delivered = records.rows.filter((row) => row.status === 'DELIVERED').length;
 
     // Attempts as the histories record them: each attempt of an activity task, and the attempt each
@@ -471,6 +528,8 @@ async function main(): Promise<number> {
       'downstream 429 + Retry-After': downstreamCounts.rateLimited,
       'downstream 5xx': downstreamCounts.serverErrors,
       'downstream hang': downstreamCounts.hangs,
+      'broker consumer SIGKILL with a committed, unacked message': broker.counts.consumerKillsBeforeAck,
+      'worker↔broker connections cut during a publish': broker.counts.publishCuts,
     };
     const silentFaults = Object.entries(faults)
       .filter(([, count]) => count === 0)
@@ -507,12 +566,22 @@ async function main(): Promise<number> {
         'exact',
         stockExact && initialAvailable - totalOrdered === finalAvailable,
       ],
-      [
-        'events applied by the consumer (per key, max)',
-        `${effects.rows.length} (${maxEffectsPerKey})`,
+      ...[
+        ['events applied by the consumer (per key, max)', httpEffects] as const,
+        ['events applied by the broker consumer (per key, max)', brokerEffects] as const,
+      ].map(([name, effects]): [string, string, string, boolean] => [
+        name,
+        `${effects.keys} (${effects.maxPerKey})`,
         `${delivered} (≤ 1)`,
-        maxEffectsPerKey <= 1 && (values.broken !== undefined || effects.rows.length === delivered),
+        effects.maxPerKey <= 1 && (values.broken !== undefined || effects.keys === delivered),
+      ]),
+      [
+        'broker consumer: applied / redeliveries absorbed / second publishes absorbed',
+        `${brokerDeliveries.applied} / ${brokerDeliveries.redeliveriesAbsorbed} / ${brokerDeliveries.republishesAbsorbed}`,
+        '',
+        true,
       ],
+      ['broker message ids delivered more than once', brokerDeliveries.messageIdsDeliveredAgain, '', true],
       ['redeliveries after the end that started a workflow', lateStarts, '0', lateStarts === 0],
       ['workflows still open after drain', running, '0', running === 0],
       [
@@ -599,6 +668,7 @@ async function main(): Promise<number> {
         `not DELIVERED at the end: ${unfinished.map((row) => `${row.idempotent_key} ${row.status}`).join(', ')}`,
       );
     }
+    for (const [cause, count] of redeliveredAfter) console.log(`redelivered by the operator ×${count} after: ${cause}`);
     if (silentFaults.length > 0)
       console.log(`faults that never fired (this run proves less): ${silentFaults.join(', ')}`);
     console.log(
@@ -609,6 +679,14 @@ async function main(): Promise<number> {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     if (!values.keep) rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The effects a consumer's ledger holds for this run: how many keys, and the most for one key. */
+async function effectsOf(db: pg.Pool, schema: string): Promise<{ keys: number; maxPerKey: number }> {
+  const { rows } = await db.query<{ effects: string }>(
+    `SELECT count(*) AS effects FROM ${schema}.shipment_request GROUP BY idempotency_key`,
+  );
+  return { keys: rows.length, maxPerKey: Math.max(0, ...rows.map((row) => Number(row.effects))) };
 }
 
 async function stockOf(db: pg.Pool): Promise<Map<string, { onHand: number; reserved: number }>> {

@@ -97,10 +97,11 @@ export function createOrderEventPublisher(config: BrokerConfig): OrderEventPubli
     return current;
   }
 
-  async function publishOnce(message: OrderEventMessage): Promise<void> {
+  async function publishOnce(message: OrderEventMessage, used: { link?: Promise<Link> }): Promise<void> {
     let open: Link;
     try {
-      open = await link();
+      used.link = link();
+      open = await used.link;
     } catch (error) {
       throw unavailable(error);
     }
@@ -155,14 +156,16 @@ export function createOrderEventPublisher(config: BrokerConfig): OrderEventPubli
           config.confirmTimeoutMs,
         );
       });
+      const used: { link?: Promise<Link> } = {};
       try {
-        await Promise.race([publishOnce(message), timedOut]);
+        await Promise.race([publishOnce(message, used), timedOut]);
       } catch (error) {
-        if (error instanceof BrokerConfirmTimeoutError) {
-          // A connection that did not confirm in time is not trusted with the next publish.
-          const stale = current;
-          current = undefined;
-          void stale?.then((open) => open.model.close()).catch(() => undefined);
+        if (error instanceof BrokerConfirmTimeoutError && used.link) {
+          // The connection that did not confirm in time is not trusted with the next publish — that
+          // one, not a newer one another publish may have opened meanwhile.
+          const stale = used.link;
+          if (current === stale) current = undefined;
+          void stale.then((open) => open.model.close()).catch(() => undefined);
         }
         throw error;
       } finally {

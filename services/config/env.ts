@@ -30,6 +30,17 @@ const switchSetting = z
   .default('0')
   .transform((value) => value === '1' || value === 'true');
 
+/** A broker URL: amqp(s), with a host — amqplib would take an empty one for localhost. */
+export const amqpUrlSetting = z
+  .url({ protocol: /^amqps?$/, message: 'must be an amqp:// or amqps:// URL' })
+  .refine((url) => new URL(url).hostname !== '', 'must name the broker host, e.g. amqp://user:password@rabbitmq:5672');
+
+/** An exchange of ours: AMQP's short-string name rules, and not one of the broker's own (`amq.*`). */
+export const exchangeNameSetting = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1–255 letters, digits, "-", "_", "." or ":"')
+  .refine((name) => !name.startsWith('amq.'), 'names starting with "amq." belong to the broker');
+
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
 
 /** The OTLP transports the exporter speaks; the SDK's names. */
@@ -68,12 +79,8 @@ const envSchema = z.object({
   DOWNSTREAM_SECRET: signingSecretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
   // The broker target of order.created (docs/downstream.md#the-broker): off unless AMQP_URL is set.
-  AMQP_URL: z.url({ protocol: /^amqps?$/, message: 'must be an amqp:// or amqps:// URL' }).optional(),
-  ORDER_EVENTS_EXCHANGE: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1–255 letters, digits, "-", "_", "." or ":"')
-    .refine((name) => !name.startsWith('amq.'), 'names starting with "amq." belong to the broker')
-    .default('orders'),
+  AMQP_URL: amqpUrlSetting.optional(),
+  ORDER_EVENTS_EXCHANGE: exchangeNameSetting.default('orders'),
   AMQP_CONFIRM_TIMEOUT_MS: milliseconds(3_000),
   RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
   RETRY_INITIAL_INTERVAL_MS: milliseconds(500),
@@ -140,6 +147,12 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocolSetting.default('http/protobuf'),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocolSetting.optional(),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  // The SDK's own off switch: `true` (any case) keeps tracing off whatever the endpoint says.
+  OTEL_SDK_DISABLED: z
+    .string()
+    .regex(/^(true|false)$/i, 'must be true or false')
+    .transform((value) => value.toLowerCase() === 'true')
+    .optional(),
   // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
   // shrinks a broken promise. Refused outside NODE_ENV=test.
   BROKEN_RULE_FOR_TESTS: z.enum(BROKEN_RULES).optional(),
@@ -382,12 +395,13 @@ export function loadConfig(source: EnvSource = process.env): Config {
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
     },
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
-    tracing: env.OTEL_EXPORTER_OTLP_ENDPOINT
-      ? {
-          endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
-          protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL,
-        }
-      : undefined,
+    tracing:
+      env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_SDK_DISABLED
+        ? {
+            endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+            protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL,
+          }
+        : undefined,
     webhook: {
       secret: env.WEBHOOK_SECRET,
       previousSecret: env.WEBHOOK_SECRET_PREVIOUS,

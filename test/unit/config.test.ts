@@ -80,6 +80,10 @@ describe('configuration', () => {
       confirmTimeoutMs: 3_000,
     });
     assert.match(problemsOf({ AMQP_URL: 'http://mq.example' }).join('\n'), /^AMQP_URL: must be an amqp:\/\//m);
+    // Without a host amqplib would quietly publish to whatever broker runs on localhost.
+    for (const hostless of ['amqp://', 'amqp:///orders', 'amqp:mq']) {
+      assert.match(problemsOf({ AMQP_URL: hostless }).join('\n'), /^AMQP_URL: must name the broker host/m, hostless);
+    }
     assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'amq.topic' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
     assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'orders events' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
     assert.match(
@@ -226,6 +230,11 @@ describe('configuration', () => {
       /^OTEL_EXPORTER_OTLP_ENDPOINT:/m,
     );
     assert.match(problemsOf({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http' }).join('\n'), /^OTEL_EXPORTER_OTLP_PROTOCOL:/m);
+    // The SDK's own off switch wins over the endpoint.
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    assert.equal(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'TRUE' }).tracing, undefined);
+    assert.ok(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'false' }).tracing);
+    assert.match(problemsOf({ OTEL_SDK_DISABLED: 'yes' }).join('\n'), /^OTEL_SDK_DISABLED: must be true or false/m);
   });
 });
 

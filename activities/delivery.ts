@@ -10,11 +10,11 @@ import { findRecord } from '../services/db/idempotency-records.js';
 import { statusAfter, transitionStatus } from '../services/db/order-status-writer.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import { DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
+import { DeliveryTargetMissingError, DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
 import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
 import { parseRetryAfterMs } from '../domain/retry-after.js';
 import { eventSignatureHeaders } from '../domain-node/signature.js';
-import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
+import type { DeliveryTarget, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { OrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import { classifyError } from '../domain/error-classification.js';
@@ -91,6 +91,19 @@ async function postToDownstream(downstream: DownstreamConfig, event: OrderCreate
   return response.status;
 }
 
+/** The targets a worker with these settings delivers to. */
+export function deliveryTargetsOf(settings: {
+  downstream?: DownstreamConfig | undefined;
+  publisher?: OrderEventPublisher | undefined;
+}): DeliveryTarget[] {
+  return [...(settings.downstream ? ['http' as const] : []), ...(settings.publisher ? ['broker' as const] : [])];
+}
+
+/** The targets the order was written for that this worker lacks (none for an order of before targets). */
+export function missingTargets(expected: readonly DeliveryTarget[] | undefined, here: readonly DeliveryTarget[]) {
+  return (expected ?? []).filter((target) => !here.includes(target));
+}
+
 /**
  * Of the targets that failed in one attempt, the failure the attempt ends with: one that is not
  * retried wins, since retrying would only send to the others again and meet it once more.
@@ -122,6 +135,12 @@ export function createDeliveryActivities(deps: {
     const timing = request.order.policy;
     if (!downstream && !publisher) {
       throw toActivityFailure(new Error('neither DOWNSTREAM_URL nor AMQP_URL is configured on this worker'), attempt);
+    }
+    // Every target the writing worker delivers to, or none: sending to only some and recording
+    // DELIVERED would leave the others without the event, and nothing would show it.
+    const missing = missingTargets(request.written.deliveryTargets, deliveryTargetsOf(deps));
+    if (missing.length > 0) {
+      throw toActivityFailure(new DeliveryTargetMissingError(missing), attempt, timing);
     }
     // The body is the same bytes on every attempt and on every target.
     const body = JSON.stringify(event);

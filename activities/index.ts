@@ -12,7 +12,7 @@ import type { OaVendor } from '../domain/oa-approval.js';
 import type { ApprovalReader } from '../services/oa/approval-reader.js';
 import { createApprovalFormActivities } from './approval-form.js';
 import { createCompensationActivities } from './compensation.js';
-import { createDeliveryActivities } from './delivery.js';
+import { createDeliveryActivities, deliveryTargetsOf } from './delivery.js';
 import { createOrderWriteActivities } from './order-write.js';
 import { createSafetyNetActivities } from './safety-nets.js';
 
@@ -37,7 +37,7 @@ export function createActivities(deps: ActivityDeps) {
   const { writeOrder } = createOrderWriteActivities({
     prisma,
     metrics,
-    deliveryConfigured: deps.downstream !== undefined || deps.publisher !== undefined,
+    deliveryTargets: deliveryTargetsOf(deps),
   });
   const { deliverOrderEvent, recordDeliveryOutcome } = createDeliveryActivities({
     prisma,

@@ -15,15 +15,16 @@ import { transitionFrom, transitionStatus } from '../services/db/order-status-wr
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { recordRevocationAlert } from '../services/db/revocation-alerts.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
-import type { OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
+import type { DeliveryTarget, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import { toActivityFailure } from './activity-failure.js';
 
 export function createOrderWriteActivities(deps: {
   prisma: PrismaClient;
   metrics: ProductMetrics;
-  deliveryConfigured: boolean;
+  deliveryTargets: DeliveryTarget[];
 }) {
-  const { prisma, metrics, deliveryConfigured } = deps;
+  const { prisma, metrics, deliveryTargets } = deps;
+  const deliveryConfigured = deliveryTargets.length > 0;
 
   /**
    * Writes the order, its lines and the stock reservation in one transaction. Insert first: the
@@ -52,7 +53,7 @@ export function createOrderWriteActivities(deps: {
       // An OA approval may have been revoked while its form was read and its order written.
       if (recordChange && isOaVendor(recordChange.source)) await alertIfRevoked(key);
       metrics.orderWritten(acceptedAt ? Date.now() - acceptedAt.getTime() : undefined);
-      return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured };
+      return { ...pick(order), attempt, alreadyWritten: false, deliveryConfigured, deliveryTargets };
     } catch (error) {
       if (!isIdempotencyKeyViolation(error)) throw toActivityFailure(error, attempt, input.policy);
     }
@@ -68,7 +69,7 @@ export function createOrderWriteActivities(deps: {
       await alertIfRevoked(key);
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
       metrics.duplicateAbsorbed('unique_index');
-      return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured };
+      return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured, deliveryTargets };
     } catch (error) {
       throw toActivityFailure(error, attempt, input.policy);
     }

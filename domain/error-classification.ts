@@ -13,6 +13,7 @@ import {
   BrokerNackedError,
   BrokerUnavailableError,
   BrokerUnroutableError,
+  DeliveryTargetMissingError,
   DownstreamHttpError,
   DownstreamTimeoutError,
   IdempotencyConflictError,
@@ -44,6 +45,7 @@ export type ErrorClass =
   | 'BrokerNacked'
   | 'BrokerConfirmTimeout'
   | 'BrokerUnavailable'
+  | 'DeliveryTargetMissing'
   | 'OaApiUnavailable'
   | 'OaApiRateLimited'
   | 'OaApiRefused'
@@ -181,6 +183,12 @@ export const TABLE: readonly Row[] = [
     retryable: true,
     why: 'the broker connection was refused or closed, or a channel failed; if it closed after the publish the message may be queued, and the retry publishes the same message id',
     matches: (s) => isA(s, BrokerUnavailableError),
+  },
+  {
+    errorClass: 'DeliveryTargetMissing',
+    retryable: true,
+    why: 'this worker lacks a delivery target the order was written for (a deploy under way); the retry may run on a worker that has it, and nothing was sent to only some targets',
+    matches: (s) => isA(s, DeliveryTargetMissingError),
   },
   // Reads of an approval instance from an OA system's open API (services/oa). A read changes
   // nothing, so anything that may pass on its own is safe to retry; the reader has already

@@ -126,6 +126,23 @@ export class BrokerUnroutableError extends Error {
   }
 }
 
+/**
+ * The order was written by a worker that delivers to a target this worker lacks (a deploy that adds
+ * or removes DOWNSTREAM_URL / AMQP_URL is under way): delivering only to the others would record
+ * DELIVERED for an event that target never got.
+ */
+export class DeliveryTargetMissingError extends Error {
+  readonly type = 'DeliveryTargetMissing';
+  constructor(readonly missing: readonly string[]) {
+    super(
+      `the order is delivered to ${missing.join(' and ')} but this worker has no ${missing
+        .map((target) => (target === 'broker' ? 'AMQP_URL' : 'DOWNSTREAM_URL'))
+        .join(' or ')}; another worker, or this one once configured, delivers it`,
+    );
+    this.name = 'DeliveryTargetMissingError';
+  }
+}
+
 /** The broker refused to take responsibility for the message (basic.nack): its own failure. */
 export class BrokerNackedError extends Error {
   readonly type = 'BrokerNacked';

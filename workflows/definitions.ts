@@ -72,9 +72,17 @@ export interface OrderWriteResult {
   alreadyWritten: boolean;
   /** When the row committed (ISO 8601): the event's `occurredAt`, the same on every attempt. */
   createdAt: string;
-  /** Whether the worker that wrote it has a downstream to tell (DOWNSTREAM_URL). */
+  /** Whether the worker that wrote it has a downstream to tell (DOWNSTREAM_URL or AMQP_URL). */
   deliveryConfigured: boolean;
+  /**
+   * The targets the writing worker delivers to; the delivery requires each of them of the worker
+   * that runs it. Absent in results recorded before targets were recorded: whatever that worker has.
+   */
+  deliveryTargets?: DeliveryTarget[];
 }
+
+/** Where `order.created` goes: the HTTP downstream (DOWNSTREAM_URL), the broker (AMQP_URL). */
+export type DeliveryTarget = 'http' | 'broker';
 
 export interface OrderResult extends OrderWriteResult {
   /** DELIVERED, DELIVERY_FAILED, or SUBMITTED when no downstream is configured. */

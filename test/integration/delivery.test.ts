@@ -9,9 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
+import type { deliveryWorkflow } from '../../workflows/delivery-workflow.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 import { decideDelivery, NoPendingDecisionError } from '../../services/submission/operator-decisions.js';
+import { workflowInputFor } from '../../services/submission/submit-approval.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
 import {
@@ -117,6 +119,43 @@ describe('delivery of order events', () => {
       assert.equal(await orderCount(service.prisma, key), 1, 'the order itself stands');
     });
   }
+
+  it('a worker that lacks a target the order was written for sends to none: DELIVERY_FAILED, naming the setting', async () => {
+    // A deploy that adds AMQP_URL: the order was written by a worker that publishes too, and the
+    // delivery runs on one that only POSTs. Sending to the downstream alone and recording DELIVERED
+    // would leave the broker's consumers without the event, and nothing would show it.
+    const { key, body } = await submit('DTARGET');
+    downstream.script(key, [{ kind: 'status', status: 400 }]);
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(service, key, 'DELIVERY_FAILED');
+    const row = await service.prisma.orderMain.findUniqueOrThrow({ where: { idempotentKey: key } });
+    const result = await service.temporal.workflow.execute<typeof deliveryWorkflow>('deliveryWorkflow', {
+      taskQueue: service.config.temporal.taskQueue,
+      workflowId: deliveryWorkflowIdFor(key),
+      args: [
+        {
+          order: workflowInputFor(body, service.config.writePolicy),
+          written: {
+            orderId: String(row.id),
+            orderNo: row.orderNo,
+            totalAmount: row.totalAmount.toString(),
+            writtenAttempt: row.writtenAttempt,
+            attempt: row.writtenAttempt,
+            alreadyWritten: true,
+            createdAt: row.createdAt.toISOString(),
+            deliveryConfigured: true,
+            deliveryTargets: ['http', 'broker'],
+          },
+          decision: 'redeliver',
+          decidedBy: 'delivery-test',
+        },
+      ],
+    });
+    assert.deepEqual(result, { idempotencyKey: key, status: 'DELIVERY_FAILED', outcome: 'REDELIVERY_FAILED' });
+    const view = JSON.parse((await getOrder(service, key)).body) as OrderView;
+    assert.match(view.lastError ?? '', /DeliveryTargetMissing: .*broker.*AMQP_URL/);
+    assertSameKeyAndEvent(key, 1); // the first, refused attempt only: nothing went to the downstream alone
+  });
 
   it('a consumer that commits but whose answer is lost gets the event again and applies it once', async () => {
     const { key, body } = await submit('DCUT');

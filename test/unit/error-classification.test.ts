@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toActivityFailure } from '../../activities/activity-failure.js';
+import { deliveryTargetsOf, missingTargets } from '../../activities/delivery.js';
 import { classifyError, type ErrorClass, TABLE } from '../../domain/error-classification.js';
 import {
   BrokerConfirmTimeoutError,
   BrokerNackedError,
   BrokerUnavailableError,
+  DeliveryTargetMissingError,
   BrokerUnroutableError,
   DownstreamHttpError,
   DownstreamTimeoutError,
@@ -125,6 +127,12 @@ const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
     true,
   ],
   [
+    'delivery: the order is delivered to the broker and this worker has no AMQP_URL (a deploy under way)',
+    new DeliveryTargetMissingError(['broker']),
+    'DeliveryTargetMissing',
+    true,
+  ],
+  [
     'Temporal: no connection (gRPC UNAVAILABLE)',
     grpcError(14, 'No connection established'),
     'TemporalUnavailable',
@@ -179,6 +187,19 @@ describe('error classification', () => {
   it('finds the code in a cause chain', () => {
     const wrapped = new Error('write failed', { cause: new Error('driver', { cause: postgresError('40P01') }) });
     assert.equal(classifyError(wrapped).errorClass, 'Deadlock');
+  });
+});
+
+describe('delivery targets', () => {
+  it('a worker delivers to what it has, and lacks what the writing worker had and it has not', () => {
+    const downstream = { url: 'http://erp', secret: 'x'.repeat(16), previousSecret: undefined, timeoutMs: 1 };
+    const publisher = { exchange: 'orders', publish: () => Promise.resolve(), close: () => Promise.resolve() };
+    assert.deepEqual(deliveryTargetsOf({ downstream, publisher }), ['http', 'broker']);
+    assert.deepEqual(deliveryTargetsOf({ downstream }), ['http']);
+    assert.deepEqual(missingTargets(['http', 'broker'], ['http']), ['broker']);
+    assert.deepEqual(missingTargets(['http'], ['http', 'broker']), []);
+    // A result recorded before targets were: the worker delivers to whatever it has.
+    assert.deepEqual(missingTargets(undefined, ['http']), []);
   });
 });
 

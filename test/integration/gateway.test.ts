@@ -76,12 +76,13 @@ async function deliverUntilAccepted(
   body: ApprovalBody,
   sender: SenderFigures,
   headers: Record<string, string> = {},
+  timeoutMs = SENDER_TIMEOUT_MS,
 ): Promise<HttpAnswer> {
   const deadline = Date.now() + SENDER_DEADLINE_MS;
   for (;;) {
     sender.requests += 1;
     sender.inFlight += 1;
-    const answer = await sendApproval(url, body, { timeoutMs: SENDER_TIMEOUT_MS, headers });
+    const answer = await sendApproval(url, body, { timeoutMs, headers });
     sender.inFlight -= 1;
     sender.answers.set(answer.status, (sender.answers.get(answer.status) ?? 0) + 1);
     if (answer.status >= 200 && answer.status < 300) return answer;
@@ -211,7 +212,9 @@ describe('a retrying gateway in front of two API instances', () => {
     await apis[1].kill('SIGKILL');
     const sender = newSender();
     const body = approval(uniqueApprovalNo('GATEW'), await createSku(service.prisma, 10));
-    const answer = await deliverUntilAccepted(gateway.url, body, sender, { prefer: 'wait=15' });
+    // A sender that asks to wait allows for it: its own timeout sits above the gateway's waiting
+    // location's, so a slow machine cannot turn the first delivery into a resend (answered 200).
+    const answer = await deliverUntilAccepted(gateway.url, body, sender, { prefer: 'wait=15' }, 35_000);
     t.diagnostic(`sender answers: ${JSON.stringify(Object.fromEntries(sender.answers))}`);
     assert.equal(answer.status, 201, JSON.stringify(answer));
     assert.equal(typeof answer.body.orderNo, 'string');

@@ -57,7 +57,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         response.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpTraces;
+      let body: OtlpTraces;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpTraces;
+      } catch {
+        // Not OTLP/JSON (another protocol configured by mistake): the exporter hears so.
+        response.writeHead(400).end();
+        return;
+      }
       for (const resourceSpans of body.resourceSpans ?? []) {
         const serviceName = attributesOf(resourceSpans.resource?.attributes)['service.name'];
         for (const span of (resourceSpans.scopeSpans ?? []).flatMap((scope) => scope.spans ?? [])) {

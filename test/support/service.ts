@@ -157,7 +157,6 @@ export function approval(approvalNo: string, sku: string, overrides: Partial<App
   };
 }
 
-/** Creates a SKU of the test's own with known stock. */
 /** A new approval (MAIN) of one line, on a SKU of its own with 100 in stock, and its key. */
 export async function freshApproval(prisma: PrismaClient, prefix: string) {
   const approvalNo = uniqueApprovalNo(prefix);
@@ -165,6 +164,7 @@ export async function freshApproval(prisma: PrismaClient, prefix: string) {
   return { approvalNo, key, body: approval(approvalNo, await createSku(prisma, 100)) };
 }
 
+/** Creates a SKU of the test's own with known stock. */
 export async function createSku(prisma: PrismaClient, onHand: number): Promise<string> {
   const sku = `SKU-T-${randomBytes(5).toString('hex')}`;
   await prisma.inventory.create({ data: { sku, onHand } });

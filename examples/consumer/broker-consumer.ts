@@ -145,7 +145,14 @@ export async function startBrokerConsumer(options: {
   const { consumerTag } = await channel.consume(
     topology.queue,
     (message) => {
-      if (!message) return; // the broker cancelled the consumer (queue deleted); `closed` follows
+      if (!message) {
+        // The broker cancelled the consumer (its queue was deleted). amqplib leaves the channel
+        // open, so nothing else would end the connection: close it, and the process connects
+        // again and declares the queue again.
+        log.warn({ queue: topology.queue }, 'the broker cancelled the consumer; connecting again');
+        if (!stopping) void connection.close().catch(() => undefined);
+        return;
+      }
       const handling = handle(message).finally(() => inFlight.delete(handling));
       inFlight.add(handling);
     },

@@ -272,6 +272,32 @@ describe('the RabbitMQ consumer of order.created', () => {
     }
   });
 
+  it('a consumer whose queue is deleted under it declares the queue again and applies what comes next', async () => {
+    const { topology, publish, effects, realConsumer } = await setup('cancel');
+    const consumer = realConsumer();
+    await consumer.start();
+    const first = orderEvent(`BK-${RUN}-6a`, 1, '4.00');
+    await publish(first);
+    await eventually('the first event applied', async () =>
+      (await effects()).get(first.idempotencyKey) === 1 ? true : undefined,
+    );
+    await channel.deleteQueue(topology.queue);
+    // Published before the queue exists again, a message would route nowhere: wait for the second start.
+    await eventually('the queue declared again', () =>
+      Promise.resolve(
+        logLines(consumer).filter((line) => line.msg === 'consuming order.created').length === 2 || undefined,
+      ),
+    );
+    const second = orderEvent(`BK-${RUN}-6b`, 2, '4.00');
+    await publish(second);
+    await eventually('the event published after the deletion applied', async () =>
+      (await effects()).get(second.idempotencyKey) === 1 ? true : undefined,
+    );
+    assert.ok(consumer.output().includes('the broker cancelled the consumer; connecting again'));
+    await consumer.kill('SIGTERM');
+    assert.equal(await queueDepth(topology.queue), 0);
+  });
+
   it('a message that meets its database down is requeued after a pause and applied once the database is back', async () => {
     const database = new URL(stackEnv().databaseUrl);
     const proxy = await startTcpProxy(database.host);

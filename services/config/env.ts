@@ -36,6 +36,12 @@ const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 const otlpProtocolSetting = z.enum(OTLP_PROTOCOLS);
 
+/** An exchange name RabbitMQ lets a client declare; the reference consumer holds its own to it too. */
+export const exchangeNameSetting = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1–255 letters, digits, "-", "_", "." or ":"')
+  .refine((name) => !name.startsWith('amq.'), 'names starting with "amq." belong to the broker');
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -69,11 +75,7 @@ const envSchema = z.object({
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
   // The broker target of order.created (docs/downstream.md#the-broker): off unless AMQP_URL is set.
   AMQP_URL: z.url({ protocol: /^amqps?$/, message: 'must be an amqp:// or amqps:// URL' }).optional(),
-  ORDER_EVENTS_EXCHANGE: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1–255 letters, digits, "-", "_", "." or ":"')
-    .refine((name) => !name.startsWith('amq.'), 'names starting with "amq." belong to the broker')
-    .default('orders'),
+  ORDER_EVENTS_EXCHANGE: exchangeNameSetting.default('orders'),
   AMQP_CONFIRM_TIMEOUT_MS: milliseconds(3_000),
   RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
   RETRY_INITIAL_INTERVAL_MS: milliseconds(500),

@@ -99,7 +99,7 @@ describe('the RabbitMQ consumer of order.created', () => {
     return {
       topology,
       /** The real consumer, `npm run consumer:broker`. */
-      realConsumer: () => consumer('examples/consumer/broker-main.ts'),
+      realConsumer: (extra: Record<string, string> = {}) => consumer('examples/consumer/broker-main.ts', extra),
       /** The real consumer with a wait, or a hang, between each commit and its ack. */
       lateAckConsumer: (afterCommit: 'hang' | number) =>
         consumer('test/support/broker-consumer-late-ack.ts', { BROKER_CONSUMER_AFTER_COMMIT: String(afterCommit) }),
@@ -296,6 +296,26 @@ describe('the RabbitMQ consumer of order.created', () => {
     assert.ok(consumer.output().includes('the broker cancelled the consumer; connecting again'));
     await consumer.kill('SIGTERM');
     assert.equal(await queueDepth(topology.queue), 0);
+  });
+
+  it('a consumer the broker refuses for good exits 1 and says why instead of trying again', async () => {
+    const { topology, realConsumer } = await setup('refused');
+    const wrongPassword = new URL(AMQP_URL);
+    wrongPassword.username = 'guest';
+    wrongPassword.password = `wrong-${RUN}`;
+    const refusedLogin = realConsumer({ AMQP_URL: wrongPassword.toString() });
+    await assert.rejects(refusedLogin.start(), /exited during start-up/);
+    assert.deepEqual(refusedLogin.exit(), { code: 1, signal: null });
+    assert.match(refusedLogin.output(), /AMQP_URL: .* will not serve queue .*403 ACCESS_REFUSED/);
+
+    // The queue exists with other arguments: declaring it again is refused with PRECONDITION_FAILED.
+    await channel.deleteQueue(topology.queue);
+    await channel.assertQueue(topology.queue, { durable: true });
+    const refusedQueue = realConsumer();
+    await assert.rejects(refusedQueue.start(), /exited during start-up/);
+    assert.deepEqual(refusedQueue.exit(), { code: 1, signal: null });
+    assert.match(refusedQueue.output(), /406 PRECONDITION_FAILED/);
+    assert.ok(!refusedQueue.output().includes('trying again'));
   });
 
   it('a message that meets its database down is requeued after a pause and applied once the database is back', async () => {

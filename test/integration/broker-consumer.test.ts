@@ -101,7 +101,7 @@ describe('the RabbitMQ consumer of order.created', () => {
       /** The real consumer, `npm run consumer:broker`. */
       realConsumer: (extra: Record<string, string> = {}) => consumer('examples/consumer/broker-main.ts', extra),
       /** The real consumer with a wait, or a hang, between each commit and its ack. */
-      lateAckConsumer: (afterCommit: 'hang' | number) =>
+      lateAckConsumer: (afterCommit: 'hang' | 'hold' | number) =>
         consumer('test/support/broker-consumer-late-ack.ts', { BROKER_CONSUMER_AFTER_COMMIT: String(afterCommit) }),
       effects: async (): Promise<Map<string, number>> => {
         const { rows } = await pool
@@ -247,14 +247,20 @@ describe('the RabbitMQ consumer of order.created', () => {
     try {
       amqpUrl.host = proxy.address;
       const { topology, publish, effects, lateAckConsumer } = await setup('cut', { amqpUrl: amqpUrl.toString() });
-      const consumer = lateAckConsumer(1500);
+      const consumer = lateAckConsumer('hold');
       await consumer.start();
       const event = orderEvent(`BK-${RUN}-5`, 2, '7.00');
       await publish(event);
-      await eventually('the commit', async () =>
-        (await effects()).get(event.idempotencyKey) === 1 ? true : undefined,
+      // The ack waits for SIGUSR2: the cut lands between the commit and the ack on any machine.
+      await eventually('the commit, its ack held', () =>
+        Promise.resolve(consumer.output().includes('committed, holding the ack until SIGUSR2') || undefined),
       );
+      assert.equal((await effects()).get(event.idempotencyKey), 1, 'the effect committed before the cut');
       proxy.cutAll();
+      await eventually('the consumer noticing the cut', () =>
+        Promise.resolve(consumer.output().includes('broker connection lost; connecting again') || undefined),
+      );
+      process.kill(consumer.pid()!, 'SIGUSR2');
       const redelivery = await eventually('the redelivery on a new connection', () =>
         Promise.resolve(
           logLines(consumer).find(

@@ -9,22 +9,13 @@ import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { classifyError } from '../../domain/error-classification.js';
 import { ORDER_CREATED } from '../../domain-node/order-event.js';
+import type { BrokerTopology } from '../../services/config/consumer-config.js';
 import { type ApplyEvent, type EventParse, parseOrderCreatedEvent } from './apply-once.js';
 
 export const ORDER_CREATED_ROUTING_KEY = 'order.created';
 
-export interface BrokerTopology {
-  exchange: string;
-  queue: string;
-  deadLetterExchange: string;
-  deadLetterQueue: string;
-}
-
-/** One durable queue per consuming system, and beside it the queue its refused messages end in. */
-export function brokerTopology(exchange: string, consumerName: string): BrokerTopology {
-  const queue = `${exchange}.order-created.${consumerName}`;
-  return { exchange, queue, deadLetterExchange: `${exchange}.dead-letter`, deadLetterQueue: `${queue}.dead-letter` };
-}
+// Named with the settings that make them (services/config/consumer-config.ts); kept here for callers.
+export { brokerTopology, type BrokerTopology } from '../../services/config/consumer-config.js';
 
 export interface DeliveryCounts {
   applied: number;
@@ -145,7 +136,14 @@ export async function startBrokerConsumer(options: {
   const { consumerTag } = await channel.consume(
     topology.queue,
     (message) => {
-      if (!message) return; // the broker cancelled the consumer (queue deleted); `closed` follows
+      if (!message) {
+        // The broker cancelled the consumer (its queue was deleted). amqplib leaves the channel
+        // open, so nothing else would end the connection: close it, and the process connects
+        // again and declares the queue again.
+        log.warn({ queue: topology.queue }, 'the broker cancelled the consumer; connecting again');
+        if (!stopping) void connection.close().catch(() => undefined);
+        return;
+      }
       const handling = handle(message).finally(() => inFlight.delete(handling));
       inFlight.add(handling);
     },
@@ -160,6 +158,35 @@ export async function startBrokerConsumer(options: {
   }
 
   return { counts, closed, stop };
+}
+
+// What the broker answers for what no retry mends: credentials or permissions it refuses (403), a
+// queue declared before with other arguments (406), a virtual host it does not have (530).
+const UNRECOVERABLE_REPLY_CODES = new Map([
+  [403, 'ACCESS_REFUSED'],
+  [406, 'PRECONDITION_FAILED'],
+  [530, 'NOT_ALLOWED'],
+]);
+
+/**
+ * Why a failure to start consuming will fail the same way on every attempt, or `undefined` for
+ * one worth trying again (a broker down or restarting, a connection cut).
+ */
+export function unrecoverableBrokerFailure(error: unknown): string | undefined {
+  // amqplib's codec and argument checks: the same arguments are refused again.
+  if (error instanceof TypeError) return `amqplib refused an argument: ${error.message}`;
+  if (!(error instanceof Error)) return undefined;
+  const { code } = error as { code?: unknown };
+  // A channel or connection the broker closed carries its reply code; a refused handshake says it.
+  const replyCode =
+    typeof code === 'number' ? code : Number(/^Handshake terminated by server: (\d{3}) /.exec(error.message)?.[1]);
+  const name = UNRECOVERABLE_REPLY_CODES.get(replyCode);
+  if (name) return `the broker answered ${replyCode} ${name}: ${error.message}`;
+  // A virtual host the broker will not open is refused with a close in place of the open-ok.
+  if (error.message.startsWith('Expected ConnectionOpenOk; got <ConnectionClose')) {
+    return `the broker refused to open the virtual host: ${error.message}`;
+  }
+  return undefined;
 }
 
 /** Declares what the consumer reads from; the same declarations again change nothing. */

@@ -6,8 +6,14 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
+import { ConfigError } from '../../services/config/env.js';
 import { type ApplyEvent, createEventLedger } from './apply-once.js';
-import { type BrokerConsumer, brokerTopology, startBrokerConsumer } from './broker-consumer.js';
+import {
+  type BrokerConsumer,
+  brokerTopology,
+  startBrokerConsumer,
+  unrecoverableBrokerFailure,
+} from './broker-consumer.js';
 
 const RECONNECT_BACKOFF = { initialIntervalMs: 500, backoffCoefficient: 2, maximumIntervalMs: 15_000 };
 
@@ -42,6 +48,14 @@ export async function runBrokerConsumerProcess(
       if (stopping) return;
       log.warn({ err: reason, counts: consumer.counts }, 'broker connection lost; connecting again');
     } catch (error) {
+      const unrecoverable = unrecoverableBrokerFailure(error);
+      if (unrecoverable) {
+        // Trying again would fail the same way for ever: stop, and say why.
+        await pool.end();
+        throw new ConfigError([
+          `AMQP_URL: ${redact(config.amqpUrl)} will not serve queue ${topology.queue}; ${unrecoverable}`,
+        ]);
+      }
       log.warn({ err: error, url: redact(config.amqpUrl) }, 'broker not reachable; trying again');
     }
     failedAttempts += 1;

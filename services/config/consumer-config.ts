@@ -2,9 +2,16 @@
 // CONSUMER_DATABASE_URL (or DATABASE_URL). The HTTP one (`npm run consumer`) listens on
 // CONSUMER_PORT (4000) and verifies DOWNSTREAM_SECRET, held to the same rule as the service's own;
 // the RabbitMQ one (`npm run consumer:broker`) reads AMQP_URL, ORDER_EVENTS_EXCHANGE (`orders`),
-// CONSUMER_NAME and CONSUMER_PREFETCH.
+// CONSUMER_NAME and CONSUMER_PREFETCH, and names its queues from the last two (`brokerTopology`).
 import { z } from 'zod';
-import { ConfigError, type EnvSource, presentSettings, signingSecretSetting } from './env.js';
+import {
+  amqpUrlSetting,
+  ConfigError,
+  type EnvSource,
+  exchangeNameSetting,
+  presentSettings,
+  signingSecretSetting,
+} from './env.js';
 
 const databaseSettings = {
   CONSUMER_DATABASE_URL: z
@@ -24,21 +31,49 @@ const consumerSchema = z.object({
   ...databaseSettings,
 });
 
-/** RabbitMQ allows up to 255 bytes of letters, digits, `-`, `_`, `.` and `:` in a name. */
-const AMQP_NAME = /^[A-Za-z0-9._:-]{1,200}$/;
+export interface BrokerTopology {
+  exchange: string;
+  queue: string;
+  deadLetterExchange: string;
+  deadLetterQueue: string;
+}
 
-const brokerConsumerSchema = z.object({
-  AMQP_URL: z
-    .string({ error: 'required: the RabbitMQ URL, e.g. amqp://guest:guest@127.0.0.1:5672' })
-    .regex(/^amqps?:\/\/[^\s]+$/, 'must be an amqp:// or amqps:// URL'),
-  ORDER_EVENTS_EXCHANGE: z.string().regex(AMQP_NAME, 'must be 1-200 of A-Z a-z 0-9 . _ - :').default('orders'),
-  CONSUMER_NAME: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,48}$/, 'must be 1-48 of A-Z a-z 0-9 _ -')
-    .default('reference'),
-  CONSUMER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(10),
-  ...databaseSettings,
-});
+/** One durable queue per consuming system, and beside it the queue its refused messages end in. */
+export function brokerTopology(exchange: string, consumerName: string): BrokerTopology {
+  const queue = `${exchange}.order-created.${consumerName}`;
+  return { exchange, queue, deadLetterExchange: `${exchange}.dead-letter`, deadLetterQueue: `${queue}.dead-letter` };
+}
+
+/** RabbitMQ refuses a queue or exchange name longer than this many bytes. */
+const AMQP_NAME_MAX_BYTES = 255;
+
+const brokerConsumerSchema = z
+  .object({
+    AMQP_URL: amqpUrlSetting,
+    ORDER_EVENTS_EXCHANGE: exchangeNameSetting.default('orders'),
+    CONSUMER_NAME: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,48}$/, 'must be 1-48 of A-Z a-z 0-9 _ -')
+      .default('reference'),
+    CONSUMER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(10),
+    ...databaseSettings,
+  })
+  .superRefine((settings, context) => {
+    // The names the consumer derives from the exchange are refused by the broker when too long,
+    // on every attempt: say so at start instead.
+    const topology = brokerTopology(settings.ORDER_EVENTS_EXCHANGE, settings.CONSUMER_NAME);
+    for (const name of [topology.queue, topology.deadLetterQueue, topology.deadLetterExchange]) {
+      const bytes = Buffer.byteLength(name, 'utf8');
+      if (bytes > AMQP_NAME_MAX_BYTES) {
+        context.addIssue({
+          code: 'custom',
+          path: ['ORDER_EVENTS_EXCHANGE'],
+          message: `too long with CONSUMER_NAME "${settings.CONSUMER_NAME}": the derived name "${name}" has ${bytes} bytes, RabbitMQ allows ${AMQP_NAME_MAX_BYTES}`,
+        });
+        return;
+      }
+    }
+  });
 
 interface DatabaseConfig {
   databaseUrl: string;

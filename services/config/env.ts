@@ -30,12 +30,27 @@ const switchSetting = z
   .default('0')
   .transform((value) => value === '1' || value === 'true');
 
-/** A broker URL: amqp(s), with a host — amqplib would take an empty one for localhost. */
+// amqplib reads a URL without a host as localhost and one of another scheme as whatever it finds:
+// a typo would connect somewhere else, or nowhere, without saying why.
+/** A broker URL (the service's and the reference consumer's). */
 export const amqpUrlSetting = z
-  .url({ protocol: /^amqps?$/, message: 'must be an amqp:// or amqps:// URL' })
-  .refine((url) => new URL(url).hostname !== '', 'must name the broker host, e.g. amqp://user:password@rabbitmq:5672');
+  .string({ error: 'required: the RabbitMQ URL, e.g. amqp://guest:guest@127.0.0.1:5672' })
+  .superRefine((value, context) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      context.addIssue({ code: 'custom', message: 'is not a URL (e.g. amqp://guest:guest@127.0.0.1:5672)' });
+      return;
+    }
+    if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') {
+      context.addIssue({ code: 'custom', message: `must be an amqp:// or amqps:// URL, not ${url.protocol}//` });
+    } else if (url.hostname === '') {
+      context.addIssue({ code: 'custom', message: 'names no host (amqplib would connect to localhost)' });
+    }
+  });
 
-/** An exchange of ours: AMQP's short-string name rules, and not one of the broker's own (`amq.*`). */
+/** An exchange name RabbitMQ lets a client declare (not one of its own, `amq.*`); the reference consumer holds its own to it too. */
 export const exchangeNameSetting = z
   .string()
   .regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1–255 letters, digits, "-", "_", "." or ":"')

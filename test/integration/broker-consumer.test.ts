@@ -99,9 +99,9 @@ describe('the RabbitMQ consumer of order.created', () => {
     return {
       topology,
       /** The real consumer, `npm run consumer:broker`. */
-      realConsumer: () => consumer('examples/consumer/broker-main.ts'),
+      realConsumer: (extra: Record<string, string> = {}) => consumer('examples/consumer/broker-main.ts', extra),
       /** The real consumer with a wait, or a hang, between each commit and its ack. */
-      lateAckConsumer: (afterCommit: 'hang' | number) =>
+      lateAckConsumer: (afterCommit: 'hang' | 'hold' | number) =>
         consumer('test/support/broker-consumer-late-ack.ts', { BROKER_CONSUMER_AFTER_COMMIT: String(afterCommit) }),
       effects: async (): Promise<Map<string, number>> => {
         const { rows } = await pool
@@ -247,14 +247,20 @@ describe('the RabbitMQ consumer of order.created', () => {
     try {
       amqpUrl.host = proxy.address;
       const { topology, publish, effects, lateAckConsumer } = await setup('cut', { amqpUrl: amqpUrl.toString() });
-      const consumer = lateAckConsumer(1500);
+      const consumer = lateAckConsumer('hold');
       await consumer.start();
       const event = orderEvent(`BK-${RUN}-5`, 2, '7.00');
       await publish(event);
-      await eventually('the commit', async () =>
-        (await effects()).get(event.idempotencyKey) === 1 ? true : undefined,
+      // The ack waits for SIGUSR2: the cut lands between the commit and the ack on any machine.
+      await eventually('the commit, its ack held', () =>
+        Promise.resolve(consumer.output().includes('committed, holding the ack until SIGUSR2') || undefined),
       );
+      assert.equal((await effects()).get(event.idempotencyKey), 1, 'the effect committed before the cut');
       proxy.cutAll();
+      await eventually('the consumer noticing the cut', () =>
+        Promise.resolve(consumer.output().includes('broker connection lost; connecting again') || undefined),
+      );
+      process.kill(consumer.pid()!, 'SIGUSR2');
       const redelivery = await eventually('the redelivery on a new connection', () =>
         Promise.resolve(
           logLines(consumer).find(
@@ -270,6 +276,52 @@ describe('the RabbitMQ consumer of order.created', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('a consumer whose queue is deleted under it declares the queue again and applies what comes next', async () => {
+    const { topology, publish, effects, realConsumer } = await setup('cancel');
+    const consumer = realConsumer();
+    await consumer.start();
+    const first = orderEvent(`BK-${RUN}-6a`, 1, '4.00');
+    await publish(first);
+    await eventually('the first event applied', async () =>
+      (await effects()).get(first.idempotencyKey) === 1 ? true : undefined,
+    );
+    await channel.deleteQueue(topology.queue);
+    // Published before the queue exists again, a message would route nowhere: wait for the second start.
+    await eventually('the queue declared again', () =>
+      Promise.resolve(
+        logLines(consumer).filter((line) => line.msg === 'consuming order.created').length === 2 || undefined,
+      ),
+    );
+    const second = orderEvent(`BK-${RUN}-6b`, 2, '4.00');
+    await publish(second);
+    await eventually('the event published after the deletion applied', async () =>
+      (await effects()).get(second.idempotencyKey) === 1 ? true : undefined,
+    );
+    assert.ok(consumer.output().includes('the broker cancelled the consumer; connecting again'));
+    await consumer.kill('SIGTERM');
+    assert.equal(await queueDepth(topology.queue), 0);
+  });
+
+  it('a consumer the broker refuses for good exits 1 and says why instead of trying again', async () => {
+    const { topology, realConsumer } = await setup('refused');
+    const wrongPassword = new URL(AMQP_URL);
+    wrongPassword.username = 'guest';
+    wrongPassword.password = `wrong-${RUN}`;
+    const refusedLogin = realConsumer({ AMQP_URL: wrongPassword.toString() });
+    await assert.rejects(refusedLogin.start(), /exited during start-up/);
+    assert.deepEqual(refusedLogin.exit(), { code: 1, signal: null });
+    assert.match(refusedLogin.output(), /AMQP_URL: .* will not serve queue .*403 ACCESS_REFUSED/);
+
+    // The queue exists with other arguments: declaring it again is refused with PRECONDITION_FAILED.
+    await channel.deleteQueue(topology.queue);
+    await channel.assertQueue(topology.queue, { durable: true });
+    const refusedQueue = realConsumer();
+    await assert.rejects(refusedQueue.start(), /exited during start-up/);
+    assert.deepEqual(refusedQueue.exit(), { code: 1, signal: null });
+    assert.match(refusedQueue.output(), /406 PRECONDITION_FAILED/);
+    assert.ok(!refusedQueue.output().includes('trying again'));
   });
 
   it('a message that meets its database down is requeued after a pause and applied once the database is back', async () => {

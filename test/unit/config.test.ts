@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { unrecoverableBrokerFailure } from '../../examples/consumer/broker-consumer.js';
 import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError, loadConfig } from '../../services/config/env.js';
 
@@ -82,7 +83,7 @@ describe('configuration', () => {
     assert.match(problemsOf({ AMQP_URL: 'http://mq.example' }).join('\n'), /^AMQP_URL: must be an amqp:\/\//m);
     // Without a host amqplib would quietly publish to whatever broker runs on localhost.
     for (const hostless of ['amqp://', 'amqp:///orders', 'amqp:mq']) {
-      assert.match(problemsOf({ AMQP_URL: hostless }).join('\n'), /^AMQP_URL: must name the broker host/m, hostless);
+      assert.match(problemsOf({ AMQP_URL: hostless }).join('\n'), /^AMQP_URL: names no host/m, hostless);
     }
     assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'amq.topic' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
     assert.match(problemsOf({ ORDER_EVENTS_EXCHANGE: 'orders events' }).join('\n'), /^ORDER_EVENTS_EXCHANGE:/m);
@@ -275,5 +276,69 @@ describe('the RabbitMQ consumer configuration', () => {
       assert.match(bad, new RegExp(`^${name}: `, 'm'));
     }
     assert.match(refusal({ AMQP_URL: 'amqp://127.0.0.1' }), /^CONSUMER_DATABASE_URL: required/);
+  });
+
+  const withDatabase = (env: Record<string, string>) => ({ DATABASE_URL: 'postgresql://db/x', ...env });
+
+  it('refuses an AMQP_URL that is no URL, of another scheme, or without a host', () => {
+    assert.match(refusal(withDatabase({ AMQP_URL: 'broker:5672' })), /^AMQP_URL: must be an amqp:\/\/ or amqps:\/\//);
+    assert.match(refusal(withDatabase({ AMQP_URL: 'not a url' })), /^AMQP_URL: is not a URL/);
+    assert.match(refusal(withDatabase({ AMQP_URL: 'http://broker' })), /^AMQP_URL: must be an amqp:/);
+    for (const hostless of ['amqp://', 'amqp:///vhost', 'amqps:?heartbeat=5']) {
+      assert.match(refusal(withDatabase({ AMQP_URL: hostless })), /^AMQP_URL: names no host/, hostless);
+    }
+    assert.equal(
+      loadBrokerConsumerConfig(withDatabase({ AMQP_URL: 'amqps://u:p@mq.example:5671/v' })).amqpUrl,
+      'amqps://u:p@mq.example:5671/v',
+    );
+  });
+
+  it("holds ORDER_EVENTS_EXCHANGE to the service's rule, and the names derived from it to 255 bytes", () => {
+    const amqp = { AMQP_URL: 'amqp://127.0.0.1' };
+    assert.match(
+      refusal(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'amq.topic' })),
+      /^ORDER_EVENTS_EXCHANGE: names starting with "amq\." belong to the broker/,
+    );
+    // 255 bytes is a valid exchange name, but `<exchange>.order-created.<name>.dead-letter` is not.
+    const longest = 255 - '.order-created.reference.dead-letter'.length;
+    const fits = loadBrokerConsumerConfig(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'x'.repeat(longest) }));
+    assert.equal(fits.exchange.length, longest);
+    const tooLong = refusal(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'x'.repeat(longest + 1) }));
+    assert.match(tooLong, /^ORDER_EVENTS_EXCHANGE: too long with CONSUMER_NAME "reference": .* has 256 bytes/);
+    // A longer consumer name shortens the exchange names that fit.
+    assert.match(
+      refusal(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'x'.repeat(longest), CONSUMER_NAME: 'reference2' })),
+      /^ORDER_EVENTS_EXCHANGE: too long with CONSUMER_NAME "reference2"/,
+    );
+  });
+});
+
+describe('which broker failures the RabbitMQ consumer stops on', () => {
+  const replyError = (message: string, code?: number) => Object.assign(new Error(message), code ? { code } : {});
+
+  it('stops on refusals that come back the same on every attempt', () => {
+    const forGood = [
+      replyError(
+        'Handshake terminated by server: 403 (ACCESS-REFUSED) with message "ACCESS_REFUSED - Login was refused"',
+      ),
+      replyError('Operation failed: QueueDeclare; 406 (PRECONDITION-FAILED) with message "inequivalent arg"', 406),
+      replyError('Operation failed: QueueDeclare; 403 (ACCESS-REFUSED) with message "access to queue refused"', 403),
+      replyError('Connection closed: 530 (NOT-ALLOWED) with message "NOT_ALLOWED - vhost v not found"', 530),
+      replyError('Expected ConnectionOpenOk; got <ConnectionClose channel:0>'),
+      new TypeError('Unknown type to encode: undefined'),
+    ];
+    for (const error of forGood) assert.ok(unrecoverableBrokerFailure(error), error.message);
+    assert.match(unrecoverableBrokerFailure(forGood[1]) ?? '', /406 PRECONDITION_FAILED/);
+  });
+
+  it('tries again after failures that pass', () => {
+    const passing = [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5672'), { code: 'ECONNREFUSED' }),
+      replyError('Connection closed: 320 (CONNECTION-FORCED) with message "broker forced connection closure"', 320),
+      replyError('Socket closed abruptly during opening handshake'),
+      replyError('Heartbeat timeout'),
+      'not an error',
+    ];
+    for (const error of passing) assert.equal(unrecoverableBrokerFailure(error), undefined, String(error));
   });
 });

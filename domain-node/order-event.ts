@@ -6,6 +6,8 @@ import type { CanonicalLine } from '../domain/canonical-order.js';
 import type { Operation } from '../domain/idempotency-key.js';
 
 export const ORDER_CREATED = 'order.created';
+/** The routing key of every `order.created` message on the broker: its type. */
+export const ORDER_CREATED_ROUTING_KEY = ORDER_CREATED;
 
 export interface OrderCreatedEvent {
   type: typeof ORDER_CREATED;

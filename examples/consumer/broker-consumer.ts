@@ -8,11 +8,9 @@ import { connect, type Channel, type ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { classifyError } from '../../domain/error-classification.js';
-import { ORDER_CREATED } from '../../domain-node/order-event.js';
+import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY } from '../../domain-node/order-event.js';
 import type { BrokerTopology } from '../../services/config/consumer-config.js';
 import { type ApplyEvent, type EventParse, parseOrderCreatedEvent } from './apply-once.js';
-
-export const ORDER_CREATED_ROUTING_KEY = 'order.created';
 
 // Named with the settings that make them (services/config/consumer-config.ts); kept here for callers.
 export { brokerTopology, type BrokerTopology } from '../../services/config/consumer-config.js';

@@ -10,7 +10,7 @@ import {
   BrokerUnavailableError,
   BrokerUnroutableError,
 } from '../../domain/errors.js';
-import { ORDER_CREATED } from '../../domain-node/order-event.js';
+import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY } from '../../domain-node/order-event.js';
 import { brokerAddress, type BrokerConfig } from '../config/env.js';
 
 /** One `order.created` event as the broker carries it: the HTTP event's body bytes, its id and key. */
@@ -30,9 +30,6 @@ export interface OrderEventPublisher {
   /** Closes the connection; a later publish opens a new one. */
   close(): Promise<void>;
 }
-
-/** The routing key of every order event: its type. */
-export const ORDER_CREATED_ROUTING_KEY = ORDER_CREATED;
 
 interface Link {
   model: ChannelModel;

@@ -7,14 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { ConfirmChannel, Options } from 'amqplib';
 import pg from 'pg';
-import {
-  brokerTopology,
-  type BrokerTopology,
-  declareTopology,
-  ORDER_CREATED_ROUTING_KEY,
-} from '../../examples/consumer/broker-consumer.js';
+import { brokerTopology, type BrokerTopology, declareTopology } from '../../examples/consumer/broker-consumer.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../../domain-node/order-event.js';
+import {
+  eventIdFor,
+  ORDER_CREATED,
+  ORDER_CREATED_ROUTING_KEY,
+  type OrderCreatedEvent,
+} from '../../domain-node/order-event.js';
 import { seededRandom } from '../../tools/chaos/prng.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';

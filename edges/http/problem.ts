@@ -123,6 +123,20 @@ export function problemFor(outcome: FailureOutcome): HttpProblem {
   }
 }
 
+/** A door's refusal of a request that could not be authenticated: the slug names the door. */
+export type RefusalSlug = 'invalid-signature' | 'invalid-callback' | 'invalid-token';
+
+/**
+ * The one answer a door gives to every request it refuses for a reason that depends on a secret —
+ * a missing or wrong signature or token, a stale or replayed timestamp, a body that does not
+ * decrypt or does not parse after decryption. Status, headers and body are the same whichever
+ * check failed, so a caller without the secret learns nothing from the answer (a padding oracle
+ * needs two different answers); the precise reason goes to the log, never into the answer.
+ */
+export function refusedAtTheDoor(slug: RefusalSlug, headers: Record<string, string> = {}): HttpProblem {
+  return new HttpProblem(problem(slug, 401, 'Unauthorized', 'the request could not be authenticated'), headers);
+}
+
 function retryLater(seconds: number, body: Problem): HttpProblem {
   return new HttpProblem(body, { 'retry-after': String(seconds) });
 }

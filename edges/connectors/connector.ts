@@ -42,8 +42,19 @@ export type InboundCallback =
   | { kind: 'event'; event: OaEvent; ack: ConnectorReply }
   /** Authentic, but not an approval event: acknowledged and otherwise ignored. */
   | { kind: 'other'; eventType: string; ack: ConnectorReply }
-  /** Not authentic or not readable (wrong token or signature, undecryptable): nothing is recorded. */
-  | { kind: 'refused'; status: 400 | 401; reason: string };
+  /**
+   * Authentic, but an approval event the service cannot use (no event id, no instance id):
+   * acknowledged and logged, nothing recorded. The vendor sent it and would send the same bytes
+   * again after any refusal, for ever; the log is where an operator learns of it.
+   */
+  | { kind: 'unusable'; reason: string; ack: ConnectorReply }
+  /**
+   * Not proven to come from the vendor (no or a wrong signature or token, a stale timestamp, a
+   * body that does not decrypt or parse): nothing is recorded, and the route answers every
+   * refusal alike. `reason` is for the log only, never for the answer: two different answers
+   * would tell a caller without the keys which check its forgery got past.
+   */
+  | { kind: 'refused'; reason: string };
 
 export interface Connector {
   vendor: OaVendor;

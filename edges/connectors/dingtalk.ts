@@ -1,12 +1,14 @@
 // The DingTalk connector: reads one HTTP event-subscription callback. The query carries the
-// signature (SHA-1 of token, timestamp, nonce and the ciphertext, sorted), the body the
-// ciphertext; the plaintext ends with the app key it was encrypted for. DingTalk expects every
-// callback, the URL check included, to be answered with the word `success` encrypted the same way.
+// signature (SHA-1 of token, timestamp, nonce and the ciphertext, sorted) and the timestamp in
+// milliseconds, the body the ciphertext; the plaintext ends with the app key it was encrypted for.
+// The signature is checked before anything is decrypted, the timestamp bounds replays, and every
+// refusal is the same to the caller (its reason is for the log). DingTalk expects every callback,
+// the URL check included, to be answered with the word `success` encrypted the same way.
 import { createHash, randomBytes } from 'node:crypto';
 import { decrypt, encrypt, getSignature } from '@wecom/crypto';
 import { dingtalkEventStatus } from '../../domain/oa-status.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
-import { jsonObjectOf, refused, sameSecret, textOf } from './inbound.js';
+import { type Clock, jsonObjectOf, outsideWindow, refused, sameSecret, textOf } from './inbound.js';
 
 export interface DingTalkConnectorOptions {
   /** The app's AppKey (the suite key or corp id for apps of those kinds): the plaintext's last part. */
@@ -15,6 +17,9 @@ export interface DingTalkConnectorOptions {
   aesKey: string;
   /** The console's token, used in the signature. */
   token: string;
+  /** WEBHOOK_TOLERANCE_SECONDS: how far the query's `timestamp` (milliseconds) may be from now. */
+  toleranceSeconds: number;
+  now?: Clock;
 }
 
 /** The reply DingTalk accepts: `success`, encrypted for the app key and signed. */
@@ -31,9 +36,11 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
   if (!/^[A-Za-z0-9+/]{43}$/.test(options.aesKey)) {
     throw new Error('the DingTalk aes_key must be 43 characters of base64');
   }
+  const { toleranceSeconds } = options;
+  const now = options.now ?? Date.now;
 
   const success = (): ConnectorReply => {
-    const timeStamp = String(Date.now());
+    const timeStamp = String(now());
     const nonce = [...randomBytes(16)].map((byte) => NONCE_ALPHABET[byte % NONCE_ALPHABET.length]).join('');
     const ciphertext = encrypt(options.aesKey, 'success', options.appKey);
     const body: DingTalkSuccess = {
@@ -49,34 +56,41 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
     const signature = request.query.msg_signature ?? request.query.signature;
     const timestamp = request.query.timestamp ?? request.query.timeStamp;
     const nonce = request.query.nonce;
-    if (!signature || !timestamp || !nonce) return refused(401, 'missing msg_signature, timestamp or nonce');
+    if (!signature || !timestamp || !nonce) return refused('missing msg_signature, timestamp or nonce');
 
     const body = jsonObjectOf(request.rawBody.toString('utf8'));
     const ciphertext = textOf(body?.encrypt);
-    if (!ciphertext) return refused(400, 'the body has no encrypt field');
+    if (!ciphertext) return refused('the body has no encrypt field');
 
     if (!sameSecret(signature, getSignature(options.token, timestamp, nonce, ciphertext))) {
-      return refused(401, 'msg_signature does not match');
+      return refused('msg_signature does not match');
     }
+    // The timestamp is signed, so it is judged once the signature holds.
+    const stale = outsideWindow('timestamp', timestamp, 'milliseconds', toleranceSeconds, now);
+    if (stale) return refused(stale);
 
     let message: string;
     let key: string;
     try {
       ({ message, id: key } = decrypt(options.aesKey, ciphertext));
     } catch {
-      return refused(400, 'the body does not decrypt with the configured aes_key');
+      return refused('the body does not decrypt with the configured aes_key');
     }
-    if (!sameSecret(key, options.appKey)) return refused(401, 'the callback was encrypted for another app key');
+    if (!sameSecret(key, options.appKey)) return refused('the callback was encrypted for another app key');
 
     const payload = jsonObjectOf(message);
-    if (!payload) return refused(400, 'the decrypted body is not a JSON object');
+    if (!payload) return refused('the decrypted body is not a JSON object');
     const eventType = textOf(payload.EventType) ?? 'unknown';
 
     if (eventType === 'check_url') return { kind: 'challenge', reply: success() };
     if (eventType !== 'bpms_instance_change') return { kind: 'other', eventType, ack: success() };
 
+    // Authentic from here on: a malformed event is acknowledged as unusable, never refused, or
+    // DingTalk would send it again for as long as it retries.
     const instanceId = textOf(payload.processInstanceId);
-    if (!instanceId) return refused(400, 'bpms_instance_change without a processInstanceId');
+    if (!instanceId) {
+      return { kind: 'unusable', reason: 'bpms_instance_change without a processInstanceId', ack: success() };
+    }
     // DingTalk's HTTP push names no delivery id in the payload; when it does (EventId), it wins.
     const eventId =
       textOf(payload.EventId) ??

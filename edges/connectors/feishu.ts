@@ -1,18 +1,24 @@
-// The Feishu (Lark) connector: reads one event-subscription callback. It decrypts the body when
-// an Encrypt Key is configured, checks the signature headers when Feishu sends them and the
-// verification token always, answers the URL check, and tells the approval-instance event
-// (`approval_instance`, schema 1.0) from every other event.
+// The Feishu (Lark) connector: reads one event-subscription callback. Feishu signs every event
+// callback with the Encrypt Key (X-Lark-Signature over timestamp, nonce, key and the raw body),
+// and that signature is checked before the body is even parsed: nothing an unauthenticated caller
+// sends reaches the decryption, except the one callback Feishu does not sign, the URL check
+// (docs/architecture.md, decision 26). Every refusal is the same to the caller; its reason is for
+// the log. After the signature and the verification token, the connector answers the URL check
+// and tells the approval-instance event (`approval_instance`, schema 1.0) from every other event.
 import { createHash } from 'node:crypto';
 import { AESCipher } from '@larksuiteoapi/node-sdk';
 import { feishuStatus } from '../../domain/oa-status.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
-import { headerOf, jsonObjectOf, objectOf, refused, sameSecret, textOf } from './inbound.js';
+import { type Clock, headerOf, jsonObjectOf, objectOf, outsideWindow, refused, sameSecret, textOf } from './inbound.js';
 
 export interface FeishuConnectorOptions {
-  /** The console's Encrypt Key; undefined when none is set (Feishu then sends plain bodies). */
-  encryptKey: string | undefined;
+  /** The console's Encrypt Key: Feishu encrypts and signs with it (without one it signs nothing). */
+  encryptKey: string;
   /** The console's Verification Token: every callback carries it. */
   verificationToken: string;
+  /** WEBHOOK_TOLERANCE_SECONDS: how far X-Lark-Request-Timestamp may be from now. */
+  toleranceSeconds: number;
+  now?: Clock;
 }
 
 export const FEISHU_SIGNATURE_HEADERS = {
@@ -31,53 +37,71 @@ export function feishuSignature(timestamp: string, nonce: string, encryptKey: st
 
 const ACK: ConnectorReply = { status: 200, body: {} };
 
+/** Whether the request carries a signature, and if so, why it does not hold (undefined: it holds). */
+type SignatureCheck = { signed: false } | { signed: true; problem: string | undefined };
+
 export function createFeishuConnector(options: FeishuConnectorOptions): Connector {
-  const encryptKey = options.encryptKey || undefined;
-  const cipher = encryptKey ? new AESCipher(encryptKey) : undefined;
+  if (!options.encryptKey) throw new Error('the Feishu connector needs the Encrypt Key: without one nothing is signed');
+  const { encryptKey, toleranceSeconds } = options;
+  const now = options.now ?? Date.now;
+  const cipher = new AESCipher(encryptKey);
+
+  const checkSignature = (request: InboundRequest): SignatureCheck => {
+    const signature = headerOf(request, FEISHU_SIGNATURE_HEADERS.signature);
+    if (signature === undefined) return { signed: false };
+    const timestamp = headerOf(request, FEISHU_SIGNATURE_HEADERS.timestamp) ?? '';
+    const nonce = headerOf(request, FEISHU_SIGNATURE_HEADERS.nonce) ?? '';
+    if (!sameSecret(signature, feishuSignature(timestamp, nonce, encryptKey, request.rawBody))) {
+      return { signed: true, problem: `${FEISHU_SIGNATURE_HEADERS.signature} does not match the body` };
+    }
+    // The timestamp is signed, so it is judged once the signature holds: a replay of a genuine
+    // callback outside the window is refused however genuine it is.
+    return {
+      signed: true,
+      problem: outsideWindow(FEISHU_SIGNATURE_HEADERS.timestamp, timestamp, 'seconds', toleranceSeconds, now),
+    };
+  };
+
+  /** The decrypted payload, or why there is none. */
+  const decrypted = (rawBody: Buffer): Record<string, unknown> | string => {
+    const outer = jsonObjectOf(rawBody.toString('utf8'));
+    if (!outer) return 'the body is not a JSON object';
+    if (typeof outer.encrypt !== 'string')
+      return 'a plain body arrived: with an Encrypt Key Feishu encrypts every callback';
+    let plain: string;
+    try {
+      plain = cipher.decrypt(outer.encrypt);
+    } catch {
+      return 'the body does not decrypt with the configured Encrypt Key';
+    }
+    return jsonObjectOf(plain) ?? 'the decrypted body is not a JSON object';
+  };
 
   const read = (request: InboundRequest): InboundCallback => {
-    const outer = jsonObjectOf(request.rawBody.toString('utf8'));
-    if (!outer) return refused(400, 'the body is not a JSON object');
+    const signature = checkSignature(request);
+    if (signature.signed && signature.problem) return refused(signature.problem);
 
-    const signature = headerOf(request, FEISHU_SIGNATURE_HEADERS.signature);
-    if (signature !== undefined && encryptKey) {
-      const timestamp = headerOf(request, FEISHU_SIGNATURE_HEADERS.timestamp) ?? '';
-      const nonce = headerOf(request, FEISHU_SIGNATURE_HEADERS.nonce) ?? '';
-      if (!sameSecret(signature, feishuSignature(timestamp, nonce, encryptKey, request.rawBody))) {
-        return refused(401, `${FEISHU_SIGNATURE_HEADERS.signature} does not match the body`);
-      }
-    }
-
-    let payload: Record<string, unknown> | undefined = outer;
-    if (typeof outer.encrypt === 'string') {
-      if (!cipher) return refused(400, 'the body is encrypted but no Encrypt Key is configured');
-      let plain: string;
-      try {
-        plain = cipher.decrypt(outer.encrypt);
-      } catch {
-        return refused(400, 'the body does not decrypt with the configured Encrypt Key');
-      }
-      payload = jsonObjectOf(plain);
-      if (!payload) return refused(400, 'the decrypted body is not a JSON object');
-    } else if (cipher) {
-      return refused(401, 'a plain body arrived but an Encrypt Key is configured: Feishu encrypts every callback');
-    }
+    const payload = decrypted(request.rawBody);
+    if (typeof payload === 'string') return refused(payload);
 
     const header = objectOf(payload.header);
     const isSchema2 = payload.schema === '2.0' && header !== undefined;
     const token = isSchema2 ? header.token : payload.token;
     if (!sameSecret(typeof token === 'string' ? token : undefined, options.verificationToken)) {
-      return refused(401, 'the verification token does not match');
+      return refused('the verification token does not match');
     }
 
     if (payload.type === 'url_verification') {
       const challenge = textOf(payload.challenge);
-      if (!challenge) return refused(400, 'url_verification without a challenge');
+      if (!challenge) return refused('url_verification without a challenge');
       return { kind: 'challenge', reply: { status: 200, body: { challenge } } };
     }
+    // Feishu signs every callback but the URL check: an unsigned body that is anything else did
+    // not come from Feishu, whatever its token says (a token travels inside every event).
+    if (!signature.signed) return refused(`${FEISHU_SIGNATURE_HEADERS.signature} is missing`);
 
     if (isSchema2) {
-      // Feishu documents the approval-instance event in schema 1.0 only; a 2.0 event is another event.
+      // Feishu documents the approval-instance event in schema 1.0 only: a 2.0 event is another event.
       return { kind: 'other', eventType: textOf(header.event_type) ?? 'unknown', ack: ACK };
     }
 
@@ -85,10 +109,12 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
     const eventType = textOf(event?.type) ?? textOf(payload.type) ?? 'unknown';
     if (eventType !== 'approval_instance') return { kind: 'other', eventType, ack: ACK };
 
+    // Authentic from here on: a malformed event is acknowledged as unusable, never refused, or
+    // Feishu would send the same bytes again for as long as it retries.
     const eventId = textOf(payload.uuid);
     const instanceId = textOf(event?.instance_code);
-    if (!eventId) return refused(400, 'approval_instance event without a uuid');
-    if (!instanceId) return refused(400, 'approval_instance event without an instance_code');
+    if (!eventId) return { kind: 'unusable', reason: 'approval_instance event without a uuid', ack: ACK };
+    if (!instanceId) return { kind: 'unusable', reason: 'approval_instance event without an instance_code', ack: ACK };
     return {
       kind: 'event',
       event: {

@@ -1,23 +1,37 @@
 // The connectors of the OA systems whose settings are present; a vendor left out answers 404.
 import type { OaVendor } from '../../domain/oa-approval.js';
-import type { ConnectorsConfig } from '../../services/config/env.js';
+import type { Config } from '../../services/config/env.js';
 import type { Connector } from './connector.js';
 import { createDingTalkConnector } from './dingtalk.js';
 import { createFeishuConnector } from './feishu.js';
+import type { Clock } from './inbound.js';
 
-export function connectorsFromConfig(config: ConnectorsConfig): Partial<Record<OaVendor, Connector>> {
+/**
+ * Every connector bounds its vendor's signed timestamp with WEBHOOK_TOLERANCE_SECONDS, the window
+ * of the OA webhook too; `now` is the clock they read (a test passes its own).
+ */
+export function connectorsFromConfig(
+  config: Pick<Config, 'connectors' | 'webhook'>,
+  now: Clock = Date.now,
+): Partial<Record<OaVendor, Connector>> {
+  const { feishu, dingtalk } = config.connectors;
+  const { toleranceSeconds } = config.webhook;
   const connectors: Partial<Record<OaVendor, Connector>> = {};
-  if (config.feishu) {
+  if (feishu) {
     connectors.feishu = createFeishuConnector({
-      encryptKey: config.feishu.encryptKey,
-      verificationToken: config.feishu.verificationToken,
+      encryptKey: feishu.encryptKey,
+      verificationToken: feishu.verificationToken,
+      toleranceSeconds,
+      now,
     });
   }
-  if (config.dingtalk) {
+  if (dingtalk) {
     connectors.dingtalk = createDingTalkConnector({
-      appKey: config.dingtalk.appKey,
-      aesKey: config.dingtalk.aesKey,
-      token: config.dingtalk.token,
+      appKey: dingtalk.appKey,
+      aesKey: dingtalk.aesKey,
+      token: dingtalk.token,
+      toleranceSeconds,
+      now,
     });
   }
   return connectors;

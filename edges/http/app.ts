@@ -21,7 +21,7 @@ import { registerMcpRoute } from './mcp-route.js';
 import { registerOaRoutes } from './oa-routes.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Connector } from '../connectors/connector.js';
-import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
+import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE, refusedAtTheDoor } from './problem.js';
 import { requestedWaitSeconds } from './prefer.js';
 import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
 import { verifyWebhookSignature } from '../../domain-node/signature.js';
@@ -148,7 +148,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       toleranceSeconds: config.webhook.toleranceSeconds,
     });
     if (!signature.ok) {
-      throw new HttpProblem(problem('invalid-signature', 401, 'Unauthorized', signature.reason));
+      // One answer for every signature or timestamp failure: which check failed is for the log.
+      request.log.warn({ reason: signature.reason }, 'webhook refused: not authenticated');
+      throw refusedAtTheDoor('invalid-signature');
     }
     let body: unknown;
     try {

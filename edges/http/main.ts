@@ -71,7 +71,7 @@ await runMain('api', async (log) => {
     logger: log,
     draining: () => draining,
     metrics,
-    connectors: connectorsFromConfig(config.connectors),
+    connectors: connectorsFromConfig(config),
   });
 
   // SIGTERM: answer 503 + Retry-After (and /healthz 503) for the drain period, so the load balancer

@@ -1,7 +1,9 @@
 // The OA connectors' callback routes: `POST /webhooks/feishu` and `POST /webhooks/dingtalk`. The
 // vendor's connector reads the callback (edges/connectors); this route answers what it says, and
 // hands an approval event to services/submission/accept-oa-event.ts within the vendor's deadline.
-// A connector that is off (its settings absent) has no route: 404 problem+json.
+// A connector that is off (its settings absent) has no route: 404 problem+json. A callback the
+// connector refuses gets the door's one answer, whatever the reason, which only the log hears
+// (docs/architecture.md, decision 26); an authentic callback is always acknowledged.
 import type { FastifyInstance, FastifyReply, onRequestHookHandler } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
@@ -11,7 +13,7 @@ import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { acceptApprovalEvent } from '../../services/submission/accept-oa-event.js';
 import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import type { Connector, ConnectorReply } from '../connectors/connector.js';
-import { HttpProblem, problem } from './problem.js';
+import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
 import { inRequestSpan } from './request-spans.js';
 
 export interface OaRouteDeps {
@@ -53,16 +55,9 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
       });
       switch (callback.kind) {
         case 'refused':
-          // Not authentic or not readable: nothing is recorded.
+          // Not proven authentic: nothing is recorded, and the answer names no reason.
           request.log.warn({ vendor, reason: callback.reason }, 'OA callback refused');
-          throw new HttpProblem(
-            problem(
-              'invalid-callback',
-              callback.status,
-              callback.status === 401 ? 'Unauthorized' : 'Bad request',
-              callback.reason,
-            ),
-          );
+          throw refusedAtTheDoor('invalid-callback');
         case 'challenge':
           request.log.info({ vendor }, 'OA callback URL check answered');
           return send(reply, callback.reply);
@@ -71,6 +66,10 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
             { vendor, eventType: callback.eventType },
             'OA callback acknowledged: not an approval event',
           );
+          return send(reply, callback.ack);
+        case 'unusable':
+          // Authentic but unusable: a refusal would only bring the same bytes back, for ever.
+          request.log.warn({ vendor, reason: callback.reason }, 'OA callback acknowledged: unusable, nothing recorded');
           return send(reply, callback.ack);
         case 'event': {
           const outcome = await inRequestSpan(request, () =>

@@ -33,8 +33,6 @@ function problemAnswers(...slugs: ProblemSlug[]): Record<string, Json> {
     const status = PROBLEM_TYPES[slug].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), slug]);
   }
-  // An OA connector refuses a callback that is not authentic with 401 under its own type.
-  if (slugs.includes('invalid-callback')) byStatus.set(401, [...(byStatus.get(401) ?? []), 'invalid-callback']);
   const answers: Record<string, Json> = {};
   for (const [status, types] of [...byStatus].sort(([a], [b]) => a - b)) {
     answers[String(status)] = {
@@ -139,8 +137,9 @@ function connectorOperation(vendor: string): Json {
     operationId: `${vendor}Callback`,
     summary: `The ${vendor} connector's callback: approval events, URL checks`,
     description:
-      'The vendor signs or encrypts the callback its own way (edges/connectors). Answers 404 while the ' +
-      'connector is off (its settings absent).',
+      'The vendor signs or encrypts the callback its own way (edges/connectors). Every callback that is not ' +
+      'proven authentic gets the same 401; an authentic one is always acknowledged, even when it is of no ' +
+      'use. Answers 404 while the connector is off (its settings absent).',
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
     responses: {
       '200': json({}, 'What the vendor expects back: the URL check answered, or the event acknowledged'),

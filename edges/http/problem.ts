@@ -19,10 +19,17 @@ export const PROBLEM_TYPES = {
   'malformed-json': { status: 400, when: 'the body is not JSON' },
   'invalid-key': { status: 400, when: 'GET /orders/{key} with something that is not a key' },
   'bad-request': { status: 400, when: 'any other request the HTTP framework refuses before a route runs' },
-  'invalid-callback': { status: 400, when: 'an OA connector callback that cannot be read (401 when not authentic)' },
+  'invalid-callback': {
+    status: 401,
+    when:
+      'an OA connector callback not proven authentic (signature, timestamp, decryption or token); ' +
+      'one answer, whichever check failed',
+  },
   'invalid-signature': {
     status: 401,
-    when: 'missing or wrong signature, a stale timestamp, or signed in the scheme WEBHOOK_SIGNATURE_SCHEME does not name',
+    when:
+      'missing or wrong signature, a stale timestamp, or signed in the scheme WEBHOOK_SIGNATURE_SCHEME does ' +
+      'not name; one answer, whichever check failed',
   },
   'invalid-token': { status: 401, when: '/mcp without the right bearer token (with WWW-Authenticate)' },
   'decision-refused': { status: 403, when: 'an operator decision the key cannot take in its status' },

@@ -297,8 +297,8 @@ export interface TracingConfig {
 export interface FeishuConfig {
   appId: string;
   appSecret: string;
-  /** Undefined when the console sets no Encrypt Key (Feishu then sends plain bodies). */
-  encryptKey: string | undefined;
+  /** Required: without an Encrypt Key Feishu neither encrypts nor signs, and nothing can be verified. */
+  encryptKey: string;
   verificationToken: string;
   apiBaseUrl: string;
 }
@@ -474,8 +474,10 @@ export function connectorStates(config: Config): { feishu: 'on' | 'off'; dingtal
 /** What turns each connector on; a connector with some of them and not all is refused. */
 const CONNECTOR_SETTINGS = {
   feishu: {
-    required: ['FEISHU_APP_ID', 'FEISHU_APP_SECRET', 'FEISHU_VERIFICATION_TOKEN'],
-    optional: ['FEISHU_ENCRYPT_KEY'],
+    // The Encrypt Key is what Feishu signs with: a callback without it could be checked only by
+    // the token inside the body, after parsing whatever an unauthenticated caller sent.
+    required: ['FEISHU_APP_ID', 'FEISHU_APP_SECRET', 'FEISHU_ENCRYPT_KEY', 'FEISHU_VERIFICATION_TOKEN'],
+    optional: [],
   },
   dingtalk: {
     required: ['DINGTALK_APP_KEY', 'DINGTALK_APP_SECRET', 'DINGTALK_AES_KEY', 'DINGTALK_TOKEN'],
@@ -502,7 +504,7 @@ function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
     ? {
         appId: env.FEISHU_APP_ID as string,
         appSecret: env.FEISHU_APP_SECRET as string,
-        encryptKey: env.FEISHU_ENCRYPT_KEY,
+        encryptKey: env.FEISHU_ENCRYPT_KEY as string,
         verificationToken: env.FEISHU_VERIFICATION_TOKEN as string,
         apiBaseUrl: env.FEISHU_API_BASE_URL,
       }

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 import { alertLogLine, type AlertChange } from '../db/duplicate-scan.js';
-import { recordOaEvent } from '../db/oa-events.js';
+import { oaEventOutOfBounds, recordOaEvent } from '../db/oa-events.js';
 import { recordRevocationAlert } from '../db/revocation-alerts.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
 import { type FormMappingFile, isOrderDefinition } from '../../domain/form-mapping.js';
@@ -71,14 +71,16 @@ export async function acceptApprovalEvent(
     );
     return { kind: 'not-an-order', idempotencyKey: undefined, definitionCode: event.definitionCode };
   }
+  // An authentic event whose ids the columns cannot hold, or whose instance id cannot be a key, is
+  // acknowledged and logged, and nothing is recorded: a 500 would bring it back, for ever.
   let idempotencyKey: string;
   try {
     idempotencyKey = idempotencyKeyFor(event.instanceId, 'MAIN');
   } catch (error) {
-    const reason = `instance id: ${(error as Error).message}`;
-    deps.log.warn({ vendor: event.vendor, eventId: event.eventId, reason }, 'approval event unusable');
-    return { kind: 'unusable', idempotencyKey: undefined, reason };
+    return unusable(deps, event, `instance id: ${(error as Error).message}`);
   }
+  const outOfBounds = oaEventOutOfBounds(event);
+  if (outOfBounds) return unusable(deps, event, outOfBounds);
   let claimed = false;
   const work = (async (): Promise<ApprovalEventOutcome> => {
     const first = await recordOaEvent(deps.prisma, { ...event, idempotencyKey });
@@ -135,6 +137,22 @@ export async function acceptApprovalEvent(
     retryAfterSeconds: RETRY_AFTER_SECONDS,
     message: `the event of ${idempotencyKey} was not taken within ${replyWithinMs} ms; send it again`,
   });
+}
+
+/** The event's ids in the log are cut short: an unusable one may be as long as the body. */
+const LOGGED_ID_LENGTH = 128;
+
+function unusable(deps: ApprovalEventDeps, event: ApprovalEvent, reason: string): ApprovalEventOutcome {
+  deps.log.warn(
+    {
+      vendor: event.vendor,
+      eventId: event.eventId.slice(0, LOGGED_ID_LENGTH),
+      instanceId: event.instanceId.slice(0, LOGGED_ID_LENGTH),
+      reason,
+    },
+    'approval event unusable: acknowledged, nothing recorded',
+  );
+  return { kind: 'unusable', idempotencyKey: undefined, reason };
 }
 
 /** How long to wait before each start of a claimed key whose start failed after the reply. */

@@ -30,7 +30,7 @@ function plaintextConnector(vendor: OaVendor, vendorDeadlineMs: number): Connect
       try {
         body = JSON.parse(request.rawBody.toString('utf8')) as typeof body;
       } catch {
-        return { kind: 'refused', status: 400, reason: 'not JSON' };
+        return { kind: 'refused', reason: 'not JSON' };
       }
       if (body.challenge) return { kind: 'challenge', reply: { status: 200, body: { challenge: body.challenge } } };
       if (!body.eventId || !body.instanceId || !body.status) {
@@ -330,7 +330,7 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
 
     const before = await service.prisma.oaEvent.count();
     const refused = await service.app.inject({ method: 'POST', url: '/webhooks/feishu', payload: '{not json' });
-    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.statusCode, 401);
     assert.match(String(refused.headers['content-type']), /^application\/problem\+json/);
     assert.equal(await service.prisma.oaEvent.count(), before);
 

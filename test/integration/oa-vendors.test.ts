@@ -336,7 +336,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     let edge: ProxiedEdge['edge'];
 
     before(async () => {
-      proxied = await startProxiedEdge(service, { connectors: connectorsFromConfig(service.config.connectors) });
+      proxied = await startProxiedEdge(service, { connectors: connectorsFromConfig(service.config) });
       ({ proxy, temporal: proxiedTemporal, edge } = proxied);
     });
     after(async () => {

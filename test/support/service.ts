@@ -118,7 +118,7 @@ export async function startTestService(
     config,
     prisma,
     temporal,
-    connectors: options.connectors ?? connectorsFromConfig(config.connectors),
+    connectors: options.connectors ?? connectorsFromConfig(config),
   });
   await app.ready();
   return {

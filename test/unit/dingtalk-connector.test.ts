@@ -28,11 +28,23 @@ const vectorRequest = (query: Record<string, string> = VECTOR.query) => ({
   rawBody: Buffer.from(JSON.stringify({ encrypt: VECTOR.encrypt })),
 });
 
-const OPTIONS = { token: 'tok-42', aesKey: randomDingTalkAesKey(), appKey: 'dingappkey0001' };
-const connector = createDingTalkConnector(OPTIONS);
+const TOLERANCE_SECONDS = 300;
+/** A connector for the published example, its clock at the example's own timestamp. */
+const vectorConnector = (overrides: { token?: string; appKey?: string; nowMs?: number } = {}) =>
+  createDingTalkConnector({
+    token: overrides.token ?? VECTOR.token,
+    aesKey: VECTOR.aesKey,
+    appKey: overrides.appKey ?? VECTOR.appKey,
+    toleranceSeconds: TOLERANCE_SECONDS,
+    now: () => overrides.nowMs ?? Number(VECTOR.query.timestamp),
+  });
 
+const OPTIONS = { token: 'tok-42', aesKey: randomDingTalkAesKey(), appKey: 'dingappkey0001' };
+const connector = createDingTalkConnector({ ...OPTIONS, toleranceSeconds: TOLERANCE_SECONDS });
+
+/** The refusal's reason: what the route logs (it answers every refusal alike). */
 const refusal = (result: InboundCallback) =>
-  result.kind === 'refused' ? result : assert.fail(`not refused: ${result.kind}`);
+  result.kind === 'refused' ? result.reason : assert.fail(`not refused: ${result.kind}`);
 
 /** The reply decrypts to `success` for the app key and its signature verifies. */
 function assertEncryptedSuccess(reply: ConnectorReply, options: { token: string; aesKey: string; appKey: string }) {
@@ -54,23 +66,44 @@ describe('DingTalk connector', () => {
   });
 
   it('answers the published check_url callback with success, encrypted and signed', () => {
-    const reader = createDingTalkConnector({ token: VECTOR.token, aesKey: VECTOR.aesKey, appKey: VECTOR.appKey });
-    const result = reader.read(vectorRequest());
+    const result = vectorConnector().read(vectorRequest());
     assert.equal(result.kind, 'challenge');
     if (result.kind === 'challenge') assertEncryptedSuccess(result.reply, VECTOR);
   });
 
   it('refuses the published callback for another app key, another token or a missing signature', () => {
-    const otherKey = createDingTalkConnector({ token: VECTOR.token, aesKey: VECTOR.aesKey, appKey: 'dingother' });
-    assert.match(refusal(otherKey.read(vectorRequest())).reason, /another app key/);
-    const otherToken = createDingTalkConnector({ token: 'nope', aesKey: VECTOR.aesKey, appKey: VECTOR.appKey });
-    assert.match(refusal(otherToken.read(vectorRequest())).reason, /msg_signature does not match/);
-    const unsigned = refusal(otherToken.read(vectorRequest({ timestamp: '1', nonce: 'n' })));
-    assert.equal(unsigned.status, 401);
+    assert.match(refusal(vectorConnector({ appKey: 'dingother' }).read(vectorRequest())), /another app key/);
+    const otherToken = vectorConnector({ token: 'nope' });
+    assert.match(refusal(otherToken.read(vectorRequest())), /msg_signature does not match/);
+    assert.match(refusal(otherToken.read(vectorRequest({ timestamp: '1', nonce: 'n' }))), /missing msg_signature/);
+  });
+
+  it('refuses the published callback replayed outside WEBHOOK_TOLERANCE_SECONDS (timestamp in milliseconds), behind or ahead', () => {
+    const sentMs = Number(VECTOR.query.timestamp);
+    for (const offsetMs of [-(TOLERANCE_SECONDS * 1000) - 1, TOLERANCE_SECONDS * 1000 + 1, 86_400_000]) {
+      const reason = refusal(vectorConnector({ nowMs: sentMs - offsetMs }).read(vectorRequest()));
+      assert.match(reason, /timestamp is more than 300 seconds off/, `sent ${offsetMs} ms away from now`);
+    }
+    for (const offsetMs of [-(TOLERANCE_SECONDS * 1000), TOLERANCE_SECONDS * 1000]) {
+      assert.equal(vectorConnector({ nowMs: sentMs - offsetMs }).read(vectorRequest()).kind, 'challenge');
+    }
   });
 
   it('refuses a malformed aes_key when created, not at the first callback', () => {
-    assert.throws(() => createDingTalkConnector({ ...OPTIONS, aesKey: 'short' }), /43 characters/);
+    assert.throws(
+      () => createDingTalkConnector({ ...OPTIONS, aesKey: 'short', toleranceSeconds: TOLERANCE_SECONDS }),
+      /43 characters/,
+    );
+  });
+
+  it('acknowledges an authentic bpms_instance_change without a processInstanceId as unusable, with the reason', () => {
+    const payload = dingtalkApprovalPayload({ processInstanceId: 'P-0', type: 'finish', result: 'agree' });
+    delete payload.processInstanceId;
+    const read = connector.read(dingtalkCallback(payload, OPTIONS));
+    assert.equal(read.kind, 'unusable');
+    if (read.kind !== 'unusable') return;
+    assert.equal(read.reason, 'bpms_instance_change without a processInstanceId');
+    assertEncryptedSuccess(read.ack, OPTIONS);
   });
 
   it('maps bpms_instance_change by type and result', () => {

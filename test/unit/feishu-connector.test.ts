@@ -3,65 +3,102 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { InboundCallback, InboundRequest } from '../../edges/connectors/connector.js';
 import { createFeishuConnector } from '../../edges/connectors/feishu.js';
-import { feishuApprovalPayload, feishuCallback } from '../../tools/harness/fake-feishu.js';
+import { feishuApprovalPayload, feishuCallback, feishuSignatureHeaders } from '../../tools/harness/fake-feishu.js';
 
 const ENCRYPT_KEY = 'test key';
 const TOKEN = 'verification-token-1';
-const connector = createFeishuConnector({ encryptKey: ENCRYPT_KEY, verificationToken: TOKEN });
-const plainConnector = createFeishuConnector({ encryptKey: undefined, verificationToken: TOKEN });
+const TOLERANCE_SECONDS = 300;
+const connector = createFeishuConnector({
+  encryptKey: ENCRYPT_KEY,
+  verificationToken: TOKEN,
+  toleranceSeconds: TOLERANCE_SECONDS,
+});
+/** A connector whose clock reads `seconds` (unix): for vectors signed at a fixed time. */
+const connectorAt = (seconds: number, encryptKey = ENCRYPT_KEY) =>
+  createFeishuConnector({
+    encryptKey,
+    verificationToken: TOKEN,
+    toleranceSeconds: TOLERANCE_SECONDS,
+    now: () => seconds * 1000,
+  });
 
 const request = (body: string, headers: Record<string, string> = {}): InboundRequest => ({
   headers,
   query: {},
   rawBody: Buffer.from(body, 'utf8'),
 });
+/** The refusal's reason: what the route logs (it answers every refusal alike). */
 const refusal = (result: InboundCallback) =>
-  result.kind === 'refused' ? result : assert.fail(`not refused: ${result.kind}`);
+  result.kind === 'refused' ? result.reason : assert.fail(`not refused: ${result.kind}`);
+
+// Feishu's documented vector: Encrypt Key 'test key', ciphertext of the bare text "hello world".
+const VECTOR_BODY = '{"encrypt":"P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk="}';
+// sha256("1700000000" + "nonce-1" + "test key" + body), computed with sha256sum.
+const VECTOR_SIGNATURE = '002a272a435d056759149cce18e88064ff320d38d91a09432445c344c4296949';
+const VECTOR_HEADERS = { 'X-Lark-Request-Timestamp': '1700000000', 'X-Lark-Request-Nonce': 'nonce-1' };
 
 describe('Feishu connector', () => {
-  it("decrypts Feishu's documented vector (Encrypt Key 'test key' → 'hello world') and refuses it as no event", () => {
-    // The documented ciphertext decrypts to the bare text "hello world": the connector gets that
-    // far (it does not say "does not decrypt") and then refuses a body that is not a JSON event.
-    const body = '{"encrypt":"P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk="}';
-    assert.match(refusal(connector.read(request(body))).reason, /decrypted body is not a JSON object/);
-    const otherKey = createFeishuConnector({ encryptKey: 'other key', verificationToken: TOKEN });
-    assert.match(refusal(otherKey.read(request(body))).reason, /does not decrypt/);
+  it("decrypts Feishu's documented vector ('test key' → 'hello world') once signed, and refuses it as no event", () => {
+    const signed = request(VECTOR_BODY, { ...VECTOR_HEADERS, 'X-Lark-Signature': VECTOR_SIGNATURE });
+    // The signature holds and the text decrypts: the refusal is for what it decrypts to.
+    assert.match(refusal(connectorAt(1_700_000_000).read(signed)), /decrypted body is not a JSON object/);
+    // With another key the signature itself fails, before anything is decrypted.
+    assert.match(refusal(connectorAt(1_700_000_000, 'other key').read(signed)), /X-Lark-Signature does not match/);
   });
 
   it('checks X-Lark-Signature against a vector worked out by hand from the documented formula', () => {
-    // sha256("1700000000" + "nonce-1" + "test key" + body), computed with sha256sum.
-    const body = '{"encrypt":"P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk="}';
-    const signature = '002a272a435d056759149cce18e88064ff320d38d91a09432445c344c4296949';
-    const headers = { 'X-Lark-Request-Timestamp': '1700000000', 'X-Lark-Request-Nonce': 'nonce-1' };
-    const good = refusal(connector.read(request(body, { ...headers, 'X-Lark-Signature': signature })));
-    assert.equal(good.status, 400, 'the signature passed; only the decrypted text is refused');
-    const bad = refusal(connector.read(request(body, { ...headers, 'X-Lark-Signature': signature.replace('0', '1') })));
-    assert.equal(bad.status, 401);
-    assert.match(bad.reason, /X-Lark-Signature does not match/);
+    const at = connectorAt(1_700_000_000);
+    const good = refusal(at.read(request(VECTOR_BODY, { ...VECTOR_HEADERS, 'X-Lark-Signature': VECTOR_SIGNATURE })));
+    assert.doesNotMatch(good, /Signature/, 'the signature passed; only the decrypted text is refused');
+    const forged = VECTOR_SIGNATURE.replace('0', '1');
+    const bad = refusal(at.read(request(VECTOR_BODY, { ...VECTOR_HEADERS, 'X-Lark-Signature': forged })));
+    assert.match(bad, /X-Lark-Signature does not match/);
   });
 
-  it('answers the URL check with its challenge, encrypted or plain, and refuses a wrong token', () => {
-    const payload = { type: 'url_verification', challenge: 'ajls384kdjx98XX' };
-    for (const [reader, encryptKey] of [
-      [connector, ENCRYPT_KEY],
-      [plainConnector, undefined],
-    ] as const) {
-      const result = reader.read(feishuCallback(payload, { encryptKey, token: TOKEN }));
-      assert.deepEqual(result, { kind: 'challenge', reply: { status: 200, body: { challenge: 'ajls384kdjx98XX' } } });
-      const wrong = refusal(reader.read(feishuCallback(payload, { encryptKey, token: 'not-the-token' })));
-      assert.equal(wrong.status, 401);
-      assert.match(wrong.reason, /verification token/);
+  it('refuses a genuine signature outside WEBHOOK_TOLERANCE_SECONDS, behind or ahead, and takes it inside', () => {
+    const headers = { ...VECTOR_HEADERS, 'X-Lark-Signature': VECTOR_SIGNATURE };
+    for (const offset of [-TOLERANCE_SECONDS - 1, TOLERANCE_SECONDS + 1, 86_400, -86_400]) {
+      const reason = refusal(connectorAt(1_700_000_000 + offset).read(request(VECTOR_BODY, headers)));
+      assert.match(reason, /X-Lark-Request-Timestamp is more than 300 seconds off/, `clock off by ${offset} s`);
+    }
+    for (const offset of [-TOLERANCE_SECONDS, 0, TOLERANCE_SECONDS]) {
+      const reason = refusal(connectorAt(1_700_000_000 + offset).read(request(VECTOR_BODY, headers)));
+      assert.match(reason, /decrypted body is not a JSON object/, `clock off by ${offset} s: inside the window`);
     }
   });
 
-  it('refuses a plain body when an Encrypt Key is configured, and a ciphertext when none is', () => {
+  it('answers the unsigned URL check with its challenge, and refuses it with a wrong token', () => {
+    const payload = { type: 'url_verification', challenge: 'ajls384kdjx98XX' };
+    const check = feishuCallback(payload, { encryptKey: ENCRYPT_KEY, token: TOKEN });
+    assert.equal(check.headers['x-lark-signature'], undefined, 'Feishu signs no URL check');
+    assert.deepEqual(connector.read(check), {
+      kind: 'challenge',
+      reply: { status: 200, body: { challenge: 'ajls384kdjx98XX' } },
+    });
+    const wrong = feishuCallback(payload, { encryptKey: ENCRYPT_KEY, token: 'not-the-token' });
+    assert.match(refusal(connector.read(wrong)), /verification token/);
+  });
+
+  it('refuses every unsigned callback that is not the URL check, however genuine its token and encryption', () => {
     const payload = feishuApprovalPayload({ instanceCode: 'I-1', status: 'APPROVED' });
-    assert.equal(refusal(connector.read(feishuCallback(payload, { token: TOKEN }))).status, 401);
-    assert.equal(
-      refusal(plainConnector.read(feishuCallback(payload, { token: TOKEN, encryptKey: ENCRYPT_KEY }))).status,
-      400,
+    const unsigned = feishuCallback(payload, { encryptKey: ENCRYPT_KEY, token: TOKEN, sign: false });
+    assert.match(refusal(connector.read(unsigned)), /X-Lark-Signature is missing/);
+  });
+
+  it('refuses a plain body and a body that is not JSON, signed or not', () => {
+    const payload = feishuApprovalPayload({ instanceCode: 'I-1', status: 'APPROVED' });
+    assert.match(refusal(connector.read(feishuCallback(payload, { token: TOKEN }))), /X-Lark-Signature does not match/);
+    const plainSigned = feishuCallback(payload, { token: TOKEN, sign: false });
+    plainSigned.headers = { ...plainSigned.headers, ...feishuSignatureHeaders(plainSigned.rawBody, ENCRYPT_KEY) };
+    assert.match(refusal(connector.read(plainSigned)), /a plain body arrived/);
+    assert.match(refusal(connector.read(request('not json'))), /not a JSON object/);
+  });
+
+  it('cannot be created without an Encrypt Key: without one Feishu signs nothing', () => {
+    assert.throws(
+      () => createFeishuConnector({ encryptKey: '', verificationToken: TOKEN, toleranceSeconds: 300 }),
+      /Encrypt Key/,
     );
-    assert.equal(refusal(connector.read(request('not json'))).status, 400);
   });
 
   it('maps each approval status Feishu sends', () => {
@@ -108,15 +145,26 @@ describe('Feishu connector', () => {
       event: {},
     };
     assert.equal(connector.read(feishuCallback(v2, { encryptKey: ENCRYPT_KEY, token: TOKEN })).kind, 'other');
-    assert.equal(refusal(connector.read(feishuCallback(v2, { encryptKey: ENCRYPT_KEY, token: 'wrong' }))).status, 401);
+    assert.match(
+      refusal(connector.read(feishuCallback(v2, { encryptKey: ENCRYPT_KEY, token: 'wrong' }))),
+      /verification token/,
+    );
   });
 
-  it('refuses an approval event without its instance code or uuid', () => {
-    const payload = feishuApprovalPayload({ instanceCode: 'I-3', status: 'APPROVED' });
-    delete (payload.event as Record<string, unknown>).instance_code;
-    assert.equal(
-      refusal(connector.read(feishuCallback(payload, { encryptKey: ENCRYPT_KEY, token: TOKEN }))).status,
-      400,
+  it('acknowledges an authentic approval event without its instance code or uuid as unusable, with the reason', () => {
+    const noInstance = feishuApprovalPayload({ instanceCode: 'I-3', status: 'APPROVED' });
+    delete (noInstance.event as Record<string, unknown>).instance_code;
+    assert.deepEqual(connector.read(feishuCallback(noInstance, { encryptKey: ENCRYPT_KEY, token: TOKEN })), {
+      kind: 'unusable',
+      reason: 'approval_instance event without an instance_code',
+      ack: { status: 200, body: {} },
+    });
+    const noUuid = feishuApprovalPayload({ instanceCode: 'I-3', status: 'APPROVED' });
+    delete noUuid.uuid;
+    const read = connector.read(feishuCallback(noUuid, { encryptKey: ENCRYPT_KEY, token: TOKEN }));
+    assert.deepEqual(
+      [read.kind, read.kind === 'unusable' && read.reason],
+      ['unusable', 'approval_instance event without a uuid'],
     );
   });
 

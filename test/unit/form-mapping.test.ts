@@ -220,6 +220,7 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
   const feishu = {
     FEISHU_APP_ID: 'cli_a1b2c3',
     FEISHU_APP_SECRET: 'secret-0123456789',
+    FEISHU_ENCRYPT_KEY: 'encrypt-key-0123456789',
     FEISHU_VERIFICATION_TOKEN: 'token-0123456789',
   };
 
@@ -239,6 +240,16 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
         error.problems.some((problem) =>
           problem.startsWith('DINGTALK_APP_SECRET, DINGTALK_AES_KEY, DINGTALK_TOKEN: required with DINGTALK_APP_KEY'),
         ),
+    );
+  });
+
+  it('a Feishu connector without FEISHU_ENCRYPT_KEY is refused: Feishu signs nothing without one', () => {
+    const { FEISHU_ENCRYPT_KEY: _key, ...withoutKey } = feishu;
+    assert.throws(
+      () => loadConfig({ ...withoutKey, OA_FORM_MAPPING: EXAMPLE }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.some((problem) => problem.startsWith('FEISHU_ENCRYPT_KEY: required with FEISHU_APP_ID')),
     );
   });
 

@@ -135,10 +135,35 @@ export interface BuiltCallback {
   rawBody: Buffer;
 }
 
+/** Feishu's encryption: AES-256-CBC, the key SHA-256 of the Encrypt Key, the IV before the ciphertext. */
+export function feishuEncrypt(encryptKey: string, plain: string, iv: Buffer = randomBytes(16)): string {
+  const key = createHash('sha256').update(encryptKey).digest();
+  const cipher = createCipheriv('aes-256-cbc', key, iv);
+  return Buffer.concat([iv, cipher.update(plain, 'utf8'), cipher.final()]).toString('base64');
+}
+
+/** The X-Lark-* headers Feishu sends with a body it signs: SHA-256 of timestamp, nonce, key and body. */
+export function feishuSignatureHeaders(
+  rawBody: Buffer | string,
+  encryptKey: string,
+  options: { timestamp?: string; nonce?: string } = {},
+): Record<string, string> {
+  const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
+  const nonce = options.nonce ?? randomBytes(8).toString('hex');
+  return {
+    'x-lark-request-timestamp': timestamp,
+    'x-lark-request-nonce': nonce,
+    'x-lark-signature': createHash('sha256')
+      .update(timestamp + nonce + encryptKey)
+      .update(rawBody)
+      .digest('hex'),
+  };
+}
+
 /**
  * The request Feishu would send for this payload: the verification token put where the payload's
- * schema carries it, the body encrypted when an Encrypt Key is given, the X-Lark-* signature
- * headers when `sign` is set.
+ * schema carries it, the body encrypted when an Encrypt Key is given, and the X-Lark-* signature
+ * headers on every callback but the URL check, which Feishu sends unsigned (`sign` overrides).
  */
 export function feishuCallback(
   payload: Record<string, unknown>,
@@ -150,23 +175,11 @@ export function feishuCallback(
       ? { ...payload, header: { ...header, token: options.token } }
       : { ...payload, token: options.token };
   const plain = JSON.stringify(withToken);
-  let body = plain;
-  if (options.encryptKey) {
-    const key = createHash('sha256').update(options.encryptKey).digest();
-    const iv = randomBytes(16);
-    const cipher = createCipheriv('aes-256-cbc', key, iv);
-    const encrypted = Buffer.concat([iv, cipher.update(plain, 'utf8'), cipher.final()]).toString('base64');
-    body = JSON.stringify({ encrypt: encrypted });
-  }
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-  if (options.sign) {
-    const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
-    const nonce = options.nonce ?? randomBytes(8).toString('hex');
-    headers['x-lark-request-timestamp'] = timestamp;
-    headers['x-lark-request-nonce'] = nonce;
-    headers['x-lark-signature'] = createHash('sha256')
-      .update(timestamp + nonce + (options.encryptKey ?? '') + body)
-      .digest('hex');
-  }
+  const body = options.encryptKey ? JSON.stringify({ encrypt: feishuEncrypt(options.encryptKey, plain) }) : plain;
+  const sign = options.sign ?? payload.type !== 'url_verification';
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    ...(sign ? feishuSignatureHeaders(body, options.encryptKey ?? '', options) : {}),
+  };
   return { headers, query: {}, rawBody: Buffer.from(body, 'utf8') };
 }

@@ -9,6 +9,7 @@ import {
   WEBHOOK_SIGNATURE_SCHEMES,
   type WebhookSignatureScheme,
 } from '../../domain-node/signature.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
 
 /** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
 export const BROKEN_RULES = ['redelivery-restarts-after-abandon', 'awaiting-hides-unconfirmed-claims'] as const;
@@ -210,8 +211,7 @@ export interface BrokerConfig {
 
 /** Where the broker is, for logs and messages: the URL without its credentials. */
 export function brokerAddress(broker: BrokerConfig): string {
-  const url = new URL(broker.url);
-  return `${url.protocol}//${url.host}${url.pathname.length > 1 ? url.pathname : ''}`;
+  return redactUrl(broker.url);
 }
 
 /** Files (paths, read when connecting) and names for a TLS connection to Temporal. */

@@ -14,6 +14,7 @@ import { DeliveryTargetMissingError, DownstreamHttpError, DownstreamTimeoutError
 import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
 import { parseRetryAfterMs } from '../domain/retry-after.js';
 import { eventSignatureHeaders } from '../domain-node/signature.js';
+import { redactUrl } from '../domain-node/redact-url.js';
 import type { DeliveryTarget, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { OrderEventPublisher } from '../services/broker/order-event-publisher.js';
@@ -52,10 +53,15 @@ async function postToDownstream(downstream: DownstreamConfig, event: OrderCreate
   let response: Response;
   try {
     // With tracing on, the POST is a span of the approval's trace and carries it (`traceparent`).
+    // The URL is shown redacted: receivers often authenticate with a token in the query.
     response = await inSpan(
       `POST ${ORDER_CREATED}`,
       'client',
-      { [KEY_ATTRIBUTE]: event.idempotencyKey, 'http.request.method': 'POST', 'url.full': downstream.url },
+      {
+        [KEY_ATTRIBUTE]: event.idempotencyKey,
+        'http.request.method': 'POST',
+        'url.full': redactUrl(downstream.url),
+      },
       async (span) => {
         const answer = await fetch(downstream.url, {
           method: 'POST',

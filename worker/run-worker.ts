@@ -11,7 +11,8 @@ import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
 import { installTemporalRuntime } from '../services/temporal/runtime.js';
-import { installTracing, shutdownTracing } from '../services/telemetry/tracing.js';
+import { installTracing, shutdownTracing, tracingForLog } from '../services/telemetry/tracing.js';
+import { redactUrl } from '../domain-node/redact-url.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/temporal/schedules.js';
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
@@ -75,7 +76,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
       address: config.temporal.address,
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
       metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
-      downstream: config.downstream?.url ?? 'none',
+      downstream: config.downstream ? redactUrl(config.downstream.url) : 'none',
       broker: config.broker ? `${brokerAddress(config.broker)}, exchange ${config.broker.exchange}` : 'none',
       delivery: config.downstream || config.broker ? 'on' : 'off (no DOWNSTREAM_URL or AMQP_URL: step skipped)',
       connectors: connectorStates(config),
@@ -89,7 +90,8 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   const config = loadConfig();
   const metrics = installTemporalRuntime(config, log, { handleSignals: true });
   // Before the client and the worker exist: they take their interceptors from it.
-  if (installTracing(config.tracing, 'worker')) log.info({ tracing: config.tracing }, 'OpenTelemetry traces exported');
+  if (installTracing(config.tracing, 'worker'))
+    log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
   // Connecting the client first checks the TLS settings (connectClient's handshake check), so a

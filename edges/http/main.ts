@@ -12,7 +12,7 @@ import {
   createLazyClient,
   temporalTargetFrom,
 } from '../../services/temporal/connection.js';
-import { installTracing, shutdownTracing } from '../../services/telemetry/tracing.js';
+import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker } from '../../worker/run-worker.js';
@@ -28,7 +28,8 @@ await runMain('api', async (log) => {
   // The API stops on its own terms (drain, then close), also the worker it hosts.
   const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: !hostsWorker });
   // Before any client or worker exists: they take their interceptors from it.
-  if (installTracing(config.tracing, 'api')) log.info({ tracing: config.tracing }, 'OpenTelemetry traces exported');
+  if (installTracing(config.tracing, 'api'))
+    log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
   // Only the API verifies webhook signatures, so only the API needs the secret.

@@ -1,36 +1,56 @@
 // The Streamable HTTP transport at `/mcp`, on the API's own port, guarded by the bearer token
 // MCP_TOKEN (without it the route does not exist: `/mcp` answers 404). Stateless: every POST gets a
 // server and transport of its own, so nothing ties a client to one API instance and the service
-// scales out as the webhook does. The token is checked before anything else; a refused request
-// runs no tool.
+// scales out as the webhook does. A browser's request from an origin MCP_ALLOWED_ORIGINS does not
+// list is refused first, then the token is checked; a refused request runs no tool.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { HttpProblem, problem } from './problem.js';
+import { webOrigin } from '../../domain-node/web-origin.js';
+import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
 import { inRequestSpan } from './request-spans.js';
-import { bearerTokenMatches } from '../mcp/bearer-token.js';
+import { bearerTokenRefusal } from '../mcp/bearer-token.js';
 import { createMcpServer, toolsFor } from '../mcp/server.js';
 import type { McpDeps, McpLogger, Tool } from '../mcp/tool.js';
 
 export const MCP_PATH = '/mcp';
 
 export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
-  const { token, operatorTools } = deps.config.mcp;
+  const { token, operatorTools, allowedOrigins } = deps.config.mcp;
   if (!token) {
     deps.log.warn(`MCP_TOKEN is not set: the MCP HTTP transport is off and ${MCP_PATH} answers 404`);
     return;
   }
-  deps.log.info({ operatorTools }, `MCP Streamable HTTP transport at ${MCP_PATH} (bearer token required)`);
+  deps.log.info(
+    { operatorTools, allowedOrigins },
+    `MCP Streamable HTTP transport at ${MCP_PATH} (bearer token required)`,
+  );
+  const allowed = new Set(allowedOrigins);
   const tools = toolsFor(deps, { operatorTools });
 
   app.route({
     method: ['POST', 'GET', 'DELETE'],
     url: MCP_PATH,
     handler: async (request, reply) => {
-      if (!bearerTokenMatches(request.headers.authorization, token)) {
+      // The Origin first: the answer depends on no secret, and a page a browser was tricked into
+      // calling us from (DNS rebinding) gets 403 whatever it sends, so it cannot use the token
+      // check's answers to probe for the token. The MCP specification requires 403 here.
+      const origin = request.headers.origin;
+      if (origin !== undefined && !allowed.has(webOrigin(origin) ?? '')) {
+        deps.log.warn({ origin }, `${MCP_PATH} refused: Origin not in MCP_ALLOWED_ORIGINS`);
         throw new HttpProblem(
-          problem('invalid-token', 401, 'Unauthorized', `${MCP_PATH} needs "Authorization: Bearer <MCP_TOKEN>"`),
-          { 'www-authenticate': 'Bearer realm="mcp"' },
+          problem(
+            'origin-not-allowed',
+            403,
+            'Forbidden',
+            `${MCP_PATH} does not serve this browser origin (MCP_ALLOWED_ORIGINS lists those it serves)`,
+          ),
         );
+      }
+      const refusal = bearerTokenRefusal(request.headers.authorization, token);
+      if (refusal) {
+        // One answer whatever was wrong with the token; the log says what.
+        deps.log.warn({ reason: refusal }, `${MCP_PATH} refused: the request could not be authenticated`);
+        throw refusedAtTheDoor('invalid-token', { 'www-authenticate': 'Bearer realm="mcp"' });
       }
       if (request.method !== 'POST') {
         // Stateless: no session to end and no stream for server-initiated messages.

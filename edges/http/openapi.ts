@@ -149,7 +149,13 @@ function connectorOperation(vendor: string): Json {
 }
 
 function mcpOperation(): Json {
-  const refusals = problemAnswers('invalid-token', 'not-found', 'payload-too-large', ...EVERY_ROUTE);
+  const refusals = problemAnswers(
+    'invalid-token',
+    'origin-not-allowed',
+    'not-found',
+    'payload-too-large',
+    ...EVERY_ROUTE,
+  );
   // The MCP transport refuses as its protocol says: a JSON-RPC error, not problem+json.
   const rpcError = { 'application/json': { schema: ref('JsonRpcError') } };
   const rpcRefusal = (description: string): Json => ({ description, content: rpcError });
@@ -157,7 +163,9 @@ function mcpOperation(): Json {
   return {
     operationId: 'mcp',
     summary: 'MCP over Streamable HTTP (stateless); the tools of docs/mcp.md',
-    description: 'Answers 404 while MCP_TOKEN is unset.',
+    description:
+      'Answers 404 while MCP_TOKEN is unset. A request whose Origin header MCP_ALLOWED_ORIGINS does not ' +
+      'list is refused with 403 before the token is checked; a request without Origin is not refused for it.',
     security: [{ mcpBearer: [] }],
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
     responses: {

@@ -33,6 +33,7 @@ export const PROBLEM_TYPES = {
   },
   'invalid-token': { status: 401, when: '/mcp without the right bearer token (with WWW-Authenticate)' },
   'decision-refused': { status: 403, when: 'an operator decision the key cannot take in its status' },
+  'origin-not-allowed': { status: 403, when: '/mcp from a browser origin MCP_ALLOWED_ORIGINS does not list' },
   'order-not-found': { status: 404, when: 'GET /orders/{key} for an unknown key' },
   'not-found': { status: 404, when: 'no such route (also /mcp or a connector route that is off)' },
   'method-not-allowed': { status: 405, when: 'GET or DELETE on /mcp (with Allow: POST)' },

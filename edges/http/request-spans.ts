@@ -14,7 +14,8 @@ export function registerRequestSpans(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.url;
     if (route !== undefined && UNTRACED_ROUTES.has(route)) return done();
-    const span = startServerSpan(`${request.method} ${route ?? request.url}`, request.headers, {
+    // A request no route took is named by its method alone: its URL is the caller's, query and all.
+    const span = startServerSpan(route === undefined ? request.method : `${request.method} ${route}`, request.headers, {
       'http.request.method': request.method,
       'url.path': request.url.split('?')[0] ?? request.url,
       ...(route !== undefined ? { 'http.route': route } : {}),

@@ -10,7 +10,7 @@ import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
-import { installTracing, shutdownTracing } from '../../services/telemetry/tracing.js';
+import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
 import { createMcpServer, toolsFor } from './server.js';
 
 const USAGE = `usage: orders-mcp [--operator-tools]
@@ -47,7 +47,8 @@ await runMain(
   async (log) => {
     const config = loadOperatorConfig();
     // Before the client exists: it takes its interceptors from it. Each tool call is a trace.
-    if (installTracing(config.tracing, 'mcp')) log.info({ tracing: config.tracing }, 'OpenTelemetry traces exported');
+    if (installTracing(config.tracing, 'mcp'))
+      log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');
     const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));

@@ -9,6 +9,8 @@ import {
   WEBHOOK_SIGNATURE_SCHEMES,
   type WebhookSignatureScheme,
 } from '../../domain-node/signature.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
+import { webOrigin } from '../../domain-node/web-origin.js';
 
 /** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
 export const BROKEN_RULES = ['redelivery-restarts-after-abandon', 'awaiting-hides-unconfirmed-claims'] as const;
@@ -55,6 +57,29 @@ export const exchangeNameSetting = z
   .string()
   .regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1–255 letters, digits, "-", "_", "." or ":"')
   .refine((name) => !name.startsWith('amq.'), 'names starting with "amq." belong to the broker');
+
+/**
+ * Browser origins, comma-separated (`https://agent.example,http://localhost:6274`), each
+ * `scheme://host[:port]` with no path; read as their normalised form.
+ */
+const originListSetting = z
+  .string()
+  .default('')
+  .transform((value, context) => {
+    const origins: string[] = [];
+    for (const entry of value.split(',').map((part) => part.trim())) {
+      if (entry === '') continue;
+      const origin = webOrigin(entry);
+      if (origin === undefined) {
+        // Shown redacted: an entry written with credentials must not print them.
+        context.addIssue({
+          code: 'custom',
+          message: `${redactUrl(entry)} is not an origin (scheme://host[:port], no path)`,
+        });
+      } else origins.push(origin);
+    }
+    return origins;
+  });
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
 
@@ -130,6 +155,8 @@ const envSchema = z.object({
     .max(50_000, 'must stay below the 60 s MCP clients wait')
     .default(8_000),
   MCP_OPERATOR_TOOLS: switchSetting,
+  // Browser origins /mcp serves (docs/mcp.md#browsers-and-origin); none by default.
+  MCP_ALLOWED_ORIGINS: originListSetting,
   LOG_LEVEL: logLevelSetting,
   // The OA connectors (docs/oa-form-mapping.md): each is on when its settings are present.
   FEISHU_APP_ID: z.string().min(1).optional(),
@@ -210,8 +237,7 @@ export interface BrokerConfig {
 
 /** Where the broker is, for logs and messages: the URL without its credentials. */
 export function brokerAddress(broker: BrokerConfig): string {
-  const url = new URL(broker.url);
-  return `${url.protocol}//${url.host}${url.pathname.length > 1 ? url.pathname : ''}`;
+  return redactUrl(broker.url);
 }
 
 /** Files (paths, read when connecting) and names for a TLS connection to Temporal. */
@@ -326,6 +352,8 @@ export interface McpConfig {
   submitWaitMs: number;
   /** Whether the operator tools (listing and deciding compensations) are offered. */
   operatorTools: boolean;
+  /** The browser origins `/mcp` serves (normalised); a request with another `Origin` is refused. */
+  allowedOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -456,6 +484,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       token: env.MCP_TOKEN,
       submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
       operatorTools: env.MCP_OPERATOR_TOOLS,
+      allowedOrigins: env.MCP_ALLOWED_ORIGINS,
     },
     connectors,
     brokenRuleForTests: env.BROKEN_RULE_FOR_TESTS,

@@ -41,6 +41,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInboundCallsInterceptor, InjectedSinks, WorkerOptions } from '@temporalio/worker';
 import { idempotencyKeyOfWorkflowId } from '../../domain/idempotency-key.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
 import type { TracingConfig } from '../config/env.js';
 
 /** The span attribute every span of an approval carries: its idempotency key. */
@@ -82,6 +83,11 @@ export function installTracing(
   provider.register();
   installed = { provider, processor, resource };
   return true;
+}
+
+/** The tracing settings as the start-up log shows them: the receiver's URL may carry credentials. */
+export function tracingForLog(config: TracingConfig | undefined): TracingConfig | undefined {
+  return config && { ...config, endpoint: redactUrl(config.endpoint) };
 }
 
 function exporterFor(protocol: TracingConfig['protocol']): SpanExporter {

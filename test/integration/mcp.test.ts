@@ -36,6 +36,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const MCP_TOKEN = 'test-mcp-token-0123456789abcdef';
 const SUBMIT_WAIT_MS = 6_000;
+const ALLOWED_ORIGIN = 'http://agent.example:8080';
 
 interface Submission {
   idempotencyKey: string;
@@ -99,6 +100,7 @@ describe('MCP tools', () => {
   const env = testEnv({
     MCP_TOKEN,
     MCP_OPERATOR_TOOLS: '1',
+    MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
     MCP_SUBMIT_WAIT_MS: String(SUBMIT_WAIT_MS),
     // Room for a held write (see WriteGate) to be retried until the test releases it.
     RETRY_MAX_ATTEMPTS: '6',
@@ -397,6 +399,7 @@ describe('MCP tools', () => {
       params: { name: 'submit_approved_order', arguments: approval(approvalNo, sku) },
     });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const refusals = new Set<string>();
     for (const authorization of [undefined, 'Bearer wrong-token-0123456789abcdef', `Basic ${MCP_TOKEN}`, 'Bearer ']) {
       const response = await fetch(mcpUrl, {
         method: 'POST',
@@ -404,9 +407,11 @@ describe('MCP tools', () => {
         body: call,
       });
       assert.equal(response.status, 401, `authorization ${authorization ?? '(none)'}`);
-      assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer/);
-      await response.body?.cancel();
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="mcp"');
+      refusals.add(await response.text());
     }
+    // Whatever was wrong with the token, the answer is the same: it tells a guesser nothing.
+    assert.equal(refusals.size, 1, [...refusals].join('\n'));
     await assert.rejects(connectHttp('wrong-token-0123456789abcdef'), /401|Unauthorized/);
     await assertNothingStarted(approvalNo);
 
@@ -419,6 +424,47 @@ describe('MCP tools', () => {
     assert.equal(accepted.status, 200);
     assert.match(await accepted.text(), /"idempotencyKey":"APPROVAL:/);
     await oneOrderWritten(idempotencyKeyFor(approvalNo, 'MAIN'));
+  });
+
+  it('/mcp refuses a browser origin MCP_ALLOWED_ORIGINS does not list with 403, before the token, and runs no tool', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const approvalNo = uniqueApprovalNo('MCPORIGIN');
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'submit_approved_order', arguments: approval(approvalNo, sku) },
+    });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    for (const [origin, authorization] of [
+      ['http://evil.example', `Bearer ${MCP_TOKEN}`],
+      [`http://127.0.0.1:${mcpUrl.port}`, `Bearer ${MCP_TOKEN}`],
+      ['null', `Bearer ${MCP_TOKEN}`],
+      // A page without the token hears 403 too: the token check's answer is never its to see.
+      ['http://evil.example', 'Bearer wrong-token-0123456789abcdef'],
+    ] as const) {
+      const response = await fetch(mcpUrl, {
+        method: 'POST',
+        headers: { ...headers, origin, authorization },
+        body: call,
+      });
+      assert.equal(response.status, 403, `Origin ${origin}`);
+      assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+      assert.equal(((await response.json()) as { type: string }).type, '/problems/origin-not-allowed');
+    }
+    await assertNothingStarted(approvalNo);
+
+    // The listed origin (written with its default port or not, any case) and no Origin at all are served.
+    const listed = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { ...headers, origin: 'HTTP://Agent.Example:8080', authorization: `Bearer ${MCP_TOKEN}` },
+      body: call,
+    });
+    assert.equal(listed.status, 200);
+    assert.match(await listed.text(), /"idempotencyKey":"APPROVAL:/);
+    await oneOrderWritten(idempotencyKeyFor(approvalNo, 'MAIN'));
+    const client = await connectHttp();
+    assert.ok((await client.listTools()).tools.length > 0, 'a client that sends no Origin is served');
   });
 
   it('the same approval submitted by webhook and then by MCP, or the other way round, is one order', async () => {

@@ -10,6 +10,10 @@ export interface ReceivedSpan {
   parentSpanId: string | undefined;
   name: string;
   attributes: Record<string, unknown>;
+  /** The span's events (a recorded exception among them), with their attributes. */
+  events: { name: string; attributes: Record<string, unknown> }[];
+  /** The status message, set when the span failed. */
+  statusMessage: string | undefined;
 }
 
 interface OtlpValue {
@@ -26,7 +30,15 @@ interface OtlpTraces {
   resourceSpans?: {
     resource?: { attributes?: OtlpKeyValue[] };
     scopeSpans?: {
-      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: OtlpKeyValue[] }[];
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        attributes?: OtlpKeyValue[];
+        events?: { name: string; attributes?: OtlpKeyValue[] }[];
+        status?: { message?: string };
+      }[];
     }[];
   }[];
 }
@@ -75,6 +87,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
             parentSpanId: span.parentSpanId || undefined,
             name: span.name,
             attributes: attributesOf(span.attributes),
+            events: (span.events ?? []).map((event) => ({
+              name: event.name,
+              attributes: attributesOf(event.attributes),
+            })),
+            statusMessage: span.status?.message || undefined,
           });
         }
       }

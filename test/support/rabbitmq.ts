@@ -4,12 +4,13 @@
 // "cancelled" rather than failed.
 import { before, beforeEach } from 'node:test';
 import { connect, type ChannelModel } from 'amqplib';
+import { redactUrl } from '../../domain-node/redact-url.js';
 
 export const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 
 /** The URL without its credentials, for messages. */
 export function redactedAmqpUrl(url: string = AMQP_URL): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
+  return redactUrl(url);
 }
 
 export interface SuiteBroker {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bearerTokenMatches } from '../../edges/mcp/bearer-token.js';
+import { bearerTokenMatches, bearerTokenRefusal } from '../../edges/mcp/bearer-token.js';
 
 describe('the MCP bearer token', () => {
   it('accepts the bearer token only when it matches exactly', () => {
@@ -18,5 +18,16 @@ describe('the MCP bearer token', () => {
     ]) {
       assert.equal(bearerTokenMatches(header, token), false, String(header));
     }
+  });
+
+  it('names for the log what was wrong with the header, and never repeats the token it was sent', () => {
+    const token = 'the-right-token-0123456789';
+    assert.equal(bearerTokenRefusal(`Bearer ${token}`, token), undefined);
+    assert.equal(bearerTokenRefusal(undefined, token), 'no Authorization header');
+    assert.equal(bearerTokenRefusal(`Basic ${token}`, token), 'the Authorization header is not a bearer token');
+    const wrong = 'a-wrong-token-9876543210';
+    const reason = bearerTokenRefusal(`Bearer ${wrong}`, token) ?? '';
+    assert.equal(reason, 'the bearer token does not match MCP_TOKEN');
+    assert.ok(!reason.includes(wrong) && !reason.includes(token));
   });
 });

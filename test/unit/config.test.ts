@@ -32,7 +32,7 @@ describe('configuration', () => {
       { attempts: 3, initial: 500, max: 30_000, statement: 2_000, startToClose: 5_000, scheduleToClose: 60_000 },
     );
     assert.equal(config.retentionDays, 30);
-    assert.deepEqual(config.mcp, { token: undefined, submitWaitMs: 8_000, operatorTools: false });
+    assert.deepEqual(config.mcp, { token: undefined, submitWaitMs: 8_000, operatorTools: false, allowedOrigins: [] });
     assert.equal(config.http.hostsWorker, false);
   });
 
@@ -49,10 +49,39 @@ describe('configuration', () => {
       MCP_SUBMIT_WAIT_MS: '9000',
       MCP_OPERATOR_TOOLS: '1',
     });
-    assert.deepEqual(config.mcp, { token: 'a-long-enough-token', submitWaitMs: 9_000, operatorTools: true });
+    assert.deepEqual(config.mcp, {
+      token: 'a-long-enough-token',
+      submitWaitMs: 9_000,
+      operatorTools: true,
+      allowedOrigins: [],
+    });
     assert.equal(loadConfig({ MCP_OPERATOR_TOOLS: 'false' }).mcp.operatorTools, false);
     assert.match(problemsOf({ MCP_OPERATOR_TOOLS: 'yes' }).join('\n'), /^MCP_OPERATOR_TOOLS:/m);
     assert.match(problemsOf({ MCP_TOKEN: 'short' }).join('\n'), /^MCP_TOKEN:/m);
+  });
+
+  it('reads MCP_ALLOWED_ORIGINS as a list of origins, each in the form a browser sends it', () => {
+    assert.deepEqual(
+      loadConfig({ MCP_ALLOWED_ORIGINS: 'https://Agent.example, http://localhost:6274,http://127.0.0.1:80/' }).mcp
+        .allowedOrigins,
+      ['https://agent.example', 'http://localhost:6274', 'http://127.0.0.1'],
+    );
+    assert.deepEqual(loadConfig({ MCP_ALLOWED_ORIGINS: ' , ' }).mcp.allowedOrigins, []);
+  });
+
+  it('stops on an allowed origin that is not one (a path, a query, credentials, no scheme), naming MCP_ALLOWED_ORIGINS', () => {
+    for (const entry of [
+      'https://agent.example/app',
+      'https://agent.example?x=1',
+      'agent.example',
+      '*',
+      'null',
+      'https://user:origin-password@agent.example',
+    ]) {
+      const problems = problemsOf({ MCP_ALLOWED_ORIGINS: `https://fine.example,${entry}` }).join('\n');
+      assert.match(problems, /^MCP_ALLOWED_ORIGINS: .* is not an origin/m, entry);
+      assert.doesNotMatch(problems, /origin-password/, 'the message shows no credentials');
+    }
   });
 
   it('stops on a malformed value, naming the variable', () => {

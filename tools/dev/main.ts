@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from '../../services/config/env.js';
 import { loadOrCreateDevSecrets } from './dev-secrets.js';
 import { removeDevStackFile, writeDevStackFile } from '../../services/config/dev-stack-file.js';
 import { startStack } from './stack.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -80,7 +81,9 @@ async function main() {
   );
   if (stack.temporalUiUrl)
     prefixed('dev', `Temporal Web UI ${stack.temporalUiUrl}/namespaces/${config.temporal.namespace}/workflows`);
-  prefixed('dev', `PostgreSQL      ${stack.databaseUrl}`);
+  // The embedded server's URL is printed whole (its password is the fixed development one, and
+  // psql wants it); a DATABASE_URL of the caller's own is shown without its password.
+  prefixed('dev', `PostgreSQL      ${config.databaseUrl ? redactUrl(stack.databaseUrl) : stack.databaseUrl}`);
   if (metricsPorts)
     prefixed('dev', `Metrics         worker :${metricsPorts.worker}/metrics, API :${metricsPorts.api}/metrics`);
   if (!config.webhook.secret)

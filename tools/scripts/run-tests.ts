@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startStack } from '../dev/stack.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values, positionals } = parseArgs({
@@ -62,7 +63,8 @@ async function main(): Promise<number> {
     persistTemporal: false,
   });
   console.log(
-    `   ready in ${Date.now() - started} ms: PostgreSQL ${stack.databaseUrl}, Temporal ${stack.temporalAddress}`,
+    // A DATABASE_URL of the caller's own is shown without its password (CI logs are widely read).
+    `   ready in ${Date.now() - started} ms: PostgreSQL ${process.env.DATABASE_URL ? redactUrl(stack.databaseUrl) : stack.databaseUrl}, Temporal ${stack.temporalAddress}`,
   );
 
   try {

@@ -1,0 +1,417 @@
+// No secret in any output: the API, the worker and `orders-mcp` run as processes with every secret
+// set to a value the test recognises — the database password and the downstream's query token
+// included — and trace to a local OTLP receiver. Approvals arrive through every door (the signed
+// webhook, Feishu, DingTalk, MCP over HTTP and stdio), refused ones too; the downstream answers
+// 500 and the broker is unreachable, so the error paths run. Then every log line, span attribute
+// and event, HTTP answer (body and headers) and the /metrics text is searched for each secret.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import pg from 'pg';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { signBody } from '../../domain-node/signature.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
+import type { ManagedProcess } from '../../tools/harness/child-process.js';
+import {
+  dingtalkApprovalPayload,
+  dingtalkCallback,
+  type FakeDingTalk,
+  randomDingTalkAesKey,
+  startFakeDingTalk,
+} from '../../tools/harness/fake-dingtalk.js';
+import {
+  approvedFeishuOrder,
+  type FakeFeishu,
+  feishuApprovalPayload,
+  feishuCallback,
+  startFakeFeishu,
+} from '../../tools/harness/fake-feishu.js';
+import { freePort } from '../../tools/harness/ports.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
+import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
+import { approval, eventually, stackEnv, uniqueApprovalNo } from '../support/service.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
+const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
+const DINGTALK_PURCHASE = 'PROC-FAKE';
+
+/** A value no output of the service has any business showing, recognisable wherever it lands. */
+const probe = (name: string) => `probe-${name}-${randomBytes(6).toString('hex')}`;
+
+/** Every output the test collected: where it came from and its text. */
+interface Output {
+  source: string;
+  text: string;
+}
+
+/** The secrets some output shows, as configured or URL-encoded, with where. */
+function leaks(secrets: Record<string, string>, outputs: readonly Output[]): string[] {
+  const found: string[] = [];
+  for (const [name, value] of Object.entries(secrets)) {
+    const forms = new Set([value, encodeURIComponent(value)]);
+    for (const { source, text } of outputs) {
+      if ([...forms].some((form) => text.includes(form))) found.push(`${name} in ${source}`);
+    }
+  }
+  return found;
+}
+
+/** What each HTTP answer looked like, headers and body, for the search. */
+interface Answer {
+  request: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+describe('no secret in any output', () => {
+  const admin = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
+  const role = `leak_probe_${randomBytes(4).toString('hex')}`;
+  const secrets: Record<string, string> = {
+    WEBHOOK_SECRET: probe('webhook-secret'),
+    WEBHOOK_SECRET_PREVIOUS: probe('webhook-previous'),
+    MCP_TOKEN: probe('mcp-token'),
+    DOWNSTREAM_SECRET: probe('downstream-secret'),
+    DOWNSTREAM_SECRET_PREVIOUS: probe('downstream-previous'),
+    FEISHU_ENCRYPT_KEY: probe('feishu-encrypt-key'),
+    FEISHU_VERIFICATION_TOKEN: probe('feishu-token'),
+    DINGTALK_AES_KEY: randomDingTalkAesKey(),
+    DINGTALK_TOKEN: probe('dingtalk-token'),
+    'the DATABASE_URL password': probe('db-password'),
+    'the AMQP_URL password': probe('amqp-password'),
+    'the OTLP endpoint password': probe('otlp-password'),
+    'the DOWNSTREAM_URL query token': probe('downstream-code'),
+  };
+  const answers: Answer[] = [];
+  const mcpStderr: string[] = [];
+  let receiver: OtlpReceiver;
+  let downstream: http.Server;
+  let downstreamPosts = 0;
+  let downstreamUrl: string;
+  let feishu: FakeFeishu;
+  let dingtalk: FakeDingTalk;
+  let api: ApiProcess;
+  let worker: ManagedProcess;
+  let metricsText: string[];
+  const keys: string[] = [];
+
+  /** Sends a request to the API and keeps its answer for the search. */
+  async function send(what: string, url: string, init: RequestInit = {}): Promise<Answer> {
+    const response = await fetch(url, init);
+    const answer: Answer = {
+      request: what,
+      status: response.status,
+      headers: Object.fromEntries(response.headers),
+      body: await response.text(),
+    };
+    answers.push(answer);
+    return answer;
+  }
+
+  async function createSku(): Promise<string> {
+    const sku = `SKU-LEAK-${randomBytes(5).toString('hex')}`;
+    await admin.query('INSERT INTO inventory (sku, on_hand, updated_at) VALUES ($1, 100, now())', [sku]);
+    return sku;
+  }
+
+  before(async () => {
+    // A login of its own whose password the test knows: the processes reach PostgreSQL with it.
+    await admin.query(`CREATE ROLE ${role} LOGIN SUPERUSER PASSWORD '${secrets['the DATABASE_URL password']}'`);
+    const databaseUrl = new URL(stackEnv().databaseUrl);
+    databaseUrl.username = role;
+    databaseUrl.password = secrets['the DATABASE_URL password'] as string;
+
+    // A downstream that fails every delivery: the delivery's error path runs, up to DELIVERY_FAILED.
+    downstream = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        downstreamPosts += 1;
+        response.writeHead(500, { 'content-type': 'text/plain' }).end('the ERP is down');
+      });
+    });
+    await new Promise<void>((resolve) => downstream.listen(0, '127.0.0.1', resolve));
+    downstreamUrl =
+      `http://127.0.0.1:${(downstream.address() as AddressInfo).port}/hook` +
+      `?code=${secrets['the DOWNSTREAM_URL query token']}&tenant=acme`;
+
+    receiver = await startOtlpReceiver();
+    const otlpEndpoint = new URL(receiver.url);
+    otlpEndpoint.username = 'collector';
+    otlpEndpoint.password = secrets['the OTLP endpoint password'] as string;
+
+    feishu = await startFakeFeishu();
+    dingtalk = await startFakeDingTalk();
+    secrets.FEISHU_APP_SECRET = feishu.appSecret;
+    secrets.DINGTALK_APP_SECRET = dingtalk.appSecret;
+    // The example mapping, for the purchase-order definitions the callbacks below name.
+    const mapping = JSON.parse(readFileSync(path.join(ROOT, 'examples/oa-form-mapping.json'), 'utf8')) as {
+      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown> };
+    };
+    mapping.vendors.feishu = { ...mapping.vendors.feishu, definitions: [FEISHU_PURCHASE] };
+    mapping.vendors.dingtalk.definitions = [DINGTALK_PURCHASE];
+    const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'leak-mapping-')), 'mapping.json');
+    writeFileSync(mappingFile, JSON.stringify(mapping));
+
+    const [apiMetrics, workerMetrics, closedPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      // Every line the processes have, not only the warnings.
+      LOG_LEVEL: 'debug',
+      DATABASE_URL: databaseUrl.href,
+      TEMPORAL_ADDRESS: stackEnv().temporalAddress,
+      TEMPORAL_TASK_QUEUE: `leaks-${randomBytes(4).toString('hex')}`,
+      WEBHOOK_SECRET: secrets.WEBHOOK_SECRET,
+      WEBHOOK_SECRET_PREVIOUS: secrets.WEBHOOK_SECRET_PREVIOUS,
+      MCP_TOKEN: secrets.MCP_TOKEN,
+      DOWNSTREAM_URL: downstreamUrl,
+      DOWNSTREAM_SECRET: secrets.DOWNSTREAM_SECRET,
+      DOWNSTREAM_SECRET_PREVIOUS: secrets.DOWNSTREAM_SECRET_PREVIOUS,
+      DOWNSTREAM_TIMEOUT_MS: '1000',
+      // A broker that is not there: every publish fails, with the broker's address in the error.
+      AMQP_URL: `amqp://orders:${secrets['the AMQP_URL password']}@127.0.0.1:${closedPort}/orders`,
+      AMQP_CONFIRM_TIMEOUT_MS: '1000',
+      OA_FORM_MAPPING: mappingFile,
+      FEISHU_APP_ID: feishu.appId,
+      FEISHU_APP_SECRET: feishu.appSecret,
+      FEISHU_ENCRYPT_KEY: secrets.FEISHU_ENCRYPT_KEY,
+      FEISHU_VERIFICATION_TOKEN: secrets.FEISHU_VERIFICATION_TOKEN,
+      FEISHU_API_BASE_URL: feishu.url,
+      DINGTALK_APP_KEY: dingtalk.appKey,
+      DINGTALK_APP_SECRET: dingtalk.appSecret,
+      DINGTALK_AES_KEY: secrets.DINGTALK_AES_KEY,
+      DINGTALK_TOKEN: secrets.DINGTALK_TOKEN,
+      DINGTALK_API_BASE_URL: dingtalk.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint.href,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      RETRY_MAX_ATTEMPTS: '2',
+      RETRY_INITIAL_INTERVAL_MS: '100',
+      RETRY_MAX_INTERVAL_MS: '200',
+      DB_STATEMENT_TIMEOUT_MS: '1500',
+      ACTIVITY_START_TO_CLOSE_MS: '4000',
+      ACTIVITY_SCHEDULE_TO_CLOSE_MS: '30000',
+      COMPENSATION_DECISION_TIMEOUT_MS: '120000',
+      MCP_SUBMIT_WAIT_MS: '6000',
+      SHUTDOWN_DRAIN_MS: '0',
+    };
+    api = await apiProcess('api-leaks', { ...env, METRICS_PORT: String(apiMetrics) });
+    worker = workerProcess('worker-leaks', { ...env, METRICS_PORT: String(workerMetrics) });
+    await Promise.all([api.start(), worker.start()]);
+
+    // The signed webhook: signed with the secret, with the previous one (a rotation), and wrongly.
+    for (const secret of [secrets.WEBHOOK_SECRET, secrets.WEBHOOK_SECRET_PREVIOUS, probe('not-the-secret')]) {
+      const approvalNo = uniqueApprovalNo('LEAK');
+      const body = JSON.stringify(approval(approvalNo, await createSku()));
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const answer = await send('webhook', `${api.url}/webhooks/oa/approvals`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-oa-timestamp': timestamp,
+          'x-oa-signature': signBody(secret as string, timestamp, body),
+        },
+        body,
+      });
+      if (answer.status === 202) keys.push(idempotencyKeyFor(approvalNo, 'MAIN'));
+    }
+
+    // Feishu: an approval event signed and encrypted with the console's key, and one that is not.
+    const feishuId = uniqueApprovalNo('LEAKFS');
+    feishu.register(feishuId, approvedFeishuOrder(await createSku(), 2, 10.5));
+    for (const encryptKey of [secrets.FEISHU_ENCRYPT_KEY as string, probe('wrong-encrypt-key')]) {
+      const callback = feishuCallback(
+        feishuApprovalPayload({ instanceCode: feishuId, status: 'APPROVED', approvalCode: FEISHU_PURCHASE }),
+        { encryptKey, token: secrets.FEISHU_VERIFICATION_TOKEN as string, sign: true },
+      );
+      await send('feishu callback', `${api.url}/webhooks/feishu`, {
+        method: 'POST',
+        headers: callback.headers,
+        body: callback.rawBody,
+      });
+    }
+    keys.push(idempotencyKeyFor(feishuId, 'MAIN'));
+
+    // DingTalk: an approval event signed with the token, and one signed with another.
+    const dingtalkId = uniqueApprovalNo('LEAKDT');
+    dingtalk.register(dingtalkId, {
+      status: 'COMPLETED',
+      result: 'agree',
+      finishTime: new Date().toISOString(),
+      formComponentValues: [
+        { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-1' },
+        {
+          name: '明细',
+          componentType: 'TableField',
+          value: JSON.stringify([
+            {
+              rowValue: [
+                { label: '物料编码', value: await createSku() },
+                { label: '数量', value: '2' },
+                { label: '单价', value: '10.5' },
+              ],
+            },
+          ]),
+        },
+      ],
+    });
+    for (const token of [secrets.DINGTALK_TOKEN as string, probe('wrong-dingtalk-token')]) {
+      const callback = dingtalkCallback(
+        dingtalkApprovalPayload({ processInstanceId: dingtalkId, type: 'finish', result: 'agree' }),
+        { aesKey: secrets.DINGTALK_AES_KEY as string, token, appKey: dingtalk.appKey },
+      );
+      await send(
+        'dingtalk callback',
+        `${api.url}/webhooks/dingtalk?${new URLSearchParams(callback.query).toString()}`,
+        {
+          method: 'POST',
+          headers: callback.headers,
+          body: callback.rawBody,
+        },
+      );
+    }
+    keys.push(idempotencyKeyFor(dingtalkId, 'MAIN'));
+
+    // MCP over HTTP: with the token, with a wrong one, and from a browser origin not allowed.
+    const mcpApprovalNo = uniqueApprovalNo('LEAKMCP');
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'submit_approved_order', arguments: approval(mcpApprovalNo, await createSku()) },
+    });
+    const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    for (const extra of [
+      { authorization: `Bearer ${secrets.MCP_TOKEN}` } as Record<string, string>,
+      { authorization: `Bearer ${probe('wrong-mcp-token')}` },
+      { authorization: `Bearer ${secrets.MCP_TOKEN}`, origin: 'http://evil.example' },
+    ]) {
+      await send('/mcp', `${api.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, ...extra }, body: call });
+    }
+    keys.push(idempotencyKeyFor(mcpApprovalNo, 'MAIN'));
+
+    // MCP over stdio: the orders-mcp bin as an agent starts it, with the same environment.
+    const stdioApprovalNo = uniqueApprovalNo('LEAKSTDIO');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCP_BIN],
+      env: env as Record<string, string>,
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer) => mcpStderr.push(chunk.toString('utf8')));
+    const client = new McpClient({ name: 'leak-test', version: '1.0.0' });
+    await client.connect(transport);
+    const result = await client.callTool({
+      name: 'submit_approved_order',
+      arguments: { ...approval(stdioApprovalNo, await createSku()) },
+    });
+    answers.push({ request: 'orders-mcp tool call', status: 0, headers: {}, body: JSON.stringify(result) });
+    keys.push(idempotencyKeyFor(stdioApprovalNo, 'MAIN'));
+
+    // Every accepted approval reaches DELIVERY_FAILED: written, then refused by the downstream.
+    for (const key of keys) {
+      await eventually(`${key} to reach DELIVERY_FAILED`, async () => {
+        const view = await send('GET /orders/<key>', `${api.url}/orders/${encodeURIComponent(key)}`);
+        return view.body.includes('"status":"DELIVERY_FAILED"') ? view : undefined;
+      });
+    }
+    await send('GET /healthz', `${api.url}/healthz`);
+    await send('GET /nowhere', `${api.url}/nowhere?token=x`);
+    metricsText = await Promise.all(
+      [apiMetrics, workerMetrics].map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
+    );
+
+    // Stopping flushes every span the processes still hold.
+    await client.close();
+    await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
+  });
+
+  after(async () => {
+    await api?.kill();
+    await worker?.kill();
+    await receiver?.close();
+    await feishu?.close();
+    await dingtalk?.close();
+    await new Promise((resolve) => downstream?.close(resolve));
+    await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+    await admin.end();
+  });
+
+  const logs = (): Output[] => [
+    { source: 'the API log', text: api.output() },
+    { source: 'the worker log', text: worker.output() },
+    { source: 'the orders-mcp log', text: mcpStderr.join('') },
+  ];
+  const spans = (): Output[] =>
+    receiver.spans().map((span) => ({ source: `span ${span.serviceName} ${span.name}`, text: JSON.stringify(span) }));
+  const httpAnswers = (): Output[] =>
+    answers.map((answer) => ({
+      source: `the answer to ${answer.request} (${answer.status})`,
+      text: JSON.stringify(answer),
+    }));
+
+  it('every approval went through and every refusal was refused: the outputs searched are the real ones', () => {
+    const statuses = answers.map((answer) => `${answer.request} ${answer.status}`);
+    for (const expected of ['webhook 202', 'webhook 401', 'feishu callback 200', 'dingtalk callback 200']) {
+      assert.ok(statuses.includes(expected), `${expected} among ${statuses.join(', ')}`);
+    }
+    assert.ok(statuses.filter((status) => /^(feishu|dingtalk) callback 4/.test(status)).length === 2, statuses.join());
+    assert.deepEqual(
+      statuses.filter((status) => status.startsWith('/mcp')),
+      ['/mcp 200', '/mcp 401', '/mcp 403'],
+    );
+    assert.equal(keys.length, 6);
+    assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');
+    assert.ok(metricsText.every((text) => text.includes('# TYPE')));
+  });
+
+  it('no log line of the API, the worker or orders-mcp carries a secret, and the worker names its downstream redacted', () => {
+    assert.deepEqual(leaks(secrets, logs()), []);
+    assert.ok(worker.output().includes(redactUrl(downstreamUrl)), 'the start-up log shows the downstream');
+    assert.match(redactUrl(downstreamUrl), /\/hook\?code=REDACTED&tenant=REDACTED$/);
+  });
+
+  it('no span attribute, event or status of any process carries a secret; url.full shows the downstream redacted', () => {
+    const services = new Set(receiver.spans().map((span) => span.serviceName));
+    assert.deepEqual([...services].sort(), ['orders-api', 'orders-mcp', 'orders-worker']);
+    const posts = receiver.spans().filter((span) => span.name === 'POST order.created');
+    assert.ok(posts.length >= keys.length, 'a POST span per order at least');
+    for (const post of posts) assert.equal(post.attributes['url.full'], redactUrl(downstreamUrl));
+    assert.ok(
+      receiver.spans().some((span) => span.events.some((event) => event.name === 'exception')),
+      'failed spans recorded their exception',
+    );
+    assert.deepEqual(leaks(secrets, spans()), []);
+  });
+
+  it('no HTTP answer, refusals and order views included, carries a secret in its body or headers', () => {
+    assert.deepEqual(leaks(secrets, httpAnswers()), []);
+  });
+
+  it('the /metrics text of the API and the worker carries no secret', () => {
+    assert.deepEqual(
+      leaks(
+        secrets,
+        metricsText.map((text, index) => ({ source: `/metrics of ${index === 0 ? 'the API' : 'the worker'}`, text })),
+      ),
+      [],
+    );
+  });
+
+  it('the same search finds the query token in the downstream span as it was before redaction', () => {
+    const post = receiver.spans().find((span) => span.name === 'POST order.created');
+    assert.ok(post);
+    const unredacted = { ...post, attributes: { ...post.attributes, 'url.full': downstreamUrl } };
+    assert.deepEqual(leaks(secrets, [{ source: 'the unredacted span', text: JSON.stringify(unredacted) }]), [
+      'the DOWNSTREAM_URL query token in the unredacted span',
+    ]);
+  });
+});

@@ -4,6 +4,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { jitteredBackoffMs } from '../domain/backoff.js';
 import { classifyError, requestedRetryDelayMs } from '../domain/error-classification.js';
+import { messageOf } from '../domain/errors.js';
 
 export interface RetryTiming {
   initialIntervalMs: number;
@@ -14,7 +15,7 @@ export interface RetryTiming {
 export function toActivityFailure(error: unknown, attempt: number, timing?: RetryTiming): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
   const classification = classifyError(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const cause = error instanceof Error ? error : undefined;
   const details = [{ attempt, errorClass: classification.errorClass, why: classification.why }];
   if (!classification.retryable) {

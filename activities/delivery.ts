@@ -10,7 +10,12 @@ import { findRecord } from '../services/db/idempotency-records.js';
 import { statusAfter, transitionStatus } from '../services/db/order-status-writer.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { OrderStatus } from '../domain/order-status.js';
-import { DeliveryTargetMissingError, DownstreamHttpError, DownstreamTimeoutError } from '../domain/errors.js';
+import {
+  DeliveryTargetMissingError,
+  DownstreamHttpError,
+  DownstreamTimeoutError,
+  messageOf,
+} from '../domain/errors.js';
 import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
 import { parseRetryAfterMs } from '../domain/retry-after.js';
 import { eventSignatureHeaders } from '../domain-node/signature.js';
@@ -205,7 +210,7 @@ export function createDeliveryActivities(deps: {
       deps.metrics.brokerPublished(classifyError(error).errorClass);
       log.warn('the broker did not take the event', {
         idempotencyKey: event.idempotencyKey,
-        error: error instanceof Error ? error.message : String(error),
+        error: messageOf(error),
       });
       throw error;
     }

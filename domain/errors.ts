@@ -160,3 +160,17 @@ export class BrokerConfirmTimeoutError extends Error {
     this.name = 'BrokerConfirmTimeoutError';
   }
 }
+
+/**
+ * The message of anything thrown, without ever throwing itself: JavaScript lets code throw any
+ * value, and `String(value)` throws for some (an object whose `toString` is not a function, one
+ * with no prototype). A failure being reported must not turn into a second, unreported one.
+ */
+export function messageOf(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message;
+  try {
+    return String(thrown);
+  } catch {
+    return Object.prototype.toString.call(thrown);
+  }
+}

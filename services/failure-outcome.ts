@@ -6,7 +6,7 @@
 // which activity failures are retried (domain/error-classification.ts).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { errorInChain, isDatabaseTransient, isTemporalUnreachable } from '../domain/error-classification.js';
-import { IdempotencyConflictError } from '../domain/errors.js';
+import { IdempotencyConflictError, messageOf } from '../domain/errors.js';
 import type { FieldError } from '../domain/order-input.js';
 import { NoPendingDecisionError, NothingToCompensateError } from './submission/operator-decisions.js';
 import { TemporalUnavailableError } from './submission/submit-approval.js';
@@ -88,7 +88,7 @@ export function invalidKey(pointer: string): FailureOutcome {
  */
 export function failureOutcome(error: unknown): FailureOutcome {
   if (error instanceof KnownFailure) return error.outcome;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const conflict = errorInChain(error, IdempotencyConflictError);
   if (conflict) {
     return {

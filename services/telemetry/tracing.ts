@@ -43,6 +43,7 @@ import type { ActivityInboundCallsInterceptor, InjectedSinks, WorkerOptions } fr
 import { idempotencyKeyOfWorkflowId } from '../../domain/idempotency-key.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import type { TracingConfig } from '../config/env.js';
+import { messageOf } from '../../domain/errors.js';
 
 /** The span attribute every span of an approval carries: its idempotency key. */
 export const KEY_ATTRIBUTE = 'order.idempotency_key';
@@ -189,7 +190,7 @@ export async function inSpan<T>(
         return result;
       },
       (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         span.recordException(error instanceof Error ? error : message);
         span.setStatus({ code: SpanStatusCode.ERROR, message });
         span.end();

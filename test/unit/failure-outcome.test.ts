@@ -339,6 +339,14 @@ describe('failure outcome: properties', () => {
     assert.deepEqual([...kindsSeen].sort(), [...FAILURE_KINDS].sort(), 'the failures reach every kind');
   });
 
+  it('a thrown value that cannot be turned into text is an unexpected failure, not a second error', () => {
+    // Found by the property above: fast-check's objects include { toString: {} }, which String() refuses.
+    for (const thrown of [{ toString: {} }, Object.create(null) as unknown]) {
+      assert.equal(failureOutcome(thrown).kind, 'unexpected');
+      assert.equal(failureOutcome(new Error('§rethrown§', { cause: thrown })).kind, 'unexpected');
+    }
+  });
+
   it('the same failure gets the same outcome every time', () => {
     fc.assert(
       fc.property(anyFailure, (error) => {

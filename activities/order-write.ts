@@ -41,7 +41,9 @@ export function createOrderWriteActivities(deps: {
         (tx) =>
           insertOrderWithReservation(
             tx,
-            { ...input, writtenAttempt: attempt },
+            // The targets go into the order's own row: an operator's delivery after this run has
+            // closed reads them there, never from the worker it happens to run on.
+            { ...input, writtenAttempt: attempt, deliveryTargets },
             { status: 'SUBMITTED', attempts: attempt, lastError: null },
           ),
         // Prisma's own timers end the transaction (rolled back) before Temporal gives up on the

@@ -42,4 +42,9 @@ export interface PurgeResult {
   purged: number;
   /** Older than the window but kept, by status. */
   kept: Record<string, number>;
+  /**
+   * Of the kept, settled orders whose key no delivery was ever answered for (every one heard 503):
+   * kept for the sender's 202 until it redelivers, or an operator releases them.
+   */
+  unanswered: number;
 }

@@ -7,6 +7,7 @@ import type { Operation } from '../../domain/idempotency-key.js';
 import { Prisma } from './generated/prisma/client.js';
 import { statusChangeStatement, type StatusChange, type TransitionRow } from './order-status-writer.js';
 import type { Tx } from './prisma-client.js';
+import type { DeliveryTarget } from '../../workflows/definitions.js';
 
 export interface NewOrder {
   idempotencyKey: string;
@@ -17,6 +18,8 @@ export interface NewOrder {
   order: CanonicalOrder;
   totalAmount: string;
   writtenAttempt: number;
+  /** Where the writing worker delivers the order's event; none when omitted. */
+  deliveryTargets?: readonly DeliveryTarget[];
 }
 
 export interface StoredOrder {
@@ -27,6 +30,11 @@ export interface StoredOrder {
   totalAmount: string;
   writtenAttempt: number;
   createdAt: Date;
+  /**
+   * Where the worker that wrote it delivers the order's event: a later delivery requires each of
+   * them. Empty for an order written before the targets were recorded.
+   */
+  deliveryTargets: DeliveryTarget[];
 }
 
 /** An order as the write left it, and when its key was first accepted (from the record it updated). */
@@ -70,11 +78,13 @@ export async function insertOrderWithReservation(
   const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null } & RecordAnswer)[]>`
     WITH header AS (
       INSERT INTO order_main
-        (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt)
+        (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt,
+         delivery_targets)
       VALUES (${order.idempotencyKey}, ${order.approvalNo}, ${order.operation}, ${order.order.customerId},
-              ${order.order.currency}, ${order.totalAmount}::numeric, ${order.fingerprint}, ${order.writtenAttempt})
+              ${order.order.currency}, ${order.totalAmount}::numeric, ${order.fingerprint}, ${order.writtenAttempt},
+              ${[...(order.deliveryTargets ?? [])]}::text[])
       RETURNING id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt,
-                created_at
+                created_at, delivery_targets
     ), order_lines AS (
       INSERT INTO order_line (order_id, line_no, sku, quantity, unit_price)
       SELECT header.id, line.line_no, line.sku, line.quantity, line.unit_price
@@ -131,7 +141,8 @@ async function stockShortfall(tx: Tx, sku: string, requested: number): Promise<E
 
 export async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<StoredOrder | undefined> {
   const [row] = await db.$queryRaw<OrderRow[]>`
-    SELECT id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt, created_at
+    SELECT id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt, created_at,
+           delivery_targets
     FROM order_main WHERE idempotent_key = ${idempotencyKey}`;
   return row ? toStoredOrder(row) : undefined;
 }
@@ -145,6 +156,7 @@ interface OrderRow {
   total_amount: string;
   written_attempt: number;
   created_at: Date;
+  delivery_targets: string[];
 }
 
 function toStoredOrder(row: OrderRow): StoredOrder {
@@ -156,6 +168,7 @@ function toStoredOrder(row: OrderRow): StoredOrder {
     totalAmount: row.total_amount,
     writtenAttempt: row.written_attempt,
     createdAt: row.created_at,
+    deliveryTargets: row.delivery_targets as DeliveryTarget[],
   };
 }
 

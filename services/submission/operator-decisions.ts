@@ -384,6 +384,10 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
         alreadyWritten: true,
         createdAt: written.createdAt.toISOString(),
         deliveryConfigured: true,
+        // The writing worker's targets, as its transaction recorded them with the order: the
+        // delivery then refuses to run on a worker that lacks one, instead of sending to the
+        // targets this operator's worker happens to have and recording DELIVERED.
+        deliveryTargets: written.deliveryTargets,
       },
       ...args,
     };

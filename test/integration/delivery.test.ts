@@ -9,11 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
-import type { deliveryWorkflow } from '../../workflows/delivery-workflow.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 import { decideDelivery, NoPendingDecisionError } from '../../services/submission/operator-decisions.js';
-import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { createActivities } from '../../activities/index.js';
+import type { OrderEventPublisher } from '../../services/broker/order-event-publisher.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
 import {
@@ -120,41 +120,67 @@ describe('delivery of order events', () => {
     });
   }
 
-  it('a worker that lacks a target the order was written for sends to none: DELIVERY_FAILED, naming the setting', async () => {
-    // A deploy that adds AMQP_URL: the order was written by a worker that publishes too, and the
-    // delivery runs on one that only POSTs. Sending to the downstream alone and recording DELIVERED
-    // would leave the broker's consumers without the event, and nothing would show it.
+  it('an operator who redelivers after the window, on a worker without the broker the order was written for, sends to none: DELIVERY_FAILED, naming the setting', async () => {
+    // A deploy that drops AMQP_URL: the order was written by a worker that POSTs and publishes, its
+    // delivery was refused and its decision window ran out; the operator's redeliver then runs on a
+    // worker that only POSTs. Sending to the downstream alone and recording DELIVERED would leave
+    // the broker's consumers without the event, and nothing would show it.
     const { key, body } = await submit('DTARGET');
-    downstream.script(key, [{ kind: 'status', status: 400 }]);
-    assert.equal((await postApproval(service, body)).statusCode, 202);
-    await statusReaches(service, key, 'DELIVERY_FAILED');
-    const row = await service.prisma.orderMain.findUniqueOrThrow({ where: { idempotentKey: key } });
-    const result = await service.temporal.workflow.execute<typeof deliveryWorkflow>('deliveryWorkflow', {
-      taskQueue: service.config.temporal.taskQueue,
-      workflowId: deliveryWorkflowIdFor(key),
-      args: [
-        {
-          order: workflowInputFor(body, service.config.writePolicy),
-          written: {
-            orderId: String(row.id),
-            orderNo: row.orderNo,
-            totalAmount: row.totalAmount.toString(),
-            writtenAttempt: row.writtenAttempt,
-            attempt: row.writtenAttempt,
-            alreadyWritten: true,
-            createdAt: row.createdAt.toISOString(),
-            deliveryConfigured: true,
-            deliveryTargets: ['http', 'broker'],
-          },
-          decision: 'redeliver',
-          decidedBy: 'delivery-test',
-        },
-      ],
+    const taskQueue = `test-targets-${randomBytes(4).toString('hex')}`;
+    const published: string[] = [];
+    const broker: OrderEventPublisher = {
+      exchange: 'orders',
+      publish: (message) => {
+        published.push(message.idempotencyKey);
+        return Promise.resolve();
+      },
+      close: () => Promise.resolve(),
+    };
+    const downstreamSettings = {
+      DOWNSTREAM_URL: downstream.url,
+      DOWNSTREAM_SECRET: SECRET,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+    };
+    const writer = await startTestService({
+      config: testConfig({
+        ...downstreamSettings,
+        // A short decision window, so the order workflow closes and the decision goes the other way.
+        ACTIVITY_SCHEDULE_TO_CLOSE_MS: '5000',
+        COMPENSATION_DECISION_TIMEOUT_MS: '6000',
+      }),
+      activities: (_real, deps) => createActivities({ ...deps, publisher: broker }),
     });
-    assert.deepEqual(result, { idempotencyKey: key, status: 'DELIVERY_FAILED', outcome: 'REDELIVERY_FAILED' });
-    const view = JSON.parse((await getOrder(service, key)).body) as OrderView;
-    assert.match(view.lastError ?? '', /DeliveryTargetMissing: .*broker.*AMQP_URL/);
-    assertSameKeyAndEvent(key, 1); // the first, refused attempt only: nothing went to the downstream alone
+    try {
+      downstream.script(key, [{ kind: 'status', status: 400 }]);
+      assert.equal((await postApproval(writer, body)).statusCode, 202);
+      const closed = await writer.temporal.workflow.getHandle<typeof orderWorkflow>(orderWorkflowIdFor(key)).result();
+      assert.equal(closed.finalStatus, 'DELIVERY_FAILED');
+      assert.deepEqual(published, [key], 'the writing worker published as well as POSTed');
+    } finally {
+      await writer.stop();
+    }
+
+    const operator = await startTestService({ config: testConfig(downstreamSettings) });
+    try {
+      const result = await decideDelivery(
+        {
+          prisma: operator.prisma,
+          temporal: operator.temporal,
+          taskQueue,
+          writePolicy: operator.config.writePolicy,
+        },
+        { idempotencyKey: key, decision: 'redeliver', decidedBy: 'delivery-test' },
+      );
+      assert.deepEqual(result, { idempotencyKey: key, status: 'DELIVERY_FAILED', outcome: 'REDELIVERY_FAILED' });
+      assert.equal(await workflowExists(operator.temporal, deliveryWorkflowIdFor(key)), true);
+      const view = JSON.parse((await getOrder(operator, key)).body) as OrderView;
+      assert.equal(view.status, 'DELIVERY_FAILED');
+      assert.match(view.lastError ?? '', /DeliveryTargetMissing: .*broker.*AMQP_URL/);
+      assertSameKeyAndEvent(key, 1); // the first, refused attempt only: nothing went to the downstream alone
+      assert.deepEqual(published, [key]);
+    } finally {
+      await operator.stop();
+    }
   });
 
   it('a consumer that commits but whose answer is lost gets the event again and applies it once', async () => {

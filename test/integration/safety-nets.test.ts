@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { findRecord } from '../../services/db/idempotency-records.js';
+import { purgeExpiredRecords } from '../../services/db/retention.js';
 import type { PurgeResult, ScanResult } from '../../domain/safety-nets.js';
 import {
   duplicateScanScheduleId,
@@ -292,6 +293,64 @@ describe('safety nets (Temporal Schedules)', () => {
     assert.equal(late.json<{ duplicate: boolean }>().duplicate, true);
     assert.equal(await orderCount(service.prisma, writtenKey), 1);
   });
+  it('the retention purge keeps the record of a written order whose sender was never answered, so its late redelivery still hears the one 202', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const approvalNo = uniqueApprovalNo('RETUNANS');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const body = approval(approvalNo, sku);
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(service, key, 'SUBMITTED');
+    // As when every delivery heard 503 — the start's answer was lost — and the run wrote the order
+    // all the same: no delivery of the key was answered with success.
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record
+      SET first_delivery_at = NULL, created_at = now() - interval '40 days', updated_at = now() - interval '40 days'
+      WHERE idempotent_key = ${key}`;
+
+    const purge = await runSchedule<PurgeResult>(
+      service.temporal,
+      retentionScheduleId(service.config.temporal.taskQueue),
+    );
+    assert.equal((await findRecord(service.prisma, key))?.status, 'SUBMITTED', 'the record is kept');
+    assert.ok(purge.unanswered >= 1, JSON.stringify(purge));
+
+    // The sender comes back late: its delivery is the first one answered, 202, and only that one.
+    const late = await postApproval(service, body);
+    assert.equal(late.statusCode, 202, late.body);
+    assert.equal(late.json<{ duplicate: boolean }>().duplicate, false);
+    assert.equal((await postApproval(service, body)).statusCode, 200);
+    assert.equal(await orderCount(service.prisma, key), 1);
+    // Answered, the record goes with the next run.
+    await runSchedule<PurgeResult>(service.temporal, retentionScheduleId(service.config.temporal.taskQueue));
+    assert.equal(await findRecord(service.prisma, key), undefined);
+  });
+
+  it('an operator releases the records of unanswered senders once they know: a late redelivery then hears 200 and still writes nothing', async () => {
+    const sku = await createSku(service.prisma, 100);
+    const approvalNo = uniqueApprovalNo('RETRELEASE');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const body = approval(approvalNo, sku);
+    assert.equal((await postApproval(service, body)).statusCode, 202);
+    await statusReaches(service, key, 'SUBMITTED');
+    await service.prisma.$executeRaw`
+      UPDATE idempotency_record
+      SET first_delivery_at = NULL, created_at = now() - interval '40 days', updated_at = now() - interval '40 days'
+      WHERE idempotent_key = ${key}`;
+
+    const options = { retentionDays: 30, dryRun: false };
+    await purgeExpiredRecords(service.prisma, options);
+    assert.ok(await findRecord(service.prisma, key), 'kept by the ordinary purge');
+    const released = await purgeExpiredRecords(service.prisma, { ...options, releaseUnanswered: true });
+    assert.ok(released.purged >= 1);
+    assert.equal(released.unanswered, 0);
+    assert.equal(await findRecord(service.prisma, key), undefined);
+
+    const late = await postApproval(service, body);
+    assert.equal(late.statusCode, 200, late.body);
+    assert.equal(late.json<{ duplicate: boolean }>().duplicate, true);
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+
   it('a key whose record the purge removed still reads what it reached: DELIVERED stays DELIVERED, SUBMITTED stays SUBMITTED', async () => {
     const sku = await createSku(service.prisma, 100);
     const deliveredKey = idempotencyKeyFor(uniqueApprovalNo('RETDLV'), 'MAIN');

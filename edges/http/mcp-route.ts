@@ -15,7 +15,7 @@ import type { McpDeps, McpLogger, Tool } from '../mcp/tool.js';
 export const MCP_PATH = '/mcp';
 
 export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
-  const { token, operatorTools, allowedOrigins } = deps.config.mcp;
+  const { token, previousToken, operatorTools, allowedOrigins } = deps.config.mcp;
   if (!token) {
     deps.log.warn(`MCP_TOKEN is not set: the MCP HTTP transport is off and ${MCP_PATH} answers 404`);
     return;
@@ -46,7 +46,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
           ),
         );
       }
-      const refusal = bearerTokenRefusal(request.headers.authorization, token);
+      const refusal = bearerTokenRefusal(request.headers.authorization, [token, previousToken]);
       if (refusal) {
         // One answer whatever was wrong with the token; the log says what.
         deps.log.warn({ reason: refusal }, `${MCP_PATH} refused: the request could not be authenticated`);

@@ -147,6 +147,8 @@ const envSchema = z.object({
   NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
   IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   MCP_TOKEN: secretSetting.optional(),
+  // Accepted beside MCP_TOKEN while clients move to it (docs/security.md#rotating-each-secret-without-a-gap).
+  MCP_TOKEN_PREVIOUS: secretSetting.optional(),
   // The tool wait's rung of the ladder: MCP clients commonly give up on a request after 60 s.
   MCP_SUBMIT_WAIT_MS: z.coerce
     .number()
@@ -348,6 +350,8 @@ export interface ConnectorsConfig {
 export interface McpConfig {
   /** The bearer token of the HTTP transport; undefined turns `/mcp` off. */
   token: string | undefined;
+  /** MCP_TOKEN_PREVIOUS: accepted beside `token` during a rotation. */
+  previousToken: string | undefined;
   /** How long `submit_approved_order` waits for the write before answering with the status. */
   submitWaitMs: number;
   /** Whether the operator tools (listing and deciding compensations) are offered. */
@@ -482,6 +486,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
     logLevel: env.LOG_LEVEL,
     mcp: {
       token: env.MCP_TOKEN,
+      previousToken: env.MCP_TOKEN_PREVIOUS,
       submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
       operatorTools: env.MCP_OPERATOR_TOOLS,
       allowedOrigins: env.MCP_ALLOWED_ORIGINS,
@@ -564,6 +569,7 @@ function rotationProblems(env: Env): string[] {
   for (const [current, previous] of [
     ['WEBHOOK_SECRET', 'WEBHOOK_SECRET_PREVIOUS'],
     ['DOWNSTREAM_SECRET', 'DOWNSTREAM_SECRET_PREVIOUS'],
+    ['MCP_TOKEN', 'MCP_TOKEN_PREVIOUS'],
   ] as const) {
     if (env[previous] === undefined) continue;
     if (env[current] === undefined) problems.push(`${previous}: only with ${current} (the secret that replaces it)`);

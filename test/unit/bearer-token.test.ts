@@ -30,4 +30,14 @@ describe('the MCP bearer token', () => {
     assert.equal(reason, 'the bearer token does not match MCP_TOKEN');
     assert.ok(!reason.includes(wrong) && !reason.includes(token));
   });
+
+  it('accepts the token being replaced beside the new one during a rotation, and nothing else', () => {
+    const current = 'the-new-token-0123456789';
+    const previous = 'the-old-token-0123456789';
+    assert.equal(bearerTokenMatches(`Bearer ${current}`, [current, previous]), true);
+    assert.equal(bearerTokenMatches(`Bearer ${previous}`, [current, previous]), true);
+    assert.equal(bearerTokenMatches(`Bearer ${previous}`, [current, undefined]), false, 'the rotation has ended');
+    assert.equal(bearerTokenMatches(`Bearer ${current}x`, [current, previous]), false);
+    assert.equal(bearerTokenMatches('Bearer ', [current, previous]), false);
+  });
 });

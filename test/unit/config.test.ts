@@ -32,7 +32,13 @@ describe('configuration', () => {
       { attempts: 3, initial: 500, max: 30_000, statement: 2_000, startToClose: 5_000, scheduleToClose: 60_000 },
     );
     assert.equal(config.retentionDays, 30);
-    assert.deepEqual(config.mcp, { token: undefined, submitWaitMs: 8_000, operatorTools: false, allowedOrigins: [] });
+    assert.deepEqual(config.mcp, {
+      token: undefined,
+      previousToken: undefined,
+      submitWaitMs: 8_000,
+      operatorTools: false,
+      allowedOrigins: [],
+    });
     assert.equal(config.http.hostsWorker, false);
   });
 
@@ -51,6 +57,7 @@ describe('configuration', () => {
     });
     assert.deepEqual(config.mcp, {
       token: 'a-long-enough-token',
+      previousToken: undefined,
       submitWaitMs: 9_000,
       operatorTools: true,
       allowedOrigins: [],
@@ -188,6 +195,8 @@ describe('configuration', () => {
     assert.equal(config.webhook.signatureScheme, 'standard');
     assert.equal(config.webhook.previousSecret, 'the-old-webhook-secret');
     assert.equal(config.downstream?.previousSecret, 'the-old-downstream-secret');
+    const mcp = loadConfig({ MCP_TOKEN: 'the-new-mcp-token-0123', MCP_TOKEN_PREVIOUS: 'the-old-mcp-token-0123' }).mcp;
+    assert.equal(mcp.previousToken, 'the-old-mcp-token-0123');
     assert.match(problemsOf({ WEBHOOK_SIGNATURE_SCHEME: 'svix' }).join('\n'), /^WEBHOOK_SIGNATURE_SCHEME:/m);
   });
 
@@ -195,6 +204,10 @@ describe('configuration', () => {
     assert.match(
       problemsOf({ WEBHOOK_SECRET_PREVIOUS: 'the-old-webhook-secret' }).join('\n'),
       /^WEBHOOK_SECRET_PREVIOUS: only with WEBHOOK_SECRET/m,
+    );
+    assert.match(
+      problemsOf({ MCP_TOKEN_PREVIOUS: 'the-old-mcp-token-0123' }).join('\n'),
+      /^MCP_TOKEN_PREVIOUS: only with MCP_TOKEN/m,
     );
     assert.match(
       problemsOf({

@@ -14,6 +14,9 @@ function problemsOf(env: Record<string, string>): string[] {
   assert.fail('expected the configuration to be refused');
 }
 
+/** A DOWNSTREAM_SECRET for the settings that need one. */
+const SIGNING = 'downstream-secret-0123456789';
+
 describe('configuration', () => {
   it('has the documented defaults', () => {
     const config = loadConfig({});
@@ -75,11 +78,16 @@ describe('configuration', () => {
 
   it('reads the broker settings: off without AMQP_URL, the exchange and confirm timeout below one attempt', () => {
     assert.equal(loadConfig({}).broker, undefined);
-    assert.deepEqual(loadConfig({ AMQP_URL: 'amqps://u:p@mq.example:5671/orders' }).broker, {
-      url: 'amqps://u:p@mq.example:5671/orders',
-      exchange: 'orders',
-      confirmTimeoutMs: 3_000,
-    });
+    assert.deepEqual(
+      loadConfig({ AMQP_URL: 'amqps://u:p@mq.example:5671/orders', DOWNSTREAM_SECRET: SIGNING }).broker,
+      {
+        url: 'amqps://u:p@mq.example:5671/orders',
+        secret: SIGNING,
+        previousSecret: undefined,
+        exchange: 'orders',
+        confirmTimeoutMs: 3_000,
+      },
+    );
     assert.match(problemsOf({ AMQP_URL: 'http://mq.example' }).join('\n'), /^AMQP_URL: must be an amqp:\/\//m);
     // Without a host amqplib would quietly publish to whatever broker runs on localhost.
     for (const hostless of ['amqp://', 'amqp:///orders', 'amqp:mq']) {
@@ -98,6 +106,20 @@ describe('configuration', () => {
       loadConfig({ ACTIVITY_START_TO_CLOSE_MS: '3000', DOWNSTREAM_TIMEOUT_MS: '2000' }).writePolicy.startToCloseMs,
       3_000,
     );
+  });
+
+  it('refuses AMQP_URL without DOWNSTREAM_SECRET, naming both: every broker message is signed', () => {
+    const problems = problemsOf({ AMQP_URL: 'amqp://mq.example' });
+    assert.deepEqual(problems, ['DOWNSTREAM_SECRET: required when AMQP_URL is set (broker messages are signed)']);
+    // Signed with both secrets during a rotation, as the HTTP event is.
+    const rotating = loadConfig({
+      AMQP_URL: 'amqp://mq.example',
+      DOWNSTREAM_SECRET: SIGNING,
+      DOWNSTREAM_SECRET_PREVIOUS: 'the-old-downstream-secret',
+    }).broker;
+    assert.deepEqual([rotating?.secret, rotating?.previousSecret], [SIGNING, 'the-old-downstream-secret']);
+    // A secret alone, for HTTP events that are not sent, is no broker.
+    assert.equal(loadConfig({ DOWNSTREAM_SECRET: SIGNING }).broker, undefined);
   });
 
   it('refuses an MCP tool wait that is not above one write attempt, or that reaches the client timeout', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { unrecoverableBrokerFailure } from '../../examples/consumer/broker-consumer.js';
-import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
+import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError, loadConfig } from '../../services/config/env.js';
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -273,7 +273,11 @@ describe('the RabbitMQ consumer configuration', () => {
   };
 
   it('has the documented defaults and takes DATABASE_URL when CONSUMER_DATABASE_URL is unset', () => {
-    const config = loadBrokerConsumerConfig({ AMQP_URL: 'amqp://127.0.0.1', DATABASE_URL: 'postgresql://db/x' });
+    const config = loadBrokerConsumerConfig({
+      AMQP_URL: 'amqp://127.0.0.1',
+      DATABASE_URL: 'postgresql://db/x',
+      DOWNSTREAM_SECRET: SIGNING,
+    });
     assert.deepEqual(config, {
       amqpUrl: 'amqp://127.0.0.1',
       exchange: 'orders',
@@ -281,7 +285,30 @@ describe('the RabbitMQ consumer configuration', () => {
       prefetch: 10,
       databaseUrl: 'postgresql://db/x',
       schema: 'consumer',
+      secrets: { secret: SIGNING },
     });
+  });
+
+  it('verifies with DOWNSTREAM_SECRET, which it requires, and DOWNSTREAM_SECRET_PREVIOUS during a rotation', () => {
+    const settings = { AMQP_URL: 'amqp://127.0.0.1', DATABASE_URL: 'postgresql://db/x' };
+    assert.match(refusal(settings), /^DOWNSTREAM_SECRET: required/);
+    assert.match(refusal({ ...settings, DOWNSTREAM_SECRET: 'short' }), /^DOWNSTREAM_SECRET: must be at least 16/);
+    const rotating = {
+      ...settings,
+      DOWNSTREAM_SECRET: SIGNING,
+      DOWNSTREAM_SECRET_PREVIOUS: 'the-old-downstream-secret',
+    };
+    assert.deepEqual(loadBrokerConsumerConfig(rotating).secrets, {
+      secret: SIGNING,
+      previousSecret: 'the-old-downstream-secret',
+    });
+    assert.match(
+      refusal({ ...settings, DOWNSTREAM_SECRET: SIGNING, DOWNSTREAM_SECRET_PREVIOUS: SIGNING }),
+      /^DOWNSTREAM_SECRET_PREVIOUS: equals DOWNSTREAM_SECRET/,
+    );
+    // The HTTP consumer reads the same two settings the same way.
+    assert.deepEqual(loadConsumerConfig(rotating).secrets, loadBrokerConsumerConfig(rotating).secrets);
+    assert.throws(() => loadConsumerConfig({ DATABASE_URL: 'postgresql://db/x' }), /DOWNSTREAM_SECRET: required/);
   });
 
   it('names the variable of a missing or malformed setting', () => {
@@ -300,7 +327,11 @@ describe('the RabbitMQ consumer configuration', () => {
     assert.match(refusal({ AMQP_URL: 'amqp://127.0.0.1' }), /^CONSUMER_DATABASE_URL: required/);
   });
 
-  const withDatabase = (env: Record<string, string>) => ({ DATABASE_URL: 'postgresql://db/x', ...env });
+  const withDatabase = (env: Record<string, string>) => ({
+    DATABASE_URL: 'postgresql://db/x',
+    DOWNSTREAM_SECRET: SIGNING,
+    ...env,
+  });
 
   it('refuses an AMQP_URL that is no URL, of another scheme, or without a host', () => {
     assert.match(refusal(withDatabase({ AMQP_URL: 'broker:5672' })), /^AMQP_URL: must be an amqp:\/\/ or amqps:\/\//);

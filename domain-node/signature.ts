@@ -4,13 +4,15 @@
 //   The OA webhook's own (X-OA-Timestamp / X-OA-Signature) and the order event's first headers
 //   (X-Event-Timestamp / X-Event-Signature).
 // - Standard Webhooks: `v1,<base64>` = HMAC-SHA256 over "<id>.<timestamp>.<raw body>"
-//   (webhook-id / webhook-timestamp / webhook-signature). A secret written `whsec_<base64>` is the
+//   (webhook-id / webhook-timestamp / webhook-signature), on the order event as HTTP headers and on
+//   its broker message as AMQP headers. A secret written `whsec_<base64>` is the
 //   base64-decoded rest, as that scheme's libraries read it; any other secret is its UTF-8 bytes.
 //
 // Either scheme's header may carry a list, one entry per secret, so that a secret can be rotated
 // without a gap: the sender signs with both while the receivers move over, and a receiver accepts
-// an entry made with any secret it holds. The timestamp bounds replays to a window. Why two
-// schemes and two secrets: docs/architecture.md, decision 21.
+// an entry made with any secret it holds. The timestamp bounds replays to a window, except on a
+// broker message, which a durable queue may hold for hours. Why two schemes and two secrets:
+// docs/architecture.md, decision 21; why no window on the broker: decision 24.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export function signBody(secret: string, timestamp: string, rawBody: Buffer | string): string {
@@ -75,9 +77,29 @@ export function signStandard(secret: string, id: string, timestamp: string, rawB
 }
 
 /**
- * Every signature header of an outbound event, signed with each secret: the X-Event-Signature list
- * is comma-separated (an HTTP list, as a repeated header would be joined), the webhook-signature
- * list space-separated (as Standard Webhooks says). The secret in use comes first.
+ * The Standard Webhooks headers of an outbound event, signed with each secret, the one in use
+ * first; the webhook-signature list is space-separated, as that scheme says. The HTTP event carries
+ * them beside its own headers, a broker message carries them as its only signature.
+ */
+export function standardSignatureHeaders(
+  secrets: SigningSecrets,
+  eventId: string,
+  timestamp: string,
+  rawBody: Buffer | string,
+): Record<(typeof STANDARD_HEADERS)[keyof typeof STANDARD_HEADERS], string> {
+  return {
+    'webhook-id': eventId,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': secretsOf(secrets)
+      .map((secret) => signStandard(secret, eventId, timestamp, rawBody))
+      .join(' '),
+  };
+}
+
+/**
+ * Every signature header of an outbound HTTP event, signed with each secret: the X-Event-Signature
+ * list is comma-separated (an HTTP list, as a repeated header would be joined), and the Standard
+ * Webhooks headers beside it. The secret in use comes first.
  */
 export function eventSignatureHeaders(
   secrets: SigningSecrets,
@@ -85,13 +107,12 @@ export function eventSignatureHeaders(
   timestamp: string,
   rawBody: Buffer | string,
 ): Record<string, string> {
-  const all = secretsOf(secrets);
   return {
     'x-event-timestamp': timestamp,
-    'x-event-signature': all.map((secret) => signBody(secret, timestamp, rawBody)).join(', '),
-    'webhook-id': eventId,
-    'webhook-timestamp': timestamp,
-    'webhook-signature': all.map((secret) => signStandard(secret, eventId, timestamp, rawBody)).join(' '),
+    'x-event-signature': secretsOf(secrets)
+      .map((secret) => signBody(secret, timestamp, rawBody))
+      .join(', '),
+    ...standardSignatureHeaders(secrets, eventId, timestamp, rawBody),
   };
 }
 
@@ -101,8 +122,13 @@ interface CheckWindow {
   nowSeconds?: number;
 }
 
+function unixSecondsProblem(name: string, value: string): string | undefined {
+  return /^\d{1,12}$/.test(value) ? undefined : `${name} must be unix seconds`;
+}
+
 function timestampProblem(name: string, value: string, window: CheckWindow): string | undefined {
-  if (!/^\d{1,12}$/.test(value)) return `${name} must be unix seconds`;
+  const malformed = unixSecondsProblem(name, value);
+  if (malformed) return malformed;
   const now = window.nowSeconds ?? Math.floor(Date.now() / 1000);
   if (Math.abs(now - Number(value)) > window.toleranceSeconds) {
     return `${name} is more than ${window.toleranceSeconds} seconds off`;
@@ -140,18 +166,36 @@ export function verifySignature(
   return { ok: true };
 }
 
+interface StandardHeaderValues {
+  idHeader: string | undefined;
+  timestampHeader: string | undefined;
+  signatureHeader: string | undefined;
+}
+
 /**
  * The Standard Webhooks scheme; the signature header may list several entries, space-separated,
  * and entries of other versions (`v1a,…`) are passed over. An id with a dot is refused: it would
  * make "<id>.<timestamp>" ambiguous.
  */
-export function verifyStandardSignature(
-  options: SigningSecrets &
-    CheckWindow & {
-      idHeader: string | undefined;
-      timestampHeader: string | undefined;
-      signatureHeader: string | undefined;
-    },
+export function verifyStandardSignature(options: SigningSecrets & CheckWindow & StandardHeaderValues): SignatureCheck {
+  return checkStandard(options, options);
+}
+
+/**
+ * The Standard Webhooks scheme without the timestamp window, for a broker message: a durable queue
+ * holds a genuine message for hours (the consumer down, a backlog), and the consumer's ledger makes
+ * a replay of it harmless, so only the signature decides (docs/architecture.md, decision 24). The
+ * timestamp must still be unix seconds, and is still signed.
+ */
+export function verifyStandardSignatureOfAnyAge(
+  options: SigningSecrets & StandardHeaderValues & { rawBody: Buffer },
+): SignatureCheck {
+  return checkStandard(options, undefined);
+}
+
+function checkStandard(
+  options: SigningSecrets & StandardHeaderValues & { rawBody: Buffer },
+  window: CheckWindow | undefined,
 ): SignatureCheck {
   const { idHeader, timestampHeader, signatureHeader } = options;
   if (!idHeader) return { ok: false, reason: `missing ${STANDARD_HEADERS.id} header` };
@@ -160,8 +204,10 @@ export function verifyStandardSignature(
   if (!/^[\x21-\x2d\x2f-\x7e]{1,256}$/.test(idHeader)) {
     return { ok: false, reason: `${STANDARD_HEADERS.id} must be 1–256 printable ASCII characters without a dot` };
   }
-  const stale = timestampProblem(STANDARD_HEADERS.timestamp, timestampHeader, options);
-  if (stale) return { ok: false, reason: stale };
+  const problem = window
+    ? timestampProblem(STANDARD_HEADERS.timestamp, timestampHeader, window)
+    : unixSecondsProblem(STANDARD_HEADERS.timestamp, timestampHeader);
+  if (problem) return { ok: false, reason: problem };
   const given = signatureHeader.split(' ').filter((entry) => entry.startsWith('v1,'));
   if (given.length === 0) return { ok: false, reason: `${STANDARD_HEADERS.signature} holds no v1 signature` };
   const expected = secretsOf(options).map((secret) => signStandard(secret, idHeader, timestampHeader, options.rawBody));

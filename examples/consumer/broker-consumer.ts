@@ -2,8 +2,11 @@
 // code as the HTTP consumer (apply-once.ts). Manual acks: a message is acked only after the
 // transaction that holds its dedup row and its effect committed, so a consumer that dies in between
 // leaves it unacked, the broker delivers it again, and the ledger finds the key and applies nothing
-// (docs/architecture.md, decision 24). A message that can never be applied goes to the dead-letter
-// queue at once; one that failed for a passing reason goes back to the queue after a pause.
+// (docs/architecture.md, decision 24). A message whose signature does not hold (event-signature.ts:
+// DOWNSTREAM_SECRET, any age) is never read, and goes to the dead-letter queue without touching the
+// ledger, so a forger cannot claim a key ahead of the real event. A message that can never be
+// applied goes there too, at once; one that failed for a passing reason goes back to the queue
+// after a pause.
 import { connect, type Channel, type ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
@@ -11,6 +14,7 @@ import { classifyError } from '../../domain/error-classification.js';
 import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY } from '../../domain-node/order-event.js';
 import type { BrokerTopology } from '../../services/config/consumer-config.js';
 import { type ApplyEvent, type EventParse, parseOrderCreatedEvent } from './apply-once.js';
+import type { EventVerifier } from './event-signature.js';
 
 // Named with the settings that make them (services/config/consumer-config.ts); kept here for callers.
 export { brokerTopology, type BrokerTopology } from '../../services/config/consumer-config.js';
@@ -20,7 +24,10 @@ export interface DeliveryCounts {
   duplicates: number;
   /** Deliveries the broker marked `redelivered`: an earlier delivery of the message was not acked. */
   redelivered: number;
+  /** Every message nacked to the dead-letter queue, the unsigned and wrongly signed included. */
   deadLettered: number;
+  /** Of those, the messages whose signature did not hold: published by someone without the secret. */
+  signatureRefused: number;
   requeued: number;
 }
 
@@ -42,6 +49,8 @@ export async function startBrokerConsumer(options: {
   url: string;
   topology: BrokerTopology;
   prefetch: number;
+  /** The signature check every message passes first: `brokerEventVerifier` with DOWNSTREAM_SECRET. */
+  verify: EventVerifier;
   apply: ApplyEvent;
   log: Logger;
 }): Promise<BrokerConsumer> {
@@ -72,7 +81,14 @@ export async function startBrokerConsumer(options: {
     if (!stopping) void connection.close().catch(() => undefined);
   });
 
-  const counts: DeliveryCounts = { applied: 0, duplicates: 0, redelivered: 0, deadLettered: 0, requeued: 0 };
+  const counts: DeliveryCounts = {
+    applied: 0,
+    duplicates: 0,
+    redelivered: 0,
+    deadLettered: 0,
+    signatureRefused: 0,
+    requeued: 0,
+  };
   const inFlight = new Set<Promise<void>>();
   let failuresInARow = 0;
 
@@ -83,6 +99,20 @@ export async function startBrokerConsumer(options: {
       deliveryTag: message.fields.deliveryTag,
     };
     if (message.fields.redelivered) counts.redelivered += 1;
+    const headers = (message.properties.headers ?? {}) as Record<string, unknown>;
+    const check = options.verify(message.content, (name) => {
+      const value = headers[name];
+      return typeof value === 'string' ? value : undefined;
+    });
+    if (!check.ok) {
+      // Dead-lettered before the body is read: a message anyone could have published never claims
+      // its key, and the real event that follows is applied. Not requeued: it fails the same way.
+      settle(() => channel.nack(message, false, false), fields);
+      counts.deadLettered += 1;
+      counts.signatureRefused += 1;
+      log.warn({ ...fields, reason: check.reason }, 'message signature refused, dead-lettered');
+      return;
+    }
     const parsed = readMessage(message);
     if (!parsed.ok) {
       // Dead-lettered, never requeued: the same bytes would be refused on every delivery.
@@ -212,6 +242,7 @@ export function readMessage(message: Pick<ConsumeMessage, 'content' | 'propertie
   };
   if (type !== ORDER_CREATED) return { ok: false, problem: `type is ${String(type)}, expected ${ORDER_CREATED}` };
   if (typeof messageId !== 'string' || messageId === '') return { ok: false, problem: 'no messageId' };
+  if (headers?.['webhook-id'] !== messageId) return { ok: false, problem: 'webhook-id differs from the messageId' };
   const key = headers?.['idempotency-key'];
   if (typeof key !== 'string' || key === '') return { ok: false, problem: 'no idempotency-key header' };
   let body: unknown;

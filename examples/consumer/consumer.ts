@@ -1,17 +1,17 @@
 // A reference consumer of `order.created` events, the way an ERP/WMS should take them: verify the
-// Standard Webhooks signature with that scheme's own library (`standardwebhooks`), then apply each
-// event exactly once (apply-once.ts, shared with the RabbitMQ consumer). A redelivery finds the key
-// and answers 200 without applying anything again — including the case where we committed but our
-// answer was lost on the way back.
+// Standard Webhooks signature before reading the body (event-signature.ts, shared with the RabbitMQ
+// consumer), then apply each event exactly once (apply-once.ts, shared too). A redelivery finds the
+// key and answers 200 without applying anything again — including the case where we committed but
+// our answer was lost on the way back.
 import type http from 'node:http';
 import type pg from 'pg';
-import { Webhook } from 'standardwebhooks';
 import { createEventLedger, parseOrderCreatedEvent } from './apply-once.js';
+import type { EventVerifier } from './event-signature.js';
 
 export interface ConsumerOptions {
   pool: pg.Pool;
-  /** DOWNSTREAM_SECRET of the service; the library holds timestamps to five minutes either way. */
-  secret: string;
+  /** The signature check every delivery passes first: `httpEventVerifier` with DOWNSTREAM_SECRET. */
+  verify: EventVerifier;
   /** PostgreSQL schema of the consumer's own tables. */
   schema?: string;
   log?: (message: string, fields: Record<string, unknown>) => void;
@@ -24,26 +24,23 @@ export interface ConsumerAnswer {
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
+/**
+ * The one answer to every delivery whose signature does not hold, whichever check failed: a sender
+ * without the secret learns nothing from it. The reason goes to the log.
+ */
+export const REFUSED: ConsumerAnswer = { status: 401, body: { error: 'the event could not be authenticated' } };
+
 export function createConsumer(options: ConsumerOptions) {
   const ledger = createEventLedger({ pool: options.pool, ...(options.schema ? { schema: options.schema } : {}) });
   const log = options.log ?? (() => undefined);
-  const webhook = verifierFor(options.secret);
 
   /** Verifies and applies one delivery; the HTTP wrapper below only moves bytes. */
   async function receive(rawBody: Buffer, headers: http.IncomingHttpHeaders): Promise<ConsumerAnswer> {
-    try {
-      webhook.verify(
-        rawBody,
-        {
-          'webhook-id': single(headers['webhook-id']) ?? '',
-          'webhook-timestamp': single(headers['webhook-timestamp']) ?? '',
-          'webhook-signature': single(headers['webhook-signature']) ?? '',
-        },
-        // JSON is judged below, after the signature: a body that is not JSON is a 400, not a 401.
-        { jsonParse: false },
-      );
-    } catch (error) {
-      return { status: 401, body: { error: `signature refused: ${(error as Error).message}` } };
+    // JSON is judged below, after the signature: a body that is not JSON is a 400, not a 401.
+    const check = options.verify(rawBody, (name) => single(headers[name]));
+    if (!check.ok) {
+      log('event refused: signature', { reason: check.reason, webhookId: single(headers['webhook-id']) });
+      return REFUSED;
     }
     let body: unknown;
     try {
@@ -85,16 +82,6 @@ export function createConsumer(options: ConsumerOptions) {
   }
 
   return { migrate: ledger.migrate, receive, handler };
-}
-
-/**
- * The library reads a `whsec_` secret itself; any other secret is its UTF-8 bytes, as the service
- * signs with it (docs/downstream.md), and is handed over as raw key bytes.
- */
-function verifierFor(secret: string): Webhook {
-  return secret.startsWith('whsec_')
-    ? new Webhook(secret)
-    : new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' });
 }
 
 function single(value: string | string[] | undefined): string | undefined {

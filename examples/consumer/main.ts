@@ -4,13 +4,14 @@ import pg from 'pg';
 import { runMain } from '../../services/config/process.js';
 import { loadConsumerConfig } from '../../services/config/consumer-config.js';
 import { createConsumer } from './consumer.js';
+import { httpEventVerifier } from './event-signature.js';
 
 await runMain('consumer', async (log) => {
-  const { databaseUrl, secret, port, schema } = loadConsumerConfig();
+  const { databaseUrl, secrets, port, schema } = loadConsumerConfig();
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 5 });
   const consumer = createConsumer({
     pool,
-    secret,
+    verify: httpEventVerifier(secrets),
     schema,
     log: (message, fields) => log.info(fields, message),
   });

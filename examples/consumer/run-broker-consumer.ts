@@ -14,6 +14,7 @@ import {
   startBrokerConsumer,
   unrecoverableBrokerFailure,
 } from './broker-consumer.js';
+import { brokerEventVerifier } from './event-signature.js';
 
 const RECONNECT_BACKOFF = { initialIntervalMs: 500, backoffCoefficient: 2, maximumIntervalMs: 15_000 };
 
@@ -41,7 +42,14 @@ export async function runBrokerConsumerProcess(
 
   for (let failedAttempts = 0; !stopping; ) {
     try {
-      consumer = await startBrokerConsumer({ url: config.amqpUrl, topology, prefetch: config.prefetch, apply, log });
+      consumer = await startBrokerConsumer({
+        url: config.amqpUrl,
+        topology,
+        prefetch: config.prefetch,
+        verify: brokerEventVerifier(config.secrets),
+        apply,
+        log,
+      });
       failedAttempts = 0;
       log.info({ queue: topology.queue, deadLetterQueue: topology.deadLetterQueue }, 'consuming order.created');
       const reason = await consumer.closed;

@@ -2,6 +2,8 @@
 // process, opened at the first publish and opened again after it closed (docs/architecture.md,
 // decision 23). A publish counts only once the broker confirmed it; a message the broker returns
 // (published `mandatory`, no queue bound) is a failure even though the broker then confirms it.
+// Every message is signed as the HTTP event is (Standard Webhooks headers, DOWNSTREAM_SECRET), so
+// a consumer tells it from one published by anyone else allowed on the exchange.
 // Errors leave here typed (domain/errors.ts) so that the one classification table decides retries.
 import { type ChannelModel, type ConfirmChannel, connect, type Message } from 'amqplib';
 import {
@@ -11,6 +13,7 @@ import {
   BrokerUnroutableError,
 } from '../../domain/errors.js';
 import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY } from '../../domain-node/order-event.js';
+import { standardSignatureHeaders } from '../../domain-node/signature.js';
 import { brokerAddress, type BrokerConfig } from '../config/env.js';
 
 /** One `order.created` event as the broker carries it: the HTTP event's body bytes, its id and key. */
@@ -40,7 +43,11 @@ interface Link {
 
 const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
 
-export function createOrderEventPublisher(config: BrokerConfig): OrderEventPublisher {
+export function createOrderEventPublisher(
+  config: BrokerConfig,
+  /** The clock the signature's timestamp is read from, in milliseconds. */
+  clock: { now: () => number } = Date,
+): OrderEventPublisher {
   const address = brokerAddress(config);
   let current: Promise<Link> | undefined;
 
@@ -103,6 +110,8 @@ export function createOrderEventPublisher(config: BrokerConfig): OrderEventPubli
       throw unavailable(error);
     }
     const { channel, awaiting } = open;
+    // Signed at each publish, as each HTTP attempt is: the timestamp says when this copy was sent.
+    const timestamp = String(Math.floor(clock.now() / 1000));
     const entry: { returned?: Message } = {};
     const queue = awaiting.get(message.eventId) ?? [];
     queue.push(entry);
@@ -121,7 +130,11 @@ export function createOrderEventPublisher(config: BrokerConfig): OrderEventPubli
               messageId: message.eventId,
               type: ORDER_CREATED,
               contentType: 'application/json',
-              headers: { ...message.traceHeaders, 'idempotency-key': message.idempotencyKey },
+              headers: {
+                ...message.traceHeaders,
+                'idempotency-key': message.idempotencyKey,
+                ...standardSignatureHeaders(config, message.eventId, timestamp, message.body),
+              },
             },
             (error: unknown) => (error ? reject(asError(error)) : resolve()),
           );

@@ -1,9 +1,11 @@
 // The reference consumers' settings. Both keep their tables in CONSUMER_SCHEMA (`consumer`) of
-// CONSUMER_DATABASE_URL (or DATABASE_URL). The HTTP one (`npm run consumer`) listens on
-// CONSUMER_PORT (4000) and verifies DOWNSTREAM_SECRET, held to the same rule as the service's own;
-// the RabbitMQ one (`npm run consumer:broker`) reads AMQP_URL, ORDER_EVENTS_EXCHANGE (`orders`),
-// CONSUMER_NAME and CONSUMER_PREFETCH, and names its queues from the last two (`brokerTopology`).
+// CONSUMER_DATABASE_URL (or DATABASE_URL), and both verify every event with DOWNSTREAM_SECRET (and
+// DOWNSTREAM_SECRET_PREVIOUS during a rotation), held to the same rule as the service's own. The
+// HTTP one (`npm run consumer`) listens on CONSUMER_PORT (4000); the RabbitMQ one
+// (`npm run consumer:broker`) reads AMQP_URL, ORDER_EVENTS_EXCHANGE (`orders`), CONSUMER_NAME and
+// CONSUMER_PREFETCH, and names its queues from the last two (`brokerTopology`).
 import { z } from 'zod';
+import type { SigningSecrets } from '../../domain-node/signature.js';
 import {
   amqpUrlSetting,
   ConfigError,
@@ -25,9 +27,14 @@ const databaseSettings = {
     .default('consumer'),
 };
 
+const secretSettings = {
+  DOWNSTREAM_SECRET: signingSecretSetting.optional(),
+  DOWNSTREAM_SECRET_PREVIOUS: signingSecretSetting.optional(),
+};
+
 const consumerSchema = z.object({
   CONSUMER_PORT: z.coerce.number().int().min(1).max(65535).default(4000),
-  DOWNSTREAM_SECRET: signingSecretSetting,
+  ...secretSettings,
   ...databaseSettings,
 });
 
@@ -56,6 +63,7 @@ const brokerConsumerSchema = z
       .regex(/^[A-Za-z0-9_-]{1,48}$/, 'must be 1-48 of A-Z a-z 0-9 _ -')
       .default('reference'),
     CONSUMER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(10),
+    ...secretSettings,
     ...databaseSettings,
   })
   .superRefine((settings, context) => {
@@ -80,12 +88,16 @@ interface DatabaseConfig {
   schema: string;
 }
 
-export interface ConsumerConfig extends DatabaseConfig {
-  port: number;
-  secret: string;
+interface SecretsConfig {
+  /** What every event must be signed with: DOWNSTREAM_SECRET, and DOWNSTREAM_SECRET_PREVIOUS while set. */
+  secrets: SigningSecrets;
 }
 
-export interface BrokerConsumerConfig extends DatabaseConfig {
+export interface ConsumerConfig extends DatabaseConfig, SecretsConfig {
+  port: number;
+}
+
+export interface BrokerConsumerConfig extends DatabaseConfig, SecretsConfig {
   amqpUrl: string;
   exchange: string;
   /** Names the consumer's queue, `<exchange>.order-created.<name>`: one queue per consuming system. */
@@ -107,15 +119,27 @@ function databaseConfig(settings: z.output<z.ZodObject<typeof databaseSettings>>
   return { databaseUrl, schema: settings.CONSUMER_SCHEMA };
 }
 
+function secretsConfig(settings: z.output<z.ZodObject<typeof secretSettings>>): SecretsConfig {
+  const { DOWNSTREAM_SECRET: secret, DOWNSTREAM_SECRET_PREVIOUS: previousSecret } = settings;
+  if (!secret) throw new ConfigError(['DOWNSTREAM_SECRET: required (the secret order.created events are signed with)']);
+  if (previousSecret === secret) {
+    throw new ConfigError([
+      'DOWNSTREAM_SECRET_PREVIOUS: equals DOWNSTREAM_SECRET; it must hold the secret being replaced',
+    ]);
+  }
+  return { secrets: previousSecret === undefined ? { secret } : { secret, previousSecret } };
+}
+
 export function loadConsumerConfig(source: EnvSource = process.env): ConsumerConfig {
   const settings = parse(consumerSchema, source);
-  return { ...databaseConfig(settings), port: settings.CONSUMER_PORT, secret: settings.DOWNSTREAM_SECRET };
+  return { ...databaseConfig(settings), ...secretsConfig(settings), port: settings.CONSUMER_PORT };
 }
 
 export function loadBrokerConsumerConfig(source: EnvSource = process.env): BrokerConsumerConfig {
   const settings = parse(brokerConsumerSchema, source);
   return {
     ...databaseConfig(settings),
+    ...secretsConfig(settings),
     amqpUrl: settings.AMQP_URL,
     exchange: settings.ORDER_EVENTS_EXCHANGE,
     name: settings.CONSUMER_NAME,

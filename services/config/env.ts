@@ -231,6 +231,10 @@ export interface DownstreamConfig {
 export interface BrokerConfig {
   /** `amqp://` or `amqps://`, credentials included: never logged (see `brokerAddress`). */
   url: string;
+  /** DOWNSTREAM_SECRET: every message is signed with it, as the HTTP event is. */
+  secret: string;
+  /** During a rotation: messages are signed with this one too, so consumers still holding it verify. */
+  previousSecret?: string | undefined;
   /** The topic exchange order events are published to; asserted durable by the publisher. */
   exchange: string;
   /** One publish, connecting included, until the broker's confirm: below the activity's start-to-close. */
@@ -405,6 +409,11 @@ export function loadConfig(source: EnvSource = process.env): Config {
   if (env.DOWNSTREAM_URL && !env.DOWNSTREAM_SECRET) {
     problems.push('DOWNSTREAM_SECRET: required when DOWNSTREAM_URL is set (events are signed)');
   }
+  // Without a signature anyone allowed to publish on the exchange could publish an event for a key
+  // before the real one, and the consumer would apply it and take the real one for a duplicate.
+  if (env.AMQP_URL && !env.DOWNSTREAM_SECRET) {
+    problems.push('DOWNSTREAM_SECRET: required when AMQP_URL is set (broker messages are signed)');
+  }
   problems.push(...rotationProblems(env));
   const connectors = connectorsFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -475,9 +484,16 @@ export function loadConfig(source: EnvSource = process.env): Config {
             timeoutMs: env.DOWNSTREAM_TIMEOUT_MS,
           }
         : undefined,
-    broker: env.AMQP_URL
-      ? { url: env.AMQP_URL, exchange: env.ORDER_EVENTS_EXCHANGE, confirmTimeoutMs: env.AMQP_CONFIRM_TIMEOUT_MS }
-      : undefined,
+    broker:
+      env.AMQP_URL && env.DOWNSTREAM_SECRET
+        ? {
+            url: env.AMQP_URL,
+            secret: env.DOWNSTREAM_SECRET,
+            previousSecret: env.DOWNSTREAM_SECRET_PREVIOUS,
+            exchange: env.ORDER_EVENTS_EXCHANGE,
+            confirmTimeoutMs: env.AMQP_CONFIRM_TIMEOUT_MS,
+          }
+        : undefined,
     retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
     safetyNets: {
       scanIntervalMinutes: env.DUPLICATE_SCAN_INTERVAL_MINUTES,

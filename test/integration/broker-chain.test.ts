@@ -32,6 +32,8 @@ import {
 } from '../support/service.js';
 
 const RUN = randomBytes(3).toString('hex');
+/** DOWNSTREAM_SECRET: the worker signs every message with it, the consumer verifies each. */
+const SECRET = 'downstream-secret-0123456789';
 const ORDERS = 200;
 /** Approvals whose publish loses its confirm once: the retry puts a second copy on the queue. */
 const LOST_CONFIRMS = 4;
@@ -86,6 +88,7 @@ describe('the chain from the webhook to the RabbitMQ consumer, under faults', ()
     service = await startTestService({
       config: testConfig({
         AMQP_URL: throughProxy.toString(),
+        DOWNSTREAM_SECRET: SECRET,
         ORDER_EVENTS_EXCHANGE: exchange,
         AMQP_CONFIRM_TIMEOUT_MS: '3000',
         // 200 workflows at once on a slow machine: room for a write that waits on a row lock.
@@ -120,6 +123,7 @@ describe('the chain from the webhook to the RabbitMQ consumer, under faults', ()
         CONSUMER_SCHEMA: schema,
         CONSUMER_PREFETCH: '10',
         DATABASE_URL: stackEnv().databaseUrl,
+        DOWNSTREAM_SECRET: SECRET,
         ...extra,
       },
       readyLine: 'consuming order.created',

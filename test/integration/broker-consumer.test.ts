@@ -1,7 +1,8 @@
 // The RabbitMQ reference consumer on a real broker and a real PostgreSQL: each `order.created`
 // message has one effect whatever happens to the consumer between its commit and its ack, a
 // duplicate publish changes nothing, and a message that can never be applied ends in the
-// dead-letter queue instead of coming back. The test publishes contract-shaped messages itself.
+// dead-letter queue instead of coming back. The test publishes contract-shaped messages itself,
+// signed with the product's own signing code.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +16,7 @@ import {
   ORDER_CREATED_ROUTING_KEY,
   type OrderCreatedEvent,
 } from '../../domain-node/order-event.js';
+import { standardSignatureHeaders } from '../../domain-node/signature.js';
 import { seededRandom } from '../../tools/chaos/prng.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
@@ -23,6 +25,8 @@ import { type ConsumerLogLine, consumerLogLines, deleteTopology } from '../suppo
 import { eventually, stackEnv } from '../support/service.js';
 
 const RUN = randomBytes(3).toString('hex');
+/** DOWNSTREAM_SECRET of the service whose messages the consumer takes. */
+const SECRET = 'downstream-secret-0123456789';
 
 function logLines(consumer: ManagedProcess): ConsumerLogLine[] {
   return consumerLogLines(consumer.output());
@@ -85,6 +89,7 @@ describe('the RabbitMQ consumer of order.created', () => {
       CONSUMER_SCHEMA: schema,
       CONSUMER_PREFETCH: '10',
       DATABASE_URL: through.databaseUrl ?? stackEnv().databaseUrl,
+      DOWNSTREAM_SECRET: SECRET,
     };
     const consumer = (entry: string, extra: Record<string, string> = {}): ManagedProcess => {
       const managed = managedProcess({
@@ -116,20 +121,27 @@ describe('the RabbitMQ consumer of order.created', () => {
     };
   }
 
-  /** A message as the contract has it; `overrides` builds the ones that break it. */
+  /**
+   * A message as the contract has it, signed as the service signs it; `overrides` builds the ones
+   * that break the contract otherwise (`headers` replaces the `idempotency-key` header).
+   */
   async function publish(
     exchange: string,
     content: Buffer,
     event: Pick<OrderCreatedEvent, 'eventId' | 'idempotencyKey'>,
     overrides: Options.Publish = {},
   ): Promise<void> {
+    const headers = (overrides.headers as Record<string, unknown> | undefined) ?? {
+      'idempotency-key': event.idempotencyKey,
+    };
+    const timestamp = String(Math.floor(Date.now() / 1000));
     channel.publish(exchange, ORDER_CREATED_ROUTING_KEY, content, {
       persistent: true,
       messageId: event.eventId,
       type: ORDER_CREATED,
       contentType: 'application/json',
-      headers: { 'idempotency-key': event.idempotencyKey },
       ...overrides,
+      headers: { ...headers, ...standardSignatureHeaders({ secret: SECRET }, event.eventId, timestamp, content) },
     });
     await channel.waitForConfirms();
   }

@@ -10,6 +10,7 @@ import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import pg from 'pg';
 import { orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
+import { verifyStandardSignatureOfAnyAge } from '../../domain-node/signature.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { cli } from '../support/operator-cli.js';
@@ -155,6 +156,21 @@ describe('delivery of order events to a message broker', () => {
       [eventIdFor(key), 'order.created', 'application/json', 2],
     );
     assert.equal(properties.headers['idempotency-key'], key);
+    // Signed as the HTTP event is, in the Standard Webhooks scheme, over the same body.
+    const signed = properties.headers as Record<string, string | undefined>;
+    assert.equal(signed['webhook-id'], eventIdFor(key), 'webhook-id is the messageId');
+    const age = Date.now() / 1000 - Number(signed['webhook-timestamp']);
+    assert.ok(Math.abs(age) < 120, `webhook-timestamp is the time of this publish, not ${age} s off`);
+    assert.deepEqual(
+      verifyStandardSignatureOfAnyAge({
+        secret: SECRET,
+        idHeader: signed['webhook-id'],
+        timestampHeader: signed['webhook-timestamp'],
+        signatureHeader: signed['webhook-signature'],
+        rawBody: message.content,
+      }),
+      { ok: true },
+    );
     const messageId = properties.messageId;
     const [arrival] = downstream.arrivals(key);
     assert.equal(arrival?.eventId, messageId, 'the message id is the X-Event-Id');
@@ -272,7 +288,9 @@ describe('delivery of order events to a message broker alone', () => {
   before(async () => {
     if (!broker.reachable()) return; // every test fails, saying why
     ({ exchange, channel, close: closeExchange } = await testExchange(broker.connection()));
-    service = await startTestService({ config: testConfig({ AMQP_URL, ORDER_EVENTS_EXCHANGE: exchange }) });
+    service = await startTestService({
+      config: testConfig({ AMQP_URL, DOWNSTREAM_SECRET: SECRET, ORDER_EVENTS_EXCHANGE: exchange }),
+    });
   });
   after(async () => {
     await service?.stop();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { unrecoverableBrokerFailure } from '../../examples/consumer/broker-consumer.js';
-import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
+import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError, loadConfig } from '../../services/config/env.js';
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -13,6 +13,9 @@ function problemsOf(env: Record<string, string>): string[] {
   }
   assert.fail('expected the configuration to be refused');
 }
+
+/** A DOWNSTREAM_SECRET for the settings that need one. */
+const SIGNING = 'downstream-secret-0123456789';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -111,11 +114,16 @@ describe('configuration', () => {
 
   it('reads the broker settings: off without AMQP_URL, the exchange and confirm timeout below one attempt', () => {
     assert.equal(loadConfig({}).broker, undefined);
-    assert.deepEqual(loadConfig({ AMQP_URL: 'amqps://u:p@mq.example:5671/orders' }).broker, {
-      url: 'amqps://u:p@mq.example:5671/orders',
-      exchange: 'orders',
-      confirmTimeoutMs: 3_000,
-    });
+    assert.deepEqual(
+      loadConfig({ AMQP_URL: 'amqps://u:p@mq.example:5671/orders', DOWNSTREAM_SECRET: SIGNING }).broker,
+      {
+        url: 'amqps://u:p@mq.example:5671/orders',
+        secret: SIGNING,
+        previousSecret: undefined,
+        exchange: 'orders',
+        confirmTimeoutMs: 3_000,
+      },
+    );
     assert.match(problemsOf({ AMQP_URL: 'http://mq.example' }).join('\n'), /^AMQP_URL: must be an amqp:\/\//m);
     // Without a host amqplib would quietly publish to whatever broker runs on localhost.
     for (const hostless of ['amqp://', 'amqp:///orders', 'amqp:mq']) {
@@ -134,6 +142,20 @@ describe('configuration', () => {
       loadConfig({ ACTIVITY_START_TO_CLOSE_MS: '3000', DOWNSTREAM_TIMEOUT_MS: '2000' }).writePolicy.startToCloseMs,
       3_000,
     );
+  });
+
+  it('refuses AMQP_URL without DOWNSTREAM_SECRET, naming both: every broker message is signed', () => {
+    const problems = problemsOf({ AMQP_URL: 'amqp://mq.example' });
+    assert.deepEqual(problems, ['DOWNSTREAM_SECRET: required when AMQP_URL is set (broker messages are signed)']);
+    // Signed with both secrets during a rotation, as the HTTP event is.
+    const rotating = loadConfig({
+      AMQP_URL: 'amqp://mq.example',
+      DOWNSTREAM_SECRET: SIGNING,
+      DOWNSTREAM_SECRET_PREVIOUS: 'the-old-downstream-secret',
+    }).broker;
+    assert.deepEqual([rotating?.secret, rotating?.previousSecret], [SIGNING, 'the-old-downstream-secret']);
+    // A secret alone, for HTTP events that are not sent, is no broker.
+    assert.equal(loadConfig({ DOWNSTREAM_SECRET: SIGNING }).broker, undefined);
   });
 
   it('refuses an MCP tool wait that is not above one write attempt, or that reaches the client timeout', () => {
@@ -293,7 +315,11 @@ describe('the RabbitMQ consumer configuration', () => {
   };
 
   it('has the documented defaults and takes DATABASE_URL when CONSUMER_DATABASE_URL is unset', () => {
-    const config = loadBrokerConsumerConfig({ AMQP_URL: 'amqp://127.0.0.1', DATABASE_URL: 'postgresql://db/x' });
+    const config = loadBrokerConsumerConfig({
+      AMQP_URL: 'amqp://127.0.0.1',
+      DATABASE_URL: 'postgresql://db/x',
+      DOWNSTREAM_SECRET: SIGNING,
+    });
     assert.deepEqual(config, {
       amqpUrl: 'amqp://127.0.0.1',
       exchange: 'orders',
@@ -301,7 +327,30 @@ describe('the RabbitMQ consumer configuration', () => {
       prefetch: 10,
       databaseUrl: 'postgresql://db/x',
       schema: 'consumer',
+      secrets: { secret: SIGNING },
     });
+  });
+
+  it('verifies with DOWNSTREAM_SECRET, which it requires, and DOWNSTREAM_SECRET_PREVIOUS during a rotation', () => {
+    const settings = { AMQP_URL: 'amqp://127.0.0.1', DATABASE_URL: 'postgresql://db/x' };
+    assert.match(refusal(settings), /^DOWNSTREAM_SECRET: required/);
+    assert.match(refusal({ ...settings, DOWNSTREAM_SECRET: 'short' }), /^DOWNSTREAM_SECRET: must be at least 16/);
+    const rotating = {
+      ...settings,
+      DOWNSTREAM_SECRET: SIGNING,
+      DOWNSTREAM_SECRET_PREVIOUS: 'the-old-downstream-secret',
+    };
+    assert.deepEqual(loadBrokerConsumerConfig(rotating).secrets, {
+      secret: SIGNING,
+      previousSecret: 'the-old-downstream-secret',
+    });
+    assert.match(
+      refusal({ ...settings, DOWNSTREAM_SECRET: SIGNING, DOWNSTREAM_SECRET_PREVIOUS: SIGNING }),
+      /^DOWNSTREAM_SECRET_PREVIOUS: equals DOWNSTREAM_SECRET/,
+    );
+    // The HTTP consumer reads the same two settings the same way.
+    assert.deepEqual(loadConsumerConfig(rotating).secrets, loadBrokerConsumerConfig(rotating).secrets);
+    assert.throws(() => loadConsumerConfig({ DATABASE_URL: 'postgresql://db/x' }), /DOWNSTREAM_SECRET: required/);
   });
 
   it('names the variable of a missing or malformed setting', () => {
@@ -320,7 +369,11 @@ describe('the RabbitMQ consumer configuration', () => {
     assert.match(refusal({ AMQP_URL: 'amqp://127.0.0.1' }), /^CONSUMER_DATABASE_URL: required/);
   });
 
-  const withDatabase = (env: Record<string, string>) => ({ DATABASE_URL: 'postgresql://db/x', ...env });
+  const withDatabase = (env: Record<string, string>) => ({
+    DATABASE_URL: 'postgresql://db/x',
+    DOWNSTREAM_SECRET: SIGNING,
+    ...env,
+  });
 
   it('refuses an AMQP_URL that is no URL, of another scheme, or without a host', () => {
     assert.match(refusal(withDatabase({ AMQP_URL: 'broker:5672' })), /^AMQP_URL: must be an amqp:\/\/ or amqps:\/\//);

@@ -11,8 +11,10 @@ import {
   signBody,
   signStandard,
   standardSecretProblem,
+  standardSignatureHeaders,
   verifySignature,
   verifyStandardSignature,
+  verifyStandardSignatureOfAnyAge,
   verifyWebhookSignature,
 } from '../../domain-node/signature.js';
 
@@ -241,6 +243,86 @@ describe('secret rotation', () => {
       }).ok;
     assert.deepEqual([check(signedBy(current), previous), check(signedBy(previous), previous)], [true, true]);
     assert.deepEqual([check(signedBy(current)), check(signedBy(previous))], [true, false]);
+  });
+});
+
+describe('the signature of a broker message, which has no timestamp window', () => {
+  const secret = 'downstream-secret-0123456789';
+  const body = Buffer.from('{"type":"order.created","eventId":"evt_1"}');
+  const now = Math.floor(Date.now() / 1000);
+
+  const anyAge = (headers: Record<string, string>, rawBody: Buffer = body, secrets = { secret }) =>
+    verifyStandardSignatureOfAnyAge({
+      ...secrets,
+      idHeader: headers['webhook-id'],
+      timestampHeader: headers['webhook-timestamp'],
+      signatureHeader: headers['webhook-signature'],
+      rawBody,
+    });
+
+  it('the broker headers are the HTTP event’s Standard Webhooks headers, which the library verifies', () => {
+    const timestamp = String(now);
+    const broker = standardSignatureHeaders(
+      { secret, previousSecret: 'the-old-secret-0123456789' },
+      'evt_1',
+      timestamp,
+      body,
+    );
+    const http = eventSignatureHeaders(
+      { secret, previousSecret: 'the-old-secret-0123456789' },
+      'evt_1',
+      timestamp,
+      body,
+    );
+    assert.deepEqual(broker, {
+      'webhook-id': http['webhook-id'],
+      'webhook-timestamp': http['webhook-timestamp'],
+      'webhook-signature': http['webhook-signature'],
+    });
+    assert.equal(broker['webhook-signature'].split(' ').length, 2, 'one entry per secret during a rotation');
+    libraryVerifier(secret).verify(body, broker, { jsonParse: false });
+  });
+
+  it('a message signed a day ago is accepted without a window, and refused with one', () => {
+    const dayOld = standardSignatureHeaders({ secret }, 'evt_1', String(now - 24 * 3600), body);
+    assert.deepEqual(anyAge(dayOld), { ok: true });
+    const windowed = verifyStandardSignature({
+      secret,
+      idHeader: dayOld['webhook-id'],
+      timestampHeader: dayOld['webhook-timestamp'],
+      signatureHeader: dayOld['webhook-signature'],
+      rawBody: body,
+      toleranceSeconds: 300,
+    });
+    assert.deepEqual(windowed, { ok: false, reason: 'webhook-timestamp is more than 300 seconds off' });
+  });
+
+  it('without a window, the signature still decides: another body, id, timestamp or secret is refused', () => {
+    const signed = standardSignatureHeaders({ secret }, 'evt_1', String(now - 3600), body);
+    const refusals = [
+      anyAge(signed, Buffer.from('{"type":"order.created","eventId":"evt_2"}')),
+      anyAge({ ...signed, 'webhook-id': 'evt_2' }),
+      anyAge({ ...signed, 'webhook-timestamp': String(now) }),
+      anyAge({ ...signed, 'webhook-timestamp': 'yesterday' }),
+      anyAge(signed, body, { secret: 'a-secret-nobody-holds-0123456789' }),
+      anyAge({ 'webhook-id': 'evt_1', 'webhook-timestamp': String(now) }),
+    ].map((check) => (check.ok ? 'accepted' : check.reason));
+    assert.deepEqual(refusals, [
+      'no webhook-signature entry matches the id, timestamp and body',
+      'no webhook-signature entry matches the id, timestamp and body',
+      'no webhook-signature entry matches the id, timestamp and body',
+      'webhook-timestamp must be unix seconds',
+      'no webhook-signature entry matches the id, timestamp and body',
+      'missing webhook-signature header',
+    ]);
+    // A message signed during a rotation verifies with either secret.
+    const rotating = standardSignatureHeaders(
+      { secret, previousSecret: 'the-old-secret-0123456789' },
+      'evt_1',
+      '1',
+      body,
+    );
+    assert.deepEqual(anyAge(rotating, body, { secret: 'the-old-secret-0123456789' }), { ok: true });
   });
 });
 

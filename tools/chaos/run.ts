@@ -206,7 +206,7 @@ async function main(): Promise<number> {
       WEBHOOK_SECRET,
     };
     // The consumer binds its queue before the worker publishes: no event of the run is unroutable.
-    await broker.startConsumer(databaseUrl, commonEnv);
+    await broker.startConsumer(databaseUrl, { ...commonEnv, DOWNSTREAM_SECRET });
     const api = managedProcess({
       name: 'api',
       entry: 'edges/http/main.ts',

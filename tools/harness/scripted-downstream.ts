@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { createConsumer } from '../../examples/consumer/consumer.js';
+import { httpEventVerifier } from '../../examples/consumer/event-signature.js';
 
 export type Reply =
   | { kind: 'status'; status: number; headers?: Record<string, string> }
@@ -38,7 +39,7 @@ export async function startScriptedDownstream(
   /** How to answer a request no script covers; the consumer by default. */
   fallback: (arrival: Arrival) => Reply = () => ({ kind: 'consumer' }),
 ): Promise<ScriptedDownstream> {
-  const consumer = createConsumer({ pool, secret, schema });
+  const consumer = createConsumer({ pool, verify: httpEventVerifier({ secret }), schema });
   await consumer.migrate();
   const scripts = new Map<string, Reply[]>();
   const arrivals: Arrival[] = [];

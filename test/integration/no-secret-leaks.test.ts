@@ -80,6 +80,7 @@ describe('no secret in any output', () => {
     WEBHOOK_SECRET: probe('webhook-secret'),
     WEBHOOK_SECRET_PREVIOUS: probe('webhook-previous'),
     MCP_TOKEN: probe('mcp-token'),
+    MCP_TOKEN_PREVIOUS: probe('mcp-token-previous'),
     DOWNSTREAM_SECRET: probe('downstream-secret'),
     DOWNSTREAM_SECRET_PREVIOUS: probe('downstream-previous'),
     FEISHU_ENCRYPT_KEY: probe('feishu-encrypt-key'),
@@ -173,6 +174,7 @@ describe('no secret in any output', () => {
       WEBHOOK_SECRET: secrets.WEBHOOK_SECRET,
       WEBHOOK_SECRET_PREVIOUS: secrets.WEBHOOK_SECRET_PREVIOUS,
       MCP_TOKEN: secrets.MCP_TOKEN,
+      MCP_TOKEN_PREVIOUS: secrets.MCP_TOKEN_PREVIOUS,
       DOWNSTREAM_URL: downstreamUrl,
       DOWNSTREAM_SECRET: secrets.DOWNSTREAM_SECRET,
       DOWNSTREAM_SECRET_PREVIOUS: secrets.DOWNSTREAM_SECRET_PREVIOUS,
@@ -291,6 +293,7 @@ describe('no secret in any output', () => {
     const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     for (const extra of [
       { authorization: `Bearer ${secrets.MCP_TOKEN}` } as Record<string, string>,
+      { authorization: `Bearer ${secrets.MCP_TOKEN_PREVIOUS}` },
       { authorization: `Bearer ${probe('wrong-mcp-token')}` },
       { authorization: `Bearer ${secrets.MCP_TOKEN}`, origin: 'http://evil.example' },
     ]) {
@@ -366,7 +369,8 @@ describe('no secret in any output', () => {
     assert.ok(statuses.filter((status) => /^(feishu|dingtalk) callback 4/.test(status)).length === 2, statuses.join());
     assert.deepEqual(
       statuses.filter((status) => status.startsWith('/mcp')),
-      ['/mcp 200', '/mcp 401', '/mcp 403'],
+      ['/mcp 200', '/mcp 200', '/mcp 401', '/mcp 403'],
+      'the new token and the one it replaces are served, a wrong token and a foreign origin refused',
     );
     assert.equal(keys.length, 6);
     assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');

@@ -8,6 +8,7 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   port: number;
   database?: string;
+  maxConnections?: number;
   onOutput?: (line: string) => void;
 }
 
@@ -31,6 +32,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // PostgreSQL refuses to run as root; as root the package runs it as a dedicated user.
     createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : [],
     onLog: (message) => options.onOutput?.(String(message).trimEnd()),
     onError: (message) => options.onOutput?.(String(message).trimEnd()),
   });

@@ -18,6 +18,8 @@ export interface StackOptions {
   headless?: boolean;
   /** Keep Temporal's state on disk (dev) or in memory (tests). */
   persistTemporal?: boolean;
+  /** The embedded PostgreSQL's max_connections (its default, 100, when unset). */
+  maxDatabaseConnections?: number;
   log?: (source: 'postgres' | 'temporal', line: string) => void;
 }
 
@@ -42,6 +44,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
             startEmbeddedPostgres({
               dataDir: path.join(options.dataDir, 'postgres'),
               port: options.ports?.postgres ?? (await freePort()),
+              ...(options.maxDatabaseConnections ? { maxConnections: options.maxDatabaseConnections } : {}),
               onOutput: (line) => options.log?.('postgres', line),
             }))(),
       options.temporalAddress

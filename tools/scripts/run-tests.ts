@@ -1,20 +1,42 @@
 // `npm test`: lint, typecheck, then every test file under node's own runner, against a real
 // Temporal dev server and a real PostgreSQL that this script starts once for the whole run
 // (node --test has no global setup). DATABASE_URL / TEMPORAL_ADDRESS point it at others instead.
+//
+// Files run side by side (`--concurrency`, 3 by default), each in a database of its own copied
+// from the migrated template (tools/harness/own-database.ts) and on task queues of its own. The
+// few files that own the machine — they start stacks of their own, kill and restart processes, or
+// put a gateway's timeouts under load — run first, one at a time. A DATABASE_URL of the caller's
+// own runs every file one after another in that one database.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { startStack } from '../dev/stack.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'skip-checks': { type: 'boolean', default: false } },
+  options: {
+    'skip-checks': { type: 'boolean', default: false },
+    concurrency: { type: 'string', default: '3' },
+  },
 });
+
+/** Files that must have the machine to themselves: each runs alone, before the others. */
+const RUN_ALONE = new Set([
+  // Starts a Temporal and a PostgreSQL of its own and kills and restarts them.
+  'test/chaos/fault-proof.test.ts',
+  // Starts a stack of its own and times its faults against it.
+  'test/chaos/explorer.test.ts',
+  // nginx's read timeouts in front of instances that are slow or killed on purpose.
+  'test/integration/gateway.test.ts',
+]);
+
+const TEMPLATE_DATABASE = 'orders_template';
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve) => {
@@ -33,6 +55,67 @@ function testFiles(): string[] {
   );
 }
 
+/** The closing figures of one `node --test` run, as its spec reporter prints them. */
+type Summary = Map<string, number>;
+const SUMMARY_LINE = /^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ([\d.]+)$/;
+
+/** Runs `node --test` over `files`, its output passed through, and returns its summary. */
+function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, timesFile: string) {
+  const args = [
+    '--import',
+    'tsx',
+    ...(env.TEST_DATABASE_TEMPLATE ? ['--import', './tools/harness/own-database.ts'] : []),
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./tools/scripts/test-file-times.mjs',
+    `--test-reporter-destination=${timesFile}`,
+    ...files,
+  ];
+  return new Promise<{ code: number; summary: Summary }>((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
+    const summary: Summary = new Map();
+    let pending = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        const match = SUMMARY_LINE.exec(line.trim());
+        if (match) summary.set(match[1] as string, Number(match[2]));
+      }
+    });
+    child.once('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), summary }));
+  });
+}
+
+/** A copy of the migrated database that every file's own database is made from. */
+async function makeTemplate(databaseUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${TEMPLATE_DATABASE}"`);
+    await admin.query(`CREATE DATABASE "${TEMPLATE_DATABASE}" TEMPLATE "${new URL(databaseUrl).pathname.slice(1)}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
+function printFileTimes(timesFiles: string[]): void {
+  const seconds: [string, number][] = timesFiles.flatMap((file) => {
+    try {
+      return Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>);
+    } catch {
+      return [];
+    }
+  });
+  seconds.sort((a, b) => b[1] - a[1]);
+  console.log('\n== time per test file (s, its tests one after another)');
+  for (const [file, value] of seconds) console.log(`${value.toFixed(1).padStart(7)}  ${file}`);
+}
+
 async function main(): Promise<number> {
   if (!values['skip-checks']) {
     for (const [name, command, args] of [
@@ -48,36 +131,80 @@ async function main(): Promise<number> {
       }
     }
   }
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    console.error('--concurrency must be a whole number of files, at least 1');
+    return 2;
+  }
 
   console.log('\n== starting Temporal dev server and PostgreSQL for the test run');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-test-'));
   // As root, PostgreSQL runs as its own user, which must reach the data folder.
   chmodSync(dataDir, 0o755);
   const started = Date.now();
+  const ownDatabase = process.env.DATABASE_URL;
   const stack = await startStack({
     dataDir,
-    ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
+    ...(ownDatabase ? { databaseUrl: ownDatabase } : {}),
     ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
     namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
     headless: true,
     persistTemporal: false,
+    // Files side by side, each with its pools, workers and child processes.
+    maxDatabaseConnections: 400,
   });
   console.log(
     // A DATABASE_URL of the caller's own is shown without its password (CI logs are widely read).
-    `   ready in ${Date.now() - started} ms: PostgreSQL ${process.env.DATABASE_URL ? redactUrl(stack.databaseUrl) : stack.databaseUrl}, Temporal ${stack.temporalAddress}`,
+    `   ready in ${Date.now() - started} ms: PostgreSQL ${ownDatabase ? redactUrl(stack.databaseUrl) : stack.databaseUrl}, Temporal ${stack.temporalAddress}`,
   );
 
+  const timesDir = mkdtempSync(path.join(os.tmpdir(), 'orders-test-times-'));
   try {
-    console.log('\n== tests');
-    return await run(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...testFiles()], {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       LOG_LEVEL: 'warn',
-    });
+    };
+    const sideBySide = ownDatabase ? 1 : concurrency;
+    if (sideBySide > 1) {
+      await makeTemplate(stack.databaseUrl);
+      env.TEST_DATABASE_TEMPLATE = TEMPLATE_DATABASE;
+    }
+    const files = testFiles();
+    const phases = [
+      { name: 'the files that run alone', files: files.filter((file) => RUN_ALONE.has(file)), concurrency: 1 },
+      {
+        name: `the other files, ${sideBySide} at a time`,
+        files: files.filter((file) => !RUN_ALONE.has(file)),
+        concurrency: sideBySide,
+      },
+    ].filter((phase) => phase.files.length > 0);
+
+    const total: Summary = new Map();
+    let code = 0;
+    const timesFiles: string[] = [];
+    for (const [index, phase] of phases.entries()) {
+      console.log(`\n== tests: ${phase.name}`);
+      const timesFile = path.join(timesDir, `phase-${index}.json`);
+      timesFiles.push(timesFile);
+      const result = await nodeTest(phase.files, phase.concurrency, env, timesFile);
+      if (result.code !== 0) code = result.code;
+      for (const [name, value] of result.summary) total.set(name, (total.get(name) ?? 0) + value);
+    }
+    printFileTimes(timesFiles);
+    if (phases.length > 1) {
+      // The closing summary covers every phase, in the spec reporter's own form.
+      console.log('\n== all tests');
+      for (const [name, value] of total) {
+        console.log(`ℹ ${name} ${name === 'duration_ms' ? value.toFixed(3) : value}`);
+      }
+    }
+    return code;
   } finally {
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(timesDir, { recursive: true, force: true });
   }
 }
 

@@ -1,0 +1,33 @@
+// Loaded with `--import` into every test file's process when the test runner runs files side by
+// side: gives the file a database of its own, copied from the migrated template the runner made,
+// and points DATABASE_URL at it before the file's first line runs. Files then share the Temporal
+// dev server (each on task queues of its own) but no table: a scan, a purge or a count over all
+// orders in one file never sees another file's rows. The processes a test starts inherit the
+// variable, so an API or worker child writes to the same database as the test that reads it.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+const template = process.env.TEST_DATABASE_TEMPLATE;
+const databaseUrl = process.env.DATABASE_URL;
+
+// The runner's own process (`node --test …`) loads this module too; only the files' processes,
+// which it starts without `--test`, each take a database.
+const isRunner = process.execArgv.includes('--test');
+
+if (template && databaseUrl && !isRunner && !process.env.TEST_OWN_DATABASE) {
+  const name = `test_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    // Several files start at the same instant; PostgreSQL refuses a copy while another session
+    // is connected to the template, which only the runner ever was, and it has left.
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  } finally {
+    await admin.end();
+  }
+  const own = new URL(databaseUrl);
+  own.pathname = `/${name}`;
+  process.env.DATABASE_URL = own.href;
+  // A child that loads this module again keeps the database it was given.
+  process.env.TEST_OWN_DATABASE = name;
+}

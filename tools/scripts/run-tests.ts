@@ -3,11 +3,11 @@
 // (node --test has no global setup). DATABASE_URL / TEMPORAL_ADDRESS point it at others instead.
 //
 // Files run side by side (`--concurrency`, 3 by default), each in a database of its own copied
-// from the migrated template (tools/harness/own-database.ts) and on task queues of its own. The
+// from the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
 // few files that own the machine — they start stacks of their own, kill and restart processes, or
 // put a gateway's timeouts under load — run first, one at a time. A DATABASE_URL of the caller's
 // own runs every file one after another in that one database.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +38,38 @@ const RUN_ALONE = new Set([
 
 const TEMPLATE_DATABASE = 'orders_template';
 
+/** Debian packages some test files need from the machine, and the files that need them. */
+const MACHINE_PACKAGES = [
+  {
+    name: 'nginx',
+    files: ['test/integration/gateway.test.ts'],
+    present: () => ['nginx', '/usr/sbin/nginx'].some((bin) => spawnSync(bin, ['-v'], { stdio: 'ignore' }).status === 0),
+  },
+];
+
+/**
+ * Installs what the chosen files need from Debian when it is missing and this runs as root; where
+ * it cannot, says the one command that would, before any test runs. A newcomer never sees a test
+ * fail for a missing package.
+ */
+async function ensureMachinePackages(files: string[]): Promise<boolean> {
+  const missing = MACHINE_PACKAGES.filter(
+    (pkg) => pkg.files.some((file) => files.includes(file)) && !pkg.present(),
+  ).map((pkg) => pkg.name);
+  if (missing.length === 0) return true;
+  const install = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
+  if (process.getuid?.() !== 0) {
+    console.error(
+      `\nthe test suite needs ${missing.join(', ')} from Debian; install it first:\n  sudo sh -c '${install}'`,
+    );
+    return false;
+  }
+  console.log(`\n== installing ${missing.join(', ')} from Debian for the tests that need it`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if ((await run('apt-get', ['update', '-qq'], env)) !== 0) return false;
+  return (await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], env)) === 0;
+}
+
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: ROOT, env, stdio: 'inherit' });
@@ -64,7 +96,7 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
   const args = [
     '--import',
     'tsx',
-    ...(env.TEST_DATABASE_TEMPLATE ? ['--import', './tools/harness/own-database.ts'] : []),
+    ...(env.TEST_DATABASE_TEMPLATE ? ['--import', './tools/scripts/test-own-database.mjs'] : []),
     '--test',
     `--test-concurrency=${concurrency}`,
     '--test-reporter=spec',
@@ -131,6 +163,7 @@ async function main(): Promise<number> {
       }
     }
   }
+  if (!(await ensureMachinePackages(testFiles()))) return 1;
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     console.error('--concurrency must be a whole number of files, at least 1');

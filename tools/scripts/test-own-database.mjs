@@ -4,12 +4,14 @@
 // dev server (each on task queues of its own) but no table: a scan, a purge or a count over all
 // orders in one file never sees another file's rows. The processes a test starts inherit the
 // variable, so an API or worker child writes to the same database as the test that reads it.
+// JavaScript, not TypeScript: the workflow worker's threads inherit the `--import` flags, and load
+// this module before any TypeScript loader is in place.
 import { randomBytes } from 'node:crypto';
+import { URL } from 'node:url';
 import pg from 'pg';
 
 const template = process.env.TEST_DATABASE_TEMPLATE;
 const databaseUrl = process.env.DATABASE_URL;
-
 // The runner's own process (`node --test …`) loads this module too; only the files' processes,
 // which it starts without `--test`, each take a database.
 const isRunner = process.execArgv.includes('--test');
@@ -19,8 +21,8 @@ if (template && databaseUrl && !isRunner && !process.env.TEST_OWN_DATABASE) {
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   try {
-    // Several files start at the same instant; PostgreSQL refuses a copy while another session
-    // is connected to the template, which only the runner ever was, and it has left.
+    // Several files start at the same instant: each copies the template, to which no session is
+    // connected (the runner made it and left), as PostgreSQL requires of a copy's source.
     await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
   } finally {
     await admin.end();
@@ -28,6 +30,6 @@ if (template && databaseUrl && !isRunner && !process.env.TEST_OWN_DATABASE) {
   const own = new URL(databaseUrl);
   own.pathname = `/${name}`;
   process.env.DATABASE_URL = own.href;
-  // A child that loads this module again keeps the database it was given.
+  // A child process or thread that loads this module again keeps the database it was given.
   process.env.TEST_OWN_DATABASE = name;
 }

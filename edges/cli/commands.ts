@@ -10,6 +10,7 @@ import { DECIDED_BY_MAX_LENGTH, decidedByProblem } from '../../domain/decided-by
 import { idempotencyKeyFor, parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
 import {
+  type AwaitingDecision,
   decideCompensation,
   decideDelivery,
   listOrdersAwaitingDecision,
@@ -188,6 +189,29 @@ function deliveryDecision(name: 'redeliver' | 'mark-handled', summary: string, m
   };
 }
 
+/** What `awaiting` answers: the keys as data, and a table for a person. */
+export function awaitingResult(waiting: AwaitingDecision[]): CommandResult {
+  return {
+    ok: true,
+    data: waiting,
+    human:
+      waiting.length === 0
+        ? 'no key is waiting for a person'
+        : table(
+            ['KEY', 'STATUS', 'NEXT', 'CUSTOMER', 'AMOUNT', 'WAITING SINCE', 'WHY'],
+            waiting.map((order) => [
+              order.idempotencyKey,
+              order.status,
+              order.nextActions.join(' | '),
+              order.customerId,
+              `${order.totalAmount} ${order.currency}`,
+              order.waitingSince,
+              order.reason.slice(0, 60),
+            ]),
+          ),
+  };
+}
+
 export const COMMANDS: Command[] = [
   {
     name: 'status',
@@ -260,29 +284,7 @@ export const COMMANDS: Command[] = [
       const listed = await listOrdersAwaitingDecision(context.prisma(), positiveInteger(values, 'limit', 50), {
         unconfirmedAfterMs: nonNegativeInteger(values, 'unconfirmed-after', UNCONFIRMED_AFTER_MS / 1000) * 1000,
       });
-      // BROKEN ON PURPOSE, tests only: unconfirmed claims are left out, so the explorer's own test
-      // shows that it notices a key nobody looks after.
-      const hidesClaims = context.config.brokenRuleForTests === 'awaiting-hides-unconfirmed-claims';
-      const waiting = hidesClaims ? listed.filter((row) => row.status !== 'RECEIVED') : listed;
-      return {
-        ok: true,
-        data: waiting,
-        human:
-          waiting.length === 0
-            ? 'no key is waiting for a person'
-            : table(
-                ['KEY', 'STATUS', 'NEXT', 'CUSTOMER', 'AMOUNT', 'WAITING SINCE', 'WHY'],
-                waiting.map((order) => [
-                  order.idempotencyKey,
-                  order.status,
-                  order.nextActions.join(' | '),
-                  order.customerId,
-                  `${order.totalAmount} ${order.currency}`,
-                  order.waitingSince,
-                  order.reason.slice(0, 60),
-                ]),
-              ),
-      };
+      return awaitingResult(listed);
     },
   },
   decision(

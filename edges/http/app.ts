@@ -15,7 +15,7 @@ import {
   orderNotFound,
 } from '../../services/failure-outcome.js';
 import { readOrderStatus } from '../../services/submission/order-status-view.js';
-import { submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
+import { type StartGuard, submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerOaRoutes } from './oa-routes.js';
@@ -42,6 +42,8 @@ export interface AppDeps {
   metrics?: ProductMetrics;
   /** The OA connectors that are on (Feishu, DingTalk); a vendor without one answers 404. */
   connectors?: Partial<Record<OaVendor, Connector>>;
+  /** Which webhook and MCP deliveries may start their key's workflow; the product's own guard unless given. */
+  startGuard?: StartGuard;
 }
 
 /** What the log says when a dependency was unavailable (the answer is a 503 with Retry-After). */
@@ -170,7 +172,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
     const submission = await inRequestSpan(request, () =>
       submitApproval(
-        submissionDepsFrom(config, deps.prisma, deps.temporal),
+        { ...submissionDepsFrom(config, deps.prisma, deps.temporal), startGuard: deps.startGuard },
         parsed.value,
         'webhook',
         wait === undefined ? {} : { waitUntil: receivedAt + wait * 1000 },
@@ -205,7 +207,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   // MCP tools for AI agents: the same path to the workflow as the webhook above.
-  registerMcpRoute(app, { config, prisma: deps.prisma, temporal: deps.temporal, log: app.log });
+  registerMcpRoute(app, {
+    config,
+    prisma: deps.prisma,
+    temporal: deps.temporal,
+    log: app.log,
+    startGuard: deps.startGuard,
+  });
 
   app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));
 

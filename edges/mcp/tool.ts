@@ -7,6 +7,7 @@ import type { BaseLogger } from 'pino';
 import { z } from 'zod';
 import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
+import type { StartGuard } from '../../services/submission/submit-approval.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { toFieldErrors } from '../../domain/order-input.js';
 import type { Client } from '@temporalio/client';
@@ -21,6 +22,8 @@ export interface McpDeps {
   prisma: PrismaClient;
   temporal: Client;
   log: McpLogger;
+  /** Which submissions may start their key's workflow; the product's own guard unless given. */
+  startGuard?: StartGuard;
 }
 
 /** An idempotency key as an argument: only a well-formed key is looked up. */

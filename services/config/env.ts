@@ -12,10 +12,6 @@ import {
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { webOrigin } from '../../domain-node/web-origin.js';
 
-/** The deliberately broken rules a test may switch on (see `BROKEN_RULE_FOR_TESTS`). */
-export const BROKEN_RULES = ['redelivery-restarts-after-abandon', 'awaiting-hides-unconfirmed-claims'] as const;
-export type BrokenRule = (typeof BROKEN_RULES)[number];
-
 /** Every shared secret (webhook, downstream events, MCP token) has the same floor. */
 export const secretSetting = z.string().min(16, 'must be at least 16 characters');
 /** A secret that signs or verifies: a `whsec_` one must also be usable as a Standard Webhooks key. */
@@ -197,9 +193,6 @@ const envSchema = z.object({
     .regex(/^(true|false)$/i, 'must be true or false')
     .transform((value) => value.toLowerCase() === 'true')
     .optional(),
-  // A rule broken on purpose, so the model-based explorer (tools/explorer) can prove it finds and
-  // shrinks a broken promise. Refused outside NODE_ENV=test.
-  BROKEN_RULE_FOR_TESTS: z.enum(BROKEN_RULES).optional(),
 });
 
 export type RawEnv = z.input<typeof envSchema>;
@@ -315,8 +308,6 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   mcp: McpConfig;
   connectors: ConnectorsConfig;
-  /** A rule broken on purpose for the explorer's own test; always undefined outside NODE_ENV=test. */
-  brokenRuleForTests: BrokenRule | undefined;
 }
 
 export interface TracingConfig {
@@ -396,9 +387,6 @@ export function loadConfig(source: EnvSource = process.env): Config {
   }
   const env = parsed.data;
   const problems = ladderProblems(env);
-  if (env.BROKEN_RULE_FOR_TESTS && env.NODE_ENV !== 'test') {
-    problems.push('BROKEN_RULE_FOR_TESTS: only allowed when NODE_ENV=test');
-  }
   if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
     problems.push(
       env.TEMPORAL_TLS_CERT
@@ -508,7 +496,6 @@ export function loadConfig(source: EnvSource = process.env): Config {
       allowedOrigins: env.MCP_ALLOWED_ORIGINS,
     },
     connectors,
-    brokenRuleForTests: env.BROKEN_RULE_FOR_TESTS,
   };
 }
 

@@ -3,7 +3,7 @@
 // business identifiers — the only place besides domain/idempotency-key.ts that touches it — and
 // travels as workflow input.
 import type { Client } from '@temporalio/client';
-import type { BrokenRule, Config, WritePolicy } from '../config/env.js';
+import type { Config, WritePolicy } from '../config/env.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
 import { canonicalOrder, describeDifferences, totalAmountOf } from '../../domain/canonical-order.js';
 import { fingerprintOf } from '../../domain-node/fingerprint.js';
@@ -40,9 +40,30 @@ export interface SubmissionDeps {
   startTimeoutMs: number;
   /** The order worker runs in this process on the client's connection: starts ask for eager start. */
   workerInProcess?: boolean | undefined;
-  /** Tests only: a rule broken on purpose (config `BROKEN_RULE_FOR_TESTS`). */
-  brokenRuleForTests?: BrokenRule | undefined;
+  /** Which deliveries may start their key's workflow: `oneStartPerKey` unless a test passes another. */
+  startGuard?: StartGuard | undefined;
 }
+
+/**
+ * Which deliveries may start their key's workflow. Passed in, like every dependency, so a test can
+ * run the service with a guard broken on purpose and show that its checks notice.
+ */
+export interface StartGuard {
+  /** Whether a delivery of the key `record` holds may start (or attach to) its workflow. */
+  mayStart: (record: IdempotencyRecord) => boolean;
+  /** What a start does when a closed run holds the key's workflow id. */
+  reusePolicy: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE';
+}
+
+/**
+ * The product's guard: a key whose workflow is known to exist — answered before, marked started, or
+ * past RECEIVED — is answered from it and never started again, and a start never replaces a closed
+ * run. A redelivery never overrides an operator, also after the closed run left Temporal's retention.
+ */
+export const oneStartPerKey: StartGuard = {
+  mayStart: (record) => !record.firstDeliveryAt && !record.workflowStartedAt && record.status === 'RECEIVED',
+  reusePolicy: 'REJECT_DUPLICATE',
+};
 
 /** Every entry point submits with the same settings: the configured task queue, policy and deadline. */
 export function submissionDepsFrom(config: Config, prisma: PrismaClient, temporal: Client): SubmissionDeps {
@@ -53,7 +74,6 @@ export function submissionDepsFrom(config: Config, prisma: PrismaClient, tempora
     writePolicy: config.writePolicy,
     startTimeoutMs: config.http.startTimeoutMs,
     workerInProcess: config.http.hostsWorker,
-    brokenRuleForTests: config.brokenRuleForTests,
   };
 }
 
@@ -209,7 +229,7 @@ export async function submitApprovalForm(
  *    delivery that names only an approval form has no fingerprint and is never a conflict.
  * 2. a key whose workflow is known to exist — marked started, or past RECEIVED, or with its order
  *    written — is never started again: a redelivery never overrides an operator, also after the
- *    closed run left Temporal's retention.
+ *    closed run left Temporal's retention (`oneStartPerKey`).
  * 3. otherwise start (or attach to) `order-<key>`. The claim is kept whatever the start answers: a
  *    start whose answer was lost may have run, and its workflow records its statuses on the claim.
  * 4. every delivery answered with success asks the database whether it is the first: exactly one
@@ -289,17 +309,16 @@ async function acceptDelivery(
         : [`order (the key belongs to a ${record.source} approval whose form is not read yet)`],
     );
   }
-  // BROKEN ON PURPOSE, tests only: a started key is started again, even after an abandon.
-  const brokenRestart = deps.brokenRuleForTests === 'redelivery-restarts-after-abandon';
-  if (record.firstDeliveryAt && !brokenRestart) {
+  const guard = deps.startGuard ?? oneStartPerKey;
+  if (!guard.mayStart(record)) {
+    if (!record.firstDeliveryAt) return afterWaiting(answer);
     if (waitUntil === undefined) return duplicateOf(record);
     return afterWaiting(async () => duplicateOf((await findRecord(deps.prisma, key)) ?? record));
   }
-  if ((record.workflowStartedAt || record.status !== 'RECEIVED') && !brokenRestart) return afterWaiting(answer);
 
   let outcome: WriteOutcome | undefined;
   try {
-    const started = startWorkflow(deps, input, waitUntil, brokenRestart ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE');
+    const started = startWorkflow(deps, input, waitUntil, guard.reusePolicy);
     outcome = deps.workerInProcess
       ? await answeredBy((waitUntil ?? Date.now()) + deps.startTimeoutMs, started)
       : await started;

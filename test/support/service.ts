@@ -232,7 +232,7 @@ export interface OrderView {
   lastError?: string;
 }
 
-/** Polls `GET /orders/<key>` until the key reaches `status`, and returns that view. */
+/** Polls `GET /orders/<key>` until the key reaches `status`, and returns that view; else fails with the last answer. */
 export async function statusReaches(
   service: Pick<TestService, 'app'>,
   key: string,
@@ -241,7 +241,8 @@ export async function statusReaches(
   return eventually(`${key} to reach ${status}`, async () => {
     const response = await getOrder(service, key);
     const view = response.json<OrderView>();
-    return response.statusCode === 200 && view.status === status ? view : undefined;
+    if (response.statusCode === 200 && view.status === status) return view;
+    throw new Error(`GET /orders answered ${response.statusCode} ${response.body}`);
   });
 }
 

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
-import { BROKEN_RULES, type BrokenRule } from '../../services/config/env.js';
+import { BROKEN_RULES, type BrokenRule, isBrokenRule } from './broken-rules.js';
 import { COMMAND_KINDS, commandArbitraries } from './commands.js';
 import { checkAtRest, waitForQuiescence } from './invariants.js';
 import { runProgram, startStack } from './stack.js';
@@ -27,7 +27,7 @@ options:
   --invariant TEXT     pursue only broken promises whose name contains TEXT; others are
                        reported as seen, and the search goes on
   --shrink-seconds N   time allowed for shrinking once something broke (default 300)
-  --broken-rule RULE   start the service with a rule broken on purpose (${BROKEN_RULES.join(', ')})
+  --broken-rule RULE   start the service with a rule broken on purpose (${Object.keys(BROKEN_RULES).join(', ')})
   --out FILE           also write the result as JSON
   -h, --help           this help
 
@@ -83,8 +83,8 @@ function parseOptions(argv: string[]): Options | 'help' {
   const without =
     only.size > 0 ? new Set(Object.keys(COMMAND_KINDS).filter((kind) => !only.has(kind))) : kinds('without');
   const brokenRule = values['broken-rule'];
-  if (brokenRule !== undefined && !(BROKEN_RULES as readonly string[]).includes(brokenRule)) {
-    throw new Error(`--broken-rule must be one of ${BROKEN_RULES.join(', ')}`);
+  if (brokenRule !== undefined && !isBrokenRule(brokenRule)) {
+    throw new Error(`--broken-rule must be one of ${Object.keys(BROKEN_RULES).join(', ')}`);
   }
   return {
     seed: integer('seed', values.seed, Math.floor(Math.random() * 2 ** 31), 0, 2 ** 31 - 1),
@@ -93,7 +93,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     without,
     shrinkSeconds: integer('shrink-seconds', values['shrink-seconds'], 300, 0, 86_400),
     invariant: values.invariant,
-    brokenRule: brokenRule as BrokenRule | undefined,
+    brokenRule,
     out: values.out,
   };
 }
@@ -242,7 +242,7 @@ async function main(argv: string[]): Promise<number> {
 
 /** The commands this version of `orders-cli` has (redeliver and mark-handled may be missing). */
 async function availableCliCommands(stack: Awaited<ReturnType<typeof startStack>>): Promise<Set<string>> {
-  const help = await runProgram(process.execPath, ['bin/orders-cli.mjs', '--help'], stack.cliEnv);
+  const help = await runProgram(process.execPath, [...stack.cliArgs, '--help'], stack.cliEnv);
   return new Set([...help.stdout.matchAll(/^ {2}([a-z-]+) {2}/gm)].map((match) => match[1] as string));
 }
 

@@ -12,7 +12,6 @@ import pg from 'pg';
 import { type ManagedProcess, managedProcess } from '../harness/child-process.js';
 import { type PgProxy, type PgProxyFaults, startPgProxy } from '../chaos/pg-proxy.js';
 import { seededRandom } from '../chaos/prng.js';
-import type { BrokenRule } from '../../services/config/env.js';
 import { migrate } from '../../services/db/migrate.js';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { freePort } from '../harness/ports.js';
@@ -21,6 +20,7 @@ import { connectClient } from '../../services/temporal/connection.js';
 import type { Client } from '@temporalio/client';
 import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
+import { type BrokenRule, entryPointsFor } from './broken-rules.js';
 
 /** The customer whose events the downstream refuses for good (422). */
 export const REFUSED_CUSTOMER = 'CUST-REFUSED';
@@ -67,13 +67,17 @@ export interface Stack {
   worker: ManagedProcess;
   api: ManagedProcess;
   downstream: ScriptedDownstream;
+  /** The node arguments that start `orders-cli`, before the command's own. */
+  cliArgs: string[];
   /** The stack's environment for `orders-cli` (straight to PostgreSQL and Temporal). */
   cliEnv: NodeJS.ProcessEnv;
   temporalBin: string;
   stop: () => Promise<void>;
 }
 
+/** `brokenRule`: the API or `orders-cli` is one with that rule broken on purpose (./broken-rules.ts). */
 export async function startStack(options: { brokenRule?: BrokenRule; log: (line: string) => void }): Promise<Stack> {
+  const entryPoints = entryPointsFor(options.brokenRule);
   const cleanups: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -121,11 +125,10 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       LOG_LEVEL: 'info',
       TEMPORAL_TASK_QUEUE: TASK_QUEUE,
       WEBHOOK_SECRET,
-      ...(options.brokenRule ? { BROKEN_RULE_FOR_TESTS: options.brokenRule } : {}),
     };
     const api = managedProcess({
       name: 'api',
-      entry: 'edges/http/main.ts',
+      entry: entryPoints.api,
       env: {
         ...common,
         DATABASE_URL: databaseUrl,
@@ -172,12 +175,12 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       worker,
       api,
       downstream,
+      cliArgs: entryPoints.cli,
       cliEnv: {
         ...process.env,
         ...TIMINGS,
         NODE_ENV: 'test',
         LOG_LEVEL: 'error',
-        ...(options.brokenRule ? { BROKEN_RULE_FOR_TESTS: options.brokenRule } : {}),
         DATABASE_URL: databaseUrl,
         TEMPORAL_ADDRESS: temporalServer.address,
         TEMPORAL_TASK_QUEUE: TASK_QUEUE,

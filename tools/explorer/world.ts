@@ -259,7 +259,7 @@ export class World {
 
   /** `orders-cli <args> --json` against the stack: exit code and parsed output. */
   async cli(args: string[]): Promise<{ code: number; data: unknown; stderr: string }> {
-    const result = await runProgram(process.execPath, ['bin/orders-cli.mjs', ...args, '--json'], this.stack.cliEnv);
+    const result = await runProgram(process.execPath, [...this.stack.cliArgs, ...args, '--json'], this.stack.cliEnv);
     let data: unknown;
     try {
       data = JSON.parse(result.stdout);

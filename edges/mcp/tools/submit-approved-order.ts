@@ -62,7 +62,7 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
       let submission;
       try {
         submission = await submitApproval(
-          submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+          { ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal), startGuard: deps.startGuard },
           approval,
           'mcp',
           { waitUntil: deadline, onClaimed: reportProgress },

@@ -1,0 +1,113 @@
+// How `orders-cli` runs a command: parses its options, opens what it needs, prints the result.
+// Human output by default, `--json` for scripts; `--help` on every command; exit 0 ok, 1 failure
+// (a refusal, a finding, an unreachable dependency), 2 usage error. The command list is passed in
+// by the entry point (edges/cli/main.ts).
+import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { ConfigError } from '../../services/config/env.js';
+import { loadOperatorConfig } from '../../services/config/operator-config.js';
+import { failureOutcome } from '../../services/failure-outcome.js';
+import { type Command, UsageError } from './commands.js';
+import { createContext } from './context.js';
+import { failureOutput } from './failure-output.js';
+
+const GLOBAL_OPTIONS = { json: { type: 'boolean' as const }, help: { type: 'boolean' as const, short: 'h' } };
+
+function overview(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((command) => command.name.length));
+  return [
+    'usage: orders-cli <command> [options] [--json]',
+    '',
+    'Operate exactly-once-orders: look up keys, decide compensations, scan for duplicates,',
+    'purge expired idempotency records, replay workflow histories.',
+    '',
+    'commands:',
+    ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    '',
+    'options for every command:',
+    '  --json      print the result as JSON (progress stays on stderr)',
+    "  -h, --help  show the command's help",
+    '',
+    'exit codes: 0 ok, 1 failure or finding, 2 usage error',
+  ].join('\n');
+}
+
+function help(command: Command): string {
+  return [
+    `usage: orders-cli ${command.name} ${command.usage}`,
+    '',
+    command.summary,
+    '',
+    'also: --json, -h/--help',
+  ].join('\n');
+}
+
+async function main(commands: readonly Command[], argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name) {
+    console.error(overview(commands));
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    console.log(overview(commands));
+    return 0;
+  }
+  const command = commands.find((candidate) => candidate.name === name);
+  if (!command) {
+    console.error(`unknown command: ${name}\n\n${overview(commands)}`);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: { ...command.options, ...GLOBAL_OPTIONS },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${help(command)}`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    console.log(help(command));
+    return 0;
+  }
+  const json = parsed.values.json === true;
+  let context;
+  try {
+    context = createContext(loadOperatorConfig(), (line) => process.stderr.write(`${line}\n`));
+  } catch (error) {
+    console.error(error instanceof ConfigError ? error.message : String(error));
+    return 1;
+  }
+  try {
+    const result = await command.run(context, parsed.values, parsed.positionals);
+    console.log(json ? JSON.stringify(result.data, null, 2) : result.human);
+    return result.ok ? 0 : 1;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${help(command)}`);
+      return 2;
+    }
+    const { exitCode, text } = failureOutput(command.name, failureOutcome(error), json);
+    console.error(text);
+    return exitCode;
+  } finally {
+    await context.close();
+  }
+}
+
+/** Runs the command the process's arguments name, out of `commands`, and exits with its code. */
+export async function runCli(commands: readonly Command[]): Promise<void> {
+  // The SDK's own log (replay workers) must not mix into the result on stdout: its errors only, on
+  // stderr; a replay that fails is reported in the command's result. The Temporal runtime keeps the
+  // event loop alive and takes SIGINT/SIGTERM for itself: the CLI exits explicitly when done.
+  Runtime.install({
+    logger: new DefaultLogger('ERROR', (entry) => process.stderr.write(`${entry.level} ${entry.message}\n`)),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+    shutdownSignals: [],
+  });
+  const code = await main(commands, process.argv.slice(2));
+  process.stdout.write('', () => process.exit(code));
+}

@@ -1,0 +1,111 @@
+// The HTTP API process, for its entry points (edges/http/main.ts): reads DATABASE_URL and
+// TEMPORAL_ADDRESS, starts no embedded service. With API_HOSTS_WORKER=1 it also runs the order
+// worker (docs/architecture.md, decision 20).
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Worker } from '@temporalio/worker';
+import { connectorStates, loadConfig } from '../../services/config/env.js';
+import { requireSetting } from '../../services/config/process.js';
+import { migrate } from '../../services/db/migrate.js';
+import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
+import {
+  checkTlsHandshake,
+  clientOn,
+  createLazyClient,
+  temporalTargetFrom,
+} from '../../services/temporal/connection.js';
+import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
+import { installTemporalRuntime } from '../../services/temporal/runtime.js';
+import { connectWorker } from '../../worker/create-worker.js';
+import { createOrderWorker } from '../../worker/run-worker.js';
+import { connectorsFromConfig } from '../connectors/from-config.js';
+import { settleApprovalEventsInFlight } from '../../services/submission/accept-oa-event.js';
+import { type AppDeps, buildApp } from './app.js';
+
+/**
+ * Runs the API until SIGTERM or SIGINT. `guard`: which deliveries may start their key's workflow,
+ * the product's own unless a test's entry point passes another.
+ */
+export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuard'> = {}): Promise<void> {
+  const config = loadConfig();
+  // A connector is on when its settings are present (the mapping file was read and checked above).
+  log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
+  const hostsWorker = config.http.hostsWorker;
+  // The API stops on its own terms (drain, then close), also the worker it hosts.
+  const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: !hostsWorker });
+  // Before any client or worker exists: they take their interceptors from it.
+  if (installTracing(config.tracing, 'api'))
+    log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');
+  const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
+  const target = temporalTargetFrom(config.temporal);
+  // Only the API verifies webhook signatures, so only the API needs the secret.
+  requireSetting('WEBHOOK_SECRET', config.webhook.secret, 'every webhook request is verified with it');
+  // A TLS setting that cannot work stops the process now, before it touches the database, with
+  // the variable to fix; an unreachable Temporal does not, unless the API hosts the worker: the
+  // API starts and answers 503.
+  await checkTlsHandshake(target);
+  // Several API and worker processes may start together: the runner serialises them with a lock.
+  const applied = await migrate(databaseUrl);
+  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  const prisma = createPrismaClientFromConfig(config, databaseUrl);
+
+  // Hosting the worker: one native connection for the worker and the client, which is what lets a
+  // start hand the run's first workflow task straight to the worker. It connects now, like the
+  // worker process does: without Temporal the process does not start.
+  let hosted: { worker: Worker; running: Promise<void> } | undefined;
+  let temporal: Client;
+  if (hostsWorker) {
+    const connection = await connectWorker(target);
+    temporal = clientOn(connection, config.temporal.namespace);
+    const worker = await createOrderWorker({ config, log, metrics, connection, temporal, prisma });
+    const running = worker.run();
+    hosted = { worker, running };
+    // A worker that fails for good takes the process with it: the supervisor restarts both,
+    // rather than an API that accepts orders its own worker no longer runs.
+    running.catch((error: unknown) => {
+      log.fatal({ err: error }, 'the hosted worker failed');
+      process.exit(1);
+    });
+  } else {
+    temporal = createLazyClient(target);
+  }
+
+  let draining = false;
+  const app = buildApp({
+    config,
+    prisma,
+    temporal,
+    logger: log,
+    draining: () => draining,
+    metrics,
+    connectors: connectorsFromConfig(config),
+    ...guard,
+  });
+
+  // SIGTERM: answer 503 + Retry-After (and /healthz 503) for the drain period, so the load balancer
+  // takes this instance out while nothing is refused at the socket; then stop listening, let the
+  // requests in flight finish, and exit. A hosted worker stops last: the workflows those requests
+  // started may still be running on it, and its grace period lets their activities finish.
+  const stop = async (signal: string) => {
+    if (draining) return;
+    draining = true;
+    log.info({ signal, drainMs: config.http.drainMs }, 'draining: new requests get 503, in-flight ones finish');
+    await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
+    await app.close();
+    // Approval events answered before their start finished: let those starts end first.
+    await settleApprovalEventsInFlight(config.http.startTimeoutMs);
+    if (hosted) {
+      hosted.worker.shutdown();
+      await hosted.running;
+      log.info('worker stopped');
+    }
+    await Promise.all([prisma.$disconnect(), temporal.connection.close(), shutdownTracing()]);
+    log.info('api stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  await app.listen({ port: config.http.port, host: config.http.host });
+  if (config.metrics) log.info(`metrics at http://${config.metrics.host}:${config.metrics.port}/metrics`);
+}

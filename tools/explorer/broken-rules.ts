@@ -1,0 +1,28 @@
+// The rules the explorer can run the service with broken on purpose, so that its own test shows it
+// finds a broken promise and shrinks it to a short story. A broken rule is an entry point of its
+// own (tools/explorer/broken/) that the stack starts instead of the product's: the product carries
+// no switch for it.
+export const BROKEN_RULES = {
+  /** A redelivery starts its key's workflow again, also after an operator abandoned the key. */
+  'redelivery-restarts-after-abandon': { api: 'tools/explorer/broken/api-restarts-started-keys.ts' },
+  /** `orders-cli awaiting` leaves out the claims whose start was never confirmed. */
+  'awaiting-hides-unconfirmed-claims': { cli: 'tools/explorer/broken/cli-hides-unconfirmed-claims.ts' },
+} satisfies Record<string, { api?: string; cli?: string }>;
+
+export type BrokenRule = keyof typeof BROKEN_RULES;
+
+export function isBrokenRule(name: string): name is BrokenRule {
+  return Object.hasOwn(BROKEN_RULES, name);
+}
+
+/**
+ * What a stack runs: the API's entry point, and the node arguments that start `orders-cli` — the
+ * product's (its bin), unless `rule` replaces one of them.
+ */
+export function entryPointsFor(rule: BrokenRule | undefined): { api: string; cli: string[] } {
+  const broken: { api?: string; cli?: string } = rule ? BROKEN_RULES[rule] : {};
+  return {
+    api: broken.api ?? 'edges/http/main.ts',
+    cli: broken.cli ? ['--import', 'tsx', broken.cli] : ['bin/orders-cli.mjs'],
+  };
+}

@@ -1,0 +1,19 @@
+// `orders-cli` with `awaiting` broken on purpose: it leaves out the claims whose start was never
+// confirmed (RECEIVED), so nobody is told about a key that no workflow looks after. The explorer
+// runs it for `--broken-rule awaiting-hides-unconfirmed-claims`; every other command, and what
+// `awaiting` lists otherwise, is the product's (edges/cli/commands.ts).
+import { awaitingResult, COMMANDS, type Command } from '../../../edges/cli/commands.js';
+import { runCli } from '../../../edges/cli/run-cli.js';
+import type { AwaitingDecision } from '../../../services/submission/operator-decisions.js';
+
+function hidingUnconfirmedClaims(awaiting: Command): Command {
+  return {
+    ...awaiting,
+    run: async (context, values, positionals) => {
+      const listed = (await awaiting.run(context, values, positionals)).data as AwaitingDecision[];
+      return awaitingResult(listed.filter((row) => row.status !== 'RECEIVED'));
+    },
+  };
+}
+
+await runCli(COMMANDS.map((command) => (command.name === 'awaiting' ? hidingUnconfirmedClaims(command) : command)));

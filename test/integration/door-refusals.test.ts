@@ -1,5 +1,5 @@
 // One answer per door. A caller without the keys sends what it likes to the OA webhook, the Feishu
-// callback and the DingTalk callback: unsigned, signed with another key or over another body,
+// callback, the DingTalk callback and `/mcp`: unsigned, signed with another key or over another body,
 // stale, random or truncated ciphertext, ciphertext of something that is not JSON, the wrong
 // token. Every such request gets its door's single refusal, byte for byte, and leaves nothing
 // behind; the reason is in the log, never in the answer. Generated requests go through the real
@@ -677,6 +677,74 @@ describe('one answer per door: a forged or replayed request is refused alike and
       assert.equal(await service.prisma.oaEvent.count({ where: { instanceId: id } }), 1);
       assert.equal(await orderCount(service.prisma, key), 1);
       assert.equal(dingtalk.reads(id), 1);
+    });
+  });
+
+  describe('the MCP endpoint', () => {
+    const TOKEN = 'door-mcp-token-0123456789';
+    const PREVIOUS = 'door-mcp-previous-token-0123';
+    /** What a caller without either token may put in Authorization: nothing, another scheme, a near miss. */
+    const wrongAuthorization = fc.oneof(
+      fc.constant(undefined),
+      fc.string().map((text) => text.replace(/[^\x21-\x7e ]/g, '')),
+      fc.constantFrom(`Basic ${TOKEN}`, `Token ${TOKEN}`, 'Bearer', 'Bearer ', `${TOKEN}`),
+      fc.stringMatching(/^[A-Za-z0-9._~+/-]{1,64}$/).map((guess) => `Bearer ${guess}`),
+      fc.constantFrom(TOKEN, PREVIOUS).chain((token) =>
+        fc
+          .oneof(
+            fc.constant(token.slice(1)),
+            fc.constant(token.slice(0, -1)),
+            fc.constant(token + 'x'),
+            fc.constant(token.toUpperCase()),
+            fc.nat({ max: token.length - 1 }).map((at) => token.slice(0, at) + '_' + token.slice(at + 1)),
+          )
+          .filter((near) => near !== TOKEN && near !== PREVIOUS)
+          .map((near) => `Bearer ${near}`),
+      ),
+    );
+    const call = (approvalNo: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'submit_approved_order', arguments: approval(approvalNo, sku) },
+      });
+    const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const withAuthorization = (authorization: string | undefined): Record<string, string> =>
+      authorization === undefined ? mcpHeaders : { ...mcpHeaders, authorization };
+
+    it('every request without the token or the one it replaces gets the same 401, and no tool runs', async () => {
+      const mcp = buildApp({
+        config: { ...service.config, mcp: { ...service.config.mcp, token: TOKEN, previousToken: PREVIOUS } },
+        prisma: service.prisma,
+        temporal: service.temporal,
+        logger: pino({ level: 'silent' }),
+        connectors: {},
+      });
+      await mcp.ready();
+      apps.push(mcp);
+      const first = await send(mcp, '/mcp', { headers: mcpHeaders, rawBody: call(uniqueApprovalNo('DMCP')) });
+      assert.equal(first.status, 401);
+      await fc.assert(
+        fc.asyncProperty(wrongAuthorization, async (authorization) => {
+          const approvalNo = uniqueApprovalNo('DMCP');
+          const answer = await send(mcp, '/mcp', {
+            headers: withAuthorization(authorization),
+            rawBody: call(approvalNo),
+          });
+          assert.deepEqual(answer, first, 'the door’s one answer');
+          await assertNothingRecorded(approvalNo);
+        }),
+        { numRuns: RUNS },
+      );
+      // The tokens themselves are served: the refusals above were about the token, not the request.
+      for (const token of [TOKEN, PREVIOUS]) {
+        const served = await send(mcp, '/mcp', {
+          headers: withAuthorization(`Bearer ${token}`),
+          rawBody: call(uniqueApprovalNo('DMCPOK')),
+        });
+        assert.equal(served.status, 200, served.body);
+      }
     });
   });
 

@@ -159,7 +159,13 @@ describe('the local write backs off in the worker, or on a timer when the backof
     assert.equal(view.attempts, 2);
     const delays = faults.retryDelaysOf(approvalNo);
     assert.equal(delays.length, 1, 'exactly one attempt met the fault');
-    return { steps: await writeSteps(service, key), askedFor: delays[0] as number };
+    // The record says SUBMITTED from inside the workflow task that runs the write; the task's
+    // marker reaches the history only when that task completes, which on a busy machine is later.
+    const steps = await eventually(`the marker of ${key}'s written attempt in its history`, async () => {
+      const seen = await writeSteps(service, key);
+      return seen.some((step) => step.kind === 'local-activity' && !step.failed) ? seen : undefined;
+    });
+    return { steps, askedFor: delays[0] as number };
   }
 
   it('a backoff above the threshold is a timer in the history, as long as the failure asked for', async () => {

@@ -71,7 +71,16 @@ export function createOrderWriteActivities(deps: {
       await alertIfRevoked(key);
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
       metrics.duplicateAbsorbed('unique_index');
-      return { ...pick(existing), attempt, alreadyWritten: true, deliveryConfigured, deliveryTargets };
+      // The targets are those the write recorded with the order (an order written before they
+      // were recorded has none: this worker's then).
+      const recorded = existing.deliveryTargets.length > 0 ? existing.deliveryTargets : deliveryTargets;
+      return {
+        ...pick(existing),
+        attempt,
+        alreadyWritten: true,
+        deliveryConfigured: recorded.length > 0,
+        deliveryTargets: recorded,
+      };
     } catch (error) {
       throw toActivityFailure(error, attempt, input.policy);
     }

@@ -39,3 +39,14 @@ function redactQuery(query: string): string {
     })
     .join('&');
 }
+
+/**
+ * A request target as the logs show it (`/mcp?token=REDACTED`): an inbound query is the caller's,
+ * and a caller may put a token there however the service asks for it.
+ */
+export function redactRequestTarget(target: string): string {
+  const query = target.indexOf('?');
+  return query === -1
+    ? target
+    : `${target.slice(0, query)}?${redactQuery(target.slice(query + 1).split('#')[0] ?? '')}`;
+}

@@ -127,7 +127,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem('not-found', 404, 'Not found', `no route for ${request.method} ${request.url}`)),
+    // The path only: an answer never repeats a caller's query, which may hold a token.
+    sendProblem(
+      reply,
+      problem('not-found', 404, 'Not found', `no route for ${request.method} ${request.url.split('?')[0] ?? ''}`),
+    ),
   );
 
   app.post(WEBHOOK_PATH, { onRequest: setContentTypeAside }, async (request, reply) => {

@@ -5,6 +5,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
 import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError } from '../../services/config/env.js';
 import { type ApplyEvent, createEventLedger } from './apply-once.js';
@@ -61,16 +62,12 @@ export async function runBrokerConsumerProcess(
         // Trying again would fail the same way for ever: stop, and say why.
         await pool.end();
         throw new ConfigError([
-          `AMQP_URL: ${redact(config.amqpUrl)} will not serve queue ${topology.queue}; ${unrecoverable}`,
+          `AMQP_URL: ${redactUrl(config.amqpUrl)} will not serve queue ${topology.queue}; ${unrecoverable}`,
         ]);
       }
-      log.warn({ err: error, url: redact(config.amqpUrl) }, 'broker not reachable; trying again');
+      log.warn({ err: error, url: redactUrl(config.amqpUrl) }, 'broker not reachable; trying again');
     }
     failedAttempts += 1;
     await new Promise((resolve) => setTimeout(resolve, jitteredBackoffMs(failedAttempts, RECONNECT_BACKOFF)));
   }
-}
-
-function redact(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
 }

@@ -77,6 +77,16 @@ const originListSetting = z
     return origins;
   });
 
+/**
+ * An http(s) URL the service calls. Credentials in it are refused: `fetch` will not send a request
+ * to a URL that carries them, and its error repeats the URL whole into logs, spans and `lastError`.
+ * A receiver that needs a secret gets it in the query (redacted wherever the URL is shown).
+ */
+const httpUrlSetting = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).refine((url) => {
+  const parsed = new URL(url);
+  return parsed.username === '' && parsed.password === '';
+}, 'must not carry a user or password (put a token in the query instead)');
+
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_147_483_647).default(fallback);
 
 /** The OTLP transports the exporter speaks; the SDK's names. */
@@ -111,7 +121,7 @@ const envSchema = z.object({
   // The longest a webhook answer takes when its sender asks to wait for the write (`Prefer: wait`):
   // the sender's own deadline. The contract honours waits of 1–25 s.
   WEBHOOK_MAX_WAIT_MS: z.coerce.number().int().min(1_000).max(25_000).default(25_000),
-  DOWNSTREAM_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  DOWNSTREAM_URL: httpUrlSetting.optional(),
   DOWNSTREAM_SECRET: signingSecretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
   // The broker target of order.created (docs/downstream.md#the-broker): off unless AMQP_URL is set.
@@ -161,9 +171,7 @@ const envSchema = z.object({
   FEISHU_APP_SECRET: z.string().min(1).optional(),
   FEISHU_ENCRYPT_KEY: z.string().min(1).optional(),
   FEISHU_VERIFICATION_TOKEN: z.string().min(1).optional(),
-  FEISHU_API_BASE_URL: z
-    .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
-    .default('https://open.feishu.cn'),
+  FEISHU_API_BASE_URL: httpUrlSetting.default('https://open.feishu.cn'),
   DINGTALK_APP_KEY: z.string().min(1).optional(),
   DINGTALK_APP_SECRET: z.string().min(1).optional(),
   DINGTALK_AES_KEY: z
@@ -171,9 +179,7 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9+/]{43}$/, 'must be the 43 characters of base64 the DingTalk console shows')
     .optional(),
   DINGTALK_TOKEN: z.string().min(1).optional(),
-  DINGTALK_API_BASE_URL: z
-    .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
-    .default('https://api.dingtalk.com'),
+  DINGTALK_API_BASE_URL: httpUrlSetting.default('https://api.dingtalk.com'),
   OA_FORM_MAPPING: z.string().min(1).optional(),
   // Signature schemes and secret rotation (docs/http-api.md, docs/downstream.md).
   WEBHOOK_SIGNATURE_SCHEME: z.enum(WEBHOOK_SIGNATURE_SCHEMES).default('oa'),

@@ -327,7 +327,7 @@ describe('no secret in any output', () => {
       });
     }
     await send('GET /healthz', `${api.url}/healthz`);
-    await send('GET /nowhere', `${api.url}/nowhere?token=x`);
+    await send('GET /nowhere', `${api.url}/nowhere?token=${secrets.MCP_TOKEN}`);
     metricsText = await Promise.all(
       [apiMetrics, workerMetrics].map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
     );

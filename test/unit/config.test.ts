@@ -204,6 +204,19 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a URL it calls that carries a user or password, without repeating them', () => {
+    for (const name of ['DOWNSTREAM_URL', 'FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_URL']) {
+      const problems = problemsOf({ [name]: 'https://erp:hunter2-password@erp.example/hook?code=abc' }).join('\n');
+      assert.match(problems, new RegExp(`^${name}: must not carry a user or password`, 'm'));
+      assert.doesNotMatch(problems, /hunter2|code=abc/);
+    }
+    assert.equal(
+      loadConfig({ DOWNSTREAM_URL: 'https://erp.example/hook?code=abc', DOWNSTREAM_SECRET: 'a-downstream-secret-0123' })
+        .downstream?.url,
+      'https://erp.example/hook?code=abc',
+    );
+  });
+
   it('reads the signature scheme and the previous secrets of a rotation', () => {
     assert.equal(loadConfig({}).webhook.signatureScheme, 'oa');
     const config = loadConfig({

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { REDACTED, redactUrl, UNPARSABLE_URL } from '../../domain-node/redact-url.js';
+import { REDACTED, redactRequestTarget, redactUrl, UNPARSABLE_URL } from '../../domain-node/redact-url.js';
 
 const lower = 'abcdefghijklmnopqrstuvwxyz0123456789'.split('');
 const word = fc.string({ unit: fc.constantFrom(...lower), minLength: 1, maxLength: 10 });
@@ -105,5 +105,15 @@ describe('URL redaction', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('shows a request target with its path and parameter names, never its query values', () => {
+    assert.equal(redactRequestTarget('/mcp?token=abc&x=1'), '/mcp?token=REDACTED&x=REDACTED');
+    assert.equal(
+      redactRequestTarget('/webhooks/dingtalk?msg_signature=s&nonce=n'),
+      '/webhooks/dingtalk?msg_signature=REDACTED&nonce=REDACTED',
+    );
+    assert.equal(redactRequestTarget('/livez'), '/livez');
+    assert.equal(redactRequestTarget('/x?bare-token'), '/x?REDACTED');
   });
 });

@@ -58,16 +58,24 @@ async function ensureMachinePackages(files: string[]): Promise<boolean> {
   ).map((pkg) => pkg.name);
   if (missing.length === 0) return true;
   const install = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
-  if (process.getuid?.() !== 0) {
+  // As root, or through sudo when it needs no password; anything else asks the person at the keyboard.
+  const asRoot =
+    process.getuid?.() === 0
+      ? []
+      : spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0
+        ? ['sudo', '-n']
+        : undefined;
+  if (!asRoot) {
     console.error(
       `\nthe test suite needs ${missing.join(', ')} from Debian; install it first:\n  sudo sh -c '${install}'`,
     );
     return false;
   }
   console.log(`\n== installing ${missing.join(', ')} from Debian for the tests that need it`);
+  const [command = 'apt-get', ...prefix] = [...asRoot, 'apt-get'];
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if ((await run('apt-get', ['update', '-qq'], env)) !== 0) return false;
-  return (await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], env)) === 0;
+  if ((await run(command, [...prefix, 'update', '-qq'], env)) !== 0) return false;
+  return (await run(command, [...prefix, 'install', '-y', '-qq', '--no-install-recommends', ...missing], env)) === 0;
 }
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -119,7 +127,8 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
         if (match) summary.set(match[1] as string, Number(match[2]));
       }
     });
-    child.once('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), summary }));
+    // 'close', not 'exit': the summary is the last output, and it may still be in the pipe at exit.
+    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), summary }));
   });
 }
 

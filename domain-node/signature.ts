@@ -126,14 +126,31 @@ function unixSecondsProblem(name: string, value: string): string | undefined {
   return /^\d{1,12}$/.test(value) ? undefined : `${name} must be unix seconds`;
 }
 
-function timestampProblem(name: string, value: string, window: CheckWindow): string | undefined {
-  const malformed = unixSecondsProblem(name, value);
-  if (malformed) return malformed;
-  const now = window.nowSeconds ?? Math.floor(Date.now() / 1000);
-  if (Math.abs(now - Number(value)) > window.toleranceSeconds) {
-    return `${name} is more than ${window.toleranceSeconds} seconds off`;
+/**
+ * Why a signed timestamp is outside the replay window, or undefined when it is inside: the one
+ * window of every inbound door, the webhook's schemes and the OA connectors alike. `unit` is what
+ * the sender writes (unix seconds; DingTalk milliseconds). Both directions count: a timestamp far
+ * ahead is as suspect as one far behind (a clock that drifts, or a request made to be replayed).
+ */
+export function timestampOutsideWindow(
+  name: string,
+  value: string | undefined,
+  unit: 'seconds' | 'milliseconds',
+  toleranceSeconds: number,
+  nowMs: number,
+): string | undefined {
+  const pattern = unit === 'seconds' ? /^\d{1,12}$/ : /^\d{1,15}$/;
+  if (value === undefined || !pattern.test(value)) return `${name} must be unix ${unit}`;
+  const sentMs = unit === 'seconds' ? Number(value) * 1000 : Number(value);
+  if (Math.abs(nowMs - sentMs) > toleranceSeconds * 1000) {
+    return `${name} is more than ${toleranceSeconds} seconds off`;
   }
   return undefined;
+}
+
+function timestampProblem(name: string, value: string, window: CheckWindow): string | undefined {
+  const nowSeconds = window.nowSeconds ?? Math.floor(Date.now() / 1000);
+  return timestampOutsideWindow(name, value, 'seconds', window.toleranceSeconds, nowSeconds * 1000);
 }
 
 /** Whether any given entry equals any expected one, compared in constant time. */

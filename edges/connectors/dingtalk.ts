@@ -7,8 +7,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { decrypt, encrypt, getSignature } from '@wecom/crypto';
 import { dingtalkEventStatus } from '../../domain/oa-status.js';
+import { timestampOutsideWindow } from '../../domain-node/signature.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
-import { type Clock, jsonObjectOf, outsideWindow, refused, sameSecret, textOf } from './inbound.js';
+import { type Clock, jsonObjectOf, refused, sameSecret, textOf } from './inbound.js';
 
 export interface DingTalkConnectorOptions {
   /** The app's AppKey (the suite key or corp id for apps of those kinds): the plaintext's last part. */
@@ -66,7 +67,7 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
       return refused('msg_signature does not match');
     }
     // The timestamp is signed, so it is judged once the signature holds.
-    const stale = outsideWindow('timestamp', timestamp, 'milliseconds', toleranceSeconds, now);
+    const stale = timestampOutsideWindow('timestamp', timestamp, 'milliseconds', toleranceSeconds, now());
     if (stale) return refused(stale);
 
     let message: string;

@@ -8,8 +8,9 @@
 import { createHash } from 'node:crypto';
 import { AESCipher } from '@larksuiteoapi/node-sdk';
 import { feishuStatus } from '../../domain/oa-status.js';
+import { timestampOutsideWindow } from '../../domain-node/signature.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
-import { type Clock, headerOf, jsonObjectOf, objectOf, outsideWindow, refused, sameSecret, textOf } from './inbound.js';
+import { type Clock, headerOf, jsonObjectOf, objectOf, refused, sameSecret, textOf } from './inbound.js';
 
 export interface FeishuConnectorOptions {
   /** The console's Encrypt Key: Feishu encrypts and signs with it (without one it signs nothing). */
@@ -58,7 +59,13 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
     // callback outside the window is refused however genuine it is.
     return {
       signed: true,
-      problem: outsideWindow(FEISHU_SIGNATURE_HEADERS.timestamp, timestamp, 'seconds', toleranceSeconds, now),
+      problem: timestampOutsideWindow(
+        FEISHU_SIGNATURE_HEADERS.timestamp,
+        timestamp,
+        'seconds',
+        toleranceSeconds,
+        now(),
+      ),
     };
   };
 

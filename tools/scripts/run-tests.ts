@@ -2,7 +2,8 @@
 // Temporal dev server and a real PostgreSQL that this script starts once for the whole run
 // (node --test has no global setup). DATABASE_URL / TEMPORAL_ADDRESS point it at others instead.
 //
-// Files run side by side (`--concurrency`, 3 by default), each in a database of its own copied
+// Files can run side by side (`--concurrency N`; 1 by default until the suite holds under that
+// load), each then in a database of its own copied
 // from the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
 // few files that own the machine — they start stacks of their own, kill and restart processes, or
 // put a gateway's timeouts under load — run first, one at a time. A DATABASE_URL of the caller's
@@ -22,7 +23,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     'skip-checks': { type: 'boolean', default: false },
-    concurrency: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '1' },
   },
 });
 

@@ -1,15 +1,6 @@
 // Wires a Temporal worker: the workflow bundle, the activities and their dependencies.
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Worker,
-  type WorkerOptions,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import type { BrokerConfig, DownstreamConfig } from '../services/config/env.js';
 import { createOrderEventPublisher } from '../services/broker/order-event-publisher.js';
@@ -17,13 +8,8 @@ import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { TemporalTarget } from '../services/temporal/connection.js';
-import { workerTracing } from '../services/telemetry/tracing.js';
-
-/** The workflow bundle's entry, as TypeScript source under tsx or as built JavaScript. */
-export function workflowsPath(): string {
-  const typescript = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-  return existsSync(typescript) ? typescript : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
-}
+import { tracingOn, workerTracing } from '../services/telemetry/tracing.js';
+import { type WorkflowCode, workflowCode } from './workflow-bundle.js';
 
 /** The worker's native connection; the TLS settings were checked when the process connected its client. */
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
@@ -51,21 +37,8 @@ export interface WorkerDeps {
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
   options?: Partial<WorkerOptions>;
-}
-
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-
-/**
- * Bundles the workflows once per process (webpack's report is kept out of the logs), with the
- * tracing interceptors when the process traces: without them the bundle holds none of it.
- */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: workflowsPath(),
-    logger: new DefaultLogger('WARN'),
-    workflowInterceptorModules: workerTracing()?.workflowInterceptorModules ?? [],
-  });
-  return bundle;
+  /** The workflow code; by default the shipped bundle, or workflows/ bundled at start. */
+  workflows?: WorkflowCode;
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
@@ -88,7 +61,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: deps.workflows ?? (await workflowCode({ traced: tracingOn() })),
     activities: deps.activities ? deps.activities(real, activityDeps) : real,
     interceptors: {
       activity: [...(tracing?.interceptors.activity ?? []), () => ({ inbound: new ActivityFailureMetrics(metrics) })],

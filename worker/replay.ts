@@ -7,7 +7,8 @@ import type { Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { workflowBundle } from './create-worker.js';
+import { tracingOn } from '../services/telemetry/tracing.js';
+import { workflowCode } from './workflow-bundle.js';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -35,13 +36,16 @@ export async function historyFromServer(client: Client, workflowId: string, runI
   return { name: runId ? `${workflowId} (${runId})` : workflowId, history };
 }
 
+/** `bundleDir`: replay against these prebuilt bundles (WORKFLOW_BUNDLE_DIR), as the worker would run them. */
 export async function replayHistories(
   histories: HistoryToReplay[],
-  onResult?: (outcome: ReplayOutcome) => void,
+  options: { onResult?: (outcome: ReplayOutcome) => void; bundleDir?: string | undefined } = {},
 ): Promise<ReplayOutcome[]> {
+  const { onResult, bundleDir } = options;
   const outcomes: ReplayOutcome[] = [];
+  const workflowBundle = await workflowCode({ traced: tracingOn(), dir: bundleDir });
   const results = Worker.runReplayHistories(
-    { workflowBundle: await workflowBundle(), replayName: 'orders-replay' },
+    { workflowBundle, replayName: 'orders-replay' },
     histories.map(({ name, history }) => ({ workflowId: name, history })),
   );
   for await (const result of results) {

@@ -11,11 +11,12 @@ import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
 import { installTemporalRuntime } from '../services/temporal/runtime.js';
-import { installTracing, shutdownTracing, tracingForLog } from '../services/telemetry/tracing.js';
+import { installTracing, shutdownTracing, tracingForLog, tracingOn } from '../services/telemetry/tracing.js';
 import { redactUrl } from '../domain-node/redact-url.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/temporal/schedules.js';
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
+import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
 import { readersFromConfig } from '../services/oa/readers-from-config.js';
 
 export interface OrderWorkerHost {
@@ -49,7 +50,9 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
   } catch (error) {
     log.warn({ err: error }, 'could not create the safety-net schedules (duplicate scan, retention purge)');
   }
+  const workflows = await workflowCode({ traced: tracingOn(), dir: config.worker.bundleDir });
   const worker = await createWorker({
+    workflows,
     connection: host.connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
@@ -75,6 +78,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
       taskQueue: config.temporal.taskQueue,
       address: config.temporal.address,
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
+      workflows: describeWorkflowCode(workflows),
       metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       downstream: config.downstream ? redactUrl(config.downstream.url) : 'none',
       broker: config.broker ? `${brokerAddress(config.broker)}, exchange ${config.broker.exchange}` : 'none',

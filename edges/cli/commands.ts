@@ -447,9 +447,11 @@ export const COMMANDS: Command[] = [
             ]
           : await Promise.all(positionals.map((file) => historyFromFile(file)));
       let done = 0;
-      const outcomes = await replayHistories(histories, (outcome) =>
-        context.progress(`[${++done}/${histories.length}] ${outcome.ok ? 'ok  ' : 'FAIL'} ${outcome.name}`),
-      );
+      const outcomes = await replayHistories(histories, {
+        bundleDir: context.config.worker.bundleDir,
+        onResult: (outcome) =>
+          context.progress(`[${++done}/${histories.length}] ${outcome.ok ? 'ok  ' : 'FAIL'} ${outcome.name}`),
+      });
       const failed = outcomes.filter((outcome) => !outcome.ok);
       return {
         ok: failed.length === 0,

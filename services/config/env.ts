@@ -142,6 +142,9 @@ const envSchema = z.object({
   WORKER_SHUTDOWN_GRACE_MS: milliseconds(10_000),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(10),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).default(40),
+  // Prebuilt workflow bundles (`npm run build` writes them to dist/workflow-bundles, where a worker
+  // run from dist/ finds them unasked); unset from source: workflows/ is bundled at start.
+  WORKFLOW_BUNDLE_DIR: z.string().min(1).optional(),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // Loopback unless told otherwise: the endpoint has no authentication. An address, not a name:
   // the SDK binds a socket address.
@@ -291,6 +294,8 @@ export interface Config {
     maxConcurrentWorkflowTasks: number;
     /** After SIGTERM: how long running activities may finish before they are cancelled. */
     shutdownGraceMs: number;
+    /** A directory of prebuilt workflow bundles; undefined = the shipped ones, or bundle at start. */
+    bundleDir: string | undefined;
   };
   /** Prometheus endpoint (`host:port`); undefined = none. */
   metrics: { host: string; port: number } | undefined;
@@ -443,6 +448,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
       maxConcurrentWorkflowTasks: env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
+      bundleDir: env.WORKFLOW_BUNDLE_DIR,
     },
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
     tracing:

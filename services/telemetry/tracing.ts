@@ -126,15 +126,18 @@ export interface WorkerTracing {
   sinks: InjectedSinks<OpenTelemetrySinks>;
 }
 
+/** The modules tracing adds to the workflow bundle (the prebuilt traced bundle is made with them). */
+export function workflowTracingModules(): string[] {
+  return [createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+}
+
 export function workerTracing(): WorkerTracing | undefined {
   if (!installed) return undefined;
   const exporter = makeWorkflowExporter(installed.processor, installed.resource);
   return {
     // The package's workflow interceptors run inside the workflow sandbox: they trace the run and
     // every activity it schedules, local ones included, and hand their spans to the sink below.
-    workflowInterceptorModules: [
-      createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-    ],
+    workflowInterceptorModules: workflowTracingModules(),
     interceptors: {
       activity: [
         (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx) }),

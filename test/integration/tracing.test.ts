@@ -4,7 +4,7 @@
 // kept in memory in place of the OTLP exporter; the stack is the real one.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -19,7 +19,7 @@ import { loadConfig } from '../../services/config/env.js';
 import { createMcpServer } from '../../edges/mcp/server.js';
 import { submitApprovedOrderTool } from '../../edges/mcp/tools/submit-approved-order.js';
 import { installTracing, KEY_ATTRIBUTE, shutdownTracing } from '../../services/telemetry/tracing.js';
-import { workflowBundle } from '../../worker/create-worker.js';
+import { workflowCode } from '../../worker/workflow-bundle.js';
 import { historyFromFile, replayHistories } from '../../worker/replay.js';
 import {
   approvedFeishuOrder,
@@ -281,12 +281,16 @@ describe('OpenTelemetry traces', () => {
   });
 
   it('the recorded histories replay with the tracing interceptors in the workflow bundle: tracing may be turned on under running workflows', async () => {
-    const bundle = await workflowBundle();
-    assert.ok(bundle.code.includes('@temporalio/interceptor-workflow'), 'the bundle holds the tracing interceptors');
+    const bundleDir = process.env.WORKFLOW_BUNDLE_DIR;
+    const bundle = await workflowCode({ traced: true, dir: bundleDir });
+    const code = 'code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8');
+    assert.ok(code.includes('@temporalio/interceptor-workflow'), 'the bundle holds the tracing interceptors');
     const dir = fileURLToPath(new URL('../replay/histories/', import.meta.url));
     const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.json'));
     assert.ok(files.length > 0, 'replay fixtures to replay');
-    const outcomes = await replayHistories(await Promise.all(files.map((name) => historyFromFile(`${dir}${name}`))));
+    const outcomes = await replayHistories(await Promise.all(files.map((name) => historyFromFile(`${dir}${name}`))), {
+      bundleDir,
+    });
     assert.deepEqual(
       outcomes.filter((outcome) => !outcome.ok),
       [],

@@ -12,6 +12,8 @@ import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
 import { readersFromConfig } from '../../services/oa/readers-from-config.js';
+import { tracingOn } from '../../services/telemetry/tracing.js';
+import { workflowCode } from '../../worker/workflow-bundle.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
 
 export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';
@@ -46,6 +48,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     ACTIVITY_START_TO_CLOSE_MS: '4000',
     ACTIVITY_SCHEDULE_TO_CLOSE_MS: '30000',
     COMPENSATION_DECISION_TIMEOUT_MS: '120000',
+    // The workflow bundles the runner built once for the whole run, instead of one per process.
+    ...(process.env.WORKFLOW_BUNDLE_DIR ? { WORKFLOW_BUNDLE_DIR: process.env.WORKFLOW_BUNDLE_DIR } : {}),
     ...overrides,
   };
 }
@@ -95,6 +99,7 @@ export async function startTestService(
   if (options.inProcessWorker !== false) {
     const connection = await connectWorker(target);
     const running = await createWorker({
+      workflows: await workflowCode({ traced: tracingOn(), dir: config.worker.bundleDir }),
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startStack } from '../dev/stack.js';
+import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -206,16 +207,22 @@ async function main(): Promise<number> {
   chmodSync(dataDir, 0o755);
   const started = Date.now();
   const ownDatabase = process.env.DATABASE_URL;
-  const stack = await startStack({
-    dataDir,
-    ...(ownDatabase ? { databaseUrl: ownDatabase } : {}),
-    ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
-    namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-    headless: true,
-    persistTemporal: false,
-    // Files side by side, each with its pools, workers and child processes.
-    maxDatabaseConnections: 400,
-  });
+  // The workflow code is bundled once for the run, beside the stack's start, and every worker of
+  // every file (in-process or child) loads that bundle instead of making its own.
+  const bundleDir = path.join(dataDir, 'workflow-bundles');
+  const [stack] = await Promise.all([
+    startStack({
+      dataDir,
+      ...(ownDatabase ? { databaseUrl: ownDatabase } : {}),
+      ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      headless: true,
+      persistTemporal: false,
+      // Files side by side, each with its pools, workers and child processes.
+      maxDatabaseConnections: 400,
+    }),
+    writeWorkflowBundles(bundleDir),
+  ]);
   console.log(
     // A DATABASE_URL of the caller's own is shown without its password (CI logs are widely read).
     `   ready in ${Date.now() - started} ms: PostgreSQL ${ownDatabase ? redactUrl(stack.databaseUrl) : stack.databaseUrl}, Temporal ${stack.temporalAddress}`,
@@ -227,6 +234,7 @@ async function main(): Promise<number> {
       ...process.env,
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
+      WORKFLOW_BUNDLE_DIR: bundleDir,
       LOG_LEVEL: 'warn',
     };
     const sideBySide = ownDatabase ? 1 : concurrency;

@@ -2,6 +2,7 @@
 // (tools/harness/tcp-proxy.ts): for the start path's faults — answers late, lost, or never sent.
 import type { Client } from '@temporalio/client';
 import { type AppDeps, buildApp } from '../../edges/http/app.js';
+import type { Config } from '../../services/config/env.js';
 import { createLazyClient } from '../../services/temporal/connection.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import type { TestService } from './service.js';
@@ -14,13 +15,15 @@ export interface ProxiedEdge {
   close(): Promise<void>;
 }
 
+/** `config`: the edge's own settings (by default the service's), e.g. another start deadline. */
 export async function startProxiedEdge(
   service: TestService,
-  deps: Pick<AppDeps, 'connectors'> = {},
+  deps: Pick<AppDeps, 'connectors'> & { config?: Config } = {},
 ): Promise<ProxiedEdge> {
-  const proxy = await startTcpProxy(service.config.temporal.address as string);
-  const temporal = createLazyClient({ address: proxy.address, namespace: service.config.temporal.namespace });
-  const edge = buildApp({ config: service.config, prisma: service.prisma, temporal, ...deps });
+  const { config = service.config, ...appDeps } = deps;
+  const proxy = await startTcpProxy(config.temporal.address as string);
+  const temporal = createLazyClient({ address: proxy.address, namespace: config.temporal.namespace });
+  const edge = buildApp({ config, prisma: service.prisma, temporal, ...appDeps });
   await edge.ready();
   return {
     proxy,

@@ -493,6 +493,7 @@ describe('one answer per door: a forged or replayed request is refused alike and
     it('every unsigned, mis-signed, tampered, stale, undecryptable, non-JSON or wrong-token callback gets the same 401, and nothing is recorded', async () => {
       const first = await firstRefusal(app, url);
       assert.equal(first.status, 401);
+      assert.equal(first.contentType, 'application/problem+json; charset=utf-8');
       await fc.assert(doorCheck(app, url, first, feishuForgery, forgedFeishu), { numRuns: RUNS });
     });
 

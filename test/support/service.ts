@@ -294,3 +294,10 @@ export async function workflowExists(temporal: Client, workflowId: string): Prom
     throw error;
   }
 }
+
+/** How many runs of `workflowId` Temporal lists: 1 when no redelivery started it again. */
+export async function workflowRuns(temporal: Client, workflowId: string): Promise<number> {
+  let runs = 0;
+  for await (const _run of temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs += 1;
+  return runs;
+}

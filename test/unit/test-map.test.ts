@@ -51,6 +51,10 @@ function resolveImport(from: string, specifier: string): string | undefined {
   return candidates.map(relative).find(exists);
 }
 
+const SCRIPTS = (
+  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts;
+
 /** The files `file` imports, and the files it names as paths (the entry points it runs). */
 function edges(file: string): string[] {
   const cached = edgeCache.get(file);
@@ -72,6 +76,14 @@ function edges(file: string): string[] {
   // A bin names its entry without extension: launch('edges/cli/main').
   for (const [, entry] of source.matchAll(/\blaunch\(\s*['"]([\w./-]+)['"]\s*\)/g)) {
     if (exists(`${entry}.ts`)) found.add(`${entry}.ts`);
+  }
+  // An npm script it runs (execFile('npm', ['run', '--silent', 'build'])): the files the script names,
+  // built ones (dist/x.js) by their source.
+  for (const [, script] of source.matchAll(/['"]run['"],\s*(?:['"]--silent['"],\s*)?['"]([\w:-]+)['"]/g)) {
+    const command = SCRIPTS[script!] ?? '';
+    for (const [, named] of command.matchAll(/(?:dist\/)?([\w./-]+)\.(?:js|ts)\b/g)) {
+      if (exists(`${named}.ts`)) found.add(`${named}.ts`);
+    }
   }
   const list = [...found].filter((target) => target !== file);
   edgeCache.set(file, list);

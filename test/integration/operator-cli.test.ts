@@ -84,18 +84,29 @@ describe('operator CLI (orders-cli)', () => {
   after(() => service.stop());
 
   it('every command has --help (exit 0); bad arguments exit 2', async () => {
-    const overview = await cli(service, ['--help']);
+    // Independent invocations, all at once: each is a process of its own.
+    const [overview, helps, usageErrors] = await Promise.all([
+      cli(service, ['--help']),
+      Promise.all(COMMANDS.map((command) => cli(service, [command.name, '--help']))),
+      Promise.all(
+        [
+          ['frobnicate'],
+          ['status', 'not-a-key'],
+          ['list', '--status', 'LOST'],
+          ['purge-expired', '--retention-days', 'soon'],
+        ].map((args) => cli(service, args)),
+      ),
+    ]);
     assert.equal(overview.code, 0);
-    for (const command of COMMANDS) {
+    for (const [index, command] of COMMANDS.entries()) {
       assert.match(overview.stdout, new RegExp(`\\b${command.name}\\b`));
-      const help = await cli(service, [command.name, '--help']);
-      assert.equal(help.code, 0, `${command.name} --help`);
-      assert.match(help.stdout, new RegExp(`usage: orders-cli ${command.name}`));
+      assert.equal(helps[index]!.code, 0, `${command.name} --help`);
+      assert.match(helps[index]!.stdout, new RegExp(`usage: orders-cli ${command.name}`));
     }
-    assert.equal((await cli(service, ['frobnicate'])).code, 2);
-    assert.equal((await cli(service, ['status', 'not-a-key'])).code, 2);
-    assert.equal((await cli(service, ['list', '--status', 'LOST'])).code, 2);
-    assert.equal((await cli(service, ['purge-expired', '--retention-days', 'soon'])).code, 2);
+    assert.deepEqual(
+      usageErrors.map((run) => run.code),
+      [2, 2, 2, 2],
+    );
   });
 
   it('awaiting lists a failed write; resubmit after the fix writes exactly one order; a second decision is refused', async () => {

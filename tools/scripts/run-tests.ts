@@ -2,18 +2,19 @@
 // Temporal dev server and a real PostgreSQL that this script starts once for the whole run
 // (node --test has no global setup). DATABASE_URL / TEMPORAL_ADDRESS point it at others instead.
 //
-// Files can run side by side (`--concurrency N`; 1 by default until the suite holds under that
-// load), each then in a database of its own copied
-// from the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
-// few files that own the machine — they start stacks of their own, kill and restart processes, or
-// put a gateway's timeouts under load — run first, one at a time. A DATABASE_URL of the caller's
-// own runs every file one after another in that one database.
-import { spawn, spawnSync } from 'node:child_process';
+// Files can run side by side (`--concurrency N`), each then in a database of its own copied from
+// the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
+// few files with stacks of their own — they start a Temporal and a PostgreSQL of their own and kill
+// parts of them, or put a gateway's timeouts in front of instances slowed on purpose — run one at a
+// time, beside the others. A DATABASE_URL of the caller's own runs every file one after another in
+// that one database.
+import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Readable } from 'node:stream';
 import pg from 'pg';
 import { startStack } from '../dev/stack.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
@@ -28,8 +29,8 @@ const { values, positionals } = parseArgs({
   },
 });
 
-/** Files that must have the machine to themselves: each runs alone, before the others. */
-const RUN_ALONE = new Set([
+/** Files with stacks of their own: one at a time, so no two of them load the machine together. */
+const OWN_STACKS = new Set([
   // Starts a Temporal and a PostgreSQL of its own and kills and restarts them.
   'test/chaos/fault-proof.test.ts',
   // Starts a stack of its own and times its faults against it.
@@ -121,8 +122,11 @@ function testFiles(): string[] {
 type Summary = Map<string, number>;
 const SUMMARY_LINE = /^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ([\d.]+)$/;
 
-/** Runs `node --test` over `files`, its output passed through, and returns its summary. */
-function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, timesFile: string) {
+/**
+ * Runs `node --test` over `files` and returns its summary. `live`: its output passed through as it
+ * comes; otherwise kept and returned whole, so two runs at once never mix their lines.
+ */
+function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, timesFile: string, live: boolean) {
   const args = [
     '--import',
     'tsx',
@@ -135,12 +139,19 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
     `--test-reporter-destination=${timesFile}`,
     ...files,
   ];
-  return new Promise<{ code: number; summary: Summary }>((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
+  return new Promise<{ code: number; summary: Summary; output: string }>((resolve) => {
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env,
+      stdio: ['inherit', 'pipe', live ? 'inherit' : 'pipe'],
+    }) as ChildProcessByStdio<null, Readable, Readable | null>;
     const summary: Summary = new Map();
     let pending = '';
+    let output = '';
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stdout.on('data', (chunk: Buffer) => {
-      process.stdout.write(chunk);
+      if (live) process.stdout.write(chunk);
+      else output += chunk.toString('utf8');
       pending += chunk.toString('utf8');
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
@@ -150,7 +161,7 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
       }
     });
     // 'close', not 'exit': the summary is the last output, and it may still be in the pipe at exit.
-    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), summary }));
+    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), summary, output }));
   });
 }
 
@@ -243,29 +254,46 @@ async function main(): Promise<number> {
       env.TEST_DATABASE_TEMPLATE = TEMPLATE_DATABASE;
     }
     const files = testFiles();
-    const phases = [
-      { name: 'the files that run alone', files: files.filter((file) => RUN_ALONE.has(file)), concurrency: 1 },
-      {
-        name: `the other files, ${sideBySide} at a time`,
-        files: files.filter((file) => !RUN_ALONE.has(file)).sort(byLength),
-        concurrency: sideBySide,
-      },
-    ].filter((phase) => phase.files.length > 0);
-
+    const ownStacks = files.filter((file) => OWN_STACKS.has(file));
+    const others = files.filter((file) => !OWN_STACKS.has(file)).sort(byLength);
+    // One at a time, the files with stacks of their own run beside the others (which then get the
+    // rest of the concurrency); with a concurrency of 1 everything runs one file after another.
+    const lanes =
+      sideBySide > 1
+        ? [
+            {
+              name: 'the files with stacks of their own, one at a time',
+              files: ownStacks,
+              concurrency: 1,
+              live: false,
+            },
+            {
+              name: `the other files, ${sideBySide - 1} at a time`,
+              files: others,
+              concurrency: sideBySide - 1,
+              live: true,
+            },
+          ]
+        : [{ name: 'every file, one at a time', files: [...ownStacks, ...others], concurrency: 1, live: true }];
+    const running = lanes
+      .filter((lane) => lane.files.length > 0)
+      .map((lane, index) => {
+        const timesFile = path.join(timesDir, `lane-${index}.json`);
+        console.log(`\n== tests: ${lane.name}`);
+        return { lane, timesFile, result: nodeTest(lane.files, lane.concurrency, env, timesFile, lane.live) };
+      });
     const total: Summary = new Map();
     let code = 0;
-    const timesFiles: string[] = [];
-    for (const [index, phase] of phases.entries()) {
-      console.log(`\n== tests: ${phase.name}`);
-      const timesFile = path.join(timesDir, `phase-${index}.json`);
-      timesFiles.push(timesFile);
-      const result = await nodeTest(phase.files, phase.concurrency, env, timesFile);
-      if (result.code !== 0) code = result.code;
-      for (const [name, value] of result.summary) total.set(name, (total.get(name) ?? 0) + value);
+    for (const { lane, result } of running) {
+      const { code: laneCode, summary, output } = await result;
+      if (!lane.live) process.stdout.write(`\n== tests: ${lane.name}\n${output}`);
+      if (laneCode !== 0) code = laneCode;
+      for (const [name, value] of summary) total.set(name, (total.get(name) ?? 0) + value);
     }
+    const timesFiles = running.map(({ timesFile }) => timesFile);
     printFileTimes(timesFiles);
-    if (phases.length > 1) {
-      // The closing summary covers every phase, in the spec reporter's own form.
+    if (running.length > 1) {
+      // The closing summary covers every lane, in the spec reporter's own form.
       console.log('\n== all tests');
       for (const [name, value] of total) {
         console.log(`ℹ ${name} ${name === 'duration_ms' ? value.toFixed(3) : value}`);

@@ -13,6 +13,8 @@ import { connectClient, temporalTargetFrom } from '../../services/temporal/conne
 import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
 import { readersFromConfig } from '../../services/oa/readers-from-config.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
+import { sleep } from '../../tools/harness/time.js';
+import { TEST_TIMINGS } from '../../tools/harness/timings.js';
 
 export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';
 
@@ -25,7 +27,7 @@ export function stackEnv(): { databaseUrl: string; temporalAddress: string } {
   return { databaseUrl, temporalAddress };
 }
 
-/** Short, test-mode timings: never slept through at production values. */
+/** Short, test-mode timings (tools/harness/timings.ts): never slept through at production values. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig(testEnv(overrides));
 }
@@ -39,13 +41,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
     WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
-    RETRY_MAX_ATTEMPTS: '3',
-    RETRY_INITIAL_INTERVAL_MS: '100',
-    RETRY_MAX_INTERVAL_MS: '1000',
-    DB_STATEMENT_TIMEOUT_MS: '1500',
-    ACTIVITY_START_TO_CLOSE_MS: '4000',
-    ACTIVITY_SCHEDULE_TO_CLOSE_MS: '30000',
-    COMPENSATION_DECISION_TIMEOUT_MS: '120000',
+    ...TEST_TIMINGS,
     ...overrides,
   };
 }
@@ -257,7 +253,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
   }
   throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }

@@ -21,6 +21,8 @@ import { connectClient } from '../../services/temporal/connection.js';
 import { decideUpdate } from '../../workflows/definitions.js';
 import { type Reply, startScriptedDownstream } from '../harness/scripted-downstream.js';
 import { managedProcess } from '../harness/child-process.js';
+import { sleep } from '../harness/time.js';
+import { CHAOS_TIMINGS } from '../harness/timings.js';
 import { attemptsByActivityType, historySteps } from '../harness/history.js';
 import { type ChaosBroker, DEFAULT_AMQP_URL, openChaosBroker } from './broker.js';
 import { startPgProxy } from './pg-proxy.js';
@@ -57,16 +59,7 @@ if (values.broken !== undefined && values.broken !== 'key-per-attempt') {
 const WEBHOOK_SECRET = 'chaos-webhook-secret-0123456789';
 const DOWNSTREAM_SECRET = 'chaos-downstream-secret-0123456789';
 const TASK_QUEUE = 'chaos';
-const POLICY = {
-  RETRY_MAX_ATTEMPTS: '3',
-  RETRY_INITIAL_INTERVAL_MS: '1000',
-  RETRY_MAX_INTERVAL_MS: '4000',
-  DB_STATEMENT_TIMEOUT_MS: '1500',
-  DOWNSTREAM_TIMEOUT_MS: '2000',
-  ACTIVITY_START_TO_CLOSE_MS: '4000',
-  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '30000',
-  COMPENSATION_DECISION_TIMEOUT_MS: '3600000',
-};
+const POLICY = CHAOS_TIMINGS;
 const SKUS = ['CHAOS-A', 'CHAOS-B', 'CHAOS-C', 'CHAOS-D', 'CHAOS-E'];
 const FAULT_KINDS = [
   'worker-kill',
@@ -79,7 +72,6 @@ const FAULT_KINDS = [
 ] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message: string) => console.log(`[chaos ${new Date().toISOString().slice(11, 23)}] ${message}`);
 
 interface Approval {

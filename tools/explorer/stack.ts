@@ -20,6 +20,7 @@ import { connectClient } from '../../services/temporal/connection.js';
 import type { Client } from '@temporalio/client';
 import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
+import { EXPLORER_TIMINGS } from '../harness/timings.js';
 import { type BrokenRule, entryPointsFor } from './broken-rules.js';
 
 /** The customer whose events the downstream refuses for good (422). */
@@ -32,20 +33,8 @@ export const MCP_TOKEN = 'explorer-mcp-token-0123456789abcdef';
 const DOWNSTREAM_SECRET = 'explorer-downstream-secret-0123456789';
 export const TASK_QUEUE = 'explorer';
 
-/** Short, test-mode timings: a write fails for good in seconds, a decision window in 20 s. */
-export const TIMINGS = {
-  RETRY_MAX_ATTEMPTS: '3',
-  RETRY_INITIAL_INTERVAL_MS: '200',
-  RETRY_MAX_INTERVAL_MS: '1000',
-  DB_STATEMENT_TIMEOUT_MS: '1500',
-  DOWNSTREAM_TIMEOUT_MS: '1500',
-  ACTIVITY_START_TO_CLOSE_MS: '3000',
-  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '8000',
-  COMPENSATION_DECISION_TIMEOUT_MS: '20000',
-  WEBHOOK_START_TIMEOUT_MS: '3000',
-  MCP_SUBMIT_WAIT_MS: '5000',
-  DB_POOL_SIZE: '4',
-};
+/** What the API, the worker and `orders-cli` run with: test-mode timings with the explorer's overrides. */
+const TIMINGS = { ...EXPLORER_TIMINGS, DB_POOL_SIZE: '4' };
 export const DECISION_WINDOW_MS = Number(TIMINGS.COMPENSATION_DECISION_TIMEOUT_MS);
 
 /** Plenty of stock for ordinary orders; a scarce SKU whose orders fail for good. */

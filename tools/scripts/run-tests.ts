@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { startStack } from '../dev/stack.js';
+import { startStack } from '../harness/stack.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

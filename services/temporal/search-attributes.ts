@@ -1,5 +1,5 @@
 // Registers the custom search attributes on a namespace, idempotently. The dev server gets them
-// at start-up (tools/dev/temporal-dev-server.ts); a self-hosted cluster through this call; Temporal
+// at start-up (tools/harness/temporal-dev-server.ts); a self-hosted cluster through this call; Temporal
 // Cloud namespaces are configured in its console.
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';

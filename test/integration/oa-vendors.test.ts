@@ -17,6 +17,7 @@ import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
+import { sleep } from '../../tools/harness/time.js';
 import {
   dingtalkApprovalPayload,
   dingtalkCallback,
@@ -55,7 +56,6 @@ const DINGTALK_AES_KEY = randomDingTalkAesKey();
 const WEBHOOK_START_TIMEOUT_MS = 2_000;
 
 const instanceId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('OA connectors against the vendors’ protocols and fake open APIs', () => {
   let feishu: FakeFeishu;

@@ -15,6 +15,7 @@ import { decideCompensation, listOrdersAwaitingDecision } from '../../services/s
 import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../services/submission/submit-approval.js';
 import { startCompensationWorkflow } from '../../services/temporal/order-workflows.js';
 import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
+import { sleep } from '../../tools/harness/time.js';
 import {
   approval,
   type ApprovalBody,
@@ -32,8 +33,6 @@ import {
   workflowExists,
 } from '../support/service.js';
 import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the start path keeps its promises around the one order', () => {
   let service: TestService;

@@ -1,9 +1,15 @@
-// The real entry points (API and worker) as child processes of a test, pointed at the test's own
-// stack and task queue, plus a plain HTTP client for them. For tests about processes: TLS at
-// start-up, several instances, signals.
-import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
+// The real entry points (API and worker) as child processes of a test (tools/harness/service-processes.ts),
+// pointed at the test's own stack and task queue, plus a plain HTTP client for them. For tests about
+// processes: TLS at start-up, several instances, signals.
+import type { ManagedProcess } from '../../tools/harness/child-process.js';
+import {
+  apiProcess as harnessApiProcess,
+  type ApiProcess,
+  workerProcess as harnessWorkerProcess,
+} from '../../tools/harness/service-processes.js';
 import type { Config } from '../../services/config/env.js';
-import { freePort } from '../../tools/harness/ports.js';
+
+export type { ApiProcess };
 import { signedHeaders, TEST_WEBHOOK_SECRET } from './service.js';
 
 /** The environment of a service process that shares `config`'s database, Temporal and task queue. */
@@ -26,10 +32,6 @@ export function processEnv(config: Config, extra: Record<string, string> = {}): 
   };
 }
 
-export interface ApiProcess extends ManagedProcess {
-  url: string;
-}
-
 /** Built JavaScript (`npm run build`, what `npm run start:*` runs) instead of the TypeScript sources. */
 const BUILT = { nodeArgs: [] as string[] };
 
@@ -38,15 +40,7 @@ export async function apiProcess(
   env: NodeJS.ProcessEnv,
   from: 'source' | 'dist' = 'source',
 ): Promise<ApiProcess> {
-  const port = await freePort();
-  const managed = managedProcess({
-    name,
-    entry: from === 'dist' ? 'dist/edges/http/main.js' : 'edges/http/main.ts',
-    env: { ...env, PORT: String(port) },
-    readyLine: 'Server listening',
-    ...(from === 'dist' ? BUILT : {}),
-  });
-  return { ...managed, url: `http://127.0.0.1:${port}` };
+  return harnessApiProcess({ name, env, ...(from === 'dist' ? { ...BUILT, entry: 'dist/edges/http/main.js' } : {}) });
 }
 
 export function workerProcess(
@@ -54,13 +48,7 @@ export function workerProcess(
   env: NodeJS.ProcessEnv,
   from: 'source' | 'dist' = 'source',
 ): ManagedProcess {
-  return managedProcess({
-    name,
-    entry: from === 'dist' ? 'dist/worker/main.js' : 'worker/main.ts',
-    env,
-    readyLine: 'worker polling',
-    ...(from === 'dist' ? BUILT : {}),
-  });
+  return harnessWorkerProcess({ name, env, ...(from === 'dist' ? { ...BUILT, entry: 'dist/worker/main.js' } : {}) });
 }
 
 export interface HttpAnswer {

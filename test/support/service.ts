@@ -15,6 +15,8 @@ import { readersFromConfig } from '../../services/oa/readers-from-config.js';
 import { tracingOn } from '../../services/telemetry/tracing.js';
 import { workflowCode } from '../../worker/workflow-bundle.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
+import { sleep } from '../../tools/harness/time.js';
+import { TEST_TIMINGS } from '../../tools/harness/timings.js';
 
 export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';
 
@@ -27,7 +29,7 @@ export function stackEnv(): { databaseUrl: string; temporalAddress: string } {
   return { databaseUrl, temporalAddress };
 }
 
-/** Short, test-mode timings: never slept through at production values. */
+/** Short, test-mode timings (tools/harness/timings.ts): never slept through at production values. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig(testEnv(overrides));
 }
@@ -41,13 +43,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
     WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
-    RETRY_MAX_ATTEMPTS: '3',
-    RETRY_INITIAL_INTERVAL_MS: '100',
-    RETRY_MAX_INTERVAL_MS: '1000',
-    DB_STATEMENT_TIMEOUT_MS: '1500',
-    ACTIVITY_START_TO_CLOSE_MS: '4000',
-    ACTIVITY_SCHEDULE_TO_CLOSE_MS: '30000',
-    COMPENSATION_DECISION_TIMEOUT_MS: '120000',
+    ...TEST_TIMINGS,
     // The workflow bundles the runner built once for the whole run, instead of one per process.
     ...(process.env.WORKFLOW_BUNDLE_DIR ? { WORKFLOW_BUNDLE_DIR: process.env.WORKFLOW_BUNDLE_DIR } : {}),
     ...overrides,
@@ -262,7 +258,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
   }
   throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }

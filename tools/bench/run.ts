@@ -18,12 +18,14 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { managedProcess, type ManagedProcess } from '../harness/child-process.js';
+import type { ManagedProcess } from '../harness/child-process.js';
+import { apiProcess, workerProcess } from '../harness/service-processes.js';
 import { loadConfig } from '../../services/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { insertOrderWithReservation } from '../../services/db/order-repository.js';
 import { freePort } from '../harness/ports.js';
-import { startStack } from '../dev/stack.js';
+import { startStack } from '../harness/stack.js';
+import { sleep } from '../harness/time.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain-node/signature.js';
 import { workflowInputFor } from '../../services/submission/submit-approval.js';
@@ -117,7 +119,7 @@ async function settle(): Promise<void> {
     );
   while (performance.now() < deadline) {
     const before = busyMs(cpu.snapshot());
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     if (busyMs(cpu.snapshot()) - before < 50) return;
   }
 }
@@ -267,12 +269,6 @@ async function main(): Promise<boolean> {
     // worker has a free workflow task slot, so the processes that start eagerly (it, and the floor
     // edge for the ceiling) get a slot for every client of the highest level.
     const eagerSlots = values['eager-slots'] ?? String(Math.max(40, ...LEVELS));
-    const hostingEnv = {
-      ...env,
-      TEMPORAL_TASK_QUEUE: `bench-${RUN}-hosted`,
-      API_HOSTS_WORKER: '1',
-      WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots,
-    };
     const temporal: Client = await connectClient({ address: stack.temporalAddress, namespace: 'default' });
     cleanups.push(() => temporal.connection.close());
     // LOG_LEVEL=warn keeps per-request logging out of the figures; readiness is probed instead of
@@ -286,43 +282,35 @@ async function main(): Promise<boolean> {
       return (pollers?.length ?? 0) > 0;
     };
     const livez = (port: number) => async () => (await fetch(`http://127.0.0.1:${port}/livez`)).ok;
-    const nodeArgs = values.profile
-      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`, '--import', 'tsx']
-      : undefined;
+    const measuredProcess = {
+      env,
+      ...(values.profile
+        ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`, '--import', 'tsx'] }
+        : {}),
+    };
     const processes: Record<string, ManagedProcess> = {
-      hostingApi: managedProcess({
+      hostingApi: await apiProcess({
+        ...measuredProcess,
         name: 'api hosting the worker',
-        nodeArgs,
-        entry: 'edges/http/main.ts',
-        env: { ...hostingEnv, PORT: String(ports.hostingApi) },
+        hostsWorker: true,
+        env: { ...env, TEMPORAL_TASK_QUEUE: `bench-${RUN}-hosted`, WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots },
+        port: ports.hostingApi,
         ready: livez(ports.hostingApi),
       }),
-      api: managedProcess({
-        name: 'api',
-        nodeArgs,
-        entry: 'edges/http/main.ts',
-        env: { ...env, PORT: String(ports.api) },
-        ready: livez(ports.api),
-      }),
-      worker: managedProcess({
-        name: 'worker',
-        entry: 'worker/main.ts',
-        nodeArgs,
-        env,
-        ready: polling(env.TEMPORAL_TASK_QUEUE),
-      }),
-      floorApi: managedProcess({
+      api: await apiProcess({ ...measuredProcess, port: ports.api, ready: livez(ports.api) }),
+      worker: workerProcess({ ...measuredProcess, ready: polling(env.TEMPORAL_TASK_QUEUE) }),
+      floorApi: await apiProcess({
+        ...measuredProcess,
         name: 'floor-api',
-        nodeArgs,
         entry: 'tools/bench/floor-api.ts',
-        env: { ...env, PORT: String(ports.floorApi), WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots },
+        env: { ...env, WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots },
+        port: ports.floorApi,
         ready: answers(`http://127.0.0.1:${ports.floorApi}/webhooks/oa/approvals`),
       }),
-      floorWorker: managedProcess({
+      floorWorker: workerProcess({
+        ...measuredProcess,
         name: 'floor-worker',
-        nodeArgs,
         entry: 'tools/bench/floor-worker.ts',
-        env,
         ready: polling(FLOOR_TASK_QUEUE),
       }),
     };

@@ -6,6 +6,7 @@ import { connect, type ChannelModel } from 'amqplib';
 import { brokerTopology, type BrokerTopology } from '../../examples/consumer/broker-consumer.js';
 import { managedProcess, type ManagedProcess } from '../harness/child-process.js';
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
+import { sleep } from '../harness/time.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 
 export const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
@@ -15,7 +16,6 @@ export const ACK_HELD_LINE = 'committed, ack held until killed';
 const PUBLISH_MARK = 'order.created';
 const CONSUMER_SCHEMA = 'chaos_broker_consumer';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // A password holding `/` or `@` must not slip past a pattern: the one URL redaction decides.
 const redact = redactUrl;
 

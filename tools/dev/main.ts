@@ -1,29 +1,19 @@
 // `npm run dev`: one supervisor for the whole service on embedded defaults — Temporal dev server,
 // PostgreSQL, the worker and the HTTP API — with prefixed logs; Ctrl-C stops everything cleanly.
-import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../services/config/env.js';
 import { loadOrCreateDevSecrets } from './dev-secrets.js';
 import { removeDevStackFile, writeDevStackFile } from '../../services/config/dev-stack-file.js';
-import { startStack } from './stack.js';
+import type { ManagedProcess } from '../harness/child-process.js';
+import { apiProcess, workerProcess } from '../harness/service-processes.js';
+import { startStack } from '../harness/stack.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function prefixed(name: string, text: string) {
   for (const line of text.split('\n')) if (line.trim()) process.stdout.write(`[${name.padEnd(8)}] ${line}\n`);
-}
-
-function runChild(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (chunk: Buffer) => prefixed(name, chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => prefixed(name, chunk.toString('utf8')));
-  return child;
 }
 
 async function main() {
@@ -54,9 +44,6 @@ async function main() {
   });
 
   const env = {
-    ...process.env,
-    DATABASE_URL: stack.databaseUrl,
-    TEMPORAL_ADDRESS: stack.temporalAddress,
     WEBHOOK_SECRET: webhookSecret,
     MCP_TOKEN: mcpToken,
     // One machine, no load balancer: Ctrl-C need not wait for one to notice the drain.
@@ -64,16 +51,42 @@ async function main() {
   };
   // Two processes cannot serve one port: with METRICS_PORT the worker takes it, the API the next.
   const metricsPorts = config.metrics ? { worker: config.metrics.port, api: config.metrics.port + 1 } : undefined;
-  const children = [
-    runChild('worker', 'worker/main.ts', {
-      ...env,
-      ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.worker) } : {}),
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    prefixed('dev', 'stopping worker, API, Temporal and PostgreSQL');
+    await Promise.all(children.map(stopChild));
+    await stack.stop();
+    removeDevStackFile(dataDir);
+    process.exit(code);
+  };
+  // The supervisor shows each child's lines as they come and, when one exits, stops everything.
+  const supervised = (name: string) => ({
+    name,
+    onOutput: (line: string) => prefixed(name, line),
+    onExit: (exit: { code: number | null; signal: NodeJS.Signals | null }) => {
+      if (stopping) return;
+      prefixed('dev', `a child process exited (code ${exit.code ?? exit.signal}); stopping`);
+      void stopAll(1);
+    },
+    // Started, not awaited: the addresses below are printed at once, and a child that fails stops the rest.
+    ready: () => Promise.resolve(true),
+  });
+  const children: ManagedProcess[] = [
+    workerProcess({
+      ...supervised('worker'),
+      stack,
+      env: { ...env, ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.worker) } : {}) },
     }),
-    runChild('api', 'edges/http/main.ts', {
-      ...env,
-      ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.api) } : {}),
+    await apiProcess({
+      ...supervised('api'),
+      stack,
+      port: config.http.port,
+      env: { ...env, ...(metricsPorts ? { METRICS_PORT: String(metricsPorts.api) } : {}) },
     }),
   ];
+  await Promise.all(children.map((child) => child.start()));
 
   prefixed(
     'dev',
@@ -102,35 +115,15 @@ async function main() {
     );
   prefixed('dev', 'send a signed sample approval: npm run sample   |   Ctrl-C stops everything');
 
-  let stopping = false;
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    prefixed('dev', 'stopping worker, API, Temporal and PostgreSQL');
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
-          }),
-      ),
-    );
-    await stack.stop();
-    removeDevStackFile(dataDir);
-    process.exit(code);
-  };
-  for (const child of children) {
-    child.once('exit', (code, signal) => {
-      if (stopping) return;
-      prefixed('dev', `a child process exited (code ${code ?? signal}); stopping`);
-      void stopAll(1);
-    });
-  }
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
+}
+
+/** SIGTERM, so it drains; SIGKILL if it has not ended 15 s later. */
+async function stopChild(child: ManagedProcess): Promise<void> {
+  const deadline = setTimeout(() => void child.kill('SIGKILL'), 15_000);
+  await child.kill('SIGTERM');
+  clearTimeout(deadline);
 }
 
 main().catch((error: unknown) => {

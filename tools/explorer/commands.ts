@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { checkAlways } from './invariants.js';
 import { DECISION_WINDOW_MS, runProgram } from './stack.js';
-import { keyModel, MALFORMED_PRICES, type Model, type Payload, SLOTS, sleep, slotLabel, type World } from './world.js';
+import { keyModel, MALFORMED_PRICES, type Model, type Payload, SLOTS, slotLabel, type World } from './world.js';
+import { sleep } from '../harness/time.js';
 
 type Command = fc.AsyncCommand<Model, World>;
 

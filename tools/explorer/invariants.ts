@@ -1,7 +1,8 @@
 // The promises checked against PostgreSQL and Temporal themselves: after every command the cheap
 // ones, and once the run's workflows are idle (quiescence) the ones that need the dust to settle.
 import { SCARCE_SKU, SCARCE_STOCK, SKUS, STOCK } from './stack.js';
-import { InvariantViolation, type Model, SLOTS, sleep, slotLabel, type World } from './world.js';
+import { InvariantViolation, type Model, SLOTS, slotLabel, type World } from './world.js';
+import { sleep } from '../harness/time.js';
 
 /** Statuses that need nobody: the key's story is over. */
 const SETTLED = ['DELIVERED', 'COMPENSATED'];

@@ -1,21 +1,21 @@
-// The explorer's own stack, started once per invocation: PostgreSQL (embedded, or a fresh database
-// on DATABASE_URL's server), a Temporal dev server, the real API and worker as child processes —
-// the API reaching Temporal through a TCP proxy the explorer controls, the worker reaching
-// PostgreSQL through the fault proxy — and a downstream so deliveries succeed or fail for good.
+// The explorer's own stack, started once per invocation: the harness's stack (PostgreSQL embedded,
+// or a fresh database on DATABASE_URL's server, and a Temporal dev server in memory), the real API
+// and worker as child processes — the API reaching Temporal through a TCP proxy the explorer
+// controls, the worker reaching PostgreSQL through the fault proxy — and a downstream so
+// deliveries succeed or fail for good.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { type ManagedProcess, managedProcess } from '../harness/child-process.js';
+import type { ManagedProcess } from '../harness/child-process.js';
 import { type PgProxy, type PgProxyFaults, startPgProxy } from '../chaos/pg-proxy.js';
 import { seededRandom } from '../chaos/prng.js';
-import { migrate } from '../../services/db/migrate.js';
-import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
-import { freePort } from '../harness/ports.js';
-import { startTemporalDevServer, temporalBinary } from '../dev/temporal-dev-server.js';
+import { apiProcess, workerProcess } from '../harness/service-processes.js';
+import { startStack as startHarnessStack } from '../harness/stack.js';
+import { temporalBinary } from '../harness/temporal-dev-server.js';
+import { EXPLORER_TIMINGS } from '../harness/timings.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import type { Client } from '@temporalio/client';
 import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scripted-downstream.js';
@@ -32,21 +32,15 @@ export const MCP_TOKEN = 'explorer-mcp-token-0123456789abcdef';
 const DOWNSTREAM_SECRET = 'explorer-downstream-secret-0123456789';
 export const TASK_QUEUE = 'explorer';
 
-/** Short, test-mode timings: a write fails for good in seconds, a decision window in 20 s. */
-export const TIMINGS = {
-  RETRY_MAX_ATTEMPTS: '3',
-  RETRY_INITIAL_INTERVAL_MS: '200',
-  RETRY_MAX_INTERVAL_MS: '1000',
-  DB_STATEMENT_TIMEOUT_MS: '1500',
-  DOWNSTREAM_TIMEOUT_MS: '1500',
-  ACTIVITY_START_TO_CLOSE_MS: '3000',
-  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '8000',
-  COMPENSATION_DECISION_TIMEOUT_MS: '20000',
-  WEBHOOK_START_TIMEOUT_MS: '3000',
-  MCP_SUBMIT_WAIT_MS: '5000',
+export const DECISION_WINDOW_MS = Number(EXPLORER_TIMINGS.COMPENSATION_DECISION_TIMEOUT_MS);
+
+/** What the API, the worker and `orders-cli` all run with. */
+const SERVICE_SETTINGS = {
+  ...EXPLORER_TIMINGS,
+  NODE_ENV: 'test',
+  TEMPORAL_TASK_QUEUE: TASK_QUEUE,
   DB_POOL_SIZE: '4',
 };
-export const DECISION_WINDOW_MS = Number(TIMINGS.COMPENSATION_DECISION_TIMEOUT_MS);
 
 /** Plenty of stock for ordinary orders; a scarce SKU whose orders fail for good. */
 export const SKUS = ['EXP-A', 'EXP-B', 'EXP-C'];
@@ -84,13 +78,20 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
   };
   try {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-explore-'));
+    // As root, PostgreSQL runs as its own user, which must reach the data folder.
     chmodSync(dataDir, 0o755);
     cleanups.push(() => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })));
 
-    const databaseUrl = await freshDatabase(dataDir, cleanups);
-    await migrate(databaseUrl);
-    const temporalServer = await startTemporalDevServer({ port: await freePort(), headless: true });
-    cleanups.push(() => temporalServer.stop());
+    // Embedded PostgreSQL, or — when DATABASE_URL is set — a database of its own on that server;
+    // always a Temporal dev server of its own, in memory.
+    const stack = await startHarnessStack({
+      dataDir,
+      ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL, freshDatabase: true } : {}),
+      headless: true,
+      persistTemporal: false,
+    });
+    cleanups.push(() => stack.stop());
+    const { databaseUrl, temporalAddress } = stack;
 
     const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
     db.on('error', () => undefined);
@@ -107,8 +108,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     const pgFaults: PgProxyFaults = { lostCommitReply: 0, reset: 0, latency: 0, latencyMs: 0 };
     const pgProxy = await startPgProxy({ targetPort: Number(dbPort), random: seededRandom(1), faults: pgFaults });
     cleanups.push(() => pgProxy.close());
-    const temporalPort = Number(temporalServer.address.split(':').pop());
-    const temporalProxy = await startTcpProxy(`127.0.0.1:${temporalPort}`);
+    const temporalProxy = await startTcpProxy(temporalAddress);
     cleanups.push(() => temporalProxy.close());
     // Events of the customer the model marks as refused are answered 422 for good, so both
     // DELIVERED and DELIVERY_FAILED happen; everything else reaches the reference consumer.
@@ -117,38 +117,22 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     );
     cleanups.push(() => downstream.close());
 
-    const apiPort = await freePort();
-    const common = {
-      ...process.env,
-      ...TIMINGS,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-      WEBHOOK_SECRET,
-    };
-    const api = managedProcess({
-      name: 'api',
+    const common = { ...SERVICE_SETTINGS, LOG_LEVEL: 'info', WEBHOOK_SECRET };
+    const api = await apiProcess({
+      stack,
       entry: entryPoints.api,
-      env: {
-        ...common,
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
-        PORT: String(apiPort),
-        MCP_TOKEN,
-      },
-      readyLine: 'Server listening',
+      // The API reaches Temporal only through the proxy the explorer controls.
+      env: { ...common, TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`, MCP_TOKEN },
     });
-    const worker = managedProcess({
-      name: 'worker',
-      entry: 'worker/main.ts',
+    const worker = workerProcess({
+      stack,
       env: {
         ...common,
+        // The worker reaches PostgreSQL only through the fault proxy.
         DATABASE_URL: databaseUrl.replace(`:${dbPort}/`, `:${pgProxy.port}/`),
-        TEMPORAL_ADDRESS: temporalServer.address,
         DOWNSTREAM_URL: downstream.url,
         DOWNSTREAM_SECRET,
       },
-      readyLine: 'worker polling',
       readyTimeoutMs: 180_000,
     });
     cleanups.push(
@@ -156,17 +140,17 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       () => worker.kill('SIGKILL'),
     );
     await Promise.all([api.start(), worker.start()]);
-    const temporal = await connectClient({ address: temporalServer.address, namespace: 'default' });
+    const temporal = await connectClient({ address: temporalAddress, namespace: stack.namespace });
     cleanups.push(() => temporal.connection.close());
     options.log(
-      `PostgreSQL ${process.env.DATABASE_URL ? 'database on DATABASE_URL' : 'embedded'}, Temporal ${temporalServer.address} ` +
+      `PostgreSQL ${process.env.DATABASE_URL ? 'database on DATABASE_URL' : 'embedded'}, Temporal ${temporalAddress} ` +
         `(API via proxy :${temporalProxy.port}), worker to PostgreSQL via fault proxy :${pgProxy.port}`,
     );
 
     return {
-      apiUrl: `http://127.0.0.1:${apiPort}`,
+      apiUrl: api.url,
       databaseUrl,
-      temporalAddress: temporalServer.address,
+      temporalAddress,
       db,
       temporal,
       temporalProxy,
@@ -178,12 +162,10 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       cliArgs: entryPoints.cli,
       cliEnv: {
         ...process.env,
-        ...TIMINGS,
-        NODE_ENV: 'test',
+        ...SERVICE_SETTINGS,
         LOG_LEVEL: 'error',
         DATABASE_URL: databaseUrl,
-        TEMPORAL_ADDRESS: temporalServer.address,
-        TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+        TEMPORAL_ADDRESS: temporalAddress,
       },
       temporalBin: temporalBinary(),
       stop,
@@ -192,36 +174,6 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     await stop();
     throw error;
   }
-}
-
-/** Embedded PostgreSQL, or — when DATABASE_URL is set — a database of its own on that server. */
-async function freshDatabase(dataDir: string, cleanups: (() => Promise<unknown>)[]): Promise<string> {
-  const shared = process.env.DATABASE_URL;
-  if (!shared) {
-    const postgres = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), port: await freePort() });
-    cleanups.push(() => postgres.stop());
-    return postgres.databaseUrl;
-  }
-  const name = `explore_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: shared });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  cleanups.push(async () => {
-    const dropper = new pg.Client({ connectionString: shared });
-    await dropper.connect();
-    try {
-      await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    } finally {
-      await dropper.end();
-    }
-  });
-  const url = new URL(shared);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** Runs a program of the project (or the Temporal CLI) to its end: exit code and output. */

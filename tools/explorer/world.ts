@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain-node/signature.js';
+import { sleep } from '../harness/time.js';
 import { MCP_TOKEN, REFUSED_CUSTOMER, SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
 
 /** One MCP session per stack, opened on first use. */
@@ -333,5 +334,3 @@ export function keyModel(model: Model, slot: number): KeyModel {
   }
   return state;
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

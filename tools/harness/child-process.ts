@@ -1,6 +1,7 @@
 // The service's own entry points as child processes the harness can kill and restart.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { sleep } from './time.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -21,7 +22,7 @@ export interface ManagedProcess {
   exit: () => { code: number | null; signal: NodeJS.Signals | null } | undefined;
 }
 
-export function managedProcess(options: {
+export interface ManagedProcessOptions {
   name: string;
   entry: string;
   env: NodeJS.ProcessEnv;
@@ -32,12 +33,27 @@ export function managedProcess(options: {
   readyTimeoutMs?: number;
   /** How node runs `entry`: TypeScript through tsx by default; `[]` for built JavaScript. */
   nodeArgs?: string[];
-}): ManagedProcess {
+  /** Each line of output as it comes (a supervisor that shows it), besides keeping it. */
+  onOutput?: (line: string) => void;
+  /** Called whenever a run ends, however it ends. */
+  onExit?: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
+}
+
+export function managedProcess(options: ManagedProcessOptions): ManagedProcess {
   let child: ChildProcess | undefined;
   let log = '';
-  const append = (chunk: Buffer) => {
-    log += chunk.toString('utf8');
-    if (log.length > 2_000_000) log = log.slice(-1_000_000);
+  /** Keeps a stream's output, and hands `onOutput` its complete lines. */
+  const collector = () => {
+    let partialLine = '';
+    return (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      log += text;
+      if (log.length > 2_000_000) log = log.slice(-1_000_000);
+      if (!options.onOutput) return;
+      const lines = (partialLine + text).split('\n');
+      partialLine = lines.pop() ?? '';
+      for (const line of lines) if (line.trim()) options.onOutput(line);
+    };
   };
   return {
     output: () => log,
@@ -55,9 +71,12 @@ export function managedProcess(options: {
       });
       child = current;
       live.add(current);
-      current.once('exit', () => live.delete(current));
-      current.stdout?.on('data', append);
-      current.stderr?.on('data', append);
+      current.once('exit', (code, signal) => {
+        live.delete(current);
+        options.onExit?.({ code, signal });
+      });
+      current.stdout?.on('data', collector());
+      current.stderr?.on('data', collector());
       const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
       const isReady = async () =>
         options.ready ? options.ready().catch(() => false) : log.slice(startedAt).includes(options.readyLine ?? '');
@@ -65,7 +84,7 @@ export function managedProcess(options: {
         if (current.exitCode !== null)
           throw new Error(`${options.name} exited during start-up:\n${log.slice(startedAt)}`);
         if (Date.now() > deadline) throw new Error(`${options.name} did not become ready:\n${log.slice(startedAt)}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     },
     kill: async (signal = 'SIGKILL') => {

@@ -1,5 +1,6 @@
 // Free local ports and readiness checks for the embedded stack.
 import net from 'node:net';
+import { sleep } from './time.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -30,7 +31,7 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
 }

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Readable } from 'node:stream';
 import pg from 'pg';
-import { startStack } from '../dev/stack.js';
+import { startStack } from '../harness/stack.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
-import { isPortOpen, waitFor } from '../harness/ports.js';
+import { isPortOpen, waitFor } from './ports.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -1,0 +1,182 @@
+// The stack the service runs on, for `npm run dev`, the test runner, the chaos run, the explorer
+// and the bench: PostgreSQL (embedded, a database of its own on a given server, or a given
+// database as is) and the Temporal dev server (or a given address), migrated, the namespace ready
+// and its search attributes ensured. The servers it starts come back as handles that a fault run
+// can stop and start again on the same port and data.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { connectClient } from '../../services/temporal/connection.js';
+import { ensureSearchAttributes } from '../../services/temporal/search-attributes.js';
+import { migrate } from '../../services/db/migrate.js';
+import { type EmbeddedPostgresOptions, startEmbeddedPostgres } from './embedded-postgres.js';
+import { freePort, waitFor } from './ports.js';
+import { startTemporalDevServer, type TemporalDevServerOptions } from './temporal-dev-server.js';
+
+export interface StackOptions {
+  /** Where the embedded servers keep their data. */
+  dataDir: string;
+  /** An existing PostgreSQL instead of the embedded one: this database, as is … */
+  databaseUrl?: string;
+  /** … or, when set, a new database on that server for this stack alone, dropped at stop. */
+  freshDatabase?: boolean;
+  /** An existing Temporal instead of a dev server of the stack's own. */
+  temporalAddress?: string;
+  /** `default` when unset. */
+  namespace?: string;
+  /** Fixed ports for `npm run dev`; free ones otherwise. */
+  ports?: { postgres?: number; temporal?: number; temporalUi?: number };
+  /** No Temporal Web UI. */
+  headless?: boolean;
+  /** Keep Temporal's state on disk (dev, and restarts that must keep it) or in memory (tests). */
+  persistTemporal?: boolean;
+  /** The embedded PostgreSQL's max_connections (its default, 100, when unset). */
+  maxDatabaseConnections?: number;
+  log?: (source: 'postgres' | 'temporal', line: string) => void;
+}
+
+/** A server the stack started: stopped, and started again on the same port with the same data. */
+export interface Restartable {
+  stop: () => Promise<void>;
+  start: () => Promise<void>;
+}
+
+export interface Stack {
+  databaseUrl: string;
+  temporalAddress: string;
+  namespace: string;
+  temporalUiUrl?: string;
+  appliedMigrations: string[];
+  /** The embedded PostgreSQL; undefined when the database is on a server given by URL. */
+  postgres?: Restartable;
+  /** The stack's own Temporal dev server; undefined when Temporal was given by address. */
+  temporal?: Restartable;
+  stop: () => Promise<void>;
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const namespace = options.namespace ?? 'default';
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step().catch(() => undefined);
+  };
+  try {
+    const [database, temporal] = await Promise.all([
+      startDatabase(options, stops),
+      options.temporalAddress
+        ? { address: options.temporalAddress }
+        : (async () =>
+            startTemporal(
+              {
+                port: options.ports?.temporal ?? (await freePort()),
+                ...(options.ports?.temporalUi ? { uiPort: options.ports.temporalUi } : {}),
+                headless: options.headless ?? false,
+                ...(options.persistTemporal === false
+                  ? {}
+                  : { dbFile: path.join(options.dataDir, 'temporal', 'temporal.db') }),
+                onOutput: (line) => options.log?.('temporal', line),
+              },
+              stops,
+            ))(),
+    ]);
+
+    const appliedMigrations = await migrate(database.databaseUrl);
+    await namespaceReady(temporal.address, namespace);
+    return {
+      databaseUrl: database.databaseUrl,
+      temporalAddress: temporal.address,
+      namespace,
+      ...('uiUrl' in temporal && temporal.uiUrl ? { temporalUiUrl: temporal.uiUrl } : {}),
+      appliedMigrations,
+      ...(database.server ? { postgres: database.server } : {}),
+      ...('server' in temporal ? { temporal: temporal.server } : {}),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The database the stack uses, and the embedded server behind it when it started one. */
+async function startDatabase(
+  options: StackOptions,
+  stops: (() => Promise<void>)[],
+): Promise<{ databaseUrl: string; server?: Restartable }> {
+  if (options.databaseUrl && options.freshDatabase) {
+    return { databaseUrl: await freshDatabaseOn(options.databaseUrl, stops) };
+  }
+  if (options.databaseUrl) return { databaseUrl: options.databaseUrl };
+  const postgresOptions: EmbeddedPostgresOptions = {
+    dataDir: path.join(options.dataDir, 'postgres'),
+    port: options.ports?.postgres ?? (await freePort()),
+    ...(options.maxDatabaseConnections ? { maxConnections: options.maxDatabaseConnections } : {}),
+    onOutput: (line) => options.log?.('postgres', line),
+  };
+  const first = await startEmbeddedPostgres(postgresOptions);
+  const server = restartable(first, () => startEmbeddedPostgres(postgresOptions));
+  stops.push(server.stop);
+  return { databaseUrl: first.databaseUrl, server };
+}
+
+async function startTemporal(options: TemporalDevServerOptions, stops: (() => Promise<void>)[]) {
+  const first = await startTemporalDevServer(options);
+  const server = restartable(first, () => startTemporalDevServer(options));
+  stops.push(server.stop);
+  return { address: first.address, ...(first.uiUrl ? { uiUrl: first.uiUrl } : {}), server };
+}
+
+function restartable<T extends { stop: () => Promise<void> }>(first: T, startAgain: () => Promise<T>): Restartable {
+  let running: T | undefined = first;
+  return {
+    stop: async () => {
+      const current = running;
+      running = undefined;
+      await current?.stop();
+    },
+    start: async () => {
+      running ??= await startAgain();
+    },
+  };
+}
+
+/** A database of the stack's own on the server of `serverUrl`, dropped when the stack stops. */
+async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<void>)[]): Promise<string> {
+  const name = `stack_${randomBytes(4).toString('hex')}`;
+  const onServer = async (statement: string) => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      await admin.query(statement);
+    } finally {
+      await admin.end();
+    }
+  };
+  await onServer(`CREATE DATABASE "${name}"`);
+  stops.push(() => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Waits for the namespace to answer, then registers the service's search attributes on it. */
+async function namespaceReady(address: string, namespace: string): Promise<void> {
+  const client = await connectClient({ address, namespace });
+  try {
+    await waitFor(
+      `Temporal namespace ${namespace}`,
+      async () => {
+        try {
+          await client.workflowService.describeNamespace({ namespace });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+    );
+    await ensureSearchAttributes(client, namespace);
+  } finally {
+    await client.connection.close();
+  }
+}

@@ -191,9 +191,13 @@ describe('the chain from the webhook to the RabbitMQ consumer, under faults', ()
           where: { idempotentKey: { in: keys }, status: 'DELIVERED' },
         });
         const depth = (await channel.checkQueue(topology.queue)).messageCount;
-        return delivered === ORDERS && (await processed()) === ORDERS && depth === 0 ? true : undefined;
+        const applied = await processed();
+        if (delivered === ORDERS && applied === ORDERS && depth === 0) return true;
+        // What the deadline reports if it passes.
+        throw new Error(`${delivered}/${ORDERS} DELIVERED, ${applied}/${ORDERS} applied, ${depth} in the queue`);
       },
-      90_000,
+      // A few times what a loaded machine takes (about 30 s for 200 orders).
+      180_000,
     );
     // Stopping settles what the consumer holds; anything unacked would be back in the queue.
     await consumer.kill('SIGTERM');

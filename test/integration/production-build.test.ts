@@ -30,9 +30,8 @@ describe('the built production entry points (npm run build; start:api, start:wor
     service = await startTestService({ inProcessWorker: false });
     execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'pipe' });
     // Plain node: whatever loader the test runner uses must not leak into the processes.
-    const env = processEnv(service.config, { NODE_ENV: 'production', NODE_OPTIONS: '' });
-    // The bundle shipped in dist/, not the one the test run built for its own workers.
-    delete env.WORKFLOW_BUNDLE_DIR;
+    // Empty is unset: the bundle shipped in dist/, not the one the test run built for its workers.
+    const env = processEnv(service.config, { NODE_ENV: 'production', NODE_OPTIONS: '', WORKFLOW_BUNDLE_DIR: '' });
     api = await apiProcess('api-dist', env, 'dist');
     worker = workerProcess('worker-dist', env, 'dist');
     await Promise.all([api.start(), worker.start()]);

@@ -1,6 +1,7 @@
-// `npm test`: lint, typecheck, then every test file under node's own runner, against a real
-// Temporal dev server and a real PostgreSQL that this script starts once for the whole run
-// (node --test has no global setup). DATABASE_URL / TEMPORAL_ADDRESS point it at others instead.
+// `npm test`: every test file under node's own runner, against a real Temporal dev server and a
+// real PostgreSQL that this script starts once for the whole run (node --test has no global setup),
+// with lint, formatting and types checked beside them. DATABASE_URL / TEMPORAL_ADDRESS point it at
+// other servers instead.
 //
 // Files can run side by side (`--concurrency N`), each then in a database of its own copied from
 // the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
@@ -101,6 +102,33 @@ async function ensureMachinePackages(files: string[]): Promise<boolean> {
   return (await run(command, [...prefix, 'install', '-y', '-qq', '--no-install-recommends', ...missing], env)) === 0;
 }
 
+const CHECKS = [
+  { name: 'lint', command: 'npx', args: ['eslint', '.'] },
+  { name: 'format', command: 'npx', args: ['prettier', '--check', '.'] },
+  { name: 'typecheck', command: 'npx', args: ['tsc', '--noEmit'] },
+];
+
+async function runChecks(): Promise<{ name: string; code: number; output: string; seconds: number }[]> {
+  const results = [];
+  for (const { name, command, args } of CHECKS) {
+    const started = Date.now();
+    const { code, output } = await runQuietly(command, args);
+    results.push({ name, code, output, seconds: Math.round((Date.now() - started) / 1000) });
+  }
+  return results;
+}
+
+/** Runs a command with its output kept, not shown: for work done beside the tests. */
+function runQuietly(command: string, args: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+  });
+}
+
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: ROOT, env, stdio: 'inherit' });
@@ -191,20 +219,6 @@ function printFileTimes(timesFiles: string[]): void {
 }
 
 async function main(): Promise<number> {
-  if (!values['skip-checks']) {
-    for (const [name, command, args] of [
-      ['lint', 'npx', ['eslint', '.']],
-      ['format', 'npx', ['prettier', '--check', '.']],
-      ['typecheck', 'npx', ['tsc', '--noEmit']],
-    ] as const) {
-      console.log(`\n== ${name}`);
-      const code = await run(command, [...args]);
-      if (code !== 0) {
-        console.error(`${name} failed`);
-        return code;
-      }
-    }
-  }
   if (!(await ensureMachinePackages(testFiles()))) return 1;
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -212,6 +226,9 @@ async function main(): Promise<number> {
     return 2;
   }
 
+  // Lint, formatting and types are checked beside the tests, one after another on one core, and
+  // fail the run at its end; `npm run lint` and `npm run typecheck` give the same answers alone.
+  const checks = values['skip-checks'] ? Promise.resolve([]) : runChecks();
   console.log('\n== starting Temporal dev server and PostgreSQL for the test run');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-test-'));
   // As root, PostgreSQL runs as its own user, which must reach the data folder.
@@ -291,6 +308,13 @@ async function main(): Promise<number> {
       for (const [name, value] of summary) total.set(name, (total.get(name) ?? 0) + value);
     }
     const timesFiles = running.map(({ timesFile }) => timesFile);
+    for (const check of await checks) {
+      console.log(`\n== ${check.name}: ${check.code === 0 ? 'ok' : 'FAILED'} (${check.seconds} s)`);
+      if (check.code !== 0) {
+        process.stdout.write(check.output);
+        code = check.code;
+      }
+    }
     printFileTimes(timesFiles);
     if (running.length > 1) {
       // The closing summary covers every lane, in the spec reporter's own form.

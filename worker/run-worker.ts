@@ -18,6 +18,7 @@ import { ensureSearchAttributes } from '../services/temporal/search-attributes.j
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
 import { readersFromConfig } from '../services/oa/readers-from-config.js';
+import { serveWorkerProbes } from './probes.js';
 
 export interface OrderWorkerHost {
   config: Config;
@@ -98,6 +99,8 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');
   const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
   const target = temporalTargetFrom(config.temporal);
+  // Before the slow part of the start, so that liveness answers through it; readiness waits for the worker.
+  const probes = config.worker.health ? await serveWorkerProbes({ ...config.worker.health, log }) : undefined;
   // Connecting the client first checks the TLS settings (connectClient's handshake check), so a
   // setting that cannot work stops the worker before it touches the database.
   const temporal = await connectClient(target);
@@ -114,9 +117,16 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     prisma,
     ...(activities ? { activities } : {}),
   });
-  // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling and lets running
-  // activities finish within the grace period, then run() resolves.
+  probes?.watch({ worker, prisma });
+  // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling (readiness is 503 from that
+  // moment) and lets running activities finish within the grace period, then run() resolves.
   await worker.run();
-  await Promise.all([prisma.$disconnect(), connection.close(), temporal.connection.close(), shutdownTracing()]);
+  await Promise.all([
+    probes?.close(),
+    prisma.$disconnect(),
+    connection.close(),
+    temporal.connection.close(),
+    shutdownTracing(),
+  ]);
   log.info('worker stopped');
 }

@@ -5,7 +5,6 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../../services/config/env.js';
 import { parseApproval } from '../../domain/order-input.js';
 import { parseIdempotencyKey } from '../../domain/idempotency-key.js';
-import { pendingMigrations } from '../../services/db/migrate.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import {
   failureOutcome,
@@ -26,6 +25,13 @@ import { requestedWaitSeconds } from './prefer.js';
 import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
 import { verifyWebhookSignature } from '../../domain-node/signature.js';
 import { inRequestSpan, registerRequestSpans } from './request-spans.js';
+import {
+  databaseMigrated,
+  type PolledWorker,
+  readiness,
+  temporalAnswers,
+  workerPolling,
+} from '../../services/health/readiness.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
@@ -44,6 +50,8 @@ export interface AppDeps {
   connectors?: Partial<Record<OaVendor, Connector>>;
   /** Which webhook and MCP deliveries may start their key's workflow; the product's own guard unless given. */
   startGuard?: StartGuard;
+  /** The worker this process hosts (API_HOSTS_WORKER): `/readyz` is ready only while it polls. */
+  hostedWorker?: PolledWorker;
 }
 
 /** What the log says when a dependency was unavailable (the answer is a 503 with Retry-After). */
@@ -225,13 +233,27 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const contract = openApiDocument();
   app.get(OPENAPI_PATH, (_request, reply) => reply.send(contract));
 
-  app.get('/healthz', async (request, reply) => {
+  // Both name the part that is down, never its own error text (services/health/readiness.ts).
+  const dependencies = async (request: FastifyRequest) => {
     const [database, temporal] = await Promise.all([
-      checkDatabase(deps.prisma, request.log),
-      checkTemporal(deps.temporal, request.log),
+      databaseMigrated(deps.prisma, request.log),
+      temporalAnswers(deps.temporal, request.log),
     ]);
-    const healthy = database === 'ok' && temporal === 'ok';
-    return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'unavailable', database, temporal });
+    return { database, temporal };
+  };
+  app.get('/healthz', async (request, reply) => {
+    const answer = readiness(await dependencies(request));
+    return reply.code(answer.statusCode).send(answer.body);
+  });
+  // What a platform's readiness probe asks: the dependencies, and the worker this process hosts.
+  // While draining the hook above answers it 503, as it answers /healthz.
+  app.get('/readyz', async (request, reply) => {
+    const worker = deps.hostedWorker;
+    const answer = readiness({
+      ...(await dependencies(request)),
+      ...(worker ? { worker: workerPolling(worker) } : {}),
+    });
+    return reply.code(answer.statusCode).send(answer.body);
   });
 
   return app;
@@ -258,34 +280,4 @@ function setContentTypeAside(request: FastifyRequest, _reply: FastifyReply, done
   declaredContentTypes.set(request, header(request, 'content-type'));
   delete request.headers['content-type'];
   done();
-}
-
-// /healthz names the dependency that is down, never the driver's or the SDK's own message: that
-// can carry hosts, users and internals, and the endpoint is probed from outside. The log has it.
-
-async function checkDatabase(prisma: PrismaClient, log: FastifyBaseLogger): Promise<string> {
-  try {
-    // Reach the database first: the migration check reads an unreadable table as "all pending".
-    await prisma.$queryRawUnsafe('SELECT 1');
-  } catch (error) {
-    log.warn({ err: error }, 'health check: database unreachable');
-    return 'unreachable';
-  }
-  try {
-    const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
-    return pending.length === 0 ? 'ok' : `migrations pending: ${pending.join(', ')}`;
-  } catch (error) {
-    log.warn({ err: error }, 'health check: migrations could not be read');
-    return 'unreachable';
-  }
-}
-
-async function checkTemporal(temporal: Client, log: FastifyBaseLogger): Promise<string> {
-  try {
-    await temporal.withDeadline(Date.now() + 2_000, () => temporal.workflowService.getSystemInfo({}));
-    return 'ok';
-  } catch (error) {
-    log.warn({ err: error }, 'health check: Temporal unreachable');
-    return 'unreachable';
-  }
 }

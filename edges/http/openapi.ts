@@ -61,6 +61,25 @@ function json(schema: Json, description: string, headers: Json = {}): Json {
   return { description, headers, content: { 'application/json': { schema } } };
 }
 
+/** A probe: 200 or 503 with a body naming each part; 503 as a problem while the instance drains. */
+function probeOperation(operationId: string, summary: string, schema: string, ready: string): Json {
+  return {
+    operationId,
+    summary,
+    responses: {
+      '200': json(ref(schema), ready),
+      '503': {
+        description: 'A part is not ready (named, never its own message), or the instance is draining',
+        content: {
+          'application/json': { schema: ref(schema) },
+          [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') },
+        },
+      },
+      ...problemAnswers('bad-request', 'internal-error'),
+    },
+  };
+}
+
 const submissionAnswer = (description: string): Json =>
   json(ref('Submission'), description, {
     'Preference-Applied': {
@@ -232,6 +251,21 @@ function componentSchemas(): Json {
         temporal: { type: 'string', enum: ['ok', 'unreachable'] },
       },
     },
+    Readiness: {
+      allOf: [
+        ref('Health'),
+        {
+          properties: {
+            worker: {
+              type: 'string',
+              description:
+                'Only when the API hosts the worker (API_HOSTS_WORKER): `ok` while it polls its task queue, ' +
+                'else its state (`initialized`, `stopping`, `draining`, `stopped`, `failed`)',
+            },
+          },
+        },
+      ],
+    },
     Problem: {
       type: 'object',
       description: 'RFC 9457 problem details; `type` is a relative reference `/problems/<slug>`',
@@ -266,21 +300,20 @@ export function openApiDocument(): Json {
     [WEBHOOK_PATH]: { post: webhookOperation() },
     '/orders/{key}': { get: orderStatusOperation() },
     '/healthz': {
-      get: {
-        operationId: 'readiness',
-        summary: 'Ready: PostgreSQL answers with every migration applied, and Temporal answers',
-        responses: {
-          '200': json(ref('Health'), 'Both dependencies answer'),
-          '503': {
-            description: 'A dependency is down (named, never its own message), or the instance is draining',
-            content: {
-              'application/json': { schema: ref('Health') },
-              [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') },
-            },
-          },
-          ...problemAnswers('bad-request', 'internal-error'),
-        },
-      },
+      get: probeOperation(
+        'readiness',
+        'Ready: PostgreSQL answers with every migration applied, and Temporal answers',
+        'Health',
+        'Both dependencies answer',
+      ),
+    },
+    '/readyz': {
+      get: probeOperation(
+        'readinessProbe',
+        'Ready for traffic: what /healthz checks, and the hosted worker polling when there is one',
+        'Readiness',
+        'Every part is ready',
+      ),
     },
     '/livez': {
       get: {

@@ -79,10 +79,11 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     draining: () => draining,
     metrics,
     connectors: connectorsFromConfig(config),
+    ...(hosted ? { hostedWorker: hosted.worker } : {}),
     ...guard,
   });
 
-  // SIGTERM: answer 503 + Retry-After (and /healthz 503) for the drain period, so the load balancer
+  // SIGTERM: answer 503 + Retry-After (and /healthz, /readyz 503) for the drain period, so the load balancer
   // takes this instance out while nothing is refused at the socket; then stop listening, let the
   // requests in flight finish, and exit. A hosted worker stops last: the workflows those requests
   // started may still be running on it, and its grace period lets their activities finish.

@@ -93,6 +93,13 @@ const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(2_
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 const otlpProtocolSetting = z.enum(OTLP_PROTOCOLS);
 
+// Loopback unless told otherwise: the endpoints bound with it have no authentication. An address,
+// not a name: the SDK binds METRICS_HOST as a socket address, and the worker's probes keep the same rule.
+const bindAddressSetting = z
+  .string()
+  .refine((host) => isIP(host) !== 0, 'must be an IP address, e.g. 127.0.0.1, 0.0.0.0 or ::1')
+  .default('127.0.0.1');
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -146,12 +153,10 @@ const envSchema = z.object({
   // run from dist/ finds them unasked); unset from source: workflows/ is bundled at start.
   WORKFLOW_BUNDLE_DIR: z.string().min(1).optional(),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  // Loopback unless told otherwise: the endpoint has no authentication. An address, not a name:
-  // the SDK binds a socket address.
-  METRICS_HOST: z
-    .string()
-    .refine((host) => isIP(host) !== 0, 'must be an IP address, e.g. 127.0.0.1, 0.0.0.0 or ::1')
-    .default('127.0.0.1'),
+  METRICS_HOST: bindAddressSetting,
+  // The worker process's /livez and /readyz; unset: no listener. A pod's probes need 0.0.0.0.
+  WORKER_HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  WORKER_HEALTH_HOST: bindAddressSetting,
   DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
   IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
@@ -205,6 +210,8 @@ const envSchema = z.object({
 });
 
 export type RawEnv = z.input<typeof envSchema>;
+/** Every variable the service reads, for the check that each one is documented. */
+export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
 type Env = z.output<typeof envSchema>;
 
 /** The retry policy and timeout ladder of the order write, in one place. */
@@ -296,6 +303,8 @@ export interface Config {
     shutdownGraceMs: number;
     /** A directory of prebuilt workflow bundles; undefined = the shipped ones, or bundle at start. */
     bundleDir: string | undefined;
+    /** The worker process's probe endpoints (`/livez`, `/readyz`); undefined = no listener. */
+    health: { host: string; port: number } | undefined;
   };
   /** Prometheus endpoint (`host:port`); undefined = none. */
   metrics: { host: string; port: number } | undefined;
@@ -449,6 +458,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       maxConcurrentWorkflowTasks: env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
       bundleDir: env.WORKFLOW_BUNDLE_DIR,
+      health: env.WORKER_HEALTH_PORT ? { host: env.WORKER_HEALTH_HOST, port: env.WORKER_HEALTH_PORT } : undefined,
     },
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
     tracing:

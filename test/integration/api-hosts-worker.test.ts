@@ -12,6 +12,7 @@ import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } 
 import {
   approval,
   createSku,
+  eventually,
   orderCount,
   startTestService,
   stockOf,
@@ -69,8 +70,20 @@ describe('an API that hosts the order worker (API_HOSTS_WORKER=1)', () => {
     }
   });
 
-  it('SIGTERM: drains HTTP, then stops its worker and exits 0', async () => {
-    await hosting.kill('SIGTERM');
+  it('/readyz names the worker it hosts: 200 while it polls', async () => {
+    const ready = await fetch(`${hosting.url}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ok', database: 'ok', temporal: 'ok', worker: 'ok' });
+  });
+
+  it('SIGTERM: drains HTTP (/readyz 503 at once), then stops its worker and exits 0', async () => {
+    const stopped = hosting.kill('SIGTERM');
+    await eventually('/readyz to answer 503 during the drain', async () => {
+      const ready = await fetch(`${hosting.url}/readyz`);
+      assert.equal(ready.status, 503);
+      return ready;
+    });
+    await stopped;
     assert.deepEqual(hosting.exit(), { code: 0, signal: null });
     const output = hosting.output();
     assert.ok(output.indexOf('worker stopped') > output.indexOf('draining'), output.slice(-2_000));

@@ -162,7 +162,12 @@ describe('no secret in any output', () => {
     const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'leak-mapping-')), 'mapping.json');
     writeFileSync(mappingFile, JSON.stringify(mapping));
 
-    const [apiMetrics, workerMetrics, closedPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const [apiMetrics, workerMetrics, workerProbes, closedPort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
@@ -206,7 +211,11 @@ describe('no secret in any output', () => {
       SHUTDOWN_DRAIN_MS: '0',
     };
     api = await apiProcess('api-leaks', { ...env, METRICS_PORT: String(apiMetrics) });
-    worker = workerProcess('worker-leaks', { ...env, METRICS_PORT: String(workerMetrics) });
+    worker = workerProcess('worker-leaks', {
+      ...env,
+      METRICS_PORT: String(workerMetrics),
+      WORKER_HEALTH_PORT: String(workerProbes),
+    });
     await Promise.all([api.start(), worker.start()]);
 
     // The signed webhook: signed with the secret, with the previous one (a rotation), and wrongly.
@@ -327,6 +336,8 @@ describe('no secret in any output', () => {
       });
     }
     await send('GET /healthz', `${api.url}/healthz`);
+    await send('GET /readyz', `${api.url}/readyz`);
+    await send('worker GET /readyz', `http://127.0.0.1:${workerProbes}/readyz`);
     await send('GET /nowhere', `${api.url}/nowhere?token=${secrets.MCP_TOKEN}`);
     metricsText = await Promise.all(
       [apiMetrics, workerMetrics].map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),

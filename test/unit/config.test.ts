@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { unrecoverableBrokerFailure } from '../../examples/consumer/broker-consumer.js';
 import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../services/config/consumer-config.js';
-import { ConfigError, loadConfig } from '../../services/config/env.js';
+import { ConfigError, loadConfig, SETTING_NAMES } from '../../services/config/env.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -194,6 +195,27 @@ describe('configuration', () => {
       assert.equal(problems.length, 1, host);
       assert.match(problems[0] ?? '', /^METRICS_HOST: must be an IP address/, host);
     }
+  });
+
+  it('serves the worker probes only with WORKER_HEALTH_PORT, on 127.0.0.1 unless WORKER_HEALTH_HOST says', () => {
+    assert.equal(loadConfig({}).worker.health, undefined, 'no WORKER_HEALTH_PORT, no listener');
+    assert.deepEqual(loadConfig({ WORKER_HEALTH_PORT: '8081' }).worker.health, { host: '127.0.0.1', port: 8081 });
+    assert.deepEqual(loadConfig({ WORKER_HEALTH_PORT: '8081', WORKER_HEALTH_HOST: '0.0.0.0' }).worker.health, {
+      host: '0.0.0.0',
+      port: 8081,
+    });
+    assert.match(problemsOf({ WORKER_HEALTH_PORT: '70000' })[0] ?? '', /^WORKER_HEALTH_PORT:/);
+    assert.match(
+      problemsOf({ WORKER_HEALTH_PORT: '8081', WORKER_HEALTH_HOST: 'localhost' })[0] ?? '',
+      /^WORKER_HEALTH_HOST: must be an IP address/,
+    );
+  });
+
+  it('has every variable it reads documented in docs/configuration.md', () => {
+    const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    const undocumented = SETTING_NAMES.filter((name) => !doc.includes(`\`${name}\``));
+    assert.deepEqual(undocumented, [], 'each variable is named in docs/configuration.md');
+    assert.ok(SETTING_NAMES.length > 50, `the variables are read (${SETTING_NAMES.length})`);
   });
 
   it('leaves WEBHOOK_SECRET to the one entry point that uses it: worker, CLI and MCP start without it', () => {

@@ -1,0 +1,253 @@
+// What a platform's probes see. The worker process with WORKER_HEALTH_PORT, its database reached
+// through a proxy the test turns off and on: /readyz follows the database and the worker's own
+// state, /livez stays 200, and without the setting the process listens on nothing. The API's
+// /readyz: the dependencies /healthz checks, the drain, and the worker it hosts.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../../edges/http/app.js';
+import type { ManagedProcess } from '../../tools/harness/child-process.js';
+import { freePort, isPortOpen } from '../../tools/harness/ports.js';
+import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
+import { processEnv, workerProcess } from '../support/processes.js';
+import { startProxiedEdge, type ProxiedEdge } from '../support/proxied-edge.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  postApproval,
+  startTestService,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+interface Probe {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** GET on a worker's probe port; a refused connection is `status: 0`. */
+async function probe(port: number, path: string): Promise<Probe> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5_000) });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  } catch {
+    return { status: 0, body: {} };
+  }
+}
+
+/** Waits until `path` answers `status` with exactly `body`. */
+async function answers(port: number, path: string, status: number, body: Record<string, unknown>) {
+  return eventually(
+    `${path} to answer ${status} ${JSON.stringify(body)}`,
+    async () => {
+      const answer = await probe(port, path);
+      assert.deepEqual(answer, { status, body });
+      return answer;
+    },
+    20_000,
+  );
+}
+
+/** The TCP ports a process listens on (Linux: its socket descriptors matched against /proc/net). */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set(
+    readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        return [/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]].filter(Boolean);
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((table) =>
+    readFileSync(table, 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      // local_address is HEX_IP:HEX_PORT, state 0A is LISTEN, the inode is the tenth field.
+      .filter((fields) => fields[3] === '0A' && inodes.has(fields[9]))
+      .map((fields) => parseInt(fields[1]!.split(':')[1]!, 16)),
+  );
+}
+
+/** An order-event receiver that takes the connection and never answers: the delivery activity waits. */
+async function silentReceiver() {
+  const sockets = new Set<Socket>();
+  let arrived: () => void = () => {};
+  const firstRequest = new Promise<void>((resolve) => (arrived = resolve));
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('data', () => arrived());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/events`,
+    firstRequest,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
+  let service: TestService;
+  let receiver: Awaited<ReturnType<typeof silentReceiver>>;
+  let database: TcpProxy;
+  let probed: ManagedProcess;
+  let unprobed: ManagedProcess;
+  let port: number;
+
+  before(async () => {
+    const config = testConfig();
+    // The submitting side only: the orders are run by the worker processes below.
+    service = await startTestService({ config, inProcessWorker: false });
+    receiver = await silentReceiver();
+    const databaseUrl = new URL(config.databaseUrl as string);
+    database = await startTcpProxy(`${databaseUrl.hostname}:${databaseUrl.port}`);
+    const proxied = new URL(databaseUrl);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(database.port);
+    port = await freePort();
+    probed = workerProcess(
+      'worker-probed',
+      processEnv(config, {
+        DATABASE_URL: proxied.href,
+        WORKER_HEALTH_PORT: String(port),
+        DOWNSTREAM_URL: receiver.url,
+        DOWNSTREAM_SECRET: 'downstream-secret-0123456789',
+        DOWNSTREAM_TIMEOUT_MS: '3000',
+      }),
+    );
+    // On a task queue of its own: the order below runs on the probed worker.
+    unprobed = workerProcess(
+      'worker-unprobed',
+      processEnv(config, { TEMPORAL_TASK_QUEUE: `${config.temporal.taskQueue}-x` }),
+    );
+    await Promise.all([probed.start(), unprobed.start()]);
+  });
+  after(async () => {
+    await Promise.all([probed.kill(), unprobed.kill()]);
+    await Promise.all([database.close(), receiver.close(), service.stop()]);
+  });
+
+  it('/readyz is 200 while polling, 503 naming the database while it refuses, 200 again once it answers', async () => {
+    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok' });
+
+    await database.setMode({ kind: 'refuse' });
+    await answers(port, '/readyz', 503, { status: 'unavailable', worker: 'ok', database: 'unreachable' });
+    assert.deepEqual(await probe(port, '/livez'), { status: 200, body: { status: 'ok' } }, 'alive all the same');
+    // The reason is in the log, at warn; the answer above carried only the word.
+    const warning = probed
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } })
+      .find((line) => line.msg === 'health check: database unreachable');
+    assert.ok(warning?.level === 40 && warning.err?.message, 'the driver’s reason is logged at warn');
+
+    await database.setMode({ kind: 'pass' });
+    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok' });
+    assert.deepEqual(await probe(port, '/livez'), { status: 200, body: { status: 'ok' } });
+  });
+
+  it('listens on WORKER_HEALTH_PORT only when it is set: without it, on no port at all', () => {
+    assert.deepEqual(listeningPorts(probed.pid()!), [port]);
+    assert.deepEqual(listeningPorts(unprobed.pid()!), []);
+  });
+
+  it('SIGTERM: /readyz is 503 naming the worker while it finishes an activity, the port closes once it stopped', async () => {
+    // An order whose delivery waits on a receiver that never answers: the shutdown's grace period
+    // lets that activity run to its timeout, and the probes are asked meanwhile.
+    const answer = await postApproval(
+      service,
+      approval(uniqueApprovalNo('PROBE'), await createSku(service.prisma, 10)),
+    );
+    assert.equal(answer.statusCode, 202, answer.body);
+    await receiver.firstRequest;
+    const stopping = probed.kill('SIGTERM');
+    const draining = await eventually('/readyz to answer 503', async () => {
+      const ready = await probe(port, '/readyz');
+      assert.equal(ready.status, 503, JSON.stringify(ready));
+      return ready;
+    });
+    assert.equal(draining.body.status, 'unavailable');
+    assert.equal(draining.body.database, 'ok');
+    assert.ok(['stopping', 'draining', 'drained'].includes(draining.body.worker as string), JSON.stringify(draining));
+    assert.deepEqual(await probe(port, '/livez'), { status: 200, body: { status: 'ok' } }, 'alive while it stops');
+    await stopping;
+    assert.deepEqual(probed.exit(), { code: 0, signal: null });
+    assert.equal(await isPortOpen(port), false, 'the probe port is closed');
+  });
+});
+
+describe('the API’s /readyz', () => {
+  let service: TestService;
+  let edge: ProxiedEdge;
+  let draining = false;
+  let drainable: ReturnType<typeof buildApp>;
+  let hosting: ReturnType<typeof buildApp>;
+  const get = (app: ReturnType<typeof buildApp>, url: string) => app.inject({ method: 'GET', url });
+
+  before(async () => {
+    service = await startTestService();
+    edge = await startProxiedEdge(service);
+    const deps = { config: service.config, prisma: service.prisma, temporal: service.temporal };
+    drainable = buildApp({ ...deps, draining: () => draining });
+    hosting = buildApp({ ...deps, hostedWorker: service.worker! });
+    await Promise.all([drainable.ready(), hosting.ready()]);
+  });
+  after(async () => {
+    await Promise.all([drainable.close(), hosting.close(), edge.close()]);
+    await service.stop();
+  });
+
+  it('is 200 with the body of /healthz while PostgreSQL and Temporal answer', async () => {
+    const ready = await get(service.app, '/readyz');
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(ready.json(), { status: 'ok', database: 'ok', temporal: 'ok' });
+    assert.deepEqual(ready.json(), (await get(service.app, '/healthz')).json());
+  });
+
+  it('is 503 naming Temporal while it is unreachable, and 200 again once it answers', async () => {
+    assert.equal((await get(edge.edge, '/readyz')).statusCode, 200);
+    await edge.proxy.setMode({ kind: 'refuse' });
+    const down = await get(edge.edge, '/readyz');
+    assert.equal(down.statusCode, 503);
+    assert.deepEqual(down.json(), { status: 'unavailable', database: 'ok', temporal: 'unreachable' });
+    assert.equal((await get(edge.edge, '/livez')).statusCode, 200);
+    await edge.proxy.setMode({ kind: 'pass' });
+    await eventually('/readyz to answer 200 again', async () => {
+      const ready = await get(edge.edge, '/readyz');
+      return ready.statusCode === 200 ? ready : undefined;
+    });
+  });
+
+  it('is 503 with Retry-After from the moment the drain begins; /livez stays 200', async () => {
+    assert.equal((await get(drainable, '/readyz')).statusCode, 200);
+    draining = true;
+    const ready = await get(drainable, '/readyz');
+    assert.equal(ready.statusCode, 503);
+    assert.equal(ready.json<{ type: string }>().type, '/problems/shutting-down');
+    assert.equal(ready.headers['retry-after'], '1');
+    assert.equal((await get(drainable, '/livez')).statusCode, 200);
+  });
+
+  it('names the worker it hosts: 200 while it polls, 503 once it is shutting down', async () => {
+    const ready = await get(hosting, '/readyz');
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(ready.json(), { status: 'ok', database: 'ok', temporal: 'ok', worker: 'ok' });
+    service.worker!.shutdown();
+    const stopping = await get(hosting, '/readyz');
+    assert.equal(stopping.statusCode, 503);
+    const body = stopping.json<Record<string, string>>();
+    assert.deepEqual(
+      { ...body, worker: undefined },
+      { status: 'unavailable', database: 'ok', temporal: 'ok', worker: undefined },
+    );
+    assert.ok(['stopping', 'draining', 'drained', 'stopped'].includes(body.worker!), body.worker);
+  });
+});

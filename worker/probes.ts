@@ -1,0 +1,76 @@
+// The worker process's probe endpoints, for a platform's liveness and readiness probes:
+// `GET /livez` answers 200 while the event loop runs; `GET /readyz` answers 200 while the worker
+// polls its task queue and the database answers, else 503 naming the part that is not ready.
+// Plain node:http: the worker serves nothing else over HTTP.
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { PrismaClient } from '../services/db/prisma-client.js';
+import { databaseAnswers, type PolledWorker, readiness, workerPolling } from '../services/health/readiness.js';
+
+export interface WorkerProbes {
+  /** The port listened on (the one asked for, or the one the system chose for 0). */
+  port: number;
+  /** From now on `/readyz` reports this worker and this database; before, the worker is `starting`. */
+  watch(target: { worker: PolledWorker; prisma: PrismaClient }): void;
+  close(): Promise<void>;
+}
+
+/** Listens at once, so that liveness answers while the worker is still being set up. */
+export async function serveWorkerProbes(options: { host: string; port: number; log: Logger }): Promise<WorkerProbes> {
+  const { log } = options;
+  let target: { worker: PolledWorker; prisma: PrismaClient } | undefined;
+
+  const ready = async () => {
+    if (!target) return readiness({ worker: 'starting' });
+    // The worker's state is safe to show as it is; the database's reason goes to the log only.
+    return readiness({ worker: workerPolling(target.worker), database: await databaseAnswers(target.prisma, log) });
+  };
+
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return send(response, 405, { status: 'method not allowed' });
+    if (path === '/livez') return send(response, 200, { status: 'ok' });
+    if (path !== '/readyz') return send(response, 404, { status: 'not found' });
+    ready().then(
+      (answer) => send(response, answer.statusCode, answer.body),
+      (error: unknown) => {
+        log.error({ err: error }, 'health check failed');
+        send(response, 503, { status: 'unavailable' });
+      },
+    );
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  log.info({ livez: '/livez', readyz: '/readyz' }, `worker probes at http://${hostForUrl(options.host)}:${port}`);
+
+  return {
+    port,
+    watch: (next) => {
+      target = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // A probe's kept-alive connection would hold the close open.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function send(response: ServerResponse, statusCode: number, body: object): void {
+  response.writeHead(statusCode, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  response.end(JSON.stringify(body));
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -3,7 +3,7 @@
 // with lint, formatting and types checked beside them. DATABASE_URL / TEMPORAL_ADDRESS point it at
 // other servers instead.
 //
-// Files can run side by side (`--concurrency N`), each then in a database of its own copied from
+// Files run side by side (`--concurrency N`, 4 by default; 1 runs them one after another), each then in a database of its own copied from
 // the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
 // few files with stacks of their own — they start a Temporal and a PostgreSQL of their own and kill
 // parts of them, or put a gateway's timeouts in front of instances slowed on purpose — run one at a
@@ -26,7 +26,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     'skip-checks': { type: 'boolean', default: false },
-    concurrency: { type: 'string', default: '1' },
+    concurrency: { type: 'string', default: '4' },
   },
 });
 

@@ -8,8 +8,8 @@ import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { TemporalTarget } from '../services/temporal/connection.js';
-import { tracingOn, workerTracing } from '../services/telemetry/tracing.js';
-import { type WorkflowCode, workflowCode } from './workflow-bundle.js';
+import { workerTracing } from '../services/telemetry/tracing.js';
+import type { WorkflowCode } from './workflow-bundle.js';
 
 /** The worker's native connection; the TLS settings were checked when the process connected its client. */
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
@@ -37,8 +37,8 @@ export interface WorkerDeps {
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
   options?: Partial<WorkerOptions>;
-  /** The workflow code; by default the shipped bundle, or workflows/ bundled at start. */
-  workflows?: WorkflowCode;
+  /** The workflow code (`workflowCode()`: the prebuilt bundle, or workflows/ bundled at start). */
+  workflows: WorkflowCode;
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
@@ -61,7 +61,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    workflowBundle: deps.workflows ?? (await workflowCode({ traced: tracingOn() })),
+    workflowBundle: deps.workflows,
     activities: deps.activities ? deps.activities(real, activityDeps) : real,
     interceptors: {
       activity: [...(tracing?.interceptors.activity ?? []), () => ({ inbound: new ActivityFailureMetrics(metrics) })],

@@ -6,7 +6,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { startServerSpan, tracingOn, withinSpan } from '../../services/telemetry/tracing.js';
 
-const UNTRACED_ROUTES = new Set(['/livez', '/healthz']);
+const UNTRACED_ROUTES = new Set(['/livez', '/healthz', '/readyz']);
 const requestSpans = new WeakMap<FastifyRequest, Span>();
 
 export function registerRequestSpans(app: FastifyInstance): void {

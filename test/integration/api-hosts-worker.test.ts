@@ -19,6 +19,7 @@ import {
   type TestService,
   uniqueApprovalNo,
 } from '../support/service.js';
+import { sleep } from '../../tools/harness/time.js';
 
 /**
  * Whether the run's first workflow task was handed out with the start itself. The server writes an
@@ -137,7 +138,7 @@ describe('an API hosting the worker, when Temporal refuses connections', () => {
     await proxy.setMode({ kind: 'pass' });
     let again = answer;
     for (let tries = 0; again.status !== 202 && tries < 30; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await sleep(1_000);
       again = await sendApproval(hosting.url, body);
     }
     assert.equal(again.status, 202, JSON.stringify(again.body));

@@ -31,6 +31,7 @@ import {
   type TestService,
   uniqueApprovalNo,
 } from '../support/service.js';
+import { sleep } from '../../tools/harness/time.js';
 
 const RUN = randomBytes(3).toString('hex');
 /** DOWNSTREAM_SECRET: the worker signs every message with it, the consumer verifies each. */
@@ -138,7 +139,7 @@ describe('the chain from the webhook to the RabbitMQ consumer, under faults', ()
     for (;;) {
       const answer = await postApproval(service, body);
       if (answer.statusCode !== 503) return answer.statusCode;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
     }
   }
 

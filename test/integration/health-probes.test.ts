@@ -73,7 +73,7 @@ function listeningPorts(pid: number): number[] {
   );
 }
 
-/** An order-event receiver that takes the connection and never answers: the delivery activity waits. */
+/** An order-event receiver that holds every request until released: the delivery activity waits. */
 async function silentReceiver() {
   const sockets = new Set<Socket>();
   let arrived: () => void = () => {};
@@ -86,12 +86,24 @@ async function silentReceiver() {
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}/events`,
     firstRequest,
+    /** Answers every held request 200: the waiting delivery succeeds. */
+    release: () => {
+      for (const socket of sockets) socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    },
     close: () => {
       for (const socket of sockets) socket.destroy();
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
+
+/** Timings under which one delivery may wait on the held receiver for half a minute. */
+const HOLDING = {
+  ACTIVITY_START_TO_CLOSE_MS: '40000',
+  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '60000',
+  // An MCP submit must wait longer than one attempt may run: the configuration refuses otherwise.
+  MCP_SUBMIT_WAIT_MS: '50000',
+};
 
 describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
   let service: TestService;
@@ -102,7 +114,9 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
   let port: number;
 
   before(async () => {
-    const config = testConfig();
+    // A delivery may wait on the held receiver for half a minute: the SIGTERM test releases it
+    // only once it saw the stopping worker answer 503, which a slow machine takes seconds to show.
+    const config = testConfig(HOLDING);
     // The submitting side only: the orders are run by the worker processes below.
     service = await startTestService({ config, inProcessWorker: false });
     receiver = await silentReceiver();
@@ -119,13 +133,15 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
         WORKER_HEALTH_PORT: String(port),
         DOWNSTREAM_URL: receiver.url,
         DOWNSTREAM_SECRET: 'downstream-secret-0123456789',
-        DOWNSTREAM_TIMEOUT_MS: '3000',
+        ...HOLDING,
+        DOWNSTREAM_TIMEOUT_MS: '35000',
+        WORKER_SHUTDOWN_GRACE_MS: '60000',
       }),
     );
     // On a task queue of its own: the order below runs on the probed worker.
     unprobed = workerProcess(
       'worker-unprobed',
-      processEnv(config, { TEMPORAL_TASK_QUEUE: `${config.temporal.taskQueue}-x` }),
+      processEnv(config, { ...HOLDING, TEMPORAL_TASK_QUEUE: `${config.temporal.taskQueue}-x` }),
     );
     await Promise.all([probed.start(), unprobed.start()]);
   });
@@ -160,8 +176,8 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
   });
 
   it('SIGTERM: /readyz is 503 naming the worker while it finishes an activity, the port closes once it stopped', async () => {
-    // An order whose delivery waits on a receiver that never answers: the shutdown's grace period
-    // lets that activity run to its timeout, and the probes are asked meanwhile.
+    // An order whose delivery waits on a receiver that holds it: the shutdown's grace period lets
+    // that activity run, and the probes are asked meanwhile; then the receiver answers.
     const answer = await postApproval(
       service,
       approval(uniqueApprovalNo('PROBE'), await createSku(service.prisma, 10)),
@@ -178,6 +194,7 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
     assert.equal(draining.body.database, 'ok');
     assert.ok(['stopping', 'draining', 'drained'].includes(draining.body.worker as string), JSON.stringify(draining));
     assert.deepEqual(await probe(port, '/livez'), { status: 200, body: { status: 'ok' } }, 'alive while it stops');
+    receiver.release();
     await stopping;
     assert.deepEqual(probed.exit(), { code: 0, signal: null });
     assert.equal(await isPortOpen(port), false, 'the probe port is closed');

@@ -22,6 +22,7 @@ import {
   type TestService,
   workflowRuns,
 } from '../support/service.js';
+import { sleep } from '../../tools/harness/time.js';
 import { cli } from '../support/operator-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -214,7 +215,7 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     for (let delivery = 0; delivery < 3; delivery += 1) {
       assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
     }
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
     assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>, the first');
     assert.equal(reader.reads.get(id), 1, 'the form was not read again');
     assert.equal((await statusReaches(service, key, 'COMPENSATED')).status, 'COMPENSATED');

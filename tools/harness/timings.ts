@@ -18,6 +18,8 @@ export type Timings = Record<keyof typeof TEST_TIMINGS, string> & Record<string,
 /** The explorer's: each step of a story waits for its outcome, so failures and windows end in seconds. */
 export const EXPLORER_TIMINGS: Timings = {
   ...TEST_TIMINGS,
+  // Retries spaced as the explorer's stories were written and shrunk against.
+  RETRY_INITIAL_INTERVAL_MS: '200',
   // A write or delivery that cannot succeed gives up within one step.
   ACTIVITY_START_TO_CLOSE_MS: '3000',
   ACTIVITY_SCHEDULE_TO_CLOSE_MS: '8000',

@@ -274,7 +274,9 @@ async function main(): Promise<number> {
     const ownStacks = files.filter((file) => OWN_STACKS.has(file));
     const others = files.filter((file) => !OWN_STACKS.has(file)).sort(byLength);
     // One at a time, the files with stacks of their own run beside the others (which then get the
-    // rest of the concurrency); with a concurrency of 1 everything runs one file after another.
+    // rest of the concurrency, or all of it when there are none); with a concurrency of 1
+    // everything runs one file after another.
+    const othersAtOnce = ownStacks.length > 0 ? sideBySide - 1 : sideBySide;
     const lanes =
       sideBySide > 1
         ? [
@@ -285,9 +287,9 @@ async function main(): Promise<number> {
               live: false,
             },
             {
-              name: `the other files, ${sideBySide - 1} at a time`,
+              name: `the other files, ${othersAtOnce} at a time`,
               files: others,
-              concurrency: sideBySide - 1,
+              concurrency: othersAtOnce,
               live: true,
             },
           ]

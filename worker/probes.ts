@@ -1,30 +1,50 @@
 // The worker process's probe endpoints, for a platform's liveness and readiness probes:
 // `GET /livez` answers 200 while the event loop runs; `GET /readyz` answers 200 while the worker
-// polls its task queue and the database answers, else 503 naming the part that is not ready.
+// polls its task queue and both the database and Temporal answer, else 503 naming the part that is
+// not ready. (The SDK keeps a worker RUNNING while its polls fail, so its state alone would report
+// a worker cut off from Temporal as ready.)
 // Plain node:http: the worker serves nothing else over HTTP.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../services/db/prisma-client.js';
-import { databaseAnswers, type PolledWorker, readiness, workerPolling } from '../services/health/readiness.js';
+import {
+  databaseAnswers,
+  type PolledWorker,
+  readiness,
+  temporalAnswers,
+  workerPolling,
+} from '../services/health/readiness.js';
+
+/** What `/readyz` checks once the worker exists. */
+export interface ProbedWorker {
+  worker: PolledWorker;
+  prisma: PrismaClient;
+  temporal: Client;
+}
 
 export interface WorkerProbes {
   /** The port listened on (the one asked for, or the one the system chose for 0). */
   port: number;
-  /** From now on `/readyz` reports this worker and this database; before, the worker is `starting`. */
-  watch(target: { worker: PolledWorker; prisma: PrismaClient }): void;
+  /** From now on `/readyz` reports this worker, its database and Temporal; before, the worker is `starting`. */
+  watch(target: ProbedWorker): void;
   close(): Promise<void>;
 }
 
 /** Listens at once, so that liveness answers while the worker is still being set up. */
 export async function serveWorkerProbes(options: { host: string; port: number; log: Logger }): Promise<WorkerProbes> {
   const { log } = options;
-  let target: { worker: PolledWorker; prisma: PrismaClient } | undefined;
+  let target: ProbedWorker | undefined;
 
   const ready = async () => {
     if (!target) return readiness({ worker: 'starting' });
-    // The worker's state is safe to show as it is; the database's reason goes to the log only.
-    return readiness({ worker: workerPolling(target.worker), database: await databaseAnswers(target.prisma, log) });
+    // The worker's state is safe to show as it is; the dependencies' reasons go to the log only.
+    const [database, temporal] = await Promise.all([
+      databaseAnswers(target.prisma, log),
+      temporalAnswers(target.temporal, log),
+    ]);
+    return readiness({ worker: workerPolling(target.worker), database, temporal });
   };
 
   const server = createServer((request, response) => {

@@ -117,7 +117,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     prisma,
     ...(activities ? { activities } : {}),
   });
-  probes?.watch({ worker, prisma });
+  probes?.watch({ worker, prisma, temporal });
   // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling (readiness is 503 from that
   // moment) and lets running activities finish within the grace period, then run() resolves.
   await worker.run();

@@ -31,6 +31,16 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // A connector is on when its settings are present (the mapping file was read and checked above).
   log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
   const hostsWorker = config.http.hostsWorker;
+  // The API has its own probes: they report the worker it hosts. Said once, so that a probe aimed
+  // at WORKER_HEALTH_PORT on this process is not a mystery.
+  if (config.worker.health) {
+    log.warn(
+      { workerHealthPort: config.worker.health.port },
+      hostsWorker
+        ? 'WORKER_HEALTH_PORT is ignored by the API: /livez and /readyz on PORT report the worker it hosts'
+        : 'WORKER_HEALTH_PORT is ignored by the API: it is for the worker process',
+    );
+  }
   // The API stops on its own terms (drain, then close), also the worker it hosts.
   const metrics = installTemporalRuntime(config, log, { handleSignals: false, onlyForMetrics: !hostsWorker });
   // Before any client or worker exists: they take their interceptors from it.

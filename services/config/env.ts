@@ -422,6 +422,12 @@ export function loadConfig(source: EnvSource = process.env): Config {
   if (env.AMQP_URL && !env.DOWNSTREAM_SECRET) {
     problems.push('DOWNSTREAM_SECRET: required when AMQP_URL is set (broker messages are signed)');
   }
+  // Both are the worker process's listeners: the second bind would fail at start with EADDRINUSE.
+  if (env.WORKER_HEALTH_PORT && env.WORKER_HEALTH_PORT === env.METRICS_PORT) {
+    problems.push(
+      `WORKER_HEALTH_PORT: ${env.WORKER_HEALTH_PORT} is also METRICS_PORT; the worker's probes need a port of their own`,
+    );
+  }
   problems.push(...rotationProblems(env));
   const connectors = connectorsFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);

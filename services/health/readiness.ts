@@ -32,7 +32,10 @@ export async function databaseMigrated(prisma: PrismaClient, log: ProbeLog): Pro
   const reached = await databaseAnswers(prisma, log);
   if (reached !== 'ok') return reached;
   try {
-    const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
+    const pending = await withinDeadline(
+      pendingMigrations((sql) => prisma.$queryRawUnsafe(sql)),
+      'the migration table',
+    );
     return pending.length === 0 ? 'ok' : `migrations pending: ${pending.join(', ')}`;
   } catch (error) {
     log.warn({ err: error }, 'health check: migrations could not be read');

@@ -109,6 +109,7 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
   let service: TestService;
   let receiver: Awaited<ReturnType<typeof silentReceiver>>;
   let database: TcpProxy;
+  let temporal: TcpProxy;
   let probed: ManagedProcess;
   let unprobed: ManagedProcess;
   let port: number;
@@ -125,11 +126,13 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
     const proxied = new URL(databaseUrl);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(database.port);
+    temporal = await startTcpProxy(config.temporal.address as string);
     port = await freePort();
     probed = workerProcess(
       'worker-probed',
       processEnv(config, {
         DATABASE_URL: proxied.href,
+        TEMPORAL_ADDRESS: `127.0.0.1:${temporal.port}`,
         WORKER_HEALTH_PORT: String(port),
         DOWNSTREAM_URL: receiver.url,
         DOWNSTREAM_SECRET: 'downstream-secret-0123456789',
@@ -147,14 +150,19 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
   });
   after(async () => {
     await Promise.all([probed.kill(), unprobed.kill()]);
-    await Promise.all([database.close(), receiver.close(), service.stop()]);
+    await Promise.all([database.close(), temporal.close(), receiver.close(), service.stop()]);
   });
 
   it('/readyz is 200 while polling, 503 naming the database while it refuses, 200 again once it answers', async () => {
-    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok' });
+    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok', temporal: 'ok' });
 
     await database.setMode({ kind: 'refuse' });
-    await answers(port, '/readyz', 503, { status: 'unavailable', worker: 'ok', database: 'unreachable' });
+    await answers(port, '/readyz', 503, {
+      status: 'unavailable',
+      worker: 'ok',
+      database: 'unreachable',
+      temporal: 'ok',
+    });
     assert.deepEqual(await probe(port, '/livez'), { status: 200, body: { status: 'ok' } }, 'alive all the same');
     // The reason is in the log, at warn; the answer above carried only the word.
     const warning = probed
@@ -166,8 +174,21 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
     assert.ok(warning?.level === 40 && warning.err?.message, 'the driver’s reason is logged at warn');
 
     await database.setMode({ kind: 'pass' });
-    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok' });
+    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok', temporal: 'ok' });
     assert.deepEqual(await probe(port, '/livez'), { status: 200, body: { status: 'ok' } });
+  });
+
+  it('/readyz is 503 naming Temporal while it refuses (the worker itself stays RUNNING), 200 again once it answers', async () => {
+    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok', temporal: 'ok' });
+    await temporal.setMode({ kind: 'refuse' });
+    await answers(port, '/readyz', 503, {
+      status: 'unavailable',
+      worker: 'ok',
+      database: 'ok',
+      temporal: 'unreachable',
+    });
+    await temporal.setMode({ kind: 'pass' });
+    await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok', temporal: 'ok' });
   });
 
   it('listens on WORKER_HEALTH_PORT only when it is set: without it, on no port at all', () => {

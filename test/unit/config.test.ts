@@ -209,6 +209,9 @@ describe('configuration', () => {
       problemsOf({ WORKER_HEALTH_PORT: '8081', WORKER_HEALTH_HOST: 'localhost' })[0] ?? '',
       /^WORKER_HEALTH_HOST: must be an IP address/,
     );
+    assert.deepEqual(problemsOf({ WORKER_HEALTH_PORT: '9464', METRICS_PORT: '9464' }), [
+      "WORKER_HEALTH_PORT: 9464 is also METRICS_PORT; the worker's probes need a port of their own",
+    ]);
   });
 
   it('has every variable it reads documented in docs/configuration.md', () => {

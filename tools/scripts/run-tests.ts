@@ -238,7 +238,9 @@ async function main(): Promise<number> {
   // The workflow code is bundled once for the run, beside the stack's start, and every worker of
   // every file (in-process or child) loads that bundle instead of making its own.
   const bundleDir = path.join(dataDir, 'workflow-bundles');
-  const [stack] = await Promise.all([
+  // Settled, not raced: when one of the two fails, the other is still waited for, and a stack that
+  // did start is stopped rather than left running after the runner exits.
+  const [startedStack, bundled] = await Promise.allSettled([
     startStack({
       dataDir,
       ...(ownDatabase ? { databaseUrl: ownDatabase } : {}),
@@ -251,6 +253,12 @@ async function main(): Promise<number> {
     }),
     writeWorkflowBundles(bundleDir),
   ]);
+  if (startedStack.status === 'rejected' || bundled.status === 'rejected') {
+    if (startedStack.status === 'fulfilled') await startedStack.value.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw startedStack.status === 'rejected' ? startedStack.reason : (bundled as PromiseRejectedResult).reason;
+  }
+  const stack = startedStack.value;
   console.log(
     // A DATABASE_URL of the caller's own is shown without its password (CI logs are widely read).
     `   ready in ${Date.now() - started} ms: PostgreSQL ${ownDatabase ? redactUrl(stack.databaseUrl) : stack.databaseUrl}, Temporal ${stack.temporalAddress}`,

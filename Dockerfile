@@ -1,0 +1,51 @@
+# The service's image. One image, several processes: the HTTP API by default, and by command the
+# worker, the migrations, orders-cli and orders-mcp (docs/production.md, "The container image").
+#
+#   docker build -t exactly-once-orders .        (or podman build; --build-arg NODE_IMAGE=… for another base)
+#
+# NODE_IMAGE serves both stages: any Debian-based Node.js image with npm and a `node` user (uid 1000).
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# No install scripts: they fetch the Temporal CLI and the test tools from PyPI, which neither the
+# build nor the image needs, and the base has no Python.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY . .
+# The Prisma client is generated from prisma/schema.prisma (install scripts would have done it).
+# `prisma generate` needs no schema engine but refuses to start without a file where one would be;
+# any file will do.
+RUN touch /tmp/no-schema-engine \
+ && PRISMA_SCHEMA_ENGINE_BINARY=/tmp/no-schema-engine PRISMA_HIDE_UPDATE_MESSAGE=1 CHECKPOINT_DISABLE=1 \
+    npx prisma generate \
+ && npm run build
+
+FROM ${NODE_IMAGE}
+# production: the bins run the built dist/. A container is reached from outside, so the HTTP API
+# and the worker's probes listen on every interface; metrics stay opt-in (METRICS_HOST).
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    WORKER_HEALTH_HOST=0.0.0.0
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --omit=optional as well: npm keeps the packages behind an optional peer dependency (the Prisma CLI
+# and TypeScript, optional peers of the Prisma client) unless optional ones are left out too, and the
+# other optional packages are native builds of development tools (the workflow bundler's compiler:
+# the image ships the prebuilt bundle).
+# The Temporal SDK's native core comes built for five platforms; the image keeps the one it runs on.
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force \
+ && keep="$(node -p "require('@temporalio/core-bridge/common.js').getPrebuiltTargetName()")" \
+ && find node_modules/@temporalio/core-bridge/releases -mindepth 1 -maxdepth 1 ! -name "$keep" -exec rm -rf {} +
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/bin ./bin
+COPY --from=build /app/prisma/migrations ./prisma/migrations
+# The bins by their names, as `npm install -g` would link them.
+RUN ln -s /app/bin/orders-cli.mjs /usr/local/bin/orders-cli \
+ && ln -s /app/bin/orders-mcp.mjs /usr/local/bin/orders-mcp
+# The code stays root's and read-only; the processes run as the base's unprivileged user.
+USER node
+EXPOSE 3000
+# Exec form: node is PID 1 and receives SIGTERM itself, which starts the drain.
+CMD ["node", "dist/edges/http/main.js"]

@@ -142,6 +142,13 @@ function restartable<T extends { stop: () => Promise<void> }>(first: T, startAga
 
 /** A database of the stack's own on the server of `serverUrl`, dropped when the stack stops. */
 async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<void>)[]): Promise<string> {
+  const database = await emptyDatabaseOn(serverUrl);
+  stops.push(database.drop);
+  return database.url;
+}
+
+/** A new, empty database on the server of `serverUrl`: its URL, and the way to drop it. */
+export async function emptyDatabaseOn(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `stack_${randomBytes(4).toString('hex')}`;
   const onServer = async (statement: string) => {
     const admin = new pg.Client({ connectionString: serverUrl });
@@ -153,10 +160,9 @@ async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<void>)[]
     }
   };
   await onServer(`CREATE DATABASE "${name}"`);
-  stops.push(() => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  return url.toString();
+  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
 /** Waits for the namespace to answer, then registers the service's search attributes on it. */

@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import type { Readable } from 'node:stream';
 import pg from 'pg';
 import { startStack } from '../harness/stack.js';
+import { CONTAINER_PACKAGES, missingContainerTools } from '../harness/container-tools.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 
@@ -62,12 +63,22 @@ const rank = (file: string) => {
 
 const TEMPLATE_DATABASE = 'orders_template';
 
+/** `npm run test:image`: builds the Dockerfile and runs what it built. */
+const IMAGE_TEST = 'test/image/image.test.ts';
+
 /** Debian packages some test files need from the machine, and the files that need them. */
 const MACHINE_PACKAGES = [
   {
-    name: 'nginx',
+    packages: ['nginx'],
+    recommends: false,
     files: ['test/integration/gateway.test.ts'],
     present: () => ['nginx', '/usr/sbin/nginx'].some((bin) => spawnSync(bin, ['-v'], { stdio: 'ignore' }).status === 0),
+  },
+  {
+    packages: CONTAINER_PACKAGES,
+    recommends: true,
+    files: [IMAGE_TEST],
+    present: () => missingContainerTools().length === 0,
   },
 ];
 
@@ -77,11 +88,11 @@ const MACHINE_PACKAGES = [
  * fail for a missing package.
  */
 async function ensureMachinePackages(files: string[]): Promise<boolean> {
-  const missing = MACHINE_PACKAGES.filter(
-    (pkg) => pkg.files.some((file) => files.includes(file)) && !pkg.present(),
-  ).map((pkg) => pkg.name);
+  const missing = MACHINE_PACKAGES.filter((pkg) => pkg.files.some((file) => files.includes(file)) && !pkg.present());
   if (missing.length === 0) return true;
-  const install = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
+  const names = missing.flatMap((pkg) => pkg.packages).join(', ');
+  const installs = missing.map((pkg) => [...(pkg.recommends ? [] : ['--no-install-recommends']), ...pkg.packages]);
+  const install = ['apt-get update', ...installs.map((args) => `apt-get install -y ${args.join(' ')}`)].join(' && ');
   // As root, or through sudo when it needs no password; anything else asks the person at the keyboard.
   const asRoot =
     process.getuid?.() === 0
@@ -90,16 +101,17 @@ async function ensureMachinePackages(files: string[]): Promise<boolean> {
         ? ['sudo', '-n']
         : undefined;
   if (!asRoot) {
-    console.error(
-      `\nthe test suite needs ${missing.join(', ')} from Debian; install it first:\n  sudo sh -c '${install}'`,
-    );
+    console.error(`\nthe tests chosen need ${names} from Debian; install it first:\n  sudo sh -c '${install}'`);
     return false;
   }
-  console.log(`\n== installing ${missing.join(', ')} from Debian for the tests that need it`);
+  console.log(`\n== installing ${names} from Debian for the tests that need it`);
   const [command = 'apt-get', ...prefix] = [...asRoot, 'apt-get'];
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if ((await run(command, [...prefix, 'update', '-qq'], env)) !== 0) return false;
-  return (await run(command, [...prefix, 'install', '-y', '-qq', '--no-install-recommends', ...missing], env)) === 0;
+  for (const args of installs) {
+    if ((await run(command, [...prefix, 'install', '-y', '-qq', ...args], env)) !== 0) return false;
+  }
+  return true;
 }
 
 const CHECKS = [
@@ -136,6 +148,10 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
   });
 }
 
+/**
+ * The files named, or the whole suite: every folder of test/ but test/image, which builds the
+ * container image and is run on its own (`npm run test:image`, once per CI run).
+ */
 function testFiles(): string[] {
   if (positionals.length > 0) return positionals;
   return ['test/unit', 'test/replay', 'test/integration', 'test/chaos'].flatMap((dir) =>

@@ -20,6 +20,12 @@ import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
 import { readersFromConfig } from '../services/oa/readers-from-config.js';
 import { serveWorkerProbes } from './probes.js';
 
+/**
+ * How long after the shutdown grace a stopping worker gives up on activities that ignore their
+ * cancellation and exits 1: an orchestrator's termination grace must outlast both.
+ */
+export const FORCED_STOP_AFTER_GRACE_MS = 5_000;
+
 export interface OrderWorkerHost {
   config: Config;
   log: Logger;
@@ -71,7 +77,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
       // SIGTERM: stop polling, give running activities the grace period, then cancel them (their
       // attempt fails and is retried elsewhere, safe by key); exit for certain a little later.
       shutdownGraceTime: config.worker.shutdownGraceMs,
-      shutdownForceTime: config.worker.shutdownGraceMs + 5_000,
+      shutdownForceTime: config.worker.shutdownGraceMs + FORCED_STOP_AFTER_GRACE_MS,
     },
   });
   log.info(

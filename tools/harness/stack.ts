@@ -140,8 +140,8 @@ function restartable<T extends { stop: () => Promise<void> }>(first: T, startAga
   };
 }
 
-/** A database of the stack's own on the server of `serverUrl`, dropped when the stack stops. */
-async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<void>)[]): Promise<string> {
+/** A new, empty database on the server of `serverUrl`; `stops` gets the step that drops it. */
+export async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<void>)[]): Promise<string> {
   const name = `stack_${randomBytes(4).toString('hex')}`;
   const onServer = async (statement: string) => {
     const admin = new pg.Client({ connectionString: serverUrl });

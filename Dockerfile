@@ -1,7 +1,7 @@
 # The service's image. One image, several processes: the HTTP API by default, and by command the
 # worker, the migrations, orders-cli and orders-mcp (docs/production.md, "The container image").
 #
-#   docker build -t exactly-once-orders .        (or podman build; --build-arg NODE_IMAGE=… for another base)
+#   docker build -t exactly-once-orders .    (or podman build; --build-arg NODE_IMAGE=… for another base)
 #
 # NODE_IMAGE serves both stages: any Debian-based Node.js image with npm and a `node` user (uid 1000).
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -10,16 +10,16 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No install scripts: they fetch the Temporal CLI and the test tools from PyPI, which neither the
-# build nor the image needs, and the base has no Python.
+# build nor the image needs, and the base has no Python. The build generates the Prisma client.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-# The Prisma client is generated from prisma/schema.prisma (install scripts would have done it).
-# `prisma generate` needs no schema engine but refuses to start without a file where one would be;
-# any file will do.
-RUN touch /tmp/no-schema-engine \
- && PRISMA_SCHEMA_ENGINE_BINARY=/tmp/no-schema-engine PRISMA_HIDE_UPDATE_MESSAGE=1 CHECKPOINT_DISABLE=1 \
-    npx prisma generate \
- && npm run build
+# The release, as a host would receive it (docs/production.md, "Release build"): what npm pack
+# makes of the build (package.json's `files`), beside the lockfile.
+RUN npm run build \
+ && npm pack --pack-destination /tmp \
+ && mkdir /release \
+ && tar -xzf /tmp/exactly-once-orders-*.tgz -C /release --strip-components=1 \
+ && cp package-lock.json /release/
 
 FROM ${NODE_IMAGE}
 # production: the bins run the built dist/. A container is reached from outside, so the HTTP API
@@ -29,18 +29,15 @@ ENV NODE_ENV=production \
     WORKER_HEALTH_HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --omit=optional as well: npm keeps the packages behind an optional peer dependency (the Prisma CLI
-# and TypeScript, optional peers of the Prisma client) unless optional ones are left out too, and the
-# other optional packages are native builds of development tools (the workflow bundler's compiler:
-# the image ships the prebuilt bundle).
-# The Temporal SDK's native core comes built for five platforms; the image keeps the one it runs on.
+# As a host installs the release, with --omit=optional (the Prisma CLI and TypeScript are optional
+# peers of the Prisma client, which npm installs otherwise) and without scripts: the package's one
+# script, its postinstall, has nothing to do in a production install. The Temporal SDK's native
+# core comes built for five platforms; the image keeps the one it runs on.
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
  && keep="$(node -p "require('@temporalio/core-bridge/common.js').getPrebuiltTargetName()")" \
  && find node_modules/@temporalio/core-bridge/releases -mindepth 1 -maxdepth 1 ! -name "$keep" -exec rm -rf {} +
-COPY --from=build /app/dist ./dist
-COPY --from=build /app/bin ./bin
-COPY --from=build /app/prisma/migrations ./prisma/migrations
+COPY --from=build /release/ ./
 # The bins by their names, as `npm install -g` would link them.
 RUN ln -s /app/bin/orders-cli.mjs /usr/local/bin/orders-cli \
  && ln -s /app/bin/orders-mcp.mjs /usr/local/bin/orders-mcp

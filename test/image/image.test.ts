@@ -1,7 +1,8 @@
 // The container image as shipped: the repository's Dockerfile built with podman on a Node base made
-// from Debian's packages (test/support/node-base-image.ts), then run against the suite's Temporal
-// dev server and PostgreSQL — the migrations into an empty database, the API and the worker as
-// containers with a read-only root, one approval through them, the operator CLI, SIGTERM.
+// from Debian's packages (test/support/node-base-image.ts), then the image run
+// against the suite's Temporal dev server and PostgreSQL — the migrations into an empty database,
+// the API and the worker as containers with a read-only root, one approval through them, the
+// operator CLI, SIGTERM.
 // `npm run test:image`; not part of `npm test`, as a first build takes minutes. The tests run in
 // order, each on what the one before left.
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { CONTAINER_TOOLS_INSTALL, missingContainerTools } from '../../tools/harness/container-tools.js';
 import { freePort } from '../../tools/harness/ports.js';
-import { emptyDatabaseOn } from '../../tools/harness/stack.js';
+import { freshDatabaseOn } from '../../tools/harness/stack.js';
 import { nodeBaseImage } from '../support/node-base-image.js';
 import { type Container, podman, runOnce, startContainer } from '../support/podman.js';
 import { sendApproval } from '../support/processes.js';
@@ -59,7 +60,9 @@ const get = async (url: string) => {
 
 describe('the container image built from the Dockerfile', () => {
   const suffix = randomBytes(3).toString('hex');
-  let database: { url: string; drop: () => Promise<void> } | undefined;
+  /** What `after` undoes: the empty database. */
+  const stops: (() => Promise<void>)[] = [];
+  let databaseUrl: string;
   let prisma: PrismaClient | undefined;
   const containers: Container[] = [];
   let api: Container;
@@ -83,10 +86,10 @@ describe('the container image built from the Dockerfile', () => {
       `${IMAGE}: built in ${build.seconds.toFixed(0)} s (${build.cachedSteps} of ${build.steps} steps from the layer cache), ` +
         `${(size / 1_000_000).toFixed(0)} MB`,
     );
-    database = await emptyDatabaseOn(stackEnv().databaseUrl);
-    prisma = createPrismaClient({ databaseUrl: database.url, poolSize: 2, statementTimeoutMs: 5_000 });
+    databaseUrl = await freshDatabaseOn(stackEnv().databaseUrl, stops);
+    prisma = createPrismaClient({ databaseUrl, poolSize: 2, statementTimeoutMs: 5_000 });
     serviceEnv = {
-      DATABASE_URL: database.url,
+      DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: stackEnv().temporalAddress,
       TEMPORAL_TASK_QUEUE: `image-${suffix}`,
     };
@@ -95,7 +98,7 @@ describe('the container image built from the Dockerfile', () => {
   after(async () => {
     for (const container of containers) await container.remove();
     await prisma?.$disconnect();
-    await database?.drop();
+    for (const stop of stops) await stop();
   });
 
   it('applies every migration of the image to an empty database', async () => {

@@ -13,13 +13,19 @@ export interface CliRun {
   stderr: string;
 }
 
-export function cli(service: TestService, args: string[], extraEnv: Record<string, string> = {}): Promise<CliRun> {
+/** `packageRoot`: the bin of the package installed there (a release) instead of this checkout's. */
+export function cli(
+  service: TestService,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+  packageRoot = ROOT,
+): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [path.join(ROOT, 'bin/orders-cli.mjs'), ...args],
+      [path.join(packageRoot, 'bin/orders-cli.mjs'), ...args],
       {
-        cwd: ROOT,
+        cwd: packageRoot,
         env: {
           ...process.env,
           DATABASE_URL: service.config.databaseUrl,

@@ -1,6 +1,7 @@
 // The real entry points (API and worker) as child processes of a test (tools/harness/service-processes.ts),
 // pointed at the test's own stack and task queue, plus a plain HTTP client for them. For tests about
 // processes: TLS at start-up, several instances, signals.
+import path from 'node:path';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import {
   apiProcess as harnessApiProcess,
@@ -32,23 +33,20 @@ export function processEnv(config: Config, extra: Record<string, string> = {}): 
   };
 }
 
-/** Built JavaScript (`npm run build`, what `npm run start:*` runs) instead of the TypeScript sources. */
-const BUILT = { nodeArgs: [] as string[] };
-
-export async function apiProcess(
-  name: string,
-  env: NodeJS.ProcessEnv,
-  from: 'source' | 'dist' = 'source',
-): Promise<ApiProcess> {
-  return harnessApiProcess({ name, env, ...(from === 'dist' ? { ...BUILT, entry: 'dist/edges/http/main.js' } : {}) });
+/**
+ * `release`: the directory of an installed release — its built JavaScript under plain node, run
+ * from there (what `npm run start:*` runs). Unset: this checkout's TypeScript sources.
+ */
+function entryOf(entry: string, release: string | undefined) {
+  return release ? { nodeArgs: [], entry: path.join(release, 'dist', `${entry}.js`), cwd: release } : {};
 }
 
-export function workerProcess(
-  name: string,
-  env: NodeJS.ProcessEnv,
-  from: 'source' | 'dist' = 'source',
-): ManagedProcess {
-  return harnessWorkerProcess({ name, env, ...(from === 'dist' ? { ...BUILT, entry: 'dist/worker/main.js' } : {}) });
+export async function apiProcess(name: string, env: NodeJS.ProcessEnv, release?: string): Promise<ApiProcess> {
+  return harnessApiProcess({ name, env, ...entryOf('edges/http/main', release) });
+}
+
+export function workerProcess(name: string, env: NodeJS.ProcessEnv, release?: string): ManagedProcess {
+  return harnessWorkerProcess({ name, env, ...entryOf('worker/main', release) });
 }
 
 export interface HttpAnswer {

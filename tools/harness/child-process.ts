@@ -33,6 +33,8 @@ export interface ManagedProcessOptions {
   readyTimeoutMs?: number;
   /** How node runs `entry`: TypeScript through tsx by default; `[]` for built JavaScript. */
   nodeArgs?: string[];
+  /** The directory it runs in: the project's root unless given (an installed release elsewhere). */
+  cwd?: string;
   /** Each line of output as it comes (a supervisor that shows it), besides keeping it. */
   onOutput?: (line: string) => void;
   /** Called whenever a run ends, however it ends. */
@@ -65,7 +67,7 @@ export function managedProcess(options: ManagedProcessOptions): ManagedProcess {
     start: async () => {
       const startedAt = log.length;
       const current = spawn(process.execPath, [...(options.nodeArgs ?? ['--import', 'tsx']), options.entry], {
-        cwd: ROOT,
+        cwd: options.cwd ?? ROOT,
         env: options.env,
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -9,7 +9,9 @@ export const API_ENTRY = 'edges/http/main.ts';
 export const WORKER_ENTRY = 'worker/main.ts';
 
 export interface ServiceProcessOptions
-  extends Partial<Pick<ManagedProcessOptions, 'ready' | 'readyTimeoutMs' | 'nodeArgs' | 'onOutput' | 'onExit'>> {
+  extends Partial<
+    Pick<ManagedProcessOptions, 'ready' | 'readyTimeoutMs' | 'nodeArgs' | 'cwd' | 'onOutput' | 'onExit'>
+  > {
   /** The stack it runs on (DATABASE_URL, TEMPORAL_ADDRESS), unless `env` points it elsewhere. */
   stack?: { databaseUrl: string; temporalAddress: string };
   /** Its settings besides the stack's (task queue, secrets, timings, a proxy's address); over `process.env`. */

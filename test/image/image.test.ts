@@ -1,5 +1,5 @@
 // The container image as shipped: the repository's Dockerfile built with podman on a Node base made
-// from Debian's packages (test/support/node-base-image.ts), then the image run
+// from Debian's packages (test/support/node-base-image.ts), what it holds, then the image run
 // against the suite's Temporal dev server and PostgreSQL — the migrations into an empty database,
 // the API and the worker as containers with a read-only root, one approval through them, the
 // operator CLI, SIGTERM.
@@ -7,7 +7,8 @@
 // order, each on what the one before left.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
@@ -99,6 +100,24 @@ describe('the container image built from the Dockerfile', () => {
     for (const container of containers) await container.remove();
     await prisma?.$disconnect();
     for (const stop of stops) await stop();
+  });
+
+  it('holds the release and its runtime dependencies: no TypeScript source, no development package', async () => {
+    // Hoisted packages the lockfile installs only for development, or only as an optional peer.
+    const { packages } = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+    };
+    const development = Object.entries(packages)
+      .filter(([where, entry]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(where) && (entry.dev || entry.devOptional))
+      .map(([where]) => where);
+    assert.ok(development.includes('node_modules/typescript'), 'the lockfile marks development packages');
+    const look = await runOnce(IMAGE, {}, [
+      'sh',
+      '-c',
+      `find . -name node_modules -prune -o -name '*.ts' -print; ls -d ${development.join(' ')} 2>/dev/null; true`,
+    ]);
+    assert.equal(look.code, 0, look.stderr);
+    assert.equal(look.stdout.trim(), '', 'TypeScript sources or development packages in /app');
   });
 
   it('applies every migration of the image to an empty database', async () => {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { workerProcess } from '../harness/service-processes.js';
-import { startStack } from '../harness/stack.js';
+import { givenServers, startStack } from '../harness/stack.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SHIPPED = path.join(ROOT, 'dist', 'workflow-bundles');
@@ -80,8 +80,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'orders-worker-start-'));
 chmodSync(dataDir, 0o755);
 const stack = await startStack({
   dataDir,
-  ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
-  ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
+  ...givenServers(),
   namespace: 'default',
   headless: true,
 });

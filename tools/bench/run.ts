@@ -24,7 +24,7 @@ import { loadConfig } from '../../services/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { insertOrderWithReservation } from '../../services/db/order-repository.js';
 import { freePort } from '../harness/ports.js';
-import { startStack } from '../harness/stack.js';
+import { givenServers, startStack } from '../harness/stack.js';
 import { sleep } from '../harness/time.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain-node/signature.js';
@@ -247,8 +247,7 @@ async function main(): Promise<boolean> {
     );
     const stack = await startStack({
       dataDir,
-      ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
-      ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
+      ...givenServers(),
       namespace: 'default',
       headless: true,
     });

@@ -35,6 +35,14 @@ export interface StackOptions {
   log?: (source: 'postgres' | 'temporal', line: string) => void;
 }
 
+/** The servers DATABASE_URL and TEMPORAL_ADDRESS name, for a tool that runs on them instead of its own. */
+export function givenServers(): Pick<StackOptions, 'databaseUrl' | 'temporalAddress'> {
+  return {
+    ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
+    ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
+  };
+}
+
 /** A server the stack started: stopped, and started again on the same port with the same data. */
 export interface Restartable {
   stop: () => Promise<void>;

@@ -3,11 +3,15 @@
 // build with node alone (`npm ci --ignore-scripts && npm run build`: no postinstall, no Python)
 // still compiles the client into dist/. Needs the `prisma` CLI, a development dependency.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const OUTPUT = path.join(ROOT, 'services', 'db', 'generated');
+/** The digest of what the client in OUTPUT was generated from. */
+const STAMP = path.join(OUTPUT, '.generated-from');
 
 /** Runs a command with its output shown; a failure ends this process with the command named. */
 export function runOrExit(label, command, args, options = {}) {
@@ -18,7 +22,32 @@ export function runOrExit(label, command, args, options = {}) {
   }
 }
 
-export function generatePrismaClient(label = 'generate-prisma-client') {
+/** What the client is generated from: the schema, the CLI's configuration and its version. */
+function sourcesDigest() {
+  const hash = createHash('sha256');
+  for (const file of ['prisma/schema.prisma', 'prisma.config.ts', 'node_modules/prisma/package.json']) {
+    hash.update(readFileSync(path.join(ROOT, file)));
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * `force`: generate even when the client was generated from the same sources (an install makes
+ * everything afresh). Otherwise such a client is left as it is: generating rewrites its files in
+ * place, and a process importing them at that moment (a test file starting while a test runs the
+ * build) could read half a file.
+ */
+export function generatePrismaClient(label = 'generate-prisma-client', { force = false } = {}) {
+  const digest = sourcesDigest();
+  if (
+    !force &&
+    existsSync(path.join(OUTPUT, 'prisma', 'client.ts')) &&
+    existsSync(STAMP) &&
+    readFileSync(STAMP, 'utf8') === digest
+  ) {
+    console.log(`${label}: the Prisma client in services/db/generated is up to date`);
+    return;
+  }
   // `prisma generate` does not need Prisma's schema engine, but the CLI insists on finding one
   // before it starts; any existing file satisfies it (the engine cannot be downloaded here).
   const placeholder = path.join(ROOT, 'node_modules', '.cache', 'prisma-schema-engine-placeholder');
@@ -32,6 +61,7 @@ export function generatePrismaClient(label = 'generate-prisma-client') {
       PRISMA_HIDE_UPDATE_MESSAGE: '1',
     },
   });
+  writeFileSync(STAMP, digest);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) generatePrismaClient();

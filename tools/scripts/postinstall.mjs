@@ -85,4 +85,4 @@ if (localSchemathesisVersionOk()) {
   console.log(`postinstall: schemathesis ${SCHEMATHESIS_VERSION} installed into .venv`);
 }
 
-generatePrismaClient('postinstall');
+generatePrismaClient('postinstall', { force: true });

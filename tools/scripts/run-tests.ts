@@ -46,9 +46,9 @@ const OWN_STACKS = new Set([
  * run going alone at its end (measured: the time table at the end of every run).
  */
 const LONGEST_FIRST = [
-  // Builds, packs and installs the release before its first test (about 100 s alone).
-  'test/integration/production-install.test.ts',
   'test/integration/operator-cli.test.ts',
+  // Builds, packs and installs the release before its first test.
+  'test/integration/production-install.test.ts',
   'test/integration/openapi-fuzz.test.ts',
   'test/integration/scale-out.test.ts',
   'test/integration/temporal-tls.test.ts',

@@ -65,7 +65,8 @@ describe('the container image built from the Dockerfile', () => {
   const stops: (() => Promise<void>)[] = [];
   let databaseUrl: string;
   let prisma: PrismaClient | undefined;
-  const containers: Container[] = [];
+  /** Removed after the tests however they ended, even a start that failed half-way. */
+  const names = { api: `orders-image-api-${suffix}`, worker: `orders-image-worker-${suffix}` };
   let api: Container;
   let worker: Container;
   let apiUrl: string;
@@ -97,7 +98,7 @@ describe('the container image built from the Dockerfile', () => {
   });
 
   after(async () => {
-    for (const container of containers) await container.remove();
+    for (const name of Object.values(names)) await podman(['rm', '--force', '--ignore', name], { allowFailure: true });
     await prisma?.$disconnect();
     for (const stop of stops) await stop();
   });
@@ -131,20 +132,18 @@ describe('the container image built from the Dockerfile', () => {
   it('runs the API by default and the worker by command, which write one order for an approval', async () => {
     const [apiPort, healthPort] = [await freePort(), await freePort()];
     // On the host's network the loopback is enough; the image listens on every interface by default.
-    api = await startContainer(`orders-image-api-${suffix}`, IMAGE, {
+    api = await startContainer(names.api, IMAGE, {
       ...serviceEnv,
       WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
       HOST: '127.0.0.1',
       PORT: String(apiPort),
     });
-    containers.push(api);
     worker = await startContainer(
-      `orders-image-worker-${suffix}`,
+      names.worker,
       IMAGE,
       { ...serviceEnv, WORKER_HEALTH_PORT: String(healthPort), WORKER_HEALTH_HOST: '127.0.0.1' },
       ['node', 'dist/worker/main.js'],
     );
-    containers.push(worker);
     apiUrl = `http://127.0.0.1:${apiPort}`;
     workerProbes = `http://127.0.0.1:${healthPort}`;
     const ready = async (url: string, container: Container) =>

@@ -56,7 +56,6 @@ export interface Container {
   processUid: () => Promise<number>;
   /** `podman stop`: SIGTERM, and SIGKILL after `graceSeconds`; how it exited and how long it took. */
   stop: (graceSeconds: number) => Promise<{ exitCode: number; seconds: number }>;
-  remove: () => Promise<void>;
 }
 
 /** Starts `command` of the image (its CMD when empty) in the background, read-only like `runOnce`. */
@@ -85,9 +84,6 @@ export async function startContainer(
       await podman(['stop', '--time', String(graceSeconds), name]);
       const seconds = (Date.now() - started) / 1000;
       return { exitCode: Number(await inspect('{{.State.ExitCode}}')), seconds };
-    },
-    remove: async () => {
-      await podman(['rm', '--force', '--ignore', name], { allowFailure: true });
     },
   };
 }

@@ -20,6 +20,7 @@ import pg from 'pg';
 import { startStack } from '../harness/stack.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
+import { withoutTemporalCredentials } from '../../services/config/temporal-settings.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values, positionals } = parseArgs({
@@ -260,6 +261,9 @@ async function main(): Promise<number> {
   try {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      // The run's own dev server is plaintext: a profile, TLS settings or an API key in the shell
+      // (for the temporal CLI's clusters) would send the tests' processes elsewhere.
+      ...(process.env.TEMPORAL_ADDRESS ? {} : withoutTemporalCredentials(process.env)),
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       WORKFLOW_BUNDLE_DIR: bundleDir,

@@ -7,17 +7,13 @@ import { createOrderEventPublisher } from '../services/broker/order-event-publis
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
-import type { TemporalTarget } from '../services/temporal/connection.js';
+import { connectionOptions, type TemporalTarget } from '../services/temporal/connection.js';
 import { workerTracing } from '../services/telemetry/tracing.js';
 import type { WorkflowCode } from './workflow-bundle.js';
 
 /** The worker's native connection; the TLS settings were checked when the process connected its client. */
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
-  return NativeConnection.connect({
-    address: target.address,
-    ...(target.tls ? { tls: target.tls } : {}),
-    ...(target.apiKey ? { apiKey: target.apiKey } : {}),
-  });
+  return NativeConnection.connect(connectionOptions(target));
 }
 
 export interface WorkerDeps {

@@ -6,6 +6,7 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { brokerAddress, type Config, connectorStates, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
+import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
 import { migrate } from '../services/db/migrate.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
@@ -84,6 +85,9 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     {
       taskQueue: config.temporal.taskQueue,
       address: config.temporal.address,
+      ...(config.temporal.profile
+        ? { temporalProfile: `${config.temporal.profile.name} in ${config.temporal.profile.file}` }
+        : {}),
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
       workflows: describeWorkflowCode(workflows),
       metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
@@ -99,6 +103,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
+  warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
   const metrics = installTemporalRuntime(config, log, { handleSignals: true });
   // Before the client and the worker exist: they take their interceptors from it.
   if (installTracing(config.tracing, 'worker'))

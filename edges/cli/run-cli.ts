@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError } from '../../services/config/env.js';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
+import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { failureOutcome } from '../../services/failure-outcome.js';
 import { type Command, UsageError } from './commands.js';
 import { createContext } from './context.js';
@@ -76,7 +77,10 @@ async function main(commands: readonly Command[], argv: string[]): Promise<numbe
   const json = parsed.values.json === true;
   let context;
   try {
-    context = createContext(loadOperatorConfig(), (line) => process.stderr.write(`${line}\n`));
+    const config = loadOperatorConfig();
+    const stderr = (line: string) => process.stderr.write(`${line}\n`);
+    warnOfDeprecatedSettings(config.temporal, stderr);
+    context = createContext(config, stderr);
   } catch (error) {
     console.error(error instanceof ConfigError ? error.message : String(error));
     return 1;

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Worker } from '@temporalio/worker';
 import { connectorStates, loadConfig } from '../../services/config/env.js';
 import { requireSetting } from '../../services/config/process.js';
+import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { migrate } from '../../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import {
@@ -28,6 +29,7 @@ import { type AppDeps, buildApp } from './app.js';
  */
 export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuard'> = {}): Promise<void> {
   const config = loadConfig();
+  warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
   // A connector is on when its settings are present (the mapping file was read and checked above).
   log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
   const hostsWorker = config.http.hostsWorker;

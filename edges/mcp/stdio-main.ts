@@ -1,12 +1,14 @@
 // The MCP stdio server (bin `orders-mcp`): a desktop agent launches it and speaks JSON-RPC over
 // stdin/stdout. stdout carries protocol messages only — every log line goes to stderr. It starts
-// no embedded service: DATABASE_URL and TEMPORAL_ADDRESS name the service's own — or, when neither
-// is set, those of the running `npm run dev` stack, as for orders-cli — and the service's workers do
-// the writing. It reads only the settings it uses (no webhook secret). It connects to Temporal
-// lazily, so it starts (and answers "safe to call again") while Temporal is down.
+// no embedded service: DATABASE_URL and TEMPORAL_ADDRESS (or a Temporal profile) name the
+// service's own — or, when none is set, those of the running `npm run dev` stack, as for
+// orders-cli — and the service's workers do the writing. It reads only the settings it uses (no
+// webhook secret). It connects to Temporal lazily, so it starts (and answers "safe to call again")
+// while Temporal is down.
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
+import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
@@ -15,9 +17,10 @@ import { createMcpServer, toolsFor } from './server.js';
 
 const USAGE = `usage: orders-mcp [--operator-tools]
 
-The MCP stdio server of exactly-once-orders. Reads DATABASE_URL, TEMPORAL_ADDRESS,
-TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE and MCP_SUBMIT_WAIT_MS from the environment; with
-neither DATABASE_URL nor TEMPORAL_ADDRESS set, it uses the running \`npm run dev\` stack.
+The MCP stdio server of exactly-once-orders. Reads DATABASE_URL, Temporal's connection settings
+(TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, or a profile: TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE),
+TEMPORAL_TASK_QUEUE and MCP_SUBMIT_WAIT_MS from the environment; with neither DATABASE_URL nor a
+Temporal of its own set, it uses the running \`npm run dev\` stack.
 
   --operator-tools  also offer list_orders_awaiting_decision, decide_compensation and
                     decide_delivery (the same as MCP_OPERATOR_TOOLS=1)
@@ -46,6 +49,7 @@ await runMain(
   'mcp',
   async (log) => {
     const config = loadOperatorConfig();
+    warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
     // Before the client exists: it takes its interceptors from it. Each tool call is a trace.
     if (installTracing(config.tracing, 'mcp'))
       log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');

@@ -11,6 +11,7 @@ import {
 } from '../../domain-node/signature.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { webOrigin } from '../../domain-node/web-origin.js';
+import { type TemporalConnectionConfig, temporalConnectionFrom, temporalSettingsShape } from './temporal-settings.js';
 
 /** Every shared secret (webhook, downstream events, MCP token) has the same floor. */
 export const secretSetting = z.string().min(16, 'must be at least 16 characters');
@@ -108,17 +109,9 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgresql:// connection URL')
     .optional(),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
-    .optional(),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  // Where Temporal is and how to reach it: Temporal's own names (services/config/temporal-settings.ts).
+  ...temporalSettingsShape,
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('order-submission'),
-  TEMPORAL_TLS_CA: z.string().min(1).optional(),
-  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
-  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
-  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
-  TEMPORAL_API_KEY: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   // Read as a Standard Webhooks key only when the webhook verifies in that scheme (checked below).
@@ -255,21 +248,9 @@ export function brokerAddress(broker: BrokerConfig): string {
   return redactUrl(broker.url);
 }
 
-/** Files (paths, read when connecting) and names for a TLS connection to Temporal. */
-export interface TemporalTlsConfig {
-  caFile: string | undefined;
-  certFile: string | undefined;
-  keyFile: string | undefined;
-  serverName: string | undefined;
-}
-
-export interface TemporalConfig {
-  address: string | undefined;
-  namespace: string;
+export interface TemporalConfig extends TemporalConnectionConfig {
+  /** The service's own: the task queue the worker polls and every start uses. */
   taskQueue: string;
-  /** Undefined: plaintext (the dev server), unless an API key turns TLS on. */
-  tls: TemporalTlsConfig | undefined;
-  apiKey: string | undefined;
 }
 
 export interface Config {
@@ -401,19 +382,13 @@ export function logLevelFrom(source: EnvSource = process.env): LogLevel {
 }
 
 export function loadConfig(source: EnvSource = process.env): Config {
-  const parsed = envSchema.safeParse(presentSettings(source));
+  const present = presentSettings(source);
+  const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const env = parsed.data;
   const problems = ladderProblems(env);
-  if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
-    problems.push(
-      env.TEMPORAL_TLS_CERT
-        ? 'TEMPORAL_TLS_KEY: required with TEMPORAL_TLS_CERT (mTLS needs the certificate and its key)'
-        : 'TEMPORAL_TLS_CERT: required with TEMPORAL_TLS_KEY (mTLS needs the certificate and its key)',
-    );
-  }
   if (env.DOWNSTREAM_URL && !env.DOWNSTREAM_SECRET) {
     problems.push('DOWNSTREAM_SECRET: required when DOWNSTREAM_URL is set (events are signed)');
   }
@@ -429,6 +404,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
     );
   }
   problems.push(...rotationProblems(env));
+  const temporal = temporalConnectionFrom(env, present, problems);
   const connectors = connectorsFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -436,21 +412,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL,
     dbPoolSize: env.DB_POOL_SIZE,
-    temporal: {
-      address: env.TEMPORAL_ADDRESS,
-      namespace: env.TEMPORAL_NAMESPACE,
-      taskQueue: env.TEMPORAL_TASK_QUEUE,
-      tls:
-        env.TEMPORAL_TLS_CA || env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_SERVER_NAME
-          ? {
-              caFile: env.TEMPORAL_TLS_CA,
-              certFile: env.TEMPORAL_TLS_CERT,
-              keyFile: env.TEMPORAL_TLS_KEY,
-              serverName: env.TEMPORAL_TLS_SERVER_NAME,
-            }
-          : undefined,
-      apiKey: env.TEMPORAL_API_KEY,
-    },
+    temporal: { ...temporal, taskQueue: env.TEMPORAL_TASK_QUEUE },
     http: {
       port: env.PORT,
       host: env.HOST,

@@ -1,14 +1,15 @@
-// Client connections to Temporal, from the one typed config: address, namespace, TLS / mTLS and API
-// key, the same for the API, the worker and every tool. The API connects lazily: it starts, and
-// answers 503, while Temporal is down.
+// Client connections to Temporal, from the one typed config: address, namespace, TLS / mTLS, API
+// key and gRPC headers, the same for the API, the worker and every tool. The API connects lazily:
+// it starts, and answers 503, while Temporal is down.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { ConfigError, type TemporalConfig } from '../config/env.js';
+import { ConfigError } from '../config/env.js';
 import { requireSetting } from '../config/process.js';
+import type { PemSource, TemporalConnectionConfig } from '../config/temporal-settings.js';
 import { tracingClientInterceptors } from '../telemetry/tracing.js';
 
 export interface TemporalTarget {
@@ -17,66 +18,113 @@ export interface TemporalTarget {
   /** Undefined: plaintext; `{}` would mean TLS with the system's trusted roots. */
   tls?: TLSConfig | undefined;
   apiKey?: string | undefined;
+  /** gRPC headers sent with every call (values may be credentials: never logged). */
+  metadata?: Record<string, string> | undefined;
+  /** The settings a refused handshake names, as the process was given them. */
+  tlsSettings?: TlsSettingNames | undefined;
 }
 
+/** Which setting to fix for each kind of refused handshake. */
+export interface TlsSettingNames {
+  serverCaCert: string;
+  clientCert: string;
+  serverName: string;
+}
+
+/** For a setting that is not set: the variable that would set it. */
+const DEFAULT_TLS_SETTINGS: TlsSettingNames = {
+  serverCaCert: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  clientCert: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  serverName: 'TEMPORAL_TLS_SERVER_NAME',
+};
+
 /**
- * The connection target for the configured cluster. Certificate files are read and checked here,
- * at start, so a wrong path or a key that does not belong to its certificate stops the process
- * with the variable's name instead of failing later as an opaque handshake error.
+ * The connection target for the configured cluster. Certificates are read and checked here, at
+ * start, so a wrong path, something that is not PEM, or a key that does not belong to its
+ * certificate stops the process naming the setting (a variable, or a profile's key) instead of
+ * failing later as an opaque handshake error.
  */
-export function temporalTargetFrom(config: TemporalConfig): TemporalTarget {
-  const address = requireSetting('TEMPORAL_ADDRESS', config.address);
+export function temporalTargetFrom(config: TemporalConnectionConfig): TemporalTarget {
+  const address = requireSetting(
+    'TEMPORAL_ADDRESS',
+    config.address,
+    'this entry point starts no embedded service; or the address of the profile TEMPORAL_PROFILE names',
+  );
   const { tls, apiKey } = config;
-  if (!tls) return { address, namespace: config.namespace, ...(apiKey ? { tls: {}, apiKey } : {}) };
+  const target: TemporalTarget = {
+    address,
+    namespace: config.namespace,
+    ...(apiKey ? { apiKey } : {}),
+    ...(Object.keys(config.grpcMeta).length > 0 ? { metadata: { ...config.grpcMeta } } : {}),
+  };
+  if (!tls) return target;
   const problems: string[] = [];
-  const ca = tls.caFile ? readCertificate('TEMPORAL_TLS_CA', tls.caFile, problems) : undefined;
-  const crt = tls.certFile ? readCertificate('TEMPORAL_TLS_CERT', tls.certFile, problems) : undefined;
-  const key = tls.keyFile ? readPrivateKey('TEMPORAL_TLS_KEY', tls.keyFile, problems) : undefined;
-  if (crt && key && !new X509Certificate(crt).checkPrivateKey(createPrivateKey(key))) {
-    problems.push(`TEMPORAL_TLS_KEY: ${tls.keyFile} is not the private key of TEMPORAL_TLS_CERT ${tls.certFile}`);
+  const ca = tls.serverCaCert ? readCertificate(tls.serverCaCert, problems) : undefined;
+  const crt = tls.clientCert ? readCertificate(tls.clientCert, problems) : undefined;
+  const key = tls.clientKey ? readPrivateKey(tls.clientKey, problems) : undefined;
+  if (tls.clientCert && tls.clientKey && crt && key && !belongTogether(crt, key)) {
+    const certFile = 'file' in tls.clientCert ? ` ${tls.clientCert.file}` : '';
+    problems.push(
+      `${tls.clientKey.setting}: ${shown(tls.clientKey)} is not the private key of ${tls.clientCert.name}${certFile}`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
-    address,
-    namespace: config.namespace,
+    ...target,
     tls: {
       ...(ca ? { serverRootCACertificate: ca } : {}),
       ...(crt && key ? { clientCertPair: { crt, key } } : {}),
-      ...(tls.serverName ? { serverNameOverride: tls.serverName } : {}),
+      ...(tls.serverName ? { serverNameOverride: tls.serverName.name } : {}),
     },
-    ...(apiKey ? { apiKey } : {}),
+    tlsSettings: {
+      serverCaCert: tls.serverCaCert?.setting ?? DEFAULT_TLS_SETTINGS.serverCaCert,
+      clientCert: tls.clientCert?.setting ?? DEFAULT_TLS_SETTINGS.clientCert,
+      serverName: tls.serverName?.setting ?? DEFAULT_TLS_SETTINGS.serverName,
+    },
   };
 }
 
-function readPem(variable: string, file: string, problems: string[]): Buffer | undefined {
+function belongTogether(certificate: Buffer, key: Buffer): boolean {
+  return new X509Certificate(certificate).checkPrivateKey(createPrivateKey(key));
+}
+
+/** A file by its path; inline PEM never by its content. */
+function shown(source: PemSource): string {
+  return 'file' in source ? source.file : 'the value';
+}
+
+function readPem(source: PemSource, problems: string[]): Buffer | undefined {
+  if ('inline' in source) return source.inline;
   try {
-    return readFileSync(file);
+    return readFileSync(source.file);
   } catch (error) {
-    problems.push(`${variable}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    problems.push(
+      `${source.setting}: cannot read ${source.file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
     return undefined;
   }
 }
 
-function readCertificate(variable: string, file: string, problems: string[]): Buffer | undefined {
-  const pem = readPem(variable, file, problems);
+function readCertificate(source: PemSource, problems: string[]): Buffer | undefined {
+  const pem = readPem(source, problems);
   if (!pem) return undefined;
   try {
     new X509Certificate(pem);
     return pem;
   } catch {
-    problems.push(`${variable}: ${file} is not a PEM certificate`);
+    problems.push(`${source.setting}: ${shown(source)} is not a PEM certificate`);
     return undefined;
   }
 }
 
-function readPrivateKey(variable: string, file: string, problems: string[]): Buffer | undefined {
-  const pem = readPem(variable, file, problems);
+function readPrivateKey(source: PemSource, problems: string[]): Buffer | undefined {
+  const pem = readPem(source, problems);
   if (!pem) return undefined;
   try {
     createPrivateKey(pem);
     return pem;
   } catch {
-    problems.push(`${variable}: ${file} is not a PEM private key`);
+    problems.push(`${source.setting}: ${shown(source)} is not a PEM private key`);
     return undefined;
   }
 }
@@ -140,7 +188,7 @@ export async function checkTlsHandshake(target: TemporalTarget, timeoutMs = 5_00
   // A reset or close without an alert is what a TLS terminator does when Temporal behind it is
   // down — an outage, not a setting to fix: the real connection reports it (the API answers 503).
   if (!failure || !isTlsVerdict(failure.code)) return;
-  throw new ConfigError([tlsProblem(target.address, failure)]);
+  throw new ConfigError([tlsProblem(target.address, failure, target.tlsSettings ?? DEFAULT_TLS_SETTINGS)]);
 }
 
 function isTlsVerdict(code: string): boolean {
@@ -152,28 +200,30 @@ function readableTlsMessage(message: string): string {
   return /SSL routines:[^:]*:([^:]+)/.exec(message)?.[1] ?? message.split('\n')[0] ?? message;
 }
 
-function tlsProblem(address: string, failure: { code: string; message: string }): string {
+function tlsProblem(address: string, failure: { code: string; message: string }, names: TlsSettingNames): string {
   const cause = `${failure.message} [${failure.code}]`;
   if (UNTRUSTED_SERVER_CODES.has(failure.code)) {
-    return `TEMPORAL_TLS_CA: the certificate of ${address} is not trusted by TEMPORAL_TLS_CA: ${cause}`;
+    return `${names.serverCaCert}: the certificate of ${address} is not trusted by this CA: ${cause}`;
   }
   if (failure.code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    return `TEMPORAL_TLS_SERVER_NAME: the certificate of ${address} is not issued for the name checked: ${cause}`;
+    return `${names.serverName}: the certificate of ${address} is not issued for the name checked: ${cause}`;
   }
   if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(failure.code)) {
-    return `TEMPORAL_TLS_CA: ${address} does not speak TLS (a dev server?): unset the TEMPORAL_TLS_* variables or fix TEMPORAL_ADDRESS: ${cause}`;
+    return `${names.serverCaCert}: ${address} does not speak TLS (a dev server?): turn TLS off (TEMPORAL_TLS=false, or no TLS settings) or fix the address: ${cause}`;
   }
   if (/ALERT/.test(failure.code)) {
-    return `TEMPORAL_TLS_CERT: ${address} refused the client certificate (missing, or not signed by a CA it trusts): ${cause}`;
+    return `${names.clientCert}: ${address} refused the client certificate (missing, or not signed by a CA it trusts): ${cause}`;
   }
-  return `TEMPORAL_TLS_CA: no TLS connection to ${address}: ${cause}`;
+  return `${names.serverCaCert}: no TLS connection to ${address}: ${cause}`;
 }
 
-function connectionOptions(target: TemporalTarget) {
+/** What the client's and the worker's connections are given alike. */
+export function connectionOptions(target: TemporalTarget) {
   return {
     address: target.address,
     ...(target.tls ? { tls: target.tls } : {}),
     ...(target.apiKey ? { apiKey: target.apiKey } : {}),
+    ...(target.metadata ? { metadata: target.metadata } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // CA made on the spot: it stands for a Temporal cluster that requires mTLS. gRPC is HTTP/2, so the
 // proxy offers ALPN h2 and pipes the decrypted stream to the dev server unchanged.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,6 +97,33 @@ export function makeThrowawayPki(): ThrowawayPki {
     clientKeyFile: write('client-key.pem', client.keyPem),
     pems: { ca, server },
   };
+}
+
+/**
+ * A profile of a `temporal.toml`, as the temporal CLI reads it, that connects to `address` with the
+ * client certificate of `pki`: its certificates as file paths, or inline as PEM.
+ */
+export function mtlsProfile(
+  name: string,
+  pki: ThrowawayPki,
+  address: string,
+  options: { inline?: boolean; caFile?: string } = {},
+): string {
+  // JSON's strings are TOML basic strings: a path or a PEM with its newlines escaped.
+  const pem = (key: string, file: string) =>
+    options.inline
+      ? `${key}_data = ${JSON.stringify(readFileSync(file, 'utf8'))}`
+      : `${key}_path = ${JSON.stringify(file)}`;
+  return [
+    `[profile.${name}]`,
+    `address = "${address}"`,
+    `[profile.${name}.tls]`,
+    pem('server_ca_cert', options.caFile ?? pki.caFile),
+    pem('client_cert', pki.clientCertFile),
+    pem('client_key', pki.clientKeyFile),
+    'server_name = "localhost"',
+    '',
+  ].join('\n');
 }
 
 export interface TlsProxy {

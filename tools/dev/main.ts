@@ -2,7 +2,9 @@
 // PostgreSQL, the worker and the HTTP API — with prefixed logs; Ctrl-C stops everything cleanly.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../../services/config/env.js';
+import { ConfigError, loadConfig, presentSettings } from '../../services/config/env.js';
+import { namesOwnTemporal, withoutTemporalCredentials } from '../../services/config/temporal-settings.js';
+import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { loadOrCreateDevSecrets } from './dev-secrets.js';
 import { removeDevStackFile, writeDevStackFile } from '../../services/config/dev-stack-file.js';
 import type { ManagedProcess } from '../harness/child-process.js';
@@ -17,7 +19,13 @@ function prefixed(name: string, text: string) {
 }
 
 async function main() {
-  const config = loadConfig();
+  // The embedded dev server unless the environment names a Temporal of its own: a profile file the
+  // CLI keeps in the home folder does not (docs/architecture.md, decision 28). The dev server is
+  // plaintext: TLS settings, an API key or headers in the shell are for other clusters.
+  const ownTemporal = namesOwnTemporal(presentSettings(process.env));
+  const plain = ownTemporal ? {} : withoutTemporalCredentials(process.env);
+  const config = loadConfig({ ...process.env, ...plain });
+  const temporal = ownTemporal ? temporalTargetFrom(config.temporal) : undefined;
   const dataDir = path.resolve(ROOT, config.dataDir);
   const secrets = loadOrCreateDevSecrets(dataDir);
   const webhookSecret = config.webhook.secret ?? secrets.webhookSecret;
@@ -27,7 +35,7 @@ async function main() {
   const stack = await startStack({
     dataDir,
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-    ...(config.temporal.address ? { temporalAddress: config.temporal.address } : {}),
+    ...(temporal ? { temporal } : {}),
     namespace: config.temporal.namespace,
     ports: {
       postgres: Number(process.env.DEV_POSTGRES_PORT ?? 5433),
@@ -43,7 +51,10 @@ async function main() {
     taskQueue: config.temporal.taskQueue,
   });
 
+  const ignored = Object.keys(plain);
+  if (ignored.length > 0) prefixed('dev', `embedded Temporal dev server: not using ${ignored.join(', ')}`);
   const env = {
+    ...plain,
     WEBHOOK_SECRET: webhookSecret,
     MCP_TOKEN: mcpToken,
     // One machine, no load balancer: Ctrl-C need not wait for one to notice the drain.

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
-import { connectClient } from '../../services/temporal/connection.js';
+import { connectClient, type TemporalTarget } from '../../services/temporal/connection.js';
 import { ensureSearchAttributes } from '../../services/temporal/search-attributes.js';
 import { migrate } from '../../services/db/migrate.js';
 import { type EmbeddedPostgresOptions, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -20,8 +20,10 @@ export interface StackOptions {
   databaseUrl?: string;
   /** … or, when set, a new database on that server for this stack alone, dropped at stop. */
   freshDatabase?: boolean;
-  /** An existing Temporal instead of a dev server of the stack's own. */
+  /** An existing Temporal instead of a dev server of the stack's own … */
   temporalAddress?: string;
+  /** … or one that takes more than an address to reach (TLS, an API key, headers). */
+  temporal?: TemporalTarget;
   /** `default` when unset. */
   namespace?: string;
   /** Fixed ports for `npm run dev`; free ones otherwise. */
@@ -64,6 +66,8 @@ export interface Stack {
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const namespace = options.namespace ?? 'default';
+  const given =
+    options.temporal ?? (options.temporalAddress ? { address: options.temporalAddress, namespace } : undefined);
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) await step().catch(() => undefined);
@@ -71,8 +75,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   try {
     const [database, temporal] = await Promise.all([
       startDatabase(options, stops),
-      options.temporalAddress
-        ? { address: options.temporalAddress }
+      given
+        ? { address: given.address }
         : (async () =>
             startTemporal(
               {
@@ -89,7 +93,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ]);
 
     const appliedMigrations = await migrate(database.databaseUrl);
-    await namespaceReady(temporal.address, namespace);
+    await namespaceReady(given ?? { address: temporal.address, namespace });
     return {
       databaseUrl: database.databaseUrl,
       temporalAddress: temporal.address,
@@ -168,8 +172,9 @@ export async function freshDatabaseOn(serverUrl: string, stops: (() => Promise<v
 }
 
 /** Waits for the namespace to answer, then registers the service's search attributes on it. */
-async function namespaceReady(address: string, namespace: string): Promise<void> {
-  const client = await connectClient({ address, namespace });
+async function namespaceReady(target: TemporalTarget): Promise<void> {
+  const { namespace } = target;
+  const client = await connectClient(target);
   try {
     await waitFor(
       `Temporal namespace ${namespace}`,

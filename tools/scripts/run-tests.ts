@@ -21,6 +21,7 @@ import { startStack } from '../harness/stack.js';
 import { CONTAINER_PACKAGES, missingContainerTools } from '../harness/container-tools.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
+import { withoutTemporalCredentials } from '../../services/config/temporal-settings.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values, positionals } = parseArgs({
@@ -285,6 +286,9 @@ async function main(): Promise<number> {
   try {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      // The run's own dev server is plaintext: a profile, TLS settings or an API key in the shell
+      // (for the temporal CLI's clusters) would send the tests' processes elsewhere.
+      ...(process.env.TEMPORAL_ADDRESS ? {} : withoutTemporalCredentials(process.env)),
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       WORKFLOW_BUNDLE_DIR: bundleDir,

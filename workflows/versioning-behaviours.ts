@@ -1,6 +1,6 @@
 // Which build a running workflow follows once a new build of the workers is made current (Worker
 // Deployment Versioning, on when TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_BUILD_ID are set). Decided
-// here for every workflow type, and why (docs/architecture.md, decision 21):
+// here for every workflow type, and why (docs/architecture.md, decision 28):
 //
 // - PINNED: the run stays on the build that started it, so a change needs no patched(); the old
 //   build's workers must keep polling until its pinned runs have closed. Only for short runs.

@@ -4,9 +4,7 @@
 // workflow, the CLI makes B current, the pinned run drains on A, A's workers stop, the decisions are
 // taken, and every order finishes on the build its behaviour promises.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, decodeVersioningBehavior } from '@temporalio/common';
@@ -21,7 +19,7 @@ import { connectWorker, createWorker } from '../../worker/create-worker.js';
 import { historyFromServer, replayHistories } from '../../worker/replay.js';
 import { type WorkflowCode, workflowCode } from '../../worker/workflow-bundle.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
-import { temporalBinary } from '../../tools/harness/temporal-dev-server.js';
+import { makeBuildCurrent } from '../../tools/harness/worker-deployment.js';
 import { cli } from '../support/operator-cli.js';
 import { ROLLOUT_CHANGE } from '../support/rollout/change.js';
 import {
@@ -39,7 +37,6 @@ import {
 
 const SECRET = 'rollout-downstream-secret-0123456789';
 const DEPLOYMENT = `orders-rollout-${randomBytes(3).toString('hex')}`;
-const run = promisify(execFile);
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -201,28 +198,8 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
     return build;
   }
 
-  /** As the runbook does it: the Temporal CLI, retried until the build's workers have registered it. */
   async function makeCurrent(buildId: string) {
-    const address = service.config.temporal.address as string;
-    await eventually(`${buildId} to become current`, async () => {
-      try {
-        await run(temporalBinary(), [
-          'worker',
-          'deployment',
-          'set-current-version',
-          '--deployment-name',
-          DEPLOYMENT,
-          '--build-id',
-          buildId,
-          '--address',
-          address,
-          '--yes',
-        ]);
-        return true;
-      } catch {
-        return undefined;
-      }
-    });
+    await makeBuildCurrent(service.config.temporal.address as string, { deploymentName: DEPLOYMENT, buildId });
   }
 
   it('moves the waiting orders to build B, drains the pinned run on build A, and lets A stop', async () => {

@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
-import type { BrokerConfig, DownstreamConfig } from '../services/config/env.js';
+import type { BrokerConfig, DownstreamConfig, WorkerDeploymentVersion } from '../services/config/env.js';
 import { createOrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
@@ -33,8 +33,22 @@ export interface WorkerDeps {
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
   options?: Partial<WorkerOptions>;
+  /**
+   * The Worker Deployment version this worker polls as (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_BUILD_ID);
+   * undefined = unversioned.
+   */
+  deployment?: WorkerDeploymentVersion | undefined;
   /** The workflow code (`workflowCode()`: the prebuilt bundle, or workflows/ bundled at start). */
   workflows: WorkflowCode;
+}
+
+/**
+ * Worker Deployment Versioning: each workflow type declares whether its runs stay on the build that
+ * started them or move to the current one (workflows/versioning-behaviours.ts). The default only
+ * covers a type that forgot to: pinned never replays a run on code it did not start with.
+ */
+function versioned(version: WorkerDeploymentVersion): NonNullable<WorkerOptions['workerDeploymentOptions']> {
+  return { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
@@ -63,6 +77,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       activity: [...(tracing?.interceptors.activity ?? []), () => ({ inbound: new ActivityFailureMetrics(metrics) })],
     },
     ...(tracing ? { sinks: tracing.sinks } : {}),
+    ...(deps.deployment ? { workerDeploymentOptions: versioned(deps.deployment) } : {}),
     ...deps.options,
   });
   if (publisher) {

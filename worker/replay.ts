@@ -8,7 +8,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { tracingOn } from '../services/telemetry/tracing.js';
-import { workflowCode } from './workflow-bundle.js';
+import { type WorkflowCode, workflowCode } from './workflow-bundle.js';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -36,14 +36,21 @@ export async function historyFromServer(client: Client, workflowId: string, runI
   return { name: runId ? `${workflowId} (${runId})` : workflowId, history };
 }
 
-/** `bundleDir`: replay against these prebuilt bundles (WORKFLOW_BUNDLE_DIR), as the worker would run them. */
+/**
+ * `bundleDir`: replay against these prebuilt bundles (WORKFLOW_BUNDLE_DIR), as the worker would run
+ * them; `workflows`: against this code instead (the next build's, before it is deployed).
+ */
 export async function replayHistories(
   histories: HistoryToReplay[],
-  options: { onResult?: (outcome: ReplayOutcome) => void; bundleDir?: string | undefined } = {},
+  options: {
+    onResult?: (outcome: ReplayOutcome) => void;
+    bundleDir?: string | undefined;
+    workflows?: WorkflowCode;
+  } = {},
 ): Promise<ReplayOutcome[]> {
   const { onResult, bundleDir } = options;
   const outcomes: ReplayOutcome[] = [];
-  const workflowBundle = await workflowCode({ traced: tracingOn(), dir: bundleDir });
+  const workflowBundle = options.workflows ?? (await workflowCode({ traced: tracingOn(), dir: bundleDir }));
   const results = Worker.runReplayHistories(
     { workflowBundle, replayName: 'orders-replay' },
     histories.map(({ name, history }) => ({ workflowId: name, history })),

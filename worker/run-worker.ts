@@ -72,6 +72,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     readers: readersFromConfig(config.connectors, config.writePolicy),
     formMapping: config.connectors.formMapping?.file,
     ...(host.activities ? { activities: host.activities } : {}),
+    deployment: config.worker.deployment,
     options: {
       maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
@@ -90,6 +91,9 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
         : {}),
       maxConcurrentActivities: config.worker.maxConcurrentActivities,
       workflows: describeWorkflowCode(workflows),
+      deployment: config.worker.deployment
+        ? `${config.worker.deployment.deploymentName}, build ${config.worker.deployment.buildId}`
+        : 'unversioned (no TEMPORAL_DEPLOYMENT_NAME / TEMPORAL_BUILD_ID)',
       metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       downstream: config.downstream ? redactUrl(config.downstream.url) : 'none',
       broker: config.broker ? `${brokerAddress(config.broker)}, exchange ${config.broker.exchange}` : 'none',

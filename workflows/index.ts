@@ -1,5 +1,7 @@
-// The worker's workflow bundle entry: every workflow type the task queue serves.
+// The worker's workflow bundle entry: every workflow type the task queue serves, each with its
+// versioning behaviour declared (versioning-behaviours.ts).
 export { orderWorkflow } from './order-workflow.js';
 export { compensationWorkflow } from './compensation-workflow.js';
 export { duplicateScanWorkflow, retentionPurgeWorkflow } from './safety-net-workflows.js';
 export { deliveryWorkflow } from './delivery-workflow.js';
+import './versioning-behaviours.js';

@@ -150,6 +150,9 @@ const envSchema = z.object({
   // The worker process's /livez and /readyz; unset: no listener. A pod's probes need 0.0.0.0.
   WORKER_HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WORKER_HEALTH_HOST: bindAddressSetting,
+  // Worker Deployment Versioning (docs/production.md, "Rolling out a workflow change"); both or neither.
+  TEMPORAL_DEPLOYMENT_NAME: z.string().min(1).max(255).optional(),
+  TEMPORAL_BUILD_ID: z.string().min(1).max(255).optional(),
   DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
   IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
@@ -253,6 +256,12 @@ export interface TemporalConfig extends TemporalConnectionConfig {
   taskQueue: string;
 }
 
+/** A build of the workers within their Worker Deployment (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_BUILD_ID). */
+export interface WorkerDeploymentVersion {
+  deploymentName: string;
+  buildId: string;
+}
+
 export interface Config {
   nodeEnv: Env['NODE_ENV'];
   dataDir: string;
@@ -286,6 +295,11 @@ export interface Config {
     bundleDir: string | undefined;
     /** The worker process's probe endpoints (`/livez`, `/readyz`); undefined = no listener. */
     health: { host: string; port: number } | undefined;
+    /**
+     * The Worker Deployment version every worker of the process polls as; undefined = unversioned
+     * (docs/production.md, "Rolling out a workflow change").
+     */
+    deployment: WorkerDeploymentVersion | undefined;
   };
   /** Prometheus endpoint (`host:port`); undefined = none. */
   metrics: { host: string; port: number } | undefined;
@@ -381,6 +395,16 @@ export function logLevelFrom(source: EnvSource = process.env): LogLevel {
   return parsed.success ? parsed.data : 'info';
 }
 
+// One without the other would run unversioned workers beside versioned ones without saying so.
+function deploymentProblems(env: Env): string[] {
+  if (Boolean(env.TEMPORAL_DEPLOYMENT_NAME) === Boolean(env.TEMPORAL_BUILD_ID)) return [];
+  return [
+    env.TEMPORAL_DEPLOYMENT_NAME
+      ? 'TEMPORAL_BUILD_ID: required with TEMPORAL_DEPLOYMENT_NAME (a versioned worker needs its build id)'
+      : 'TEMPORAL_DEPLOYMENT_NAME: required with TEMPORAL_BUILD_ID (a build id belongs to a Worker Deployment)',
+  ];
+}
+
 export function loadConfig(source: EnvSource = process.env): Config {
   const present = presentSettings(source);
   const parsed = envSchema.safeParse(present);
@@ -403,6 +427,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       `WORKER_HEALTH_PORT: ${env.WORKER_HEALTH_PORT} is also METRICS_PORT; the worker's probes need a port of their own`,
     );
   }
+  problems.push(...deploymentProblems(env));
   problems.push(...rotationProblems(env));
   const temporal = temporalConnectionFrom(env, present, problems);
   const connectors = connectorsFrom(env, problems);
@@ -427,6 +452,10 @@ export function loadConfig(source: EnvSource = process.env): Config {
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
       bundleDir: env.WORKFLOW_BUNDLE_DIR,
       health: env.WORKER_HEALTH_PORT ? { host: env.WORKER_HEALTH_HOST, port: env.WORKER_HEALTH_PORT } : undefined,
+      deployment:
+        env.TEMPORAL_DEPLOYMENT_NAME && env.TEMPORAL_BUILD_ID
+          ? { deploymentName: env.TEMPORAL_DEPLOYMENT_NAME, buildId: env.TEMPORAL_BUILD_ID }
+          : undefined,
     },
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
     tracing:

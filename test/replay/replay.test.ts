@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { historyFromFile, replayHistories } from '../../worker/replay.js';
+import { VERSIONING_BEHAVIOURS } from '../../workflows/versioning-behaviours.js';
 
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
 /**
@@ -29,6 +30,13 @@ describe('replay of recorded histories against the current workflow code', () =>
   it('has fixtures for every representative run and workflow type, of the current shape and the earlier ones', () => {
     for (const shape of ['', ...EARLIER_SHAPES.map((folder) => `${folder}/`)]) {
       assertRepresentative(files.filter((name) => name.startsWith(shape) && !name.slice(shape.length).includes('/')));
+    }
+  });
+
+  it('replays every auto-upgrading workflow type: its runs move to a new build and replay there', () => {
+    const types = new Set(files.map((name) => name.split('/').at(-1)?.split('.')[2]));
+    for (const [type, behaviour] of Object.entries(VERSIONING_BEHAVIOURS)) {
+      if (behaviour === 'AUTO_UPGRADE') assert.ok(types.has(type), `no fixture replays ${type}, which auto-upgrades`);
     }
   });
 

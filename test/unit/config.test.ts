@@ -53,6 +53,22 @@ describe('configuration', () => {
     assert.match(problemsOf({ API_HOSTS_WORKER: 'on' }).join('\n'), /^API_HOSTS_WORKER:/m);
   });
 
+  it('turns Worker Deployment Versioning on with a deployment name and a build id, and leaves it off without', () => {
+    assert.equal(loadConfig({}).worker.deployment, undefined);
+    assert.deepEqual(
+      loadConfig({ TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_BUILD_ID: '2026.12.1' }).worker.deployment,
+      {
+        deploymentName: 'orders',
+        buildId: '2026.12.1',
+      },
+    );
+  });
+
+  it('refuses a deployment name without a build id, and a build id without a deployment name, naming the missing one', () => {
+    assert.match(problemsOf({ TEMPORAL_DEPLOYMENT_NAME: 'orders' }).join('\n'), /^TEMPORAL_BUILD_ID: required/m);
+    assert.match(problemsOf({ TEMPORAL_BUILD_ID: '2026.12.1' }).join('\n'), /^TEMPORAL_DEPLOYMENT_NAME: required/m);
+  });
+
   it('reads the MCP settings: token, tool wait and operator tools', () => {
     const config = loadConfig({
       MCP_TOKEN: 'a-long-enough-token',

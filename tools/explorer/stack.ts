@@ -17,6 +17,8 @@ import { startStack as startHarnessStack } from '../harness/stack.js';
 import { temporalBinary } from '../harness/temporal-dev-server.js';
 import { EXPLORER_TIMINGS } from '../harness/timings.js';
 import { connectClient } from '../../services/temporal/connection.js';
+import { loadConfig } from '../../services/config/env.js';
+import { makeBuildCurrent } from '../harness/worker-deployment.js';
 import type { Client } from '@temporalio/client';
 import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
@@ -140,6 +142,10 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       () => worker.kill('SIGKILL'),
     );
     await Promise.all([api.start(), worker.start()]);
+    // Run with TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_BUILD_ID, the worker is versioned: its build is
+    // made current, as at a deploy, or it would get no task.
+    const { deployment } = loadConfig(process.env).worker;
+    if (deployment) await makeBuildCurrent(temporalAddress, deployment);
     const temporal = await connectClient({ address: temporalAddress, namespace: stack.namespace });
     cleanups.push(() => temporal.connection.close());
     options.log(

@@ -1,0 +1,351 @@
+// A workflow change rolled out with Worker Deployment Versioning on the dev server, the way
+// docs/production.md ("Rolling out a workflow change") tells a platform team to: build A's workers
+// hold orders in every waiting state, build B's workers start beside them with a changed order
+// workflow, the CLI makes B current, the pinned run drains on A, A's workers stop, the decisions are
+// taken, and every order finishes on the build its behaviour promises.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationFailure, decodeVersioningBehavior } from '@temporalio/common';
+import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/worker';
+import pg from 'pg';
+import type { createActivities } from '../../activities/index.js';
+import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { decideCompensation, decideDelivery } from '../../services/submission/operator-decisions.js';
+import { temporalTargetFrom } from '../../services/temporal/connection.js';
+import { runsByBuild } from '../../services/temporal/worker-deployment.js';
+import { connectWorker, createWorker } from '../../worker/create-worker.js';
+import { historyFromServer, replayHistories } from '../../worker/replay.js';
+import { type WorkflowCode, workflowCode } from '../../worker/workflow-bundle.js';
+import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
+import { makeBuildCurrent } from '../../tools/harness/worker-deployment.js';
+import { cli } from '../support/operator-cli.js';
+import { ROLLOUT_CHANGE } from '../support/rollout/change.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  postApproval,
+  stackEnv,
+  startTestService,
+  statusReaches,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+const SECRET = 'rollout-downstream-secret-0123456789';
+const DEPLOYMENT = `orders-rollout-${randomBytes(3).toString('hex')}`;
+
+type Activities = ReturnType<typeof createActivities>;
+
+/** What the test does to the real activities of both builds, by key: the waiting states. */
+const faults = {
+  /** The write is refused for good: compensation, waiting for an operator. */
+  refuseWrite: new Set<string>(),
+  /** The downstream refuses the event for good: DELIVERY_FAILED, waiting for an operator. */
+  refuseDelivery: new Set<string>(),
+  /** The downstream is unavailable: the delivery is retried (written and delivering). */
+  holdDelivery: new Set<string>(),
+  /** Delivery attempts held so far, by key. */
+  heldAttempts: new Map<string, number>(),
+  /** A duplicate scan waits inside its activity until this settles: a pinned run, open on its build. */
+  scanGate: gate(),
+  scanStarted: false,
+};
+
+function gate(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
+type History = Awaited<ReturnType<typeof historyFromServer>>['history'];
+
+/** Whether the run recorded B's patch marker: it was started by B and took the new step. */
+function tookNewStep(history: History): boolean {
+  return (history.events ?? []).some((event) =>
+    Object.values(event.markerRecordedEventAttributes?.details ?? {}).some((payloads) =>
+      payloads.payloads?.some((payload) =>
+        Buffer.from(payload.data ?? [])
+          .toString('utf8')
+          .includes(ROLLOUT_CHANGE),
+      ),
+    ),
+  );
+}
+
+function withFaults(real: Activities): Activities {
+  return {
+    ...real,
+    writeOrder: async (input) => {
+      if (faults.refuseWrite.has(input.idempotencyKey)) {
+        throw ApplicationFailure.nonRetryable('refused by the rollout test', 'BusinessRuleViolation');
+      }
+      return real.writeOrder(input);
+    },
+    deliverOrderEvent: async (input) => {
+      const key = input.order.idempotencyKey;
+      if (faults.holdDelivery.has(key)) {
+        faults.heldAttempts.set(key, (faults.heldAttempts.get(key) ?? 0) + 1);
+        throw ApplicationFailure.retryable(
+          'downstream unavailable (held by the rollout test)',
+          'DownstreamUnavailable',
+        );
+      }
+      if (faults.refuseDelivery.has(key)) {
+        throw ApplicationFailure.nonRetryable('refused by the rollout test', 'DownstreamRejected');
+      }
+      return real.deliverOrderEvent(input);
+    },
+    scanForDuplicateOrders: async (options) => {
+      faults.scanStarted = true;
+      await faults.scanGate.promise;
+      return real.scanForDuplicateOrders(options);
+    },
+  };
+}
+
+interface RunningBuild {
+  buildId: string;
+  worker: Worker;
+  stop: () => Promise<void>;
+}
+
+/** Where a run stands: its build and behaviour as the server records them. */
+async function versioningOf(service: TestService, workflowId: string) {
+  const description = await service.temporal.workflow.getHandle(workflowId).describe();
+  const info = description.raw.workflowExecutionInfo?.versioningInfo;
+  return {
+    status: description.status.name,
+    buildId: info?.deploymentVersion?.buildId ?? undefined,
+    behaviour: decodeVersioningBehavior(info?.behavior),
+  };
+}
+
+describe('rolling out a workflow change with Worker Deployment Versioning', () => {
+  let pool: pg.Pool;
+  let downstream: ScriptedDownstream;
+  let service: TestService;
+  let codeA: WorkflowCode;
+  let codeB: WorkflowCode;
+  const builds: RunningBuild[] = [];
+  const histories: Awaited<ReturnType<typeof historyFromServer>>[] = [];
+
+  before(async () => {
+    pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
+    downstream = await startScriptedDownstream(pool, SECRET, `rollout_${randomBytes(3).toString('hex')}`);
+    const config = testConfig({
+      DOWNSTREAM_URL: downstream.url,
+      DOWNSTREAM_SECRET: SECRET,
+      TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT,
+      TEMPORAL_BUILD_ID: 'build-a',
+      // A held delivery keeps retrying (about once a second) for as long as the test holds it.
+      RETRY_MAX_ATTEMPTS: '100',
+      ACTIVITY_SCHEDULE_TO_CLOSE_MS: '150000',
+      COMPENSATION_DECISION_TIMEOUT_MS: '600000',
+    });
+    service = await startTestService({ config, inProcessWorker: false });
+    codeA = await workflowCode({ traced: false, dir: config.worker.bundleDir });
+    codeB = await bundle('build-b-workflows.ts');
+  });
+
+  after(async () => {
+    faults.scanGate.resolve();
+    for (const build of builds) await build.stop();
+    await service?.stop();
+    await downstream?.close();
+    await pool?.end();
+  });
+
+  async function bundle(file: string): Promise<WorkflowCode> {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL(`../support/rollout/${file}`, import.meta.url)),
+      logger: new DefaultLogger('WARN'),
+    });
+    return { code };
+  }
+
+  /** A build's workers (one here), versioned, polling the service's task queue. */
+  async function startBuild(buildId: string, workflows: WorkflowCode): Promise<RunningBuild> {
+    const { config } = service;
+    const connection = await connectWorker(temporalTargetFrom(config.temporal));
+    const worker = await createWorker({
+      workflows,
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      prisma: service.prisma,
+      temporal: service.temporal,
+      downstream: config.downstream,
+      deployment: { deploymentName: DEPLOYMENT, buildId },
+      activities: (real) => withFaults(real),
+    });
+    const running = worker.run();
+    let stopped: Promise<void> | undefined;
+    const build = {
+      buildId,
+      worker,
+      stop: () =>
+        (stopped ??= (async () => {
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await running;
+          await connection.close();
+        })()),
+    };
+    builds.push(build);
+    return build;
+  }
+
+  async function makeCurrent(buildId: string) {
+    await makeBuildCurrent(service.config.temporal.address as string, { deploymentName: DEPLOYMENT, buildId });
+  }
+
+  it('moves the waiting orders to build B, drains the pinned run on build A, and lets A stop', async () => {
+    const { config } = service;
+    await startBuild('build-a', codeA);
+    await makeCurrent('build-a');
+
+    // Build A holds orders in every waiting state, and one pinned run (a duplicate scan).
+    const delivering = idempotencyKeyFor(uniqueApprovalNo('RO-DLV'), 'MAIN');
+    const compensating = idempotencyKeyFor(uniqueApprovalNo('RO-CMP'), 'MAIN');
+    const deliveryFailed = idempotencyKeyFor(uniqueApprovalNo('RO-DF'), 'MAIN');
+    faults.holdDelivery.add(delivering);
+    faults.refuseWrite.add(compensating);
+    faults.refuseDelivery.add(deliveryFailed);
+    for (const key of [delivering, compensating, deliveryFailed]) await submitKey(key);
+    const scanId = `rollout-scan-${randomBytes(3).toString('hex')}`;
+    await service.temporal.workflow.start('duplicateScanWorkflow', {
+      workflowId: scanId,
+      taskQueue: config.temporal.taskQueue,
+      args: [{ lookbackMinutes: 5, nearWindowMinutes: 1 }],
+    });
+    await statusReaches(service, compensating, 'COMPENSATING');
+    await statusReaches(service, deliveryFailed, 'DELIVERY_FAILED');
+    await eventually('the held delivery to be retried', () =>
+      Promise.resolve((faults.heldAttempts.get(delivering) ?? 0) >= 2 ? true : undefined),
+    );
+    await eventually('the scan to be running', () => Promise.resolve(faults.scanStarted ? true : undefined));
+    for (const id of [orderWorkflowIdFor(delivering), compensationWorkflowIdFor(compensating), scanId]) {
+      assert.equal((await versioningOf(service, id)).buildId, 'build-a', `${id} started on build A`);
+    }
+
+    // Build B beside A, then current.
+    await startBuild('build-b', codeB);
+    await makeCurrent('build-b');
+    const beforeDrain = await cli(service, ['builds', '--json'], {
+      TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT,
+      TEMPORAL_BUILD_ID: 'build-b',
+    });
+    assert.equal(beforeDrain.code, 0, beforeDrain.stderr);
+    const listed = JSON.parse(beforeDrain.stdout) as Awaited<ReturnType<typeof runsByBuild>>;
+    const onA = listed.builds.find((build) => build.buildId === 'build-a');
+    assert.deepEqual(
+      { routing: onA?.routing, pinned: onA?.pinnedRuns },
+      { routing: 'none', pinned: 1 },
+      'the scan is still pinned to A',
+    );
+    assert.equal(listed.builds.find((build) => build.buildId === 'build-b')?.routing, 'current');
+
+    // The pinned run finishes where it started; then nothing holds A and its workers stop.
+    faults.scanGate.resolve();
+    await service.temporal.workflow.getHandle(scanId).result();
+    assert.deepEqual(await versioningOf(service, scanId), {
+      status: 'COMPLETED',
+      buildId: 'build-a',
+      behaviour: 'PINNED',
+    });
+    await eventually('no run pinned to A', async () => {
+      const runs = await runsByBuild(service.temporal, config.temporal.namespace, DEPLOYMENT);
+      return runs.builds.find((build) => build.buildId === 'build-a')?.pinnedRuns === 0 ? true : undefined;
+    });
+    await builds.find((build) => build.buildId === 'build-a')?.stop();
+
+    // The waiting orders go on, on B alone: the downstream is back, the operators decide.
+    faults.holdDelivery.delete(delivering);
+    faults.refuseWrite.delete(compensating);
+    faults.refuseDelivery.delete(deliveryFailed);
+    await decideCompensation(service.temporal, {
+      idempotencyKey: compensating,
+      decision: 'resubmit',
+      decidedBy: 'rollout-test',
+    });
+    const operator = {
+      prisma: service.prisma,
+      temporal: service.temporal,
+      taskQueue: config.temporal.taskQueue,
+      writePolicy: config.writePolicy,
+    };
+    await decideDelivery(operator, {
+      idempotencyKey: deliveryFailed,
+      decision: 'redeliver',
+      decidedBy: 'rollout-test',
+    });
+    const fresh = idempotencyKeyFor(uniqueApprovalNo('RO-NEW'), 'MAIN');
+    await submitKey(fresh);
+    for (const key of [delivering, compensating, deliveryFailed, fresh]) {
+      await statusReaches(service, key, 'DELIVERED');
+      const written = await service.prisma.orderMain.count({ where: { idempotentKey: key } });
+      assert.equal(written, 1, `${key}: one order`);
+    }
+
+    // Every run finished on the build its behaviour promises, and none hit a determinism error.
+    for (const key of [delivering, deliveryFailed, compensating, fresh]) {
+      const id = orderWorkflowIdFor(key);
+      await service.temporal.workflow.getHandle(id).result();
+      assert.deepEqual(
+        await versioningOf(service, id),
+        { status: 'COMPLETED', buildId: 'build-b', behaviour: 'AUTO_UPGRADE' },
+        id,
+      );
+    }
+    await eventually('compensation to close', async () =>
+      (await versioningOf(service, compensationWorkflowIdFor(compensating))).status === 'COMPLETED' ? true : undefined,
+    );
+    assert.equal((await versioningOf(service, compensationWorkflowIdFor(compensating))).buildId, 'build-b');
+    const workflowIds = [delivering, deliveryFailed, compensating, fresh].map((key) => orderWorkflowIdFor(key));
+    for (const id of [...workflowIds, compensationWorkflowIdFor(compensating), scanId]) {
+      const runs = service.temporal.workflow.list({ query: `WorkflowId = '${id}'` });
+      for await (const execution of runs) {
+        const history = await historyFromServer(service.temporal, id, execution.runId);
+        histories.push(history);
+        const failedTasks = (history.history.events ?? []).filter((event) => event.workflowTaskFailedEventAttributes);
+        assert.deepEqual(
+          failedTasks.map((event) => event.workflowTaskFailedEventAttributes?.failure?.message),
+          [],
+          id,
+        );
+      }
+    }
+    // Only the runs B started took the new step; the ones that moved there skipped it.
+    const historyOf = (workflowId: string) => service.temporal.workflow.getHandle(workflowId).fetchHistory();
+    assert.equal(tookNewStep(await historyOf(orderWorkflowIdFor(fresh))), true, 'a new order ran the new step on B');
+    assert.equal(tookNewStep(await historyOf(orderWorkflowIdFor(delivering))), false, 'a moved order skipped it');
+    assert.equal(
+      builds.find((build) => build.buildId === 'build-a')?.worker.getState(),
+      'STOPPED',
+      "A's workers had stopped before the waiting orders finished",
+    );
+  });
+
+  async function submitKey(key: string) {
+    const approvalNo = key.split(':')[1] as string;
+    const sku = await createSku(service.prisma, 100);
+    const answer = await postApproval(service, approval(approvalNo, sku));
+    assert.equal(answer.statusCode, 202, answer.body);
+  }
+
+  it('catches the same change without patched() before B is made current: the replay check of the runs A started fails', async () => {
+    const orderRuns = histories.filter((history) => history.name.startsWith('order-') && !tookNewStep(history.history));
+    assert.ok(orderRuns.length >= 3, `runs A started: ${orderRuns.map((history) => history.name).join(', ')}`);
+    const broken = await replayHistories(orderRuns, { workflows: await bundle('build-b-unpatched-workflows.ts') });
+    assert.ok(broken.length > 0 && broken.every((outcome) => !outcome.ok), JSON.stringify(broken));
+    assert.match(broken[0]?.error ?? '', /nondetermin/i);
+    const patched = await replayHistories(orderRuns, { workflows: codeB });
+    assert.deepEqual(
+      patched.filter((outcome) => !outcome.ok),
+      [],
+    );
+  });
+});

@@ -6,8 +6,8 @@
 //   build's workers must keep polling until its pinned runs have closed. Only for short runs.
 // - AUTO_UPGRADE: the run moves to the current build at its next workflow task, so a change to its
 //   code needs patched() and a replay fixture; the old build's workers can stop at once.
-import type { VersioningBehavior } from '@temporalio/common';
-import { setWorkflowOptions } from '@temporalio/workflow';
+import type { VersioningBehavior, WorkflowDefinitionOptions } from '@temporalio/common';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { compensationWorkflow } from './compensation-workflow.js';
 import { deliveryWorkflow } from './delivery-workflow.js';
 import { orderWorkflow } from './order-workflow.js';
@@ -28,9 +28,25 @@ export const VERSIONING_BEHAVIOURS = {
 
 export type WorkflowType = keyof typeof VERSIONING_BEHAVIOURS;
 
-/** Declares its behaviour on the workflow function the bundle exports as `type`. */
+/**
+ * Declares its behaviour on the workflow function the bundle exports as `type`, to a versioned
+ * worker only: the server refuses a workflow task completion that names a behaviour from a worker
+ * without a deployment version, so an unversioned worker would never complete one. Asked when a run
+ * is set up on a worker, which is when the worker's version is known.
+ */
 export function declareVersioningBehaviour(type: WorkflowType, workflow: (...args: never[]) => Promise<unknown>): void {
-  setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIOURS[type] }, workflow);
+  setWorkflowOptions(() => definitionOptionsFor(type, workflowInfo().currentDeploymentVersion), workflow);
+}
+
+/**
+ * The behaviour of `type` for a worker of `version`; none for a worker outside a deployment (an
+ * unversioned worker still reports a build id, its bundle's checksum, but no deployment name).
+ */
+export function definitionOptionsFor(
+  type: WorkflowType,
+  version: { deploymentName?: string } | undefined,
+): WorkflowDefinitionOptions {
+  return version?.deploymentName ? { versioningBehavior: VERSIONING_BEHAVIOURS[type] } : {};
 }
 
 declareVersioningBehaviour('orderWorkflow', orderWorkflow);

@@ -21,7 +21,8 @@ const commandsOf = (steps: string[]) => steps.filter((step) => !step.startsWith(
 describe('the model-based explorer', () => {
   it(
     'BOUNDED EXPLORATION: a short seeded exploration of deliveries, faults, operators and clocks breaks no promise',
-    { timeout: 240_000 },
+    // About two minutes alone; the bound is for a loaded 2-core machine running other files beside it.
+    { timeout: 420_000 },
     async () => {
       const { code, result, output } = await explore([
         '--seed',

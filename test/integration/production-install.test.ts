@@ -200,9 +200,10 @@ describe('the release, installed without development tools (npm pack; npm ci --o
       where: { idempotentKey: key },
       include: { lines: { orderBy: { lineNo: 'asc' } } },
     });
+    // The order is written in its canonical form: lines sorted by SKU (domain/canonical-order.ts).
     assert.deepEqual(
       order.lines.map((line) => ({ sku: line.sku, quantity: line.quantity, unitPrice: line.unitPrice.toFixed(2) })),
-      lines,
+      [...lines].sort((a, b) => (a.sku < b.sku ? -1 : 1)),
     );
   });
 

@@ -3,11 +3,13 @@
 // instead of through a poll. Real processes on the test's Temporal and PostgreSQL; no standalone
 // worker runs, so every order below is written by the API's own worker.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
+import { makeBuildCurrent, versioningOf } from '../../tools/harness/worker-deployment.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {
   approval,
@@ -89,6 +91,40 @@ describe('an API that hosts the order worker (API_HOSTS_WORKER=1)', () => {
     const output = hosting.output();
     assert.ok(output.indexOf('worker stopped') > output.indexOf('draining'), output.slice(-2_000));
     assert.match(output, /api stopped/);
+  });
+});
+
+describe('an API hosting a versioned worker (TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_BUILD_ID)', () => {
+  const version = { deploymentName: `orders-hosted-${randomBytes(3).toString('hex')}`, buildId: 'hosted-1' };
+  let service: TestService;
+  let hosting: ApiProcess;
+
+  before(async () => {
+    service = await startTestService({ inProcessWorker: false });
+    hosting = await apiProcess(
+      'api-hosting-versioned',
+      processEnv(service.config, {
+        API_HOSTS_WORKER: '1',
+        TEMPORAL_DEPLOYMENT_NAME: version.deploymentName,
+        TEMPORAL_BUILD_ID: version.buildId,
+      }),
+    );
+    await hosting.start();
+  });
+  after(async () => {
+    await hosting.kill('SIGKILL');
+    await service.stop();
+  });
+
+  it('polls as its build: once the build is current, the order runs on it, auto-upgrading', async () => {
+    assert.match(hosting.output(), new RegExp(`${version.deploymentName}, build ${version.buildId}`));
+    await makeBuildCurrent(service.config.temporal.address as string, version);
+    const workflowId = await orderThrough(hosting, service, await createSku(service.prisma, 10));
+    assert.deepEqual(await versioningOf(service.temporal, workflowId), {
+      status: 'COMPLETED',
+      buildId: version.buildId,
+      behaviour: 'AUTO_UPGRADE',
+    });
   });
 });
 

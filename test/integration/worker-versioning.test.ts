@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { ApplicationFailure, decodeVersioningBehavior } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/worker';
 import pg from 'pg';
 import type { createActivities } from '../../activities/index.js';
@@ -19,7 +19,7 @@ import { connectWorker, createWorker } from '../../worker/create-worker.js';
 import { historyFromServer, replayHistories } from '../../worker/replay.js';
 import { type WorkflowCode, workflowCode } from '../../worker/workflow-bundle.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
-import { makeBuildCurrent } from '../../tools/harness/worker-deployment.js';
+import { makeBuildCurrent, versioningOf } from '../../tools/harness/worker-deployment.js';
 import { cli } from '../support/operator-cli.js';
 import { ROLLOUT_CHANGE } from '../support/rollout/change.js';
 import {
@@ -111,17 +111,6 @@ interface RunningBuild {
   buildId: string;
   worker: Worker;
   stop: () => Promise<void>;
-}
-
-/** Where a run stands: its build and behaviour as the server records them. */
-async function versioningOf(service: TestService, workflowId: string) {
-  const description = await service.temporal.workflow.getHandle(workflowId).describe();
-  const info = description.raw.workflowExecutionInfo?.versioningInfo;
-  return {
-    status: description.status.name,
-    buildId: info?.deploymentVersion?.buildId ?? undefined,
-    behaviour: decodeVersioningBehavior(info?.behavior),
-  };
 }
 
 describe('rolling out a workflow change with Worker Deployment Versioning', () => {
@@ -228,7 +217,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
     );
     await eventually('the scan to be running', () => Promise.resolve(faults.scanStarted ? true : undefined));
     for (const id of [orderWorkflowIdFor(delivering), compensationWorkflowIdFor(compensating), scanId]) {
-      assert.equal((await versioningOf(service, id)).buildId, 'build-a', `${id} started on build A`);
+      assert.equal((await versioningOf(service.temporal, id)).buildId, 'build-a', `${id} started on build A`);
     }
 
     // Build B beside A, then current.
@@ -251,7 +240,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
     // The pinned run finishes where it started; then nothing holds A and its workers stop.
     faults.scanGate.resolve();
     await service.temporal.workflow.getHandle(scanId).result();
-    assert.deepEqual(await versioningOf(service, scanId), {
+    assert.deepEqual(await versioningOf(service.temporal, scanId), {
       status: 'COMPLETED',
       buildId: 'build-a',
       behaviour: 'PINNED',
@@ -295,15 +284,17 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
       const id = orderWorkflowIdFor(key);
       await service.temporal.workflow.getHandle(id).result();
       assert.deepEqual(
-        await versioningOf(service, id),
+        await versioningOf(service.temporal, id),
         { status: 'COMPLETED', buildId: 'build-b', behaviour: 'AUTO_UPGRADE' },
         id,
       );
     }
     await eventually('compensation to close', async () =>
-      (await versioningOf(service, compensationWorkflowIdFor(compensating))).status === 'COMPLETED' ? true : undefined,
+      (await versioningOf(service.temporal, compensationWorkflowIdFor(compensating))).status === 'COMPLETED'
+        ? true
+        : undefined,
     );
-    assert.equal((await versioningOf(service, compensationWorkflowIdFor(compensating))).buildId, 'build-b');
+    assert.equal((await versioningOf(service.temporal, compensationWorkflowIdFor(compensating))).buildId, 'build-b');
     const workflowIds = [delivering, deliveryFailed, compensating, fresh].map((key) => orderWorkflowIdFor(key));
     for (const id of [...workflowIds, compensationWorkflowIdFor(compensating), scanId]) {
       const runs = service.temporal.workflow.list({ query: `WorkflowId = '${id}'` });

@@ -3,6 +3,8 @@
 // registered it. Until one is current, a versioned worker gets no task at all.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { decodeVersioningBehavior } from '@temporalio/common';
 import { temporalBinary } from './temporal-dev-server.js';
 import { sleep } from './time.js';
 
@@ -25,4 +27,15 @@ export async function makeBuildCurrent(
       await sleep(250);
     }
   }
+}
+
+/** Where a run stands: its status, and the build and behaviour the server records for it. */
+export async function versioningOf(temporal: Client, workflowId: string) {
+  const description = await temporal.workflow.getHandle(workflowId).describe();
+  const info = description.raw.workflowExecutionInfo?.versioningInfo;
+  return {
+    status: description.status.name,
+    buildId: info?.deploymentVersion?.buildId ?? undefined,
+    behaviour: decodeVersioningBehavior(info?.behavior),
+  };
 }

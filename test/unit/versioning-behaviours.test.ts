@@ -18,12 +18,14 @@ describe('versioning behaviour of each workflow type', () => {
     }
   });
 
+  // An unversioned worker reports its bundle's checksum as a build id, in no deployment.
+  const UNVERSIONED = { deploymentName: '', buildId: 'checksum' };
+
   it('names the behaviour to a versioned worker only: the server refuses it from an unversioned one', () => {
     for (const type of Object.keys(VERSIONING_BEHAVIOURS) as (keyof typeof VERSIONING_BEHAVIOURS)[]) {
       assert.deepEqual(definitionOptionsFor(type, BUILD_A), { versioningBehavior: VERSIONING_BEHAVIOURS[type] });
       assert.deepEqual(definitionOptionsFor(type, undefined), {});
-      // An unversioned worker reports its bundle's checksum as a build id, in no deployment.
-      assert.deepEqual(definitionOptionsFor(type, { deploymentName: '', buildId: 'checksum' } as never), {});
+      assert.deepEqual(definitionOptionsFor(type, UNVERSIONED), {});
     }
   });
 

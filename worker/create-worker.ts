@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import type { BrokerConfig, DownstreamConfig, WorkerDeploymentVersion } from '../services/config/env.js';
+import type { WorkerSlots } from '../services/config/worker-slots.js';
 import { createOrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
@@ -32,6 +33,8 @@ export interface WorkerDeps {
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
+  /** How much runs at once: bounded by the process's pool (services/config/worker-slots.ts). */
+  slots: WorkerSlots;
   options?: Partial<WorkerOptions>;
   /**
    * The Worker Deployment version this worker polls as (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_BUILD_ID);
@@ -78,6 +81,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     },
     ...(tracing ? { sinks: tracing.sinks } : {}),
     ...(deps.deployment ? { workerDeploymentOptions: versioned(deps.deployment) } : {}),
+    maxConcurrentActivityTaskExecutions: deps.slots.activities,
+    maxConcurrentLocalActivityExecutions: deps.slots.localActivities,
+    maxConcurrentWorkflowTaskExecutions: deps.slots.workflowTasks,
     ...deps.options,
   });
   if (publisher) {

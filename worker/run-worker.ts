@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { brokerAddress, type Config, connectorStates, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
+import { workerSlots } from '../services/config/worker-slots.js';
 import { migrate } from '../services/db/migrate.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
@@ -37,6 +38,8 @@ export interface OrderWorkerHost {
   temporal: Client;
   prisma: PrismaClient;
   activities?: WorkerDeps['activities'];
+  /** The API process runs this worker (API_HOSTS_WORKER=1): its pool keeps room for the API. */
+  hostedByApi?: boolean;
 }
 
 /**
@@ -58,6 +61,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
   } catch (error) {
     log.warn({ err: error }, 'could not create the safety-net schedules (duplicate scan, retention purge)');
   }
+  const slots = workerSlots(config, host.hostedByApi === true);
   const workflows = await workflowCode({ traced: tracingOn(), dir: config.worker.bundleDir });
   const worker = await createWorker({
     workflows,
@@ -73,9 +77,8 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     formMapping: config.connectors.formMapping?.file,
     ...(host.activities ? { activities: host.activities } : {}),
     deployment: config.worker.deployment,
+    slots,
     options: {
-      maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
-      maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
       // SIGTERM: stop polling, give running activities the grace period, then cancel them (their
       // attempt fails and is retried elsewhere, safe by key); exit for certain a little later.
       shutdownGraceTime: config.worker.shutdownGraceMs,
@@ -89,7 +92,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
       ...(config.temporal.profile
         ? { temporalProfile: `${config.temporal.profile.name} in ${config.temporal.profile.file}` }
         : {}),
-      maxConcurrentActivities: config.worker.maxConcurrentActivities,
+      slots,
       workflows: describeWorkflowCode(workflows),
       deployment: config.worker.deployment
         ? `${config.worker.deployment.deploymentName}, build ${config.worker.deployment.buildId}`
@@ -107,6 +110,8 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
+  // Slots that cannot fit the pool stop the process now, not after it migrated and connected.
+  workerSlots(config, false);
   warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
   const metrics = installTemporalRuntime(config, log, { handleSignals: true });
   // Before the client and the worker exist: they take their interceptors from it.

@@ -7,6 +7,7 @@ import type { Worker } from '@temporalio/worker';
 import { connectorStates, loadConfig } from '../../services/config/env.js';
 import { requireSetting } from '../../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
+import { workerSlots } from '../../services/config/worker-slots.js';
 import { migrate } from '../../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import {
@@ -33,6 +34,8 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // A connector is on when its settings are present (the mapping file was read and checked above).
   log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
   const hostsWorker = config.http.hostsWorker;
+  // A hosted worker's slots that cannot fit the pool beside the API stop the process now.
+  if (hostsWorker) workerSlots(config, true);
   // The API has its own probes: they report the worker it hosts. Said once, so that a probe aimed
   // at WORKER_HEALTH_PORT on this process is not a mystery.
   if (config.worker.health) {
@@ -69,7 +72,7 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   if (hostsWorker) {
     const connection = await connectWorker(target);
     temporal = clientOn(connection, config.temporal.namespace);
-    const worker = await createOrderWorker({ config, log, metrics, connection, temporal, prisma });
+    const worker = await createOrderWorker({ config, log, metrics, connection, temporal, prisma, hostedByApi: true });
     const running = worker.run();
     hosted = { worker, running };
     // A worker that fails for good takes the process with it: the supervisor restarts both,

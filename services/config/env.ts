@@ -140,7 +140,9 @@ const envSchema = z.object({
   API_HOSTS_WORKER: switchSetting,
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   WORKER_SHUTDOWN_GRACE_MS: milliseconds(10_000),
-  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(10),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(5),
+  // Unset: what DB_POOL_SIZE leaves after the activities (services/config/worker-slots.ts).
+  WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).optional(),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).default(40),
   // Prebuilt workflow bundles (`npm run build` writes them to dist/workflow-bundles, where a worker
   // run from dist/ finds them unasked); unset from source: workflows/ is bundled at start.
@@ -288,6 +290,8 @@ export interface Config {
   };
   worker: {
     maxConcurrentActivities: number;
+    /** The order writes at once; undefined = what the pool leaves (services/config/worker-slots.ts). */
+    maxConcurrentLocalActivities: number | undefined;
     maxConcurrentWorkflowTasks: number;
     /** After SIGTERM: how long running activities may finish before they are cancelled. */
     shutdownGraceMs: number;
@@ -448,6 +452,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
     },
     worker: {
       maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentLocalActivities: env.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
       maxConcurrentWorkflowTasks: env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
       bundleDir: env.WORKFLOW_BUNDLE_DIR,

@@ -103,7 +103,7 @@ describe('a retrying gateway in front of two API instances', () => {
   before(async () => {
     findNginx(); // fails the test at once, saying what to install, on a machine without nginx
     service = await startTestService({ inProcessWorker: false });
-    const env = processEnv(service.config, { DB_POOL_SIZE: '5', WORKER_MAX_CONCURRENT_ACTIVITIES: '10' });
+    const env = processEnv(service.config, { DB_POOL_SIZE: '5', WORKER_MAX_CONCURRENT_ACTIVITIES: '3' });
     apis = [await apiProcess('api-1', env), await apiProcess('api-2', env)];
     worker = workerProcess('worker', env);
     await Promise.all([...apis, worker].map((process) => process.start()));

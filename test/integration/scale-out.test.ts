@@ -38,7 +38,7 @@ describe('two API instances and two workers on one Temporal and one PostgreSQL',
       SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
       WORKER_SHUTDOWN_GRACE_MS: String(WORKER_GRACE_MS),
       DB_POOL_SIZE: '5',
-      WORKER_MAX_CONCURRENT_ACTIVITIES: '5',
+      WORKER_MAX_CONCURRENT_ACTIVITIES: '3',
     });
     apis = [await apiProcess('api-1', env), await apiProcess('api-2', env)];
     workers = [workerProcess('worker-1', env), workerProcess('worker-2', env)];

@@ -13,6 +13,7 @@ import pg from 'pg';
 import type { createActivities } from '../../activities/index.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { decideCompensation, decideDelivery } from '../../services/submission/operator-decisions.js';
+import { workerSlots } from '../../services/config/worker-slots.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { runsByBuild } from '../../services/temporal/worker-deployment.js';
 import { connectWorker, createWorker } from '../../worker/create-worker.js';
@@ -169,6 +170,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
       temporal: service.temporal,
       downstream: config.downstream,
       deployment: { deploymentName: DEPLOYMENT, buildId },
+      slots: workerSlots(config, false),
       activities: (real) => withFaults(real),
     });
     const running = worker.run();

@@ -8,6 +8,7 @@ import { type AppDeps, buildApp } from '../../edges/http/app.js';
 import { signBody, signStandard } from '../../domain-node/signature.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { type Config, loadConfig } from '../../services/config/env.js';
+import { workerSlots } from '../../services/config/worker-slots.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
@@ -86,7 +87,7 @@ export async function startTestService(
   const target = temporalTargetFrom(config.temporal);
   const prisma = createPrismaClient({
     databaseUrl,
-    poolSize: 5,
+    poolSize: config.dbPoolSize,
     statementTimeoutMs: config.writePolicy.statementTimeoutMs,
   });
   const temporal = await connectClient(target);
@@ -105,6 +106,7 @@ export async function startTestService(
       broker: config.broker,
       readers: options.readers ?? readersFromConfig(config.connectors, config.writePolicy),
       formMapping: config.connectors.formMapping?.file,
+      slots: workerSlots(config, false),
       ...(options.activities ? { activities: options.activities } : {}),
     });
     const done = running.run();

@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { parse, parseAllDocuments } from 'yaml';
 import { openApiDocument } from '../../edges/http/openapi.js';
 import { type Config, loadConfig } from '../../services/config/env.js';
+import { workerSlots } from '../../services/config/worker-slots.js';
 import { serveWorkerProbes, type WorkerProbes } from '../../worker/probes.js';
 import { FORCED_STOP_AFTER_GRACE_MS } from '../../worker/run-worker.js';
 
@@ -260,9 +261,13 @@ describe('the deployment examples under deploy/', () => {
     assert.deepEqual(undocumented, []);
   });
 
-  it('give every process settings it accepts at start', () => {
+  it('give every process settings it accepts at start, a worker slots its pool can hold', () => {
     for (const workload of workloads) {
       assert.doesNotThrow(() => configOf(workload), workload.where);
+      if (workload.role === 'migrate') continue;
+      const config = configOf(workload);
+      const runsWorker = workload.role === 'worker' || config.http.hostsWorker;
+      if (runsWorker) assert.doesNotThrow(() => workerSlots(config, workload.role === 'api'), workload.where);
     }
   });
 

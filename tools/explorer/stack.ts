@@ -42,6 +42,8 @@ const SERVICE_SETTINGS = {
   NODE_ENV: 'test',
   TEMPORAL_TASK_QUEUE: TASK_QUEUE,
   DB_POOL_SIZE: '4',
+  // Two for deliveries and compensation steps, two for the order writes: the pool holds them all.
+  WORKER_MAX_CONCURRENT_ACTIVITIES: '2',
 };
 
 /** Plenty of stock for ordinary orders; a scarce SKU whose orders fail for good. */

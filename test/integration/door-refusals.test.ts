@@ -165,6 +165,14 @@ const dingtalkForgery = fc.oneof(
 );
 type DingTalkForgery = typeof dingtalkForgery extends fc.Arbitrary<infer T> ? T : never;
 
+/**
+ * Base64 ciphertext cut short by at least one data character: cutting only its `=` padding would
+ * leave the same bytes, which a lenient decoder rightly takes as the genuine ciphertext.
+ */
+function truncated(ciphertext: string, keep: number): string {
+  return ciphertext.slice(0, keep % ciphertext.replace(/=+$/, '').length);
+}
+
 function forgedWebhook(forged: WebhookForgery, approvalNo: string, sku: string): Sent {
   const order = approval(approvalNo, sku);
   const body = JSON.stringify(order);
@@ -227,7 +235,7 @@ function forgedFeishu(forged: FeishuForgery, instanceCode: string): Sent {
     }
     case 'truncated ciphertext': {
       const ciphertext = feishuEncrypt(FEISHU_ENCRYPT_KEY, event('APPROVED'));
-      const body = JSON.stringify({ encrypt: ciphertext.slice(0, forged.keep % ciphertext.length) });
+      const body = JSON.stringify({ encrypt: truncated(ciphertext, forged.keep) });
       return { headers: feishuHeaders(body, forged.signed), rawBody: body };
     }
     case 'ciphertext of no JSON': {
@@ -279,7 +287,7 @@ function forgedDingTalk(forged: DingTalkForgery, processInstanceId: string, appK
       return sent(forged.ciphertext);
     case 'truncated ciphertext': {
       const ciphertext = genuine();
-      return sent(ciphertext.slice(0, forged.keep % ciphertext.length));
+      return sent(truncated(ciphertext, forged.keep));
     }
     case 'ciphertext of no JSON':
       return sent(dingtalkEncrypt(DINGTALK_AES_KEY, forged.text, appKey));

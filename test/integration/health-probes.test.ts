@@ -164,14 +164,19 @@ describe('the worker process probes (WORKER_HEALTH_PORT)', () => {
       temporal: 'ok',
     });
     assert.deepEqual(await probe(port, '/livez'), { status: 200, body: { status: 'ok' } }, 'alive all the same');
-    // The reason is in the log, at warn; the answer above carried only the word.
-    const warning = probed
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } })
-      .find((line) => line.msg === 'health check: database unreachable');
-    assert.ok(warning?.level === 40 && warning.err?.message, 'the driver’s reason is logged at warn');
+    // The reason is in the log, at warn; the answer above carried only the word. The line may reach
+    // this process's end of the pipe after the answer did.
+    const warning = await eventually('the health check’s warning in the worker’s log', () =>
+      Promise.resolve(
+        probed
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } })
+          .find((line) => line.msg === 'health check: database unreachable'),
+      ),
+    );
+    assert.ok(warning.level === 40 && warning.err?.message, 'the driver’s reason is logged at warn');
 
     await database.setMode({ kind: 'pass' });
     await answers(port, '/readyz', 200, { status: 'ok', worker: 'ok', database: 'ok', temporal: 'ok' });

@@ -57,7 +57,12 @@ export interface ToolSpec<Input extends z.ZodType, Output extends z.ZodObject> {
   description: string;
   inputSchema: Input;
   outputSchema: Output;
-  annotations: ToolAnnotations;
+  /**
+   * All four hints, always: a client decides from them whether a call may be repeated after a
+   * timeout, and an absent hint means the spec's default — `idempotentHint: false` — which would
+   * tell it that retrying the same call does something again.
+   */
+  annotations: Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>>;
   run: (args: z.output<Input>, context: ToolContext) => Promise<ToolAnswer<z.output<Output>>>;
 }
 

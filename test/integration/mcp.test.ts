@@ -249,6 +249,7 @@ describe('MCP tools', () => {
       assert.equal(byName.get('get_order_status')?.annotations?.readOnlyHint, true);
       assert.equal(byName.get('list_orders_awaiting_decision')?.annotations?.readOnlyHint, true);
       assert.equal(byName.get('decide_compensation')?.annotations?.destructiveHint, true);
+      assert.equal(byName.get('decide_compensation')?.annotations?.idempotentHint, true);
       assert.equal(byName.get('decide_delivery')?.annotations?.idempotentHint, true);
     }
   });

@@ -58,6 +58,28 @@ describe('MCP tools', () => {
     ]);
   });
 
+  it('says of every tool what calling it again does: each hint set, and every tool idempotent in effect', () => {
+    const annotations = Object.fromEntries(
+      toolsFor(untouchableDeps(), { operatorTools: true }).map((tool) => [tool.name, tool.listing.annotations]),
+    );
+    const hints = (readOnly: boolean, destructive: boolean, openWorld: boolean) => ({
+      readOnlyHint: readOnly,
+      destructiveHint: destructive,
+      idempotentHint: true,
+      openWorldHint: openWorld,
+    });
+    for (const annotation of Object.values(annotations)) delete annotation?.title;
+    assert.deepEqual(annotations, {
+      submit_approved_order: hints(false, false, false),
+      get_order_status: hints(true, false, false),
+      list_orders_awaiting_decision: hints(true, false, false),
+      // abandon gives an order up for good; the same decision again is refused and changes nothing
+      decide_compensation: hints(false, true, false),
+      // redeliver reaches the downstream system
+      decide_delivery: hints(false, false, true),
+    });
+  });
+
   it('refuses an idempotencyKey argument before anything is touched, naming the field', async () => {
     const [submitTool] = toolsFor(untouchableDeps(), { operatorTools: false });
     assert.ok(submitTool);

@@ -82,6 +82,17 @@ class WriteGate {
   }
 }
 
+/** The result of a JSON-RPC answer, sent as JSON or as the one message of an event stream. */
+async function jsonRpcResult(response: Response): Promise<unknown> {
+  const text = await response.text();
+  const json = response.headers.get('content-type')?.includes('text/event-stream')
+    ? (/^data: (.*)$/m.exec(text)?.[1] ?? '')
+    : text;
+  const message = JSON.parse(json) as { result?: unknown; error?: unknown };
+  assert.ok(message.result, `a result, not ${text}`);
+  return message.result;
+}
+
 async function answerOf(call: Promise<unknown>): Promise<ToolAnswer> {
   const result = (await call) as {
     isError?: boolean;
@@ -252,6 +263,28 @@ describe('MCP tools', () => {
       assert.equal(byName.get('decide_compensation')?.annotations?.idempotentHint, true);
       assert.equal(byName.get('decide_delivery')?.annotations?.idempotentHint, true);
     }
+  });
+
+  it('over HTTP, tools/list answers in JSON Schema 2020-12 to a request of 2025-11-25 and in draft-07 to one of 2025-06-18', async () => {
+    const dialectsFor = async (revision: string) => {
+      const response = await fetch(mcpUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${MCP_TOKEN}`,
+          'mcp-protocol-version': revision,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      assert.equal(response.status, 200);
+      const { tools } = (await jsonRpcResult(response)) as {
+        tools: { inputSchema: { $schema?: string }; outputSchema?: { $schema?: string } }[];
+      };
+      return new Set(tools.flatMap((tool) => [tool.inputSchema.$schema, tool.outputSchema?.$schema]));
+    };
+    assert.deepEqual(await dialectsFor('2025-11-25'), new Set(['https://json-schema.org/draft/2020-12/schema']));
+    assert.deepEqual(await dialectsFor('2025-06-18'), new Set(['http://json-schema.org/draft-07/schema#']));
   });
 
   it('the same call made five times at once over stdio and HTTP writes one order, with one first submission', async () => {

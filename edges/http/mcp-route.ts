@@ -75,7 +75,9 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
 }
 
 async function answer(reply: FastifyReply, tools: readonly Tool[], log: McpLogger, message: unknown): Promise<void> {
-  const server = createMcpServer(tools);
+  // Every request after `initialize` names the client's revision (the specification requires it).
+  const revision = reply.request.headers['mcp-protocol-version'];
+  const server = createMcpServer(tools, () => (typeof revision === 'string' ? revision : undefined));
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   // The transport writes the answer itself (JSON, or an event stream carrying progress).
   reply.hijack();

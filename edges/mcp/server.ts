@@ -11,6 +11,7 @@ import {
   McpError,
   type ProgressToken,
 } from '@modelcontextprotocol/sdk/types.js';
+import { schemaDialectFor } from './revisions.js';
 import type { McpDeps, Tool, ToolContext } from './tool.js';
 import { getOrderStatusTool } from './tools/get-order-status.js';
 import { decideCompensationTool, decideDeliveryTool, listOrdersAwaitingDecisionTool } from './tools/operator-tools.js';
@@ -41,12 +42,18 @@ export function toolsFor(deps: McpDeps, options: McpServerOptions): Tool[] {
   ];
 }
 
-/** A server offering `tools`; cheap to make, so the HTTP transport makes one per request. */
-export function createMcpServer(offered: readonly Tool[]): Server {
+/**
+ * A server offering `tools`; cheap to make, so the HTTP transport makes one per request.
+ * `revision`: the revision of the specification the client speaks, when known (revisions.ts).
+ */
+export function createMcpServer(offered: readonly Tool[], revision: () => string | undefined): Server {
   const tools = new Map(offered.map((tool) => [tool.name, tool]));
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.values()].map((tool) => tool.listing) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    const dialect = schemaDialectFor(revision());
+    return { tools: [...tools.values()].map((tool) => tool.listings[dialect]) };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const tool = tools.get(request.params.name);

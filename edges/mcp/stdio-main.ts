@@ -13,6 +13,7 @@ import { requireSetting, runMain } from '../../services/config/process.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
+import { rememberingRevision } from './revisions.js';
 import { createMcpServer, toolsFor } from './server.js';
 
 const USAGE = `usage: orders-mcp [--operator-tools]
@@ -57,7 +58,8 @@ await runMain(
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));
     const operatorTools = flags.operatorTools || config.mcp.operatorTools;
-    const server = createMcpServer(toolsFor({ config, prisma, temporal, log }, { operatorTools }));
+    const session = rememberingRevision(new StdioServerTransport());
+    const server = createMcpServer(toolsFor({ config, prisma, temporal, log }, { operatorTools }), session.revision);
 
     let stopping = false;
     const stop = async (reason: string) => {
@@ -73,7 +75,7 @@ await runMain(
     process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
 
-    await server.connect(new StdioServerTransport());
+    await server.connect(session.transport);
     log.info({ operatorTools, taskQueue: config.temporal.taskQueue }, 'MCP stdio server ready');
   },
   'stderr',

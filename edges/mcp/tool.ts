@@ -44,10 +44,13 @@ export interface ToolAnswer<Output> {
   sentence: string;
 }
 
+/** The JSON Schema dialects a tool's schemas are listed in: which one a client gets is server.ts's choice. */
+export type SchemaDialect = 'draft-7' | 'draft-2020-12';
+
 export interface Tool {
   name: string;
-  /** As `tools/list` shows it. */
-  listing: ListedTool;
+  /** As `tools/list` shows it, in each dialect. */
+  listings: Record<SchemaDialect, ListedTool>;
   call: (args: unknown, context: ToolContext) => Promise<CallToolResult>;
 }
 
@@ -57,7 +60,12 @@ export interface ToolSpec<Input extends z.ZodType, Output extends z.ZodObject> {
   description: string;
   inputSchema: Input;
   outputSchema: Output;
-  annotations: ToolAnnotations;
+  /**
+   * All four hints, always: a client decides from them whether a call may be repeated after a
+   * timeout, and an absent hint means the spec's default — `idempotentHint: false` — which would
+   * tell it that retrying the same call does something again.
+   */
+  annotations: Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>>;
   run: (args: z.output<Input>, context: ToolContext) => Promise<ToolAnswer<z.output<Output>>>;
 }
 
@@ -65,16 +73,17 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodObject>(
   log: McpLogger,
   spec: ToolSpec<Input, Output>,
 ): Tool {
+  const listing = (dialect: SchemaDialect): ListedTool => ({
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: jsonSchemaOf(spec.inputSchema, 'input', dialect),
+    outputSchema: jsonSchemaOf(spec.outputSchema, 'output', dialect),
+    annotations: { title: spec.title, ...spec.annotations },
+  });
   return {
     name: spec.name,
-    listing: {
-      name: spec.name,
-      title: spec.title,
-      description: spec.description,
-      inputSchema: jsonSchemaOf(spec.inputSchema, 'input'),
-      outputSchema: jsonSchemaOf(spec.outputSchema, 'output'),
-      annotations: { title: spec.title, ...spec.annotations },
-    },
+    listings: { 'draft-7': listing('draft-7'), 'draft-2020-12': listing('draft-2020-12') },
     async call(args, context) {
       const parsed = spec.inputSchema.safeParse(args);
       if (!parsed.success) return invalidArgumentsResult(spec.name, toFieldErrors(parsed.error));
@@ -95,10 +104,7 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodObject>(
   };
 }
 
-/**
- * Draft-07 JSON Schema, as the SDK itself publishes zod schemas (its client compiles them with
- * Ajv). Strict zod objects become `additionalProperties: false`.
- */
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): ListedTool['inputSchema'] {
-  return z.toJSONSchema(schema, { target: 'draft-7', io }) as ListedTool['inputSchema'];
+/** The schema in `dialect`, which its `$schema` names. Strict zod objects become `additionalProperties: false`. */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output', dialect: SchemaDialect): ListedTool['inputSchema'] {
+  return z.toJSONSchema(schema, { target: dialect, io }) as ListedTool['inputSchema'];
 }

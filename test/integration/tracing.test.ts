@@ -265,7 +265,8 @@ describe('OpenTelemetry traces', () => {
     const approvalNo = uniqueApprovalNo('OTELMCP');
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
     const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-    const server = createMcpServer([submitApprovedOrderTool({ ...service, log: quiet })]);
+    // A tools/call: the client's revision changes nothing in it.
+    const server = createMcpServer([submitApprovedOrderTool({ ...service, log: quiet })], () => undefined);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     await submitThroughMcp(clientSide, approvalNo);

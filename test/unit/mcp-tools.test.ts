@@ -7,7 +7,10 @@ import { loadConfig } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { DECIDED_BY_MAX_LENGTH } from '../../domain/decided-by.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
-import { toolsFor } from '../../edges/mcp/server.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { rememberingRevision } from '../../edges/mcp/revisions.js';
+import { createMcpServer, toolsFor } from '../../edges/mcp/server.js';
 import { statusSentence } from '../../edges/mcp/status-sentences.js';
 import type { McpDeps } from '../../edges/mcp/tool.js';
 import { errorResult, invalidArgumentsResult } from '../../edges/mcp/tool-results.js';
@@ -34,6 +37,40 @@ function untouchableDeps(): McpDeps {
   };
 }
 
+interface ListedSchemas {
+  name: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+}
+
+/** A session over stdio's path (the revision remembered at initialize) that asks for tools/list. */
+async function toolsListedTo(revision: string): Promise<ListedSchemas[]> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const session = rememberingRevision(serverSide);
+  const server = createMcpServer(toolsFor(untouchableDeps(), { operatorTools: true }), session.revision);
+  const answers = new Map<unknown, (result: unknown) => void>();
+  clientSide.onmessage = (message: JSONRPCMessage) => {
+    if ('id' in message && 'result' in message) answers.get(message.id)?.(message.result);
+  };
+  const request = (id: number, method: string, params: Record<string, unknown>) =>
+    new Promise<unknown>((resolve) => {
+      answers.set(id, resolve);
+      void clientSide.send({ jsonrpc: '2.0', id, method, params });
+    });
+  await server.connect(session.transport);
+  await clientSide.start();
+  const initialized = (await request(1, 'initialize', {
+    protocolVersion: revision,
+    capabilities: {},
+    clientInfo: { name: 'unit', version: '1' },
+  })) as { protocolVersion: string };
+  await clientSide.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const { tools } = (await request(2, 'tools/list', {})) as { tools: ListedSchemas[] };
+  await server.close();
+  assert.ok(initialized.protocolVersion);
+  return tools;
+}
+
 function textOf(result: { content: unknown[] }): string {
   return result.content.map((part) => (part as { text: string }).text).join('\n');
 }
@@ -56,6 +93,54 @@ describe('MCP tools', () => {
       'decide_compensation',
       'decide_delivery',
     ]);
+  });
+
+  it('says of every tool what calling it again does: each hint set, and every tool idempotent in effect', () => {
+    const annotations = Object.fromEntries(
+      toolsFor(untouchableDeps(), { operatorTools: true }).map((tool) => [
+        tool.name,
+        tool.listings['draft-2020-12'].annotations,
+      ]),
+    );
+    const hints = (readOnly: boolean, destructive: boolean, openWorld: boolean) => ({
+      readOnlyHint: readOnly,
+      destructiveHint: destructive,
+      idempotentHint: true,
+      openWorldHint: openWorld,
+    });
+    for (const annotation of Object.values(annotations)) delete annotation?.title;
+    assert.deepEqual(annotations, {
+      submit_approved_order: hints(false, false, false),
+      get_order_status: hints(true, false, false),
+      list_orders_awaiting_decision: hints(true, false, false),
+      // abandon gives an order up for good; the same decision again is refused and changes nothing
+      decide_compensation: hints(false, true, false),
+      // redeliver reaches the downstream system
+      decide_delivery: hints(false, false, true),
+    });
+  });
+
+  it('lists tool schemas in JSON Schema 2020-12 to a client of 2025-11-25 or later, and in draft-07 to one of 2025-06-18', async () => {
+    const dialects = async (revision: string) =>
+      new Set((await toolsListedTo(revision)).flatMap((tool) => [tool.inputSchema.$schema, tool.outputSchema.$schema]));
+    const draft2020 = 'https://json-schema.org/draft/2020-12/schema';
+    assert.deepEqual(await dialects('2025-11-25'), new Set([draft2020]));
+    assert.deepEqual(await dialects('2025-06-18'), new Set(['http://json-schema.org/draft-07/schema#']));
+    // A revision the server does not speak settles on its latest, 2025-11-25.
+    assert.deepEqual(await dialects('2099-01-01'), new Set([draft2020]));
+  });
+
+  it('says the same in both dialects: the listed schemas differ in their $schema only', () => {
+    const without$schema = ({ $schema: _, ...rest }: Record<string, unknown>) => rest;
+    for (const tool of toolsFor(untouchableDeps(), { operatorTools: true })) {
+      const [draft7, draft2020] = [tool.listings['draft-7'], tool.listings['draft-2020-12']];
+      assert.deepEqual(without$schema(draft7.inputSchema), without$schema(draft2020.inputSchema), tool.name);
+      assert.deepEqual(
+        without$schema(draft7.outputSchema ?? {}),
+        without$schema(draft2020.outputSchema ?? {}),
+        tool.name,
+      );
+    }
   });
 
   it('refuses an idempotencyKey argument before anything is touched, naming the field', async () => {

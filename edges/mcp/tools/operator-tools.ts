@@ -94,7 +94,7 @@ export function listOrdersAwaitingDecisionTool(deps: McpDeps): Tool {
       limit: z.number().int().min(1).max(100).default(20).describe('at most this many orders (default 20)'),
     }),
     outputSchema: awaitingOutputSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run({ limit }) {
       const orders = await listOrdersAwaitingDecision(deps.prisma, limit);
       const sentence =
@@ -123,7 +123,9 @@ export function decideCompensationTool(deps: McpDeps): Tool {
       decidedBy,
     }),
     outputSchema: decisionOutputSchema,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    // Destructive (abandon gives an order up for good), and idempotent in effect: a failure takes one
+    // decision, so the same call again is refused and changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async run(request) {
       const result =
         request.decision === 'resubmit'

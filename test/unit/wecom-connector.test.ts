@@ -13,7 +13,7 @@ import {
   wecomEnvelope,
   wecomUrlCheck,
 } from '../../tools/harness/fake-wecom.js';
-import { sealMessage } from '../../tools/harness/message-crypto-scheme.js';
+import { sealMessage, withOneHexDigitChanged } from '../../tools/harness/message-crypto-scheme.js';
 
 // The URL check of WeCom's callback documentation (token, EncodingAESKey and corp id as given there).
 const VECTOR = {
@@ -175,10 +175,7 @@ describe('WeCom connector', () => {
         const ciphertext = sealMessage(CRYPTO.encodingAesKey, approvalXml('202612010005', 2), CRYPTO.corpId);
         const built = wecomCallback('', CRYPTO, { ciphertext });
         if (inSignature) {
-          const signature = built.query.msg_signature ?? '';
-          const i = at % signature.length;
-          const other = '0123456789abcdef'.replace(signature[i] ?? '', '')[flip % 15] ?? 'x';
-          built.query.msg_signature = signature.slice(0, i) + other + signature.slice(i + 1);
+          built.query.msg_signature = withOneHexDigitChanged(built.query.msg_signature ?? '', at, flip);
         } else {
           const bytes = Buffer.from(ciphertext);
           const i = at % bytes.length;

@@ -43,3 +43,10 @@ export function messageSignature(token: string, timestamp: string, nonce: string
 export function randomAesKey(): string {
   return randomBytes(32).toString('base64').slice(0, 43);
 }
+
+/** A hex signature with one character changed to another hex digit: `at` picks where, `flip` to what. */
+export function withOneHexDigitChanged(signature: string, at: number, flip: number): string {
+  const i = at % signature.length;
+  const other = '0123456789abcdef'.replace(signature[i] ?? '', '')[flip % 15] ?? 'x';
+  return signature.slice(0, i) + other + signature.slice(i + 1);
+}

@@ -3,7 +3,7 @@
 // committed the key, that order returned as success.
 import { Context, log } from '@temporalio/activity';
 import { IdempotencyConflictError } from '../domain/errors.js';
-import { OA_VENDORS } from '../domain/oa-approval.js';
+import { isOaVendor } from '../domain/oa-approval.js';
 import { alertLogLine } from '../services/db/duplicate-scan.js';
 import {
   findOrderByKey,
@@ -95,10 +95,6 @@ export function createOrderWriteActivities(deps: {
   }
 
   return { writeOrder };
-}
-
-function isOaVendor(source: string): boolean {
-  return (OA_VENDORS as readonly string[]).includes(source);
 }
 
 function pick(order: StoredOrder) {

@@ -23,7 +23,7 @@ const currencySource = z.union([
 ]);
 
 const linesSource = z.strictObject({
-  /** The detail table (Feishu `fieldList`, DingTalk `TableField`) by its label. */
+  /** The detail table (Feishu `fieldList`, DingTalk `TableField`, WeCom `Table`) by its label. */
   table: label,
   sku: label,
   quantity: label,
@@ -33,8 +33,9 @@ const linesSource = z.strictObject({
 const sectionSchema = z.strictObject({
   /**
    * The approval definitions whose instances are orders (Feishu `approval_code`, DingTalk
-   * `processCode`); unset: every approval definition. An OA pushes the events of all its
-   * definitions — leave requests, expenses — and those of others are acknowledged and ignored.
+   * `processCode`, WeCom `TemplateId`); unset: every approval definition. An OA pushes the events
+   * of all its definitions — leave requests, expenses — and those of others are acknowledged and
+   * ignored.
    */
   definitions: z.array(z.string().min(1).max(128)).min(1, 'must list at least one code, or be left out').optional(),
   customer: z.strictObject({ field: label }).optional(),
@@ -51,10 +52,11 @@ export const formMappingFileSchema = z
     /** What every OA's form shares; a vendor's section replaces any part of it. */
     default: sectionSchema.optional(),
     vendors: z
-      .strictObject({ feishu: sectionSchema.optional(), dingtalk: sectionSchema.optional() } satisfies Record<
-        OaVendor,
-        unknown
-      >)
+      .strictObject({
+        feishu: sectionSchema.optional(),
+        dingtalk: sectionSchema.optional(),
+        wecom: sectionSchema.optional(),
+      } satisfies Record<OaVendor, unknown>)
       .optional(),
   })
   .superRefine((file, ctx) => {

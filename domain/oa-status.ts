@@ -1,6 +1,6 @@
 // Each vendor's words for an approval instance's state, in the service's common words
 // (domain/oa-approval.ts). Callbacks and open-API reads use the same words per vendor, so the
-// connectors and the readers share these two functions.
+// connectors and the readers share these functions.
 import type { OaInstanceStatus } from './oa-approval.js';
 
 const FEISHU: Record<string, OaInstanceStatus> = {
@@ -36,4 +36,25 @@ export function dingtalkInstanceStatus(status: unknown, result: unknown): OaInst
   if (status === 'COMPLETED') return result === 'agree' ? 'APPROVED' : result === 'refuse' ? 'REJECTED' : 'OTHER';
   if (status === 'TERMINATED' || status === 'CANCELED') return 'CANCELED';
   return 'OTHER';
+}
+
+const WECOM: Record<number, OaInstanceStatus> = {
+  1: 'PENDING',
+  2: 'APPROVED',
+  3: 'REJECTED',
+  // The applicant withdrew the approval before it was decided.
+  4: 'CANCELED',
+  // Withdrawn after it had been approved.
+  6: 'REVOKED',
+  7: 'DELETED',
+};
+
+/**
+ * WeCom's `SpStatus` (callback `sys_approval_change`) and `sp_status` (`oa/getapprovaldetail`):
+ * a number in the read, its digits in the callback's XML. 10 (paid) and codes added later are
+ * OTHER: never an approval.
+ */
+export function wecomStatus(status: unknown): OaInstanceStatus {
+  const code = typeof status === 'string' && /^\d{1,3}$/.test(status) ? Number(status) : status;
+  return typeof code === 'number' ? (WECOM[code] ?? 'OTHER') : 'OTHER';
 }

@@ -5,8 +5,10 @@
 import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 
 export interface InboundRequest {
+  /** Absent means POST; WeCom checks its callback URL with a GET (`oaCallbackMethods`). */
+  method?: 'GET' | 'POST';
   headers: Record<string, string | string[] | undefined>;
-  /** The query string's parameters (DingTalk signs with `msg_signature`, `timestamp`, `nonce`). */
+  /** The query string's parameters (DingTalk and WeCom sign with `msg_signature`, `timestamp`, `nonce`). */
   query: Record<string, string | undefined>;
   rawBody: Buffer;
 }
@@ -14,7 +16,7 @@ export interface InboundRequest {
 export interface ConnectorReply {
   status: number;
   headers?: Record<string, string>;
-  /** Sent as JSON. */
+  /** Sent as JSON, or as it is when a string goes with a `content-type` of its own (WeCom's text). */
   body: unknown;
 }
 
@@ -23,14 +25,14 @@ export interface OaEvent {
   vendor: OaVendor;
   /** The vendor's own id of this delivery of the event (recorded, never the key). */
   eventId: string;
-  /** The vendor's event type, e.g. `approval_instance` or `bpms_instance_change`. */
+  /** The vendor's event type, e.g. `approval_instance`, `bpms_instance_change`, `sys_approval_change`. */
   eventType: string;
-  /** The approval instance: Feishu's `instance_code`, DingTalk's `processInstanceId`. */
+  /** The approval instance: Feishu's `instance_code`, DingTalk's `processInstanceId`, WeCom's `SpNo`. */
   instanceId: string;
   status: OaInstanceStatus;
   /**
    * The approval definition the instance belongs to: Feishu's `approval_code`, DingTalk's
-   * `processCode`. The mapping file may name the definitions that are orders.
+   * `processCode`, WeCom's `TemplateId`. The mapping file may name the definitions that are orders.
    */
   definitionCode: string | undefined;
 }
@@ -58,7 +60,7 @@ export type InboundCallback =
 
 export interface Connector {
   vendor: OaVendor;
-  /** How long the vendor waits for the reply before it redelivers (Feishu 3 s, DingTalk 1.5 s). */
+  /** How long the vendor waits for the reply before it redelivers (Feishu 3 s, DingTalk 1.5 s, WeCom 5 s). */
   vendorDeadlineMs: number;
   read(request: InboundRequest): InboundCallback;
 }

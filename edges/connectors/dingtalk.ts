@@ -1,15 +1,16 @@
 // The DingTalk connector: reads one HTTP event-subscription callback. The query carries the
 // signature (SHA-1 of token, timestamp, nonce and the ciphertext, sorted) and the timestamp in
-// milliseconds, the body the ciphertext; the plaintext ends with the app key it was encrypted for.
-// The signature is checked before anything is decrypted, the timestamp bounds replays, and every
-// refusal is the same to the caller (its reason is for the log). DingTalk expects every callback,
+// milliseconds, the body the ciphertext; the plaintext ends with the app key it was encrypted for
+// (the scheme WeCom's connector shares: message-crypto.ts). The signature is checked before
+// anything is decrypted, the timestamp bounds replays, and every refusal is the same to the caller
+// (its reason is for the log). DingTalk expects every callback,
 // the URL check included, to be answered with the word `success` encrypted the same way.
-import { createHash, randomBytes } from 'node:crypto';
-import { decrypt, encrypt, getSignature } from '@wecom/crypto';
+import { randomBytes } from 'node:crypto';
+import { encrypt, getSignature } from '@wecom/crypto';
 import { dingtalkEventStatus } from '../../domain/oa-status.js';
-import { timestampOutsideWindow } from '../../domain-node/signature.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
-import { type Clock, jsonObjectOf, refused, sameSecret, textOf } from './inbound.js';
+import { type Clock, digestOf, jsonObjectOf, refused, textOf } from './inbound.js';
+import { assertAesKey, type MessageCrypto, openSealed } from './message-crypto.js';
 
 export interface DingTalkConnectorOptions {
   /** The app's AppKey (the suite key or corp id for apps of those kinds): the plaintext's last part. */
@@ -34,9 +35,7 @@ export interface DingTalkSuccess {
 const NONCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 export function createDingTalkConnector(options: DingTalkConnectorOptions): Connector {
-  if (!/^[A-Za-z0-9+/]{43}$/.test(options.aesKey)) {
-    throw new Error('the DingTalk aes_key must be 43 characters of base64');
-  }
+  assertAesKey(options.aesKey, 'the DingTalk aes_key');
   const { toleranceSeconds } = options;
   const now = options.now ?? Date.now;
 
@@ -53,31 +52,25 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
     return { status: 200, body };
   };
 
+  const crypto: MessageCrypto = {
+    token: options.token,
+    aesKey: options.aesKey,
+    receiverId: options.appKey,
+    toleranceSeconds,
+    timestampUnit: 'milliseconds',
+    now,
+    names: { aesKey: 'aes_key', receiver: 'app key' },
+  };
+
   const read = (request: InboundRequest): InboundCallback => {
-    const signature = request.query.msg_signature ?? request.query.signature;
-    const timestamp = request.query.timestamp ?? request.query.timeStamp;
-    const nonce = request.query.nonce;
-    if (!signature || !timestamp || !nonce) return refused('missing msg_signature, timestamp or nonce');
-
-    const body = jsonObjectOf(request.rawBody.toString('utf8'));
-    const ciphertext = textOf(body?.encrypt);
-    if (!ciphertext) return refused('the body has no encrypt field');
-
-    if (!sameSecret(signature, getSignature(options.token, timestamp, nonce, ciphertext))) {
-      return refused('msg_signature does not match');
-    }
-    // The timestamp is signed, so it is judged once the signature holds.
-    const stale = timestampOutsideWindow('timestamp', timestamp, 'milliseconds', toleranceSeconds, now());
-    if (stale) return refused(stale);
-
-    let message: string;
-    let key: string;
-    try {
-      ({ message, id: key } = decrypt(options.aesKey, ciphertext));
-    } catch {
-      return refused('the body does not decrypt with the configured aes_key');
-    }
-    if (!sameSecret(key, options.appKey)) return refused('the callback was encrypted for another app key');
+    const opened = openSealed(crypto, {
+      signature: request.query.msg_signature ?? request.query.signature,
+      timestamp: request.query.timestamp ?? request.query.timeStamp,
+      nonce: request.query.nonce,
+      ciphertext: textOf(jsonObjectOf(request.rawBody.toString('utf8'))?.encrypt),
+    });
+    if (!opened.ok) return refused(opened.reason);
+    const { message } = opened;
 
     const payload = jsonObjectOf(message);
     if (!payload) return refused('the decrypted body is not a JSON object');
@@ -93,10 +86,7 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
       return { kind: 'unusable', reason: 'bpms_instance_change without a processInstanceId', ack: success() };
     }
     // DingTalk's HTTP push names no delivery id in the payload; when it does (EventId), it wins.
-    const eventId =
-      textOf(payload.EventId) ??
-      textOf(payload.eventId) ??
-      'sha256:' + createHash('sha256').update(message).digest('hex');
+    const eventId = textOf(payload.EventId) ?? textOf(payload.eventId) ?? digestOf(message);
     return {
       kind: 'event',
       event: {

@@ -5,6 +5,7 @@ import type { Connector } from './connector.js';
 import { createDingTalkConnector } from './dingtalk.js';
 import { createFeishuConnector } from './feishu.js';
 import type { Clock } from './inbound.js';
+import { createWeComConnector } from './wecom.js';
 
 /**
  * Every connector bounds its vendor's signed timestamp with WEBHOOK_TOLERANCE_SECONDS, the window
@@ -14,7 +15,7 @@ export function connectorsFromConfig(
   config: Pick<Config, 'connectors' | 'webhook'>,
   now: Clock = Date.now,
 ): Partial<Record<OaVendor, Connector>> {
-  const { feishu, dingtalk } = config.connectors;
+  const { feishu, dingtalk, wecom } = config.connectors;
   const { toleranceSeconds } = config.webhook;
   const connectors: Partial<Record<OaVendor, Connector>> = {};
   if (feishu) {
@@ -30,6 +31,15 @@ export function connectorsFromConfig(
       appKey: dingtalk.appKey,
       aesKey: dingtalk.aesKey,
       token: dingtalk.token,
+      toleranceSeconds,
+      now,
+    });
+  }
+  if (wecom) {
+    connectors.wecom = createWeComConnector({
+      corpId: wecom.corpId,
+      token: wecom.token,
+      encodingAesKey: wecom.encodingAesKey,
       toleranceSeconds,
       now,
     });

@@ -1,7 +1,7 @@
 // Small readers every connector needs of an inbound callback: a header by name, a JSON object
 // from bytes, and a comparison of secrets that does not leak how much of a guess was right. The
 // replay window of a signed timestamp is the signature module's (`timestampOutsideWindow`).
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { InboundCallback, InboundRequest } from './connector.js';
 
 /** A header's first value, whatever the case of its name. */
@@ -45,3 +45,9 @@ export const objectOf = (value: unknown): Record<string, unknown> | undefined =>
 
 export const textOf = (value: unknown): string | undefined =>
   typeof value === 'string' && value.length > 0 ? value : undefined;
+
+/**
+ * The event id of a vendor that names no delivery id (DingTalk's HTTP push, WeCom): the digest of
+ * the decrypted message, the same for every redelivery of the same event.
+ */
+export const digestOf = (message: string): string => 'sha256:' + createHash('sha256').update(message).digest('hex');

@@ -1,5 +1,6 @@
-// The OA connectors' callback routes: `POST /webhooks/feishu` and `POST /webhooks/dingtalk`. The
-// vendor's connector reads the callback (edges/connectors); this route answers what it says, and
+// The OA connectors' callback routes: `POST /webhooks/feishu`, `POST /webhooks/dingtalk` and
+// `GET|POST /webhooks/wecom` (WeCom checks its URL with a GET). The vendor's connector reads the
+// callback (edges/connectors); this route answers what it says, and
 // hands an approval event to services/submission/accept-oa-event.ts within the vendor's deadline.
 // A connector that is off (its settings absent) has no route: 404 problem+json. A callback the
 // connector refuses gets the door's one answer, whatever the reason, which only the log hears
@@ -31,6 +32,11 @@ export function oaCallbackPath(vendor: OaVendor): string {
   return `/webhooks/${vendor}`;
 }
 
+/** The methods a vendor calls its callback with: WeCom checks the URL with a GET, events are POSTs. */
+export function oaCallbackMethods(vendor: OaVendor): readonly ('GET' | 'POST')[] {
+  return vendor === 'wecom' ? ['GET', 'POST'] : ['POST'];
+}
+
 /**
  * How long the service may take before it replies: the vendor's deadline less a margin for the
  * network and the reply itself (a third of it, at least half a second), e.g. 2 s of Feishu's 3 s.
@@ -41,56 +47,70 @@ export function replyBudgetMs(vendorDeadlineMs: number): number {
 
 export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void {
   for (const vendor of OA_VENDORS) {
-    app.post(oaCallbackPath(vendor), { onRequest: deps.onRequest }, async (request, reply) => {
-      const connector = deps.connectors[vendor];
-      if (!connector) {
-        throw new HttpProblem(
-          problem('not-found', 404, 'Not found', `the ${vendor} connector is off: its settings are not configured`),
-        );
-      }
-      const callback = connector.read({
-        headers: request.headers,
-        query: request.query as Record<string, string | undefined>,
-        rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-      });
-      switch (callback.kind) {
-        case 'refused':
-          // Not proven authentic: nothing is recorded, and the answer names no reason.
-          request.log.warn({ vendor, reason: callback.reason }, 'OA callback refused');
-          throw refusedAtTheDoor('invalid-callback');
-        case 'challenge':
-          request.log.info({ vendor }, 'OA callback URL check answered');
-          return send(reply, callback.reply);
-        case 'other':
-          request.log.info(
-            { vendor, eventType: callback.eventType },
-            'OA callback acknowledged: not an approval event',
+    app.route({
+      method: [...oaCallbackMethods(vendor)],
+      url: oaCallbackPath(vendor),
+      onRequest: deps.onRequest,
+      handler: async (request, reply) => {
+        const connector = deps.connectors[vendor];
+        if (!connector) {
+          throw new HttpProblem(
+            problem('not-found', 404, 'Not found', `the ${vendor} connector is off: its settings are not configured`),
           );
-          return send(reply, callback.ack);
-        case 'unusable':
-          // Authentic but unusable: a refusal would only bring the same bytes back, for ever.
-          request.log.warn({ vendor, reason: callback.reason }, 'OA callback acknowledged: unusable, nothing recorded');
-          return send(reply, callback.ack);
-        case 'event': {
-          const outcome = await inRequestSpan(request, () =>
-            acceptApprovalEvent(
-              {
-                ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
-                log: request.log,
-                metrics: deps.metrics,
-                formMapping: deps.config.connectors.formMapping?.file,
-              },
-              callback.event,
-              replyBudgetMs(connector.vendorDeadlineMs),
-            ),
-          );
-          request.log.info(
-            { vendor, eventId: callback.event.eventId, idempotencyKey: outcome.idempotencyKey, outcome: outcome.kind },
-            'OA approval event acknowledged',
-          );
-          return send(reply, callback.ack);
         }
-      }
+        const callback = connector.read({
+          method: request.method === 'GET' ? 'GET' : 'POST',
+          headers: request.headers,
+          query: request.query as Record<string, string | undefined>,
+          rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+        });
+        switch (callback.kind) {
+          case 'refused':
+            // Not proven authentic: nothing is recorded, and the answer names no reason.
+            request.log.warn({ vendor, reason: callback.reason }, 'OA callback refused');
+            throw refusedAtTheDoor('invalid-callback');
+          case 'challenge':
+            request.log.info({ vendor }, 'OA callback URL check answered');
+            return send(reply, callback.reply);
+          case 'other':
+            request.log.info(
+              { vendor, eventType: callback.eventType },
+              'OA callback acknowledged: not an approval event',
+            );
+            return send(reply, callback.ack);
+          case 'unusable':
+            // Authentic but unusable: a refusal would only bring the same bytes back, for ever.
+            request.log.warn(
+              { vendor, reason: callback.reason },
+              'OA callback acknowledged: unusable, nothing recorded',
+            );
+            return send(reply, callback.ack);
+          case 'event': {
+            const outcome = await inRequestSpan(request, () =>
+              acceptApprovalEvent(
+                {
+                  ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+                  log: request.log,
+                  metrics: deps.metrics,
+                  formMapping: deps.config.connectors.formMapping?.file,
+                },
+                callback.event,
+                replyBudgetMs(connector.vendorDeadlineMs),
+              ),
+            );
+            request.log.info(
+              {
+                vendor,
+                eventId: callback.event.eventId,
+                idempotencyKey: outcome.idempotencyKey,
+                outcome: outcome.kind,
+              },
+              'OA approval event acknowledged',
+            );
+            return send(reply, callback.ack);
+          }
+        }
+      },
     });
   }
 }

@@ -10,7 +10,7 @@ import { ORDER_STATUSES } from '../../domain/order-status.js';
 import { OA_VENDORS } from '../../domain/oa-approval.js';
 import { OA_HEADERS, STANDARD_HEADERS } from '../../domain-node/signature.js';
 import { MCP_PATH } from './mcp-route.js';
-import { oaCallbackPath } from './oa-routes.js';
+import { oaCallbackMethods, oaCallbackPath } from './oa-routes.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problem.js';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -151,15 +151,34 @@ function orderStatusOperation(): Json {
   };
 }
 
-function connectorOperation(vendor: string): Json {
+function connectorOperation(vendor: string, method: 'GET' | 'POST'): Json {
+  const description =
+    'The vendor signs or encrypts the callback its own way (edges/connectors). Every callback that is not ' +
+    'proven authentic gets the same 401; an authentic one is always acknowledged, even when it is of no ' +
+    'use. Answers 404 while the connector is off (its settings absent).';
+  if (method === 'GET') {
+    return {
+      operationId: `${vendor}UrlCheck`,
+      summary: `The ${vendor} connector's URL check: the signed, encrypted echostr answered with its plaintext`,
+      description,
+      responses: {
+        '200': { description: 'The plaintext of echostr', content: { 'text/plain': { schema: { type: 'string' } } } },
+        ...problemAnswers('invalid-callback', 'not-found', ...EVERY_ROUTE),
+      },
+    };
+  }
   return {
     operationId: `${vendor}Callback`,
     summary: `The ${vendor} connector's callback: approval events, URL checks`,
-    description:
-      'The vendor signs or encrypts the callback its own way (edges/connectors). Every callback that is not ' +
-      'proven authentic gets the same 401; an authentic one is always acknowledged, even when it is of no ' +
-      'use. Answers 404 while the connector is off (its settings absent).',
-    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+    description,
+    // WeCom posts XML; Feishu and DingTalk JSON.
+    requestBody: {
+      required: true,
+      content:
+        vendor === 'wecom'
+          ? { 'text/xml': { schema: { type: 'string' } } }
+          : { 'application/json': { schema: { type: 'object' } } },
+    },
     responses: {
       '200': json({}, 'What the vendor expects back: the URL check answered, or the event acknowledged'),
       ...problemAnswers('invalid-callback', 'not-found', 'payload-too-large', ...EVERY_ROUTE),
@@ -340,7 +359,11 @@ export function openApiDocument(): Json {
     },
     [MCP_PATH]: { post: mcpOperation() },
   };
-  for (const vendor of OA_VENDORS) paths[oaCallbackPath(vendor)] = { post: connectorOperation(vendor) };
+  for (const vendor of OA_VENDORS) {
+    paths[oaCallbackPath(vendor)] = Object.fromEntries(
+      oaCallbackMethods(vendor).map((method) => [method.toLowerCase(), connectorOperation(vendor, method)]),
+    );
+  }
 
   return {
     openapi: '3.1.0',

@@ -186,6 +186,14 @@ const envSchema = z.object({
     .optional(),
   DINGTALK_TOKEN: z.string().min(1).optional(),
   DINGTALK_API_BASE_URL: httpUrlSetting.default('https://api.dingtalk.com'),
+  WECOM_CORP_ID: z.string().min(1).optional(),
+  WECOM_AGENT_SECRET: z.string().min(1).optional(),
+  WECOM_TOKEN: z.string().min(1).optional(),
+  WECOM_ENCODING_AES_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}$/, 'must be the 43 characters of base64 the WeCom console shows')
+    .optional(),
+  WECOM_API_BASE_URL: httpUrlSetting.default('https://qyapi.weixin.qq.com'),
   OA_FORM_MAPPING: z.string().min(1).optional(),
   // Signature schemes and secret rotation (docs/http-api.md, docs/downstream.md).
   WEBHOOK_SIGNATURE_SCHEME: z.enum(WEBHOOK_SIGNATURE_SCHEMES).default('oa'),
@@ -353,10 +361,20 @@ export interface DingTalkConfig {
   apiBaseUrl: string;
 }
 
+export interface WeComConfig {
+  corpId: string;
+  /** The secret of the app that reads approvals: the approval app's, or a self-built app's allowed to. */
+  agentSecret: string;
+  token: string;
+  encodingAesKey: string;
+  apiBaseUrl: string;
+}
+
 /** The OA connectors: a vendor's entry is undefined when its connector is off. */
 export interface ConnectorsConfig {
   feishu: FeishuConfig | undefined;
   dingtalk: DingTalkConfig | undefined;
+  wecom: WeComConfig | undefined;
   /** The mapping file, read and validated at start; defined whenever a connector is on. */
   formMapping: { path: string; file: FormMappingFile } | undefined;
 }
@@ -524,10 +542,16 @@ export function loadConfig(source: EnvSource = process.env): Config {
 }
 
 /** Which OA connectors are on, for the start-up log. */
-export function connectorStates(config: Config): { feishu: 'on' | 'off'; dingtalk: 'on' | 'off'; formMapping: string } {
+export function connectorStates(config: Config): {
+  feishu: 'on' | 'off';
+  dingtalk: 'on' | 'off';
+  wecom: 'on' | 'off';
+  formMapping: string;
+} {
   return {
     feishu: config.connectors.feishu ? 'on' : 'off',
     dingtalk: config.connectors.dingtalk ? 'on' : 'off',
+    wecom: config.connectors.wecom ? 'on' : 'off',
     formMapping: config.connectors.formMapping?.path ?? 'none',
   };
 }
@@ -542,6 +566,10 @@ const CONNECTOR_SETTINGS = {
   },
   dingtalk: {
     required: ['DINGTALK_APP_KEY', 'DINGTALK_APP_SECRET', 'DINGTALK_AES_KEY', 'DINGTALK_TOKEN'],
+    optional: [],
+  },
+  wecom: {
+    required: ['WECOM_CORP_ID', 'WECOM_AGENT_SECRET', 'WECOM_TOKEN', 'WECOM_ENCODING_AES_KEY'],
     optional: [],
   },
 } as const satisfies Record<string, { required: readonly (keyof Env)[]; optional: readonly (keyof Env)[] }>;
@@ -579,15 +607,24 @@ function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
         apiBaseUrl: env.DINGTALK_API_BASE_URL,
       }
     : undefined;
+  const wecom: WeComConfig | undefined = on('wecom')
+    ? {
+        corpId: env.WECOM_CORP_ID as string,
+        agentSecret: env.WECOM_AGENT_SECRET as string,
+        token: env.WECOM_TOKEN as string,
+        encodingAesKey: env.WECOM_ENCODING_AES_KEY as string,
+        apiBaseUrl: env.WECOM_API_BASE_URL,
+      }
+    : undefined;
   let formMapping: ConnectorsConfig['formMapping'];
   if (env.OA_FORM_MAPPING) {
     const read = readFormMappingFile(env.OA_FORM_MAPPING);
     if (read.ok) formMapping = { path: env.OA_FORM_MAPPING, file: read.mapping };
     else problems.push(...read.problems);
-  } else if (feishu || dingtalk) {
+  } else if (feishu || dingtalk || wecom) {
     problems.push('OA_FORM_MAPPING: required when an OA connector is on (the file that maps approval forms to orders)');
   }
-  return { feishu, dingtalk, formMapping };
+  return { feishu, dingtalk, wecom, formMapping };
 }
 
 /** A previous secret belongs to a rotation of a secret that is set, and differs from it. */

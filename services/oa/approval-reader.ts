@@ -5,7 +5,7 @@ import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 
 /**
  * A form as named values: top-level fields by their label, and detail tables (Feishu `fieldList`,
- * DingTalk `TableField`) as rows of column label → value. Values are the vendor's text as given.
+ * DingTalk `TableField`, WeCom `Table`) as rows of column label → value. Values are the vendor's text as given.
  */
 export interface NormalizedForm {
   fields: Record<string, string>;

@@ -5,6 +5,7 @@ import type { ConnectorsConfig, WritePolicy } from '../config/env.js';
 import type { ApprovalReader } from './approval-reader.js';
 import { createDingTalkReader } from './dingtalk-reader.js';
 import { createFeishuReader } from './feishu-reader.js';
+import { createWeComReader } from './wecom-reader.js';
 
 /**
  * One read may take four requests (a token, the read, a fresh token after a refusal, the read
@@ -34,6 +35,14 @@ export function readersFromConfig(
       appKey: config.dingtalk.appKey,
       appSecret: config.dingtalk.appSecret,
       baseUrl: config.dingtalk.apiBaseUrl,
+      timeoutMs,
+    });
+  }
+  if (config.wecom) {
+    readers.wecom = createWeComReader({
+      corpId: config.wecom.corpId,
+      agentSecret: config.wecom.agentSecret,
+      baseUrl: config.wecom.apiBaseUrl,
       timeoutMs,
     });
   }

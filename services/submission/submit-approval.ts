@@ -1,5 +1,5 @@
 // The path from an approved document to its one workflow, shared by every entry point (the signed
-// OA webhook, the MCP tool, the Feishu and DingTalk connectors). The key is computed here from
+// OA webhook, the MCP tool, the Feishu, DingTalk and WeCom connectors). The key is computed here from
 // business identifiers — the only place besides domain/idempotency-key.ts that touches it — and
 // travels as workflow input.
 import type { Client } from '@temporalio/client';
@@ -29,7 +29,7 @@ import type {
 } from '../../workflows/definitions.js';
 import { waitForOutcome } from './wait-for-outcome.js';
 import { tagSpanWithKey } from '../telemetry/tracing.js';
-import type { OaVendor } from '../../domain/oa-approval.js';
+import { isOaVendor, type OaVendor } from '../../domain/oa-approval.js';
 
 export interface SubmissionDeps {
   prisma: PrismaClient;
@@ -146,7 +146,7 @@ export function workflowInputFromRecord(record: IdempotencyRecord, policy: Write
       policy,
     );
   }
-  if (record.source !== 'feishu' && record.source !== 'dingtalk') {
+  if (!isOaVendor(record.source)) {
     throw new Error(`idempotency record ${record.idempotencyKey} names no order and no approval form`);
   }
   // The key of an OA approval is built from its instance id: the approval number is the instance.
@@ -205,8 +205,8 @@ export async function submitApproval(
 }
 
 /**
- * Accepts one delivery of an approved OA instance (Feishu, DingTalk), whose event names only the
- * instance: the key is claimed with no order yet, and the workflow reads the order from the form
+ * Accepts one delivery of an approved OA instance (Feishu, DingTalk, WeCom), whose event names only
+ * the instance: the key is claimed with no order yet, and the workflow reads the order from the form
  * (docs/architecture.md, decision 17). Every delivery of the instance from its OA — a redelivered
  * event or a second event — is the same order: a duplicate. A key another source claimed (a webhook
  * approval number equal to the instance id, another vendor's instance) is a conflict.

@@ -1,5 +1,5 @@
 // One answer per door. A caller without the keys sends what it likes to the OA webhook, the Feishu
-// callback, the DingTalk callback and `/mcp`: unsigned, signed with another key or over another body,
+// callback, the DingTalk callback, the WeCom callback (its POST and its GET) and `/mcp`: unsigned, signed with another key or over another body,
 // stale, random or truncated ciphertext, ciphertext of something that is not JSON, the wrong
 // token. Every such request gets its door's single refusal, byte for byte, and leaves nothing
 // behind; the reason is in the log, never in the answer. Generated requests go through the real
@@ -21,6 +21,7 @@ import type { Connector, InboundCallback, InboundRequest } from '../../edges/con
 import { FEISHU_SIGNATURE_HEADERS, feishuSignature } from '../../edges/connectors/feishu.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
 import { headerOf, jsonObjectOf, objectOf, sameSecret, textOf } from '../../edges/connectors/inbound.js';
+import { xmlChildren } from '../../edges/connectors/xml.js';
 import { buildApp } from '../../edges/http/app.js';
 import { OA_EVENT_COLUMNS } from '../../services/db/oa-events.js';
 import {
@@ -40,6 +41,18 @@ import {
   type FakeFeishu,
   startFakeFeishu,
 } from '../../tools/harness/fake-feishu.js';
+import {
+  approvedWeComOrder,
+  type FakeWeCom,
+  randomWeComAesKey,
+  startFakeWeCom,
+  wecomApprovalXml,
+  wecomCallback,
+  wecomEnvelope,
+  type WeComRequest,
+  wecomUrlCheck,
+} from '../../tools/harness/fake-wecom.js';
+import { messageSignature, sealMessage } from '../../tools/harness/message-crypto-scheme.js';
 import {
   approval,
   createSku,
@@ -61,6 +74,8 @@ const FEISHU_ENCRYPT_KEY = 'door-feishu-encrypt-key-0123456789';
 const FEISHU_TOKEN = 'door-feishu-verification-token';
 const DINGTALK_TOKEN = 'door-dingtalk-token';
 const DINGTALK_AES_KEY = randomDingTalkAesKey();
+const WECOM_TOKEN = 'door-wecom-token';
+const WECOM_AES_KEY = randomWeComAesKey();
 const TOLERANCE_SECONDS = 300;
 /** Per door: each kind of forgery several times over, and the file within a minute on a slow machine. */
 const RUNS = 60;
@@ -69,6 +84,7 @@ type App = ReturnType<typeof buildApp>;
 type Connectors = Partial<Record<OaVendor, Connector>>;
 
 interface Sent {
+  method?: 'GET' | 'POST';
   headers: Record<string, string>;
   query?: Record<string, string>;
   rawBody: Buffer | string;
@@ -87,7 +103,7 @@ interface LogLine {
 
 async function send(app: App, url: string, sent: Sent): Promise<Answer> {
   const response = await app.inject({
-    method: 'POST',
+    method: sent.method ?? 'POST',
     url,
     headers: sent.headers,
     ...(sent.query ? { query: sent.query } : {}),
@@ -97,6 +113,7 @@ async function send(app: App, url: string, sent: Sent): Promise<Answer> {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
+const XML_HEADERS = { 'content-type': 'text/xml' };
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 // ---- What a forger can send ----------------------------------------------------------------
@@ -172,6 +189,30 @@ type DingTalkForgery = typeof dingtalkForgery extends fc.Arbitrary<infer T> ? T 
 function truncated(ciphertext: string, keep: number): string {
   return ciphertext.slice(0, keep % ciphertext.replace(/=+$/, '').length);
 }
+
+/** Text that is no XML element: any string, JSON, half an element, two roots. */
+const notXml = fc
+  .oneof(
+    fc.string(),
+    fc.constantFrom('{"Event":"sys_approval_change"}', '<xml>', '<xml><SpNo>1</xml>', '<a/><b/>', 'hello world'),
+  )
+  .filter((text) => xmlChildren(text) === undefined);
+const wecomForgery = fc.oneof(
+  fc.record({ kind: fc.constant('unsigned' as const), urlCheck: fc.boolean() }),
+  fc.record({ kind: fc.constant('another token' as const), token: anotherSecret(WECOM_TOKEN), urlCheck: fc.boolean() }),
+  fc.record({ kind: fc.constant('mutated ciphertext' as const), urlCheck: fc.boolean() }),
+  fc.record({ kind: fc.constant('stale' as const), offset: outsideWindow, urlCheck: fc.boolean() }),
+  fc.record({ kind: fc.constant('random ciphertext' as const), ciphertext: randomBase64, urlCheck: fc.boolean() }),
+  fc.record({ kind: fc.constant('truncated ciphertext' as const), keep: fc.nat(), urlCheck: fc.boolean() }),
+  fc.record({ kind: fc.constant('ciphertext of no XML' as const), text: notXml }),
+  fc.record({
+    kind: fc.constant('another corp id' as const),
+    corpId: fc.stringMatching(/^ww[a-z0-9]{1,16}$/),
+    urlCheck: fc.boolean(),
+  }),
+  fc.record({ kind: fc.constant('no ciphertext' as const), body: fc.oneof(notXml, fc.constant('<xml></xml>')) }),
+);
+type WeComForgery = typeof wecomForgery extends fc.Arbitrary<infer T> ? T : never;
 
 function forgedWebhook(forged: WebhookForgery, approvalNo: string, sku: string): Sent {
   const order = approval(approvalNo, sku);
@@ -256,6 +297,50 @@ function forgedFeishu(forged: FeishuForgery, instanceCode: string): Sent {
   }
 }
 
+/** The forgeries of the message-encryption scheme DingTalk and WeCom share. */
+type SealedForgery =
+  | { kind: 'unsigned' }
+  | { kind: 'another token'; token: string }
+  | { kind: 'mutated ciphertext' }
+  | { kind: 'stale'; offset: number }
+  | { kind: 'random ciphertext'; ciphertext: string }
+  | { kind: 'truncated ciphertext'; keep: number };
+
+/** How one vendor carries the scheme: its signed query, where the ciphertext goes, a genuine one. */
+interface SealedDoor {
+  signedQuery: (ciphertext: string, token?: string, timestamp?: string) => Record<string, string>;
+  sent: (ciphertext: string, query?: Record<string, string>) => Sent;
+  genuine: () => string;
+  /** The signed timestamp `offset` seconds from now, in the vendor's unit. */
+  timestampIn: (offset: number) => string;
+}
+
+function forgedSealed(forged: SealedForgery, door: SealedDoor): Sent {
+  const { signedQuery, sent, genuine } = door;
+  switch (forged.kind) {
+    case 'unsigned': {
+      const { timestamp = '', nonce = '' } = signedQuery('');
+      return sent(genuine(), { timestamp, nonce });
+    }
+    case 'another token': {
+      const ciphertext = genuine();
+      return sent(ciphertext, signedQuery(ciphertext, forged.token));
+    }
+    case 'mutated ciphertext':
+      return sent(genuine(), signedQuery(genuine()));
+    case 'stale': {
+      const ciphertext = genuine();
+      return sent(ciphertext, signedQuery(ciphertext, undefined, door.timestampIn(forged.offset)));
+    }
+    case 'random ciphertext':
+      return sent(forged.ciphertext);
+    case 'truncated ciphertext': {
+      const ciphertext = genuine();
+      return sent(truncated(ciphertext, forged.keep));
+    }
+  }
+}
+
 function forgedDingTalk(forged: DingTalkForgery, processInstanceId: string, appKey: string): Sent {
   const payload = JSON.stringify(dingtalkApprovalPayload({ processInstanceId, type: 'finish', result: 'agree' }));
   const signedQuery = (ciphertext: string, token = DINGTALK_TOKEN, timestamp = String(Date.now())) => {
@@ -267,34 +352,49 @@ function forgedDingTalk(forged: DingTalkForgery, processInstanceId: string, appK
     query,
     rawBody: JSON.stringify({ encrypt: ciphertext }),
   });
-  const genuine = () => dingtalkEncrypt(DINGTALK_AES_KEY, payload, appKey);
   switch (forged.kind) {
-    case 'unsigned': {
-      const { timestamp, nonce } = signedQuery('');
-      return sent(genuine(), { timestamp, nonce });
-    }
-    case 'another token': {
-      const ciphertext = genuine();
-      return sent(ciphertext, signedQuery(ciphertext, forged.token));
-    }
-    case 'mutated ciphertext':
-      return sent(genuine(), signedQuery(genuine()));
-    case 'stale': {
-      const ciphertext = genuine();
-      return sent(ciphertext, signedQuery(ciphertext, DINGTALK_TOKEN, String(Date.now() + forged.offset * 1000)));
-    }
-    case 'random ciphertext':
-      return sent(forged.ciphertext);
-    case 'truncated ciphertext': {
-      const ciphertext = genuine();
-      return sent(truncated(ciphertext, forged.keep));
-    }
     case 'ciphertext of no JSON':
       return sent(dingtalkEncrypt(DINGTALK_AES_KEY, forged.text, appKey));
     case 'another app key':
       return sent(dingtalkEncrypt(DINGTALK_AES_KEY, payload, forged.appKey === appKey ? `${appKey}x` : forged.appKey));
     case 'no ciphertext':
       return { headers: JSON_HEADERS, query: signedQuery(''), rawBody: forged.body };
+    default:
+      return forgedSealed(forged, {
+        signedQuery,
+        sent,
+        genuine: () => dingtalkEncrypt(DINGTALK_AES_KEY, payload, appKey),
+        timestampIn: (offset) => String(Date.now() + offset * 1000),
+      });
+  }
+}
+
+function forgedWeCom(forged: WeComForgery, spNo: string, corpId: string): Sent {
+  const message = wecomApprovalXml({ corpId, spNo, spStatus: 2 });
+  const urlCheck = 'urlCheck' in forged && forged.urlCheck;
+  const signedQuery = (ciphertext: string, token = WECOM_TOKEN, timestamp = String(nowSeconds())) => {
+    const nonce = String(randomBytes(4).readUInt32BE());
+    return { msg_signature: messageSignature(token, timestamp, nonce, ciphertext), timestamp, nonce };
+  };
+  // The URL check carries its ciphertext in the query, an event in the XML body; both are signed.
+  const sent = (ciphertext: string, query: Record<string, string> = signedQuery(ciphertext)): Sent =>
+    urlCheck
+      ? { method: 'GET', headers: {}, query: { ...query, echostr: ciphertext }, rawBody: '' }
+      : { headers: XML_HEADERS, query, rawBody: wecomEnvelope(ciphertext, corpId) };
+  switch (forged.kind) {
+    case 'ciphertext of no XML':
+      return wecomCallback(forged.text, { token: WECOM_TOKEN, encodingAesKey: WECOM_AES_KEY, corpId });
+    case 'another corp id':
+      return sent(sealMessage(WECOM_AES_KEY, message, forged.corpId === corpId ? `${corpId}x` : forged.corpId));
+    case 'no ciphertext':
+      return { headers: XML_HEADERS, query: signedQuery(''), rawBody: forged.body };
+    default:
+      return forgedSealed(forged, {
+        signedQuery,
+        sent,
+        genuine: () => sealMessage(WECOM_AES_KEY, urlCheck ? spNo : message, corpId),
+        timestampIn: (offset) => String(nowSeconds() + offset),
+      });
   }
 }
 
@@ -373,6 +473,7 @@ describe('one answer per door: a forged or replayed request is refused alike and
   let service: TestService;
   let feishu: FakeFeishu;
   let dingtalk: FakeDingTalk;
+  let wecom: FakeWeCom;
   /** The service's API with its own connectors, logging into `logged`. */
   let app: App;
   let sku: string;
@@ -382,6 +483,7 @@ describe('one answer per door: a forged or replayed request is refused alike and
   before(async () => {
     feishu = await startFakeFeishu();
     dingtalk = await startFakeDingTalk();
+    wecom = await startFakeWeCom();
     service = await startTestService({
       config: testConfig({
         OA_FORM_MAPPING: MAPPING,
@@ -396,6 +498,11 @@ describe('one answer per door: a forged or replayed request is refused alike and
         DINGTALK_AES_KEY,
         DINGTALK_TOKEN,
         DINGTALK_API_BASE_URL: dingtalk.url,
+        WECOM_CORP_ID: wecom.corpId,
+        WECOM_AGENT_SECRET: wecom.agentSecret,
+        WECOM_TOKEN,
+        WECOM_ENCODING_AES_KEY: WECOM_AES_KEY,
+        WECOM_API_BASE_URL: wecom.url,
       }),
     });
     app = await appWith(connectorsFromConfig(service.config));
@@ -406,6 +513,7 @@ describe('one answer per door: a forged or replayed request is refused alike and
     await service.stop();
     await feishu.close();
     await dingtalk.close();
+    await wecom.close();
   });
 
   async function appWith(connectors: Connectors): Promise<App> {
@@ -450,6 +558,23 @@ describe('one answer per door: a forged or replayed request is refused alike and
 
   /** The first refusal of a door: a body no one signed. */
   const firstRefusal = (target: App, url: string) => send(target, url, { headers: JSON_HEADERS, rawBody: '{}' });
+
+  /** The door check run against the vendor's own connector made to answer with its reasons: it must fail. */
+  async function assertCheckFindsReasonsInTheAnswer<T>(
+    vendor: OaVendor,
+    url: string,
+    forgery: fc.Arbitrary<T>,
+    build: (forged: T, id: string) => Sent,
+  ) {
+    const broken = await appWith({
+      [vendor]: reasonsInTheAnswer(connectorsFromConfig(service.config)[vendor] as Connector),
+    });
+    const result = await fc.check(doorCheck(broken, url, await firstRefusal(broken, url), forgery, build), {
+      numRuns: RUNS,
+      endOnFailure: true,
+    });
+    assert.ok(result.failed, `the check must fail against a ${vendor} connector that names its reasons`);
+  }
 
   describe('the OA webhook', () => {
     const url = '/webhooks/oa/approvals';
@@ -627,16 +752,9 @@ describe('one answer per door: a forged or replayed request is refused alike and
     });
 
     it('the check finds a connector that answers with the decryption’s error: two different answers', async () => {
-      const broken = await appWith({
-        dingtalk: reasonsInTheAnswer(connectorsFromConfig(service.config).dingtalk as Connector),
-      });
-      const result = await fc.check(
-        doorCheck(broken, url, await firstRefusal(broken, url), dingtalkForgery, (forged, id) =>
-          forgedDingTalk(forged, id, dingtalk.appKey),
-        ),
-        { numRuns: RUNS, endOnFailure: true },
+      await assertCheckFindsReasonsInTheAnswer('dingtalk', url, dingtalkForgery, (forged, id) =>
+        forgedDingTalk(forged, id, dingtalk.appKey),
       );
-      assert.ok(result.failed);
     });
 
     it('a genuine event replayed inside the window is a duplicate: one oa_event row, one form read, one order', async () => {
@@ -686,6 +804,70 @@ describe('one answer per door: a forged or replayed request is refused alike and
       assert.equal(await service.prisma.oaEvent.count({ where: { instanceId: id } }), 1);
       assert.equal(await orderCount(service.prisma, key), 1);
       assert.equal(dingtalk.reads(id), 1);
+    });
+  });
+
+  describe('the WeCom callback', () => {
+    const url = '/webhooks/wecom';
+
+    it('every unsigned, mis-signed, tampered, stale, undecryptable, non-XML or misaddressed callback or URL check gets the same 401, and nothing is recorded', async () => {
+      const first = await firstRefusal(app, url);
+      assert.equal(first.status, 401);
+      // The URL check's GET is the same door: its refusal is the POST's, byte for byte.
+      assert.deepEqual(await send(app, url, { method: 'GET', headers: {}, rawBody: '' }), first);
+      await fc.assert(
+        doorCheck(app, url, first, wecomForgery, (forged, id) => forgedWeCom(forged, id, wecom.corpId)),
+        { numRuns: RUNS },
+      );
+    });
+
+    it('a wrong signature, a stale timestamp and an undecryptable body are each logged with their reason, never answered', async () => {
+      const first = await firstRefusal(app, url);
+      const cases: Array<[WeComForgery, RegExp]> = [
+        [{ kind: 'another token', token: 'not-the-token', urlCheck: false }, /msg_signature does not match/],
+        [{ kind: 'stale', offset: -3_600, urlCheck: false }, /timestamp is more than 300 seconds off/],
+        [{ kind: 'random ciphertext', ciphertext: 'AAAA', urlCheck: false }, /does not decrypt|another corp id/],
+      ];
+      for (const [forged, reason] of cases) {
+        const id = uniqueApprovalNo('DRWC');
+        assert.deepEqual(await send(app, url, forgedWeCom(forged, id, wecom.corpId)), first);
+        await assertNothingRecorded(id);
+        const line = logged.findLast((entry) => entry.msg === 'OA callback refused');
+        assert.equal(line?.level, 40);
+        assert.match(line?.reason ?? '', reason);
+      }
+    });
+
+    it('the check finds a connector that answers with the decryption’s error: two different answers', async () => {
+      await assertCheckFindsReasonsInTheAnswer('wecom', url, wecomForgery, (forged, id) =>
+        forgedWeCom(forged, id, wecom.corpId),
+      );
+    });
+
+    it('a genuine URL check is answered with its plaintext, and a genuine event replayed inside the window is a duplicate', async () => {
+      const crypto = { token: WECOM_TOKEN, encodingAesKey: WECOM_AES_KEY, corpId: wecom.corpId };
+      const check = await send(app, url, wecomUrlCheck('door-echo', crypto));
+      assert.deepEqual([check.status, check.body], [200, 'door-echo']);
+
+      const id = uniqueApprovalNo('DRWCREP');
+      const key = idempotencyKeyFor(id, 'MAIN');
+      wecom.register(id, approvedWeComOrder(sku, 1, 3));
+      const callback: WeComRequest = wecomCallback(
+        wecomApprovalXml({ corpId: wecom.corpId, spNo: id, spStatus: 2 }),
+        crypto,
+      );
+      const answers = [await send(app, url, callback), await send(app, url, callback)];
+      assert.deepEqual(
+        answers.map((answer) => [answer.status, answer.body]),
+        [
+          [200, ''],
+          [200, ''],
+        ],
+      );
+      await statusReaches(service, key, 'SUBMITTED');
+      assert.equal(await service.prisma.oaEvent.count({ where: { instanceId: id } }), 1);
+      assert.equal(await orderCount(service.prisma, key), 1);
+      assert.equal(wecom.reads(id), 1);
     });
   });
 
@@ -837,6 +1019,8 @@ describe('one answer per door: a forged or replayed request is refused alike and
       FEISHU_TOKEN,
       DINGTALK_TOKEN,
       DINGTALK_AES_KEY,
+      WECOM_TOKEN,
+      WECOM_AES_KEY,
       TEST_WEBHOOK_SECRET,
       'hello world',
     ]) {

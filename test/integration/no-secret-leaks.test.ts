@@ -1,7 +1,7 @@
 // No secret in any output: the API, the worker and `orders-mcp` run as processes with every secret
 // set to a value the test recognises — the database password and the downstream's query token
 // included — and trace to a local OTLP receiver. Approvals arrive through every door (the signed
-// webhook, Feishu, DingTalk, MCP over HTTP and stdio), refused ones too; the downstream answers
+// webhook, Feishu, DingTalk, WeCom, MCP over HTTP and stdio), refused ones too; the downstream answers
 // 500 and the broker is unreachable, so the error paths run. Then every log line, span attribute
 // and event, HTTP answer (body and headers) and the /metrics text is searched for each secret.
 import assert from 'node:assert/strict';
@@ -34,6 +34,15 @@ import {
   feishuCallback,
   startFakeFeishu,
 } from '../../tools/harness/fake-feishu.js';
+import {
+  approvedWeComOrder,
+  type FakeWeCom,
+  randomWeComAesKey,
+  startFakeWeCom,
+  wecomApprovalXml,
+  wecomCallback,
+  wecomUrlCheck,
+} from '../../tools/harness/fake-wecom.js';
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
@@ -43,6 +52,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
 const DINGTALK_PURCHASE = 'PROC-FAKE';
+const WECOM_PURCHASE = 'TEMPLATE-FAKE';
 
 /** A value no output of the service has any business showing, recognisable wherever it lands. */
 const probe = (name: string) => `probe-${name}-${randomBytes(6).toString('hex')}`;
@@ -87,6 +97,8 @@ describe('no secret in any output', () => {
     FEISHU_VERIFICATION_TOKEN: probe('feishu-token'),
     DINGTALK_AES_KEY: randomDingTalkAesKey(),
     DINGTALK_TOKEN: probe('dingtalk-token'),
+    WECOM_ENCODING_AES_KEY: randomWeComAesKey(),
+    WECOM_TOKEN: probe('wecom-token'),
     'the DATABASE_URL password': probe('db-password'),
     'the AMQP_URL password': probe('amqp-password'),
     'the OTLP endpoint password': probe('otlp-password'),
@@ -100,6 +112,7 @@ describe('no secret in any output', () => {
   let downstreamUrl: string;
   let feishu: FakeFeishu;
   let dingtalk: FakeDingTalk;
+  let wecom: FakeWeCom;
   let api: ApiProcess;
   let worker: ManagedProcess;
   let metricsText: string[];
@@ -153,12 +166,15 @@ describe('no secret in any output', () => {
     dingtalk = await startFakeDingTalk();
     secrets.FEISHU_APP_SECRET = feishu.appSecret;
     secrets.DINGTALK_APP_SECRET = dingtalk.appSecret;
+    wecom = await startFakeWeCom();
+    secrets.WECOM_AGENT_SECRET = wecom.agentSecret;
     // The example mapping, for the purchase-order definitions the callbacks below name.
     const mapping = JSON.parse(readFileSync(path.join(ROOT, 'examples/oa-form-mapping.json'), 'utf8')) as {
-      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown> };
+      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown>; wecom: Record<string, unknown> };
     };
     mapping.vendors.feishu = { ...mapping.vendors.feishu, definitions: [FEISHU_PURCHASE] };
     mapping.vendors.dingtalk.definitions = [DINGTALK_PURCHASE];
+    mapping.vendors.wecom.definitions = [WECOM_PURCHASE];
     const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'leak-mapping-')), 'mapping.json');
     writeFileSync(mappingFile, JSON.stringify(mapping));
 
@@ -198,6 +214,11 @@ describe('no secret in any output', () => {
       DINGTALK_AES_KEY: secrets.DINGTALK_AES_KEY,
       DINGTALK_TOKEN: secrets.DINGTALK_TOKEN,
       DINGTALK_API_BASE_URL: dingtalk.url,
+      WECOM_CORP_ID: wecom.corpId,
+      WECOM_AGENT_SECRET: wecom.agentSecret,
+      WECOM_TOKEN: secrets.WECOM_TOKEN,
+      WECOM_ENCODING_AES_KEY: secrets.WECOM_ENCODING_AES_KEY,
+      WECOM_API_BASE_URL: wecom.url,
       OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint.href,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       RETRY_MAX_ATTEMPTS: '2',
@@ -291,6 +312,31 @@ describe('no secret in any output', () => {
     }
     keys.push(idempotencyKeyFor(dingtalkId, 'MAIN'));
 
+    // WeCom: the URL check, an approval event signed with the token, and one signed with another.
+    // The reader's token request carries the agent secret in its query, and its reads the token.
+    const wecomId = uniqueApprovalNo('LEAKWC');
+    wecom.register(wecomId, approvedWeComOrder(await createSku(), 2, 10.5));
+    const wecomUrl = (query: Record<string, string>) =>
+      `${api.url}/webhooks/wecom?${new URLSearchParams(query).toString()}`;
+    const check = wecomUrlCheck('leak-echo', {
+      token: secrets.WECOM_TOKEN as string,
+      encodingAesKey: secrets.WECOM_ENCODING_AES_KEY as string,
+      corpId: wecom.corpId,
+    });
+    await send('wecom URL check', wecomUrl(check.query));
+    for (const token of [secrets.WECOM_TOKEN as string, probe('wrong-wecom-token')]) {
+      const callback = wecomCallback(
+        wecomApprovalXml({ corpId: wecom.corpId, spNo: wecomId, spStatus: 2, templateId: WECOM_PURCHASE }),
+        { token, encodingAesKey: secrets.WECOM_ENCODING_AES_KEY as string, corpId: wecom.corpId },
+      );
+      await send('wecom callback', wecomUrl(callback.query), {
+        method: 'POST',
+        headers: callback.headers,
+        body: callback.rawBody,
+      });
+    }
+    keys.push(idempotencyKeyFor(wecomId, 'MAIN'));
+
     // MCP over HTTP: with the token, with a wrong one, and from a browser origin not allowed.
     const mcpApprovalNo = uniqueApprovalNo('LEAKMCP');
     const call = JSON.stringify({
@@ -354,6 +400,7 @@ describe('no secret in any output', () => {
     await receiver?.close();
     await feishu?.close();
     await dingtalk?.close();
+    await wecom?.close();
     await new Promise((resolve) => downstream?.close(resolve));
     await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
     await admin.end();
@@ -374,16 +421,26 @@ describe('no secret in any output', () => {
 
   it('every approval went through and every refusal was refused: the outputs searched are the real ones', () => {
     const statuses = answers.map((answer) => `${answer.request} ${answer.status}`);
-    for (const expected of ['webhook 202', 'webhook 401', 'feishu callback 200', 'dingtalk callback 200']) {
+    for (const expected of [
+      'webhook 202',
+      'webhook 401',
+      'feishu callback 200',
+      'dingtalk callback 200',
+      'wecom URL check 200',
+      'wecom callback 200',
+    ]) {
       assert.ok(statuses.includes(expected), `${expected} among ${statuses.join(', ')}`);
     }
-    assert.ok(statuses.filter((status) => /^(feishu|dingtalk) callback 4/.test(status)).length === 2, statuses.join());
+    assert.ok(
+      statuses.filter((status) => /^(feishu|dingtalk|wecom) callback 4/.test(status)).length === 3,
+      statuses.join(),
+    );
     assert.deepEqual(
       statuses.filter((status) => status.startsWith('/mcp')),
       ['/mcp 200', '/mcp 200', '/mcp 401', '/mcp 403'],
       'the new token and the one it replaces are served, a wrong token and a foreign origin refused',
     );
-    assert.equal(keys.length, 6);
+    assert.equal(keys.length, 7);
     assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');
     assert.ok(metricsText.every((text) => text.includes('# TYPE')));
   });

@@ -1,4 +1,4 @@
-// The approval readers against fake Feishu and DingTalk open APIs: real HTTP servers on
+// The approval readers against fake Feishu, DingTalk and WeCom open APIs: real HTTP servers on
 // 127.0.0.1 that issue expiring tokens and answer as each test scripts. No Temporal, no database.
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -11,6 +11,15 @@ import { createDingTalkReader } from '../../services/oa/dingtalk-reader.js';
 import { createFeishuReader } from '../../services/oa/feishu-reader.js';
 import { type FakeDingTalk, startFakeDingTalk } from '../../tools/harness/fake-dingtalk.js';
 import { type FakeFeishu, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
+import {
+  type FakeWeCom,
+  startFakeWeCom,
+  wecomMoney,
+  wecomNumber,
+  wecomTable,
+  wecomText,
+} from '../../tools/harness/fake-wecom.js';
+import { createWeComReader } from '../../services/oa/wecom-reader.js';
 import type { FakeOaApi } from '../../tools/harness/fake-oa-api.js';
 
 /** What a vendor's fake and reader share, so one set of tests covers both. */
@@ -107,6 +116,33 @@ const dingtalk: Vendor = {
   approvedAt: APPROVED_AT,
 };
 
+const wecom: Vendor = {
+  name: 'wecom',
+  start: async (tokenTtlSeconds) => (await startFakeWeCom({ tokenTtlSeconds })) as FakeOaApi<unknown>,
+  reader: (fake, options) =>
+    createWeComReader({
+      corpId: (fake as FakeWeCom).corpId,
+      agentSecret: (fake as FakeWeCom).agentSecret,
+      baseUrl: fake.url,
+      timeoutMs: 2_000,
+      ...options,
+    }),
+  registerApproved: (fake, instanceId) =>
+    (fake as FakeWeCom).register(instanceId, {
+      spStatus: 2,
+      decidedAt: Date.parse(APPROVED_AT) / 1000,
+      contents: [
+        wecomText('Customer', 'ACME'),
+        wecomMoney('Total', '129.5'),
+        wecomTable('Items', [
+          [wecomText('SKU', 'SKU-1'), wecomNumber('Quantity', 2)],
+          [wecomText('SKU', 'SKU-2'), wecomNumber('Quantity', 5)],
+        ]),
+      ],
+    }),
+  approvedAt: APPROVED_AT,
+};
+
 async function rejection(promise: Promise<unknown>): Promise<OaApiError> {
   try {
     await promise;
@@ -117,7 +153,7 @@ async function rejection(promise: Promise<unknown>): Promise<OaApiError> {
   return assert.fail('the read succeeded');
 }
 
-for (const vendor of [feishu, dingtalk]) {
+for (const vendor of [feishu, dingtalk, wecom]) {
   describe(`${vendor.name} reader`, () => {
     let fake: FakeOaApi<unknown>;
     before(async () => {
@@ -257,3 +293,54 @@ for (const vendor of [feishu, dingtalk]) {
     });
   });
 }
+
+describe('wecom reader: the errcodes WeCom answers under HTTP 200', () => {
+  let fake: FakeWeCom;
+  before(async () => {
+    fake = await startFakeWeCom();
+  });
+  after(async () => {
+    await fake.close();
+  });
+  const reader = () => createWeComReader({ corpId: fake.corpId, agentSecret: fake.agentSecret, baseUrl: fake.url });
+
+  it('an invalid-token errcode (42001) refreshes the token once and the read succeeds', async () => {
+    wecom.registerApproved(fake as FakeOaApi<unknown>, 'W-1');
+    const read = reader();
+    await read.readInstance('W-1');
+    const tokensBefore = fake.tokenRequests();
+    fake.script('W-1', [{ kind: 'token-invalid' }]);
+    assert.equal((await read.readInstance('W-1')).status, 'APPROVED');
+    assert.equal(fake.tokenRequests() - tokensBefore, 1, 'one refresh');
+    assert.equal(fake.reads('W-1'), 3);
+  });
+
+  it('invalid twice is refused for good after one refresh (401), not retried', async () => {
+    wecom.registerApproved(fake as FakeOaApi<unknown>, 'W-2');
+    fake.script('W-2', [{ kind: 'token-invalid' }, { kind: 'token-invalid' }]);
+    const error = await rejection(reader().readInstance('W-2'));
+    assert.equal(error.status, 401);
+    assert.match(error.message, /errcode 42001/);
+    assert.equal(fake.reads('W-2'), 2);
+    assert.equal(classifyError(error).retryable, false);
+  });
+
+  it('the frequency limit (errcode 45009 under HTTP 200) is rate-limited, and retried by the table', async () => {
+    wecom.registerApproved(fake as FakeOaApi<unknown>, 'W-3');
+    fake.script('W-3', [{ kind: 'status', status: 429 }]);
+    const limited = await rejection(reader().readInstance('W-3'));
+    assert.match(limited.message, /HTTP 200, errcode 45009/);
+    assert.deepEqual([limited.status, classifyError(limited).errorClass], [429, 'OaApiRateLimited']);
+    assert.equal(classifyError(limited).retryable, true);
+  });
+
+  it('a wrong secret is refused at the token for good (401), and the secret is in no message', async () => {
+    const error = await rejection(
+      createWeComReader({ corpId: fake.corpId, agentSecret: 'not-the-secret', baseUrl: fake.url }).readInstance('W-4'),
+    );
+    assert.equal(error.status, 401);
+    assert.match(error.message, /errcode 40001/);
+    assert.doesNotMatch(error.message, /not-the-secret|corpsecret/);
+    assert.equal(classifyError(error).retryable, false);
+  });
+});

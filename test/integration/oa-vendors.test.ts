@@ -1,6 +1,6 @@
 // The OA connectors with every part real except the vendors themselves: callbacks encrypted and
-// signed as Feishu and DingTalk build them, the service's own connectors and readers wired from
-// the FEISHU_* / DINGTALK_* settings, and fake vendor open APIs (tokens, instances, scripted
+// signed as Feishu, DingTalk and WeCom build them, the service's own connectors and readers wired
+// from the FEISHU_* / DINGTALK_* / WECOM_* settings, and fake vendor open APIs (tokens, instances, scripted
 // failures) started by the test — through the real start path, worker, Temporal and PostgreSQL.
 // This file owns what is each vendor's own: its crypto and replies, its form through its open API,
 // its deadline. The start path the connectors share is oa-connectors.test.ts's; the refusals of a
@@ -43,6 +43,16 @@ import {
   workflowRuns,
 } from '../support/service.js';
 import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
+import {
+  approvedWeComOrder,
+  type FakeWeCom,
+  randomWeComAesKey,
+  startFakeWeCom,
+  wecomApprovalXml,
+  wecomCallback,
+  type WeComRequest,
+  wecomUrlCheck,
+} from '../../tools/harness/fake-wecom.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXAMPLE_MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
@@ -53,6 +63,11 @@ const FEISHU_TOKEN = 'feishu-verification-token';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
 const DINGTALK_TOKEN = 'dingtalk-token';
 const DINGTALK_AES_KEY = randomDingTalkAesKey();
+const WECOM_PURCHASE = 'TEMPLATE-PURCHASE';
+const WECOM_TOKEN = 'wecom-token';
+const WECOM_ENCODING_AES_KEY = randomWeComAesKey();
+/** WeCom resends a callback it saw no answer to; the test sends the same one again this much later. */
+const WECOM_REDELIVERY_AFTER_MS = 15_000;
 const WEBHOOK_START_TIMEOUT_MS = 2_000;
 
 const instanceId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
@@ -60,20 +75,23 @@ const instanceId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${r
 describe('OA connectors against the vendors’ protocols and fake open APIs', () => {
   let feishu: FakeFeishu;
   let dingtalk: FakeDingTalk;
+  let wecom: FakeWeCom;
   let service: TestService;
 
   before(async () => {
     // The example mapping, limited to the purchase-order definitions of each OA.
     const mapping = JSON.parse(readFileSync(EXAMPLE_MAPPING, 'utf8')) as {
       default: Record<string, unknown>;
-      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown> };
+      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown>; wecom: Record<string, unknown> };
     };
     mapping.vendors.feishu = { ...mapping.vendors.feishu, definitions: [FEISHU_PURCHASE] };
     mapping.vendors.dingtalk.definitions = [DINGTALK_PURCHASE];
+    mapping.vendors.wecom.definitions = [WECOM_PURCHASE];
     const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'oa-mapping-')), 'mapping.json');
     writeFileSync(mappingFile, JSON.stringify(mapping));
     feishu = await startFakeFeishu();
     dingtalk = await startFakeDingTalk();
+    wecom = await startFakeWeCom();
     service = await startTestService({
       config: testConfig({
         OA_FORM_MAPPING: mappingFile,
@@ -88,6 +106,11 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
         DINGTALK_AES_KEY,
         DINGTALK_TOKEN,
         DINGTALK_API_BASE_URL: dingtalk.url,
+        WECOM_CORP_ID: wecom.corpId,
+        WECOM_AGENT_SECRET: wecom.agentSecret,
+        WECOM_TOKEN,
+        WECOM_ENCODING_AES_KEY,
+        WECOM_API_BASE_URL: wecom.url,
       }),
     });
   });
@@ -95,11 +118,16 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     await service.stop();
     await feishu.close();
     await dingtalk.close();
+    await wecom.close();
   });
 
-  const post = (vendor: 'feishu' | 'dingtalk', callback: ReturnType<typeof feishuCallback>, app = service.app) =>
+  const post = (
+    vendor: 'feishu' | 'dingtalk' | 'wecom',
+    callback: ReturnType<typeof feishuCallback> | WeComRequest,
+    app = service.app,
+  ) =>
     app.inject({
-      method: 'POST',
+      method: 'method' in callback ? callback.method : 'POST',
       url: `/webhooks/${vendor}`,
       headers: callback.headers,
       query: callback.query,
@@ -117,6 +145,9 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       token: DINGTALK_TOKEN,
       appKey: dingtalk.appKey,
     });
+  const wecomCrypto = () => ({ token: WECOM_TOKEN, encodingAesKey: WECOM_ENCODING_AES_KEY, corpId: wecom.corpId });
+  const wecomEvent = (spNo: string, spStatus = 2, templateId = WECOM_PURCHASE) =>
+    wecomCallback(wecomApprovalXml({ corpId: wecom.corpId, spNo, spStatus, templateId }), wecomCrypto());
   const ordersOf = (key: string) =>
     service.prisma.orderMain.findMany({ where: { idempotentKey: key }, include: { lines: true } });
   const eventsOf = (instance: string) => service.prisma.oaEvent.findMany({ where: { instanceId: instance } });
@@ -264,6 +295,146 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     assert.equal((await ordersOf(key)).length, 0, 'no order from the other source');
   });
 
+  describe('WeCom', () => {
+    const ACK = { status: 200, contentType: 'text/plain; charset=utf-8', body: '' };
+    const answerOf = (answer: Awaited<ReturnType<typeof post>>) => ({
+      status: answer.statusCode,
+      contentType: String(answer.headers['content-type']),
+      body: answer.body,
+    });
+
+    it('the URL check, a GET whose echostr is encrypted and signed, is answered with its plaintext', async () => {
+      const answer = await post('wecom', wecomUrlCheck('echo-20261201', wecomCrypto()));
+      assert.deepEqual(answerOf(answer), { ...ACK, body: 'echo-20261201' });
+    });
+
+    it('an approved sys_approval_change delivered 5× at once and again 15 s later is one order with the mapped lines: one detail read, one oa_event', async () => {
+      const [apple, pear] = [await createSku(service.prisma, 100), await createSku(service.prisma, 100)];
+      const id = instanceId('WC');
+      const key = idempotencyKeyFor(id, 'MAIN');
+      const order = approvedWeComOrder(apple, 2, 10.5, 'CUST-WC-5');
+      const table = order.contents[1];
+      assert.ok(table);
+      (table.value.children as Array<{ list: unknown[] }>).push({
+        list: [
+          { control: 'Text', title: [{ text: '物料编码', lang: 'zh_CN' }], value: { text: pear } },
+          { control: 'Number', title: [{ text: '数量', lang: 'zh_CN' }], value: { new_number: '3' } },
+          { control: 'Money', title: [{ text: '单价', lang: 'zh_CN' }], value: { new_money: '4.5' } },
+        ],
+      });
+      wecom.register(id, order);
+
+      // WeCom resends the same message: the same plaintext, encrypted and signed anew each time.
+      const message = wecomApprovalXml({ corpId: wecom.corpId, spNo: id, spStatus: 2, templateId: WECOM_PURCHASE });
+      const firstAt = Date.now();
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () => post('wecom', wecomCallback(message, wecomCrypto()))),
+      );
+      assert.deepEqual(
+        answers.map(answerOf),
+        Array.from({ length: 5 }, () => ACK),
+      );
+      const written = await statusReaches(service, key, 'SUBMITTED');
+
+      await sleep(Math.max(0, firstAt + WECOM_REDELIVERY_AFTER_MS - Date.now()));
+      assert.deepEqual(answerOf(await post('wecom', wecomCallback(message, wecomCrypto()))), ACK);
+      assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
+
+      const orders = await ordersOf(key);
+      assert.equal(orders.length, 1, 'one order for the approval');
+      assert.equal(orders[0]?.orderNo, written.orderNo);
+      assert.deepEqual(
+        [orders[0]?.customerId, orders[0]?.currency, orders[0]?.totalAmount.toString()],
+        ['CUST-WC-5', 'CNY', '34.5'],
+      );
+      assert.deepEqual(
+        orders[0]?.lines
+          .map((line) => [line.sku, line.quantity, line.unitPrice.toFixed(2)])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+        [
+          [apple, 2, '10.50'],
+          [pear, 3, '4.50'],
+        ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      );
+      assert.equal(wecom.reads(id), 1, 'the detail was read once');
+      const events = await eventsOf(id);
+      assert.deepEqual(
+        events.map((event) => [event.vendor, event.eventType, event.status, event.idempotentKey]),
+        [['wecom', 'sys_approval_change', 'APPROVED', key]],
+        'one oa_event for the six deliveries',
+      );
+      const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+      assert.equal(record?.source, 'wecom');
+    });
+
+    it('withdrawn after the order (SpStatus 6), then deleted (7), raises the one alert; the order stands', async () => {
+      const sku = await createSku(service.prisma, 100);
+      const id = instanceId('WCREV');
+      const key = idempotencyKeyFor(id, 'MAIN');
+      wecom.register(id, approvedWeComOrder(sku, 1, 5));
+      assert.equal((await post('wecom', wecomEvent(id))).statusCode, 200);
+      const written = await statusReaches(service, key, 'SUBMITTED');
+
+      for (const spStatus of [6, 6, 7]) {
+        assert.deepEqual(answerOf(await post('wecom', wecomEvent(id, spStatus))), ACK);
+      }
+      const alerts = await service.prisma.duplicateAlert.findMany({ where: { clusterKey: key } });
+      assert.deepEqual(
+        alerts.map((alert) => [alert.kind, alert.orderNos]),
+        [['REVOKED_AFTER_ORDER', [written.orderNo]]],
+        'one alert, however many withdrawals',
+      );
+      assert.match(alerts[0]?.detail ?? '', new RegExp(`approval ${id} was REVOKED in wecom`));
+      assert.equal((await ordersOf(key)).length, 1, 'the order stands');
+      assert.deepEqual(
+        (await eventsOf(id)).map((event) => event.status).sort(),
+        ['APPROVED', 'DELETED', 'REVOKED'],
+        'each distinct event recorded once',
+      );
+    });
+
+    it('a 5xx from getapprovaldetail is retried, and an invalid-token errcode refreshes the token once: one order', async () => {
+      const sku = await createSku(service.prisma, 100);
+      const id = instanceId('WCRETRY');
+      const key = idempotencyKeyFor(id, 'MAIN');
+      wecom.register(id, approvedWeComOrder(sku, 2, 3));
+      // A token is held once the worker has read any WeCom approval; else the first read asks for one.
+      const tokensBefore = wecom.tokenRequests();
+      const held = tokensBefore > 0 ? 0 : 1;
+      wecom.script(id, [{ kind: 'status', status: 502 }, { kind: 'token-invalid' }]);
+      assert.equal((await post('wecom', wecomEvent(id))).statusCode, 200);
+      await statusReaches(service, key, 'SUBMITTED');
+      assert.equal(wecom.reads(id), 3, 'the 502, the refused token, the read with the fresh one');
+      assert.equal(wecom.tokenRequests() - tokensBefore, held + 1, 'one refresh');
+      assert.equal((await ordersOf(key)).length, 1);
+    });
+
+    it('the acknowledgement stays inside the 5 s deadline while the WeCom API hangs; the read is retried into the order', async () => {
+      const sku = await createSku(service.prisma, 100);
+      const id = instanceId('WCHANG');
+      const key = idempotencyKeyFor(id, 'MAIN');
+      wecom.register(id, approvedWeComOrder(sku, 1, 2));
+      wecom.script(id, [{ kind: 'hang' }]);
+      const startedAt = Date.now();
+      const answer = await post('wecom', wecomEvent(id));
+      const tookMs = Date.now() - startedAt;
+      assert.deepEqual(answerOf(answer), ACK);
+      assert.ok(tookMs < 5_000, `answered after ${tookMs} ms`);
+      const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+      assert.equal(record?.source, 'wecom', 'the key is claimed before the answer');
+      await statusReaches(service, key, 'SUBMITTED');
+      assert.equal(wecom.reads(id), 2, 'the hung read, then the retry');
+      assert.equal((await ordersOf(key)).length, 1);
+    });
+
+    it('an approved instance of another template (a leave request) is acknowledged and ignored', async () => {
+      const id = instanceId('WCLEAVE');
+      assert.deepEqual(answerOf(await post('wecom', wecomEvent(id, 2, 'TEMPLATE-LEAVE'))), ACK);
+      assert.equal((await eventsOf(id)).length, 0);
+      assert.equal(wecom.reads(id), 0);
+    });
+  });
+
   describe('while Temporal does not answer the start', () => {
     let proxied: ProxiedEdge;
     let proxy: TcpProxy;
@@ -327,6 +498,30 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
         assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
         assert.equal((await ordersOf(key)).length, 1);
       }
+    });
+
+    it('WeCom hears within its 5 s with the claim kept: a start failing inside the reply budget is a 503 WeCom resends, and the resent event is the one order', async () => {
+      const sku = await createSku(service.prisma, 100);
+      const id = instanceId('WCTEMP');
+      const key = idempotencyKeyFor(id, 'MAIN');
+      wecom.register(id, approvedWeComOrder(sku, 1, 2));
+      await proxiedTemporal.workflowService.getSystemInfo({});
+      await proxy.setMode({ kind: 'swallow-replies' });
+      // WeCom's reply budget (3.3 s of its 5 s) outlasts this test's WEBHOOK_START_TIMEOUT_MS (2 s):
+      // the start fails first, and the answer asks WeCom to send the event again.
+      const startedAt = Date.now();
+      const answer = await post('wecom', wecomEvent(id), edge);
+      const tookMs = Date.now() - startedAt;
+      assert.equal(answer.statusCode, 503, answer.body);
+      assert.ok(tookMs < 5_000, `answered after ${tookMs} ms`);
+      const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+      assert.equal(record?.source, 'wecom', 'the key is claimed before the answer');
+      await proxy.setMode({ kind: 'pass' });
+      const again = await post('wecom', wecomEvent(id), edge);
+      assert.equal(again.statusCode, 200, again.body);
+      await statusReaches(service, key, 'SUBMITTED');
+      assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
+      assert.equal((await ordersOf(key)).length, 1);
     });
 
     it('a start that fails after the reply is started again: the vendor, answered, never sends the event again', async () => {

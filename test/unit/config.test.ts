@@ -246,7 +246,7 @@ describe('configuration', () => {
   });
 
   it('refuses a URL it calls that carries a user or password, without repeating them', () => {
-    for (const name of ['DOWNSTREAM_URL', 'FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_URL']) {
+    for (const name of ['DOWNSTREAM_URL', 'FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_URL', 'WECOM_API_BASE_URL']) {
       const problems = problemsOf({ [name]: 'https://erp:hunter2-password@erp.example/hook?code=abc' }).join('\n');
       assert.match(problems, new RegExp(`^${name}: must not carry a user or password`, 'm'));
       assert.doesNotMatch(problems, /hunter2|code=abc/);

@@ -11,6 +11,7 @@ import {
   dingtalkSignature,
   randomDingTalkAesKey,
 } from '../../tools/harness/fake-dingtalk.js';
+import { withOneHexDigitChanged } from '../../tools/harness/message-crypto-scheme.js';
 
 // The URL-check callback DingTalk's own callback-crypto repository decrypts in its example
 // (token, aes_key and corp id as given there).
@@ -209,10 +210,7 @@ describe('DingTalk connector', () => {
             OPTIONS,
           );
           if (inSignature) {
-            const signature = built.query.msg_signature ?? '';
-            const i = at % signature.length;
-            const other = '0123456789abcdef'.replace(signature[i] ?? '', '')[flip % 15] ?? 'x';
-            built.query.msg_signature = signature.slice(0, i) + other + signature.slice(i + 1);
+            built.query.msg_signature = withOneHexDigitChanged(built.query.msg_signature ?? '', at, flip);
           } else {
             const body = Buffer.from(built.rawBody);
             const i = at % body.length;

@@ -16,9 +16,9 @@ import {
   mapForm,
   mappingFor,
 } from '../../domain/form-mapping.js';
-import type { OaVendor } from '../../domain/oa-approval.js';
+import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
 import type { Approval } from '../../domain/order-input.js';
-import { ConfigError, loadConfig } from '../../services/config/env.js';
+import { ConfigError, connectorStates, loadConfig } from '../../services/config/env.js';
 import { readFormMappingFile } from '../../services/config/form-mapping-file.js';
 
 const EXAMPLE = new URL('../../examples/oa-form-mapping.json', import.meta.url).pathname;
@@ -55,19 +55,22 @@ const validOrder = (currency: fc.Arbitrary<string>): fc.Arbitrary<Order> =>
     ),
   });
 
-/** An order and a vendor whose mapping can carry it (DingTalk's currency is fixed to CNY). */
-const orderForVendor = fc.constantFrom<OaVendor>('feishu', 'dingtalk').chain((vendor) =>
-  validOrder(vendor === 'dingtalk' ? fc.constant('CNY') : fc.stringMatching(/^[A-Z]{3}$/)).map((order) => ({
+/** An order and a vendor whose mapping can carry it (DingTalk's and WeCom's currency is fixed to CNY). */
+const orderForVendor = fc.constantFrom<OaVendor>(...OA_VENDORS).chain((vendor) =>
+  validOrder(vendor === 'feishu' ? fc.stringMatching(/^[A-Z]{3}$/) : fc.constant('CNY')).map((order) => ({
     vendor,
     order,
   })),
 );
 
 describe('the form mapping', () => {
-  it('the example file is a valid mapping, with its own section for DingTalk', () => {
+  it('the example file is a valid mapping, with its own sections for DingTalk and WeCom', () => {
     assert.deepEqual(mappingFor(exampleFile, 'feishu').currency, { field: 'Currency' });
-    assert.deepEqual(mappingFor(exampleFile, 'dingtalk').currency, { value: 'CNY' });
-    assert.equal(mappingFor(exampleFile, 'dingtalk').customer.field, 'Customer ID', 'the default fills the rest');
+    for (const vendor of ['dingtalk', 'wecom'] as const) {
+      assert.deepEqual(mappingFor(exampleFile, vendor).currency, { value: 'CNY' });
+      assert.equal(mappingFor(exampleFile, vendor).customer.field, 'Customer ID', 'the default fills the rest');
+      assert.equal(mappingFor(exampleFile, vendor).lines.table, '明细');
+    }
   });
 
   it('property: a form built from a valid order maps back to the same canonical order', () => {
@@ -155,7 +158,7 @@ describe('the form mapping', () => {
       tables: fc.dictionary(text, fc.array(fc.dictionary(text, fc.string()), { maxLength: 4 })),
     });
     fc.assert(
-      fc.property(form, fc.constantFrom<OaVendor>('feishu', 'dingtalk'), (values, vendor) => {
+      fc.property(form, fc.constantFrom<OaVendor>(...OA_VENDORS), (values, vendor) => {
         const mapped = mapForm(values, mappingFor(exampleFile, vendor));
         if (!mapped.ok) assert.ok(mapped.reasons.length > 0);
       }),
@@ -241,6 +244,29 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
           problem.startsWith('DINGTALK_APP_SECRET, DINGTALK_AES_KEY, DINGTALK_TOKEN: required with DINGTALK_APP_KEY'),
         ),
     );
+  });
+
+  it('the WeCom connector is on with its four settings, and refused with a part of them or a malformed key', () => {
+    const wecom = {
+      WECOM_CORP_ID: 'ww0123456789abcdef',
+      WECOM_AGENT_SECRET: 'agent-secret-0123456789',
+      WECOM_TOKEN: 'wecom-token',
+      WECOM_ENCODING_AES_KEY: 'jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C',
+    };
+    const config = loadConfig({ ...wecom, OA_FORM_MAPPING: EXAMPLE });
+    assert.equal(config.connectors.wecom?.corpId, 'ww0123456789abcdef');
+    assert.equal(config.connectors.wecom?.apiBaseUrl, 'https://qyapi.weixin.qq.com');
+    assert.deepEqual(connectorStates(config), { feishu: 'off', dingtalk: 'off', wecom: 'on', formMapping: EXAMPLE });
+    const refusedWith = (env: Record<string, string>, start: string) =>
+      assert.throws(
+        () => loadConfig({ ...env, OA_FORM_MAPPING: EXAMPLE }),
+        (error: unknown) => error instanceof ConfigError && error.problems.some((problem) => problem.startsWith(start)),
+      );
+    refusedWith(
+      { WECOM_CORP_ID: wecom.WECOM_CORP_ID },
+      'WECOM_AGENT_SECRET, WECOM_TOKEN, WECOM_ENCODING_AES_KEY: required with WECOM_CORP_ID',
+    );
+    refusedWith({ ...wecom, WECOM_ENCODING_AES_KEY: 'too-short' }, 'WECOM_ENCODING_AES_KEY: must be the 43 characters');
   });
 
   it('a Feishu connector without FEISHU_ENCRYPT_KEY is refused: Feishu signs nothing without one', () => {

@@ -78,6 +78,23 @@ class DeliverOverMcp extends Step {
   }
 }
 
+/** The same approval arrives through the WeCom connector instead of the webhook (MAIN keys only). */
+class DeliverThroughConnector extends Step {
+  readonly kind = 'deliver through the WeCom connector';
+  constructor(readonly slot: number) {
+    super();
+  }
+  override check() {
+    return SLOTS[this.slot]?.operation === 'MAIN';
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliverConnector(model, this.slot);
+  }
+  toString() {
+    return `WeCom calls back: ${slotLabel(this.slot)} approved (sys_approval_change)`;
+  }
+}
+
 /** The OA system redelivers: one of the keys it already sent, chosen when the command runs. */
 class Redeliver extends StepOnKnownKey {
   readonly kind = 'redeliver a key sent before';
@@ -435,6 +452,7 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
   deliver: { weight: 3, arbitrary: slot.map((s) => new Deliver(s)) },
   redeliver: { weight: 2, arbitrary: slot.map((s) => new Redeliver(s)) },
   mcp: { weight: 1, arbitrary: slot.map((s) => new DeliverOverMcp(s)) },
+  connector: { weight: 2, arbitrary: slot.map((s) => new DeliverThroughConnector(s)) },
   concurrent: {
     weight: 2,
     arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),

@@ -61,7 +61,7 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
       );
     }
     if ((status === 'FAILED' || status === 'COMPENSATED') && !orders.has(key)) state.endedUnwritten = true;
-    if (state.answered2xx && state.answers202 === 0 && !state.purged) {
+    if (state.answered2xx && state.answers202 === 0 && !state.purged && !state.connectorClaimed) {
       throw new InvariantViolation(
         'a key answered 2xx got exactly one 202',
         `${slotLabel(slot)} was answered 200 duplicate, and no delivery ever got 202`,

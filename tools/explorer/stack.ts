@@ -23,6 +23,7 @@ import type { Client } from '@temporalio/client';
 import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
 import { type BrokenRule, entryPointsFor } from './broken-rules.js';
+import { type FakeWeCom, randomWeComAesKey, startFakeWeCom } from '../harness/fake-wecom.js';
 
 /** The customer whose events the downstream refuses for good (422). */
 export const REFUSED_CUSTOMER = 'CUST-REFUSED';
@@ -33,6 +34,11 @@ export const WEBHOOK_SECRET = 'explorer-webhook-secret-0123456789';
 export const MCP_TOKEN = 'explorer-mcp-token-0123456789abcdef';
 const DOWNSTREAM_SECRET = 'explorer-downstream-secret-0123456789';
 export const TASK_QUEUE = 'explorer';
+/** The WeCom connector's callback settings: approvals also arrive through it (`connector`). */
+export const WECOM_TOKEN = 'explorer-wecom-token';
+export const WECOM_AES_KEY = randomWeComAesKey();
+/** The mapping file the connector's forms are read with (its `wecom` section). */
+const FORM_MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
 
 export const DECISION_WINDOW_MS = Number(EXPLORER_TIMINGS.COMPENSATION_DECISION_TIMEOUT_MS);
 
@@ -65,6 +71,8 @@ export interface Stack {
   worker: ManagedProcess;
   api: ManagedProcess;
   downstream: ScriptedDownstream;
+  /** The fake WeCom API the worker reads the connector's approvals from. */
+  wecom: FakeWeCom;
   /** The node arguments that start `orders-cli`, before the command's own. */
   cliArgs: string[];
   /** The stack's environment for `orders-cli` (straight to PostgreSQL and Temporal). */
@@ -121,7 +129,20 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     );
     cleanups.push(() => downstream.close());
 
-    const common = { ...SERVICE_SETTINGS, LOG_LEVEL: 'info', WEBHOOK_SECRET };
+    const wecom = await startFakeWeCom();
+    cleanups.push(() => wecom.close());
+
+    const common = {
+      ...SERVICE_SETTINGS,
+      LOG_LEVEL: 'info',
+      WEBHOOK_SECRET,
+      OA_FORM_MAPPING: FORM_MAPPING,
+      WECOM_CORP_ID: wecom.corpId,
+      WECOM_AGENT_SECRET: wecom.agentSecret,
+      WECOM_TOKEN,
+      WECOM_ENCODING_AES_KEY: WECOM_AES_KEY,
+      WECOM_API_BASE_URL: wecom.url,
+    };
     const api = await apiProcess({
       stack,
       entry: entryPoints.api,
@@ -167,6 +188,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       worker,
       api,
       downstream,
+      wecom,
       cliArgs: entryPoints.cli,
       cliEnv: {
         ...process.env,

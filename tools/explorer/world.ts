@@ -6,7 +6,25 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain-node/signature.js';
 import { sleep } from '../harness/time.js';
-import { MCP_TOKEN, REFUSED_CUSTOMER, SCARCE_SKU, SKUS, runProgram, type Stack, WEBHOOK_SECRET } from './stack.js';
+import {
+  MCP_TOKEN,
+  REFUSED_CUSTOMER,
+  SCARCE_SKU,
+  SKUS,
+  runProgram,
+  type Stack,
+  WEBHOOK_SECRET,
+  WECOM_AES_KEY,
+  WECOM_TOKEN,
+} from './stack.js';
+import {
+  wecomApprovalXml,
+  wecomCallback,
+  wecomMoney,
+  wecomNumber,
+  wecomTable,
+  wecomText,
+} from '../harness/fake-wecom.js';
 
 /** One MCP session per stack, opened on first use. */
 const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();
@@ -51,6 +69,12 @@ export interface KeyModel {
    * sender heard no 202 then, so the delivery that later finds the run must be the one 202.
    */
   startAnswerLost: boolean;
+  /**
+   * The WeCom connector claimed the key (its record's source is `wecom`): the vendor hears 200 by its
+   * protocol, so its one first delivery is no 202 the explorer sees, and a webhook delivery of the
+   * same approval before its form is read is refused as another source's (422).
+   */
+  connectorClaimed: boolean;
   /** Its write may have failed for good (it exceeds stock, or met a dead database): an operator may decide. */
   mayCompensate: boolean;
   /**
@@ -122,6 +146,11 @@ export class World {
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
   }
 
+  /** The slot's order as the webhook sends it (the right payload). */
+  orderOf(slot: number): { customerId: string; lines: { sku: string; quantity: number; unitPrice: string }[] } {
+    return (JSON.parse(this.bodyOf(slot, RIGHT_PAYLOAD)) as { order: ReturnType<World['orderOf']> }).order;
+  }
+
   bodyOf(slot: number, payload: Payload): string {
     const { approval, operation, kind } = SLOTS[slot] as Slot;
     const lines =
@@ -148,29 +177,31 @@ export class World {
     const body = this.bodyOf(slot, payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const faultAtSend = this.temporalFault;
-    let answer: Answer;
-    try {
-      const response = await fetch(`${this.stack.apiUrl}/webhooks/oa/approvals`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-oa-timestamp': timestamp,
-          'x-oa-signature': signBody(WEBHOOK_SECRET, timestamp, body),
-        },
-        body,
-        signal: AbortSignal.timeout(30_000),
-      });
-      answer = {
-        status: response.status,
-        contentType: response.headers.get('content-type') ?? '',
-        body: await response.text(),
-      };
-    } catch (error) {
-      throw new InvariantViolation('every delivery gets an answer', `${slotLabel(slot)}: ${String(error)}`);
-    }
+    const answer = await this.post(`${this.stack.apiUrl}/webhooks/oa/approvals`, slotLabel(slot), {
+      headers: {
+        'content-type': 'application/json',
+        'x-oa-timestamp': timestamp,
+        'x-oa-signature': signBody(WEBHOOK_SECRET, timestamp, body),
+      },
+      body,
+    });
     this.trace(`${slotLabel(slot)} ${payload.kind}: ${answer.status} ${answer.body.slice(0, 160)}`);
     this.judge(model, slot, payload, answer, faultAtSend || this.temporalFault);
     return answer;
+  }
+
+  /** One POST to the API; no answer at all breaks the first promise. */
+  private async post(url: string, what: string, init: { headers: Record<string, string>; body: string | Buffer }) {
+    try {
+      const response = await fetch(url, { method: 'POST', ...init, signal: AbortSignal.timeout(30_000) });
+      return {
+        status: response.status,
+        contentType: response.headers.get('content-type') ?? '',
+        body: await response.text(),
+      } satisfies Answer;
+    } catch (error) {
+      throw new InvariantViolation('every delivery gets an answer', `${what}: ${String(error)}`);
+    }
   }
 
   /**
@@ -211,6 +242,58 @@ export class World {
     return answer;
   }
 
+  /**
+   * The same approval through the WeCom connector: the form the fake WeCom API answers holds the
+   * slot's order, and the callback is signed and encrypted as WeCom sends it. Only MAIN keys: an
+   * OA instance is one approval. The answer is WeCom's empty 200, or 503 while Temporal is down.
+   */
+  async deliverConnector(model: Model, slot: number): Promise<Answer> {
+    const { approval } = SLOTS[slot] as Slot;
+    const spNo = `${this.prefix}${approval}`;
+    const order = this.orderOf(slot);
+    this.stack.wecom.register(spNo, {
+      spStatus: 2,
+      decidedAt: Math.floor(Date.now() / 1000),
+      contents: [
+        wecomText('Customer ID', order.customerId),
+        wecomTable(
+          '明细',
+          order.lines.map((line) => [
+            wecomText('物料编码', line.sku),
+            wecomNumber('数量', line.quantity),
+            wecomMoney('单价', line.unitPrice),
+          ]),
+        ),
+      ],
+    });
+    const crypto = { token: WECOM_TOKEN, encodingAesKey: WECOM_AES_KEY, corpId: this.stack.wecom.corpId };
+    const callback = wecomCallback(wecomApprovalXml({ corpId: crypto.corpId, spNo, spStatus: 2 }), crypto);
+    const faultAtSend = this.temporalFault;
+    const answer = await this.post(
+      `${this.stack.apiUrl}/webhooks/wecom?${new URLSearchParams(callback.query).toString()}`,
+      `${slotLabel(slot)} via WeCom`,
+      { headers: callback.headers, body: callback.rawBody },
+    );
+    this.trace(`${slotLabel(slot)} via WeCom: ${answer.status} ${answer.body.slice(0, 160)}`);
+    const where = `${slotLabel(slot)} via WeCom answered ${answer.status} ${answer.body.slice(0, 200)}`;
+    if (answer.status === 503 && !(faultAtSend || this.temporalFault)) {
+      throw new InvariantViolation('503 only while Temporal is unreachable', where);
+    }
+    if (answer.status !== 503 && (answer.status !== 200 || answer.body !== '')) {
+      throw new InvariantViolation('an authentic WeCom callback is acknowledged with an empty 200', where);
+    }
+    const { rows } = await this.stack.db.query<{ source: string }>(
+      'SELECT source FROM idempotency_record WHERE idempotent_key = $1',
+      [this.keyOf(slot)],
+    );
+    const state = keyModel(model, slot);
+    if (rows[0]?.source === 'wecom') {
+      state.connectorClaimed = true;
+      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
+    }
+    return answer;
+  }
+
   private judge(model: Model, slot: number, payload: Payload, answer: Answer, faultActive: boolean, via = ''): void {
     const where = `${slotLabel(slot)}${via} (${payload.kind}${payload.kind === 'malformed-price' ? ` ${JSON.stringify(payload.unitPrice)}` : ''}) answered ${answer.status} ${answer.body.slice(0, 200)}`;
     if (![200, 202, 400, 422, 503].includes(answer.status)) {
@@ -225,10 +308,13 @@ export class World {
     if (payload.kind === 'malformed-price' && answer.status !== 400) {
       throw new InvariantViolation('a malformed unitPrice is refused with 400', where);
     }
-    if (payload.kind === 'right' && (answer.status === 400 || answer.status === 422)) {
+    const state = keyModel(model, slot);
+    // The connector's key belongs to its OA: the webhook's copy is refused until the form it read
+    // names the same order, and a duplicate after.
+    const anotherSourceHolds = answer.status === 422 && state.connectorClaimed;
+    if (payload.kind === 'right' && (answer.status === 400 || answer.status === 422) && !anotherSourceHolds) {
       throw new InvariantViolation('the right payload is never refused', where);
     }
-    const state = keyModel(model, slot);
     if (payload.kind === 'conflicting' && state.answered2xx && answer.status !== 422) {
       throw new InvariantViolation('a conflicting payload under a known key is refused with 422', where);
     }
@@ -327,6 +413,7 @@ export function keyModel(model: Model, slot: number): KeyModel {
       abandoned: false,
       purged: false,
       startAnswerLost: false,
+      connectorClaimed: false,
       mayCompensate: false,
       endedUnwritten: false,
     };

@@ -1,9 +1,10 @@
 // A fake DingTalk open API (the new API on api.dingtalk.com: OAuth2 access token, process
 // instance read) for reader tests, and the builder of callbacks exactly as DingTalk sends them
 // (AES-256-CBC with the aes_key, the app key appended, SHA-1 signature in the query). Built with
-// node:crypto alone, apart from the code under test.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+// node:crypto alone, apart from the code under test (message-crypto-scheme.ts).
+import { randomBytes } from 'node:crypto';
 import { type FakeOaApi, startFakeOaApi } from './fake-oa-api.js';
+import { messageSignature, openMessage, randomAesKey, sealMessage } from './message-crypto-scheme.js';
 
 export interface DingTalkComponent {
   id?: string;
@@ -30,8 +31,8 @@ export async function startFakeDingTalk(options: { tokenTtlSeconds?: number } = 
   const appSecret = randomBytes(24).toString('base64url');
   const api = await startFakeOaApi<DingTalkInstance>(
     {
-      tokenRequest: (method, path, body, issue) => {
-        if (method !== 'POST' || path !== '/v1.0/oauth2/accessToken') return undefined;
+      tokenRequest: (method, url, body, issue) => {
+        if (method !== 'POST' || url.pathname !== '/v1.0/oauth2/accessToken') return undefined;
         const credentials = body as { appKey?: string; appSecret?: string } | undefined;
         if (credentials?.appKey !== appKey || credentials.appSecret !== appSecret) {
           return { status: 400, body: { code: 'invalidClientIdOrSecret', message: 'wrong appKey or appSecret' } };
@@ -99,39 +100,16 @@ export function dingtalkApprovalPayload(event: {
   };
 }
 
-const aesKeyBytes = (aesKey: string) => Buffer.from(`${aesKey}=`, 'base64');
-
-/** DingTalk's message encryption: random(16) + length(4, big-endian) + message + key, PKCS#7 to 32 bytes. */
-export function dingtalkEncrypt(aesKey: string, message: string, key: string): string {
-  const bytes = aesKeyBytes(aesKey);
-  const text = Buffer.from(message, 'utf8');
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(text.length);
-  const plain = Buffer.concat([randomBytes(16), length, text, Buffer.from(key, 'utf8')]);
-  const pad = 32 - (plain.length % 32);
-  const cipher = createCipheriv('aes-256-cbc', bytes, bytes.subarray(0, 16));
-  cipher.setAutoPadding(false);
-  return Buffer.concat([cipher.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])), cipher.final()]).toString(
-    'base64',
-  );
-}
+/** DingTalk's message encryption (message-crypto-scheme.ts), the app key as the receiver. */
+export const dingtalkEncrypt = (aesKey: string, message: string, key: string): string =>
+  sealMessage(aesKey, message, key);
 
 export function dingtalkDecrypt(aesKey: string, ciphertext: string): { message: string; key: string } {
-  const bytes = aesKeyBytes(aesKey);
-  const decipher = createDecipheriv('aes-256-cbc', bytes, bytes.subarray(0, 16));
-  decipher.setAutoPadding(false);
-  const padded = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64')), decipher.final()]);
-  const plain = padded.subarray(0, padded.length - (padded[padded.length - 1] ?? 0));
-  const length = plain.readUInt32BE(16);
-  return {
-    message: plain.subarray(20, 20 + length).toString('utf8'),
-    key: plain.subarray(20 + length).toString('utf8'),
-  };
+  const { message, receiverId } = openMessage(aesKey, ciphertext);
+  return { message, key: receiverId };
 }
 
-export function dingtalkSignature(token: string, timestamp: string, nonce: string, ciphertext: string): string {
-  return createHash('sha1').update([token, timestamp, nonce, ciphertext].sort().join('')).digest('hex');
-}
+export const dingtalkSignature = messageSignature;
 
 /** The request DingTalk would send for this payload: encrypted body, signature in the query. */
 export function dingtalkCallback(
@@ -149,6 +127,4 @@ export function dingtalkCallback(
 }
 
 /** A random aes_key as the console generates one: 43 characters of base64. */
-export function randomDingTalkAesKey(): string {
-  return randomBytes(32).toString('base64').slice(0, 43);
-}
+export const randomDingTalkAesKey = randomAesKey;

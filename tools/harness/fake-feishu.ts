@@ -55,8 +55,8 @@ export async function startFakeFeishu(options: { tokenTtlSeconds?: number } = {}
   const appSecret = randomBytes(16).toString('hex');
   const api = await startFakeOaApi<FeishuInstance>(
     {
-      tokenRequest: (method, path, body, issue) => {
-        if (method !== 'POST' || path !== '/open-apis/auth/v3/tenant_access_token/internal') return undefined;
+      tokenRequest: (method, url, body, issue) => {
+        if (method !== 'POST' || url.pathname !== '/open-apis/auth/v3/tenant_access_token/internal') return undefined;
         const credentials = body as { app_id?: string; app_secret?: string } | undefined;
         if (credentials?.app_id !== appId || credentials.app_secret !== appSecret) {
           return { status: 400, body: { code: 10014, msg: 'app secret invalid' } };

@@ -1,7 +1,7 @@
-// The common part of the fake OA open APIs (fake-feishu.ts, fake-dingtalk.ts): a real HTTP server
-// on 127.0.0.1 that issues access tokens with an expiry, serves the instances a test registers,
-// answers each instance read as scripted (an error status, Retry-After, an invalid-token answer,
-// a hang), and counts what arrived. Each vendor file says only how its requests and answers look.
+// The common part of the fake OA open APIs (fake-feishu.ts, fake-dingtalk.ts, fake-wecom.ts): a
+// real HTTP server on 127.0.0.1 that issues access tokens with an expiry, serves the instances a
+// test registers, answers each instance read as scripted (an error status, Retry-After, an
+// invalid-token answer, a hang), and counts what arrived. Each vendor file says only how its requests and answers look.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -24,7 +24,7 @@ export interface VendorShape {
   /** Whether this request asks for a token; its answer given a fresh token, or an error. */
   tokenRequest(
     method: string,
-    path: string,
+    url: URL,
     body: unknown,
     issue: () => { token: string; ttlSeconds: number },
   ): Answer | undefined;
@@ -33,6 +33,7 @@ export interface VendorShape {
     method: string,
     url: URL,
     headers: http.IncomingHttpHeaders,
+    body: unknown,
   ): { token: string | undefined; instanceId: string } | undefined;
   instanceAnswer(instance: unknown): Answer;
   notFound(instanceId: string): Answer;
@@ -98,13 +99,13 @@ export async function startFakeOaApi<Instance>(
         tokens.set(token, Date.now() + ttlSeconds * 1000);
         return { token, ttlSeconds };
       };
-      const tokenAnswer = shape.tokenRequest(method, url.pathname, body, issue);
+      const tokenAnswer = shape.tokenRequest(method, url, body, issue);
       if (tokenAnswer) {
         tokenRequests += 1;
         const reply = tokenScript.shift();
         return reply ? scripted(response, reply) : send(response, tokenAnswer);
       }
-      const read = shape.instanceRequest(method, url, request.headers);
+      const read = shape.instanceRequest(method, url, request.headers, body);
       if (!read) return send(response, shape.error(404));
       reads.push(read.instanceId);
       const reply = scripts.get(read.instanceId)?.shift();

@@ -180,7 +180,14 @@ function connectorOperation(vendor: string, method: 'GET' | 'POST'): Json {
           : { 'application/json': { schema: { type: 'object' } } },
     },
     responses: {
-      '200': json({}, 'What the vendor expects back: the URL check answered, or the event acknowledged'),
+      '200':
+        vendor === 'wecom'
+          ? {
+              description:
+                'The URL check (GET) answered with the decrypted echostr; an event (POST) acknowledged, empty',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            }
+          : json({}, 'What the vendor expects back: the URL check answered, or the event acknowledged'),
       ...problemAnswers('invalid-callback', 'not-found', 'payload-too-large', ...EVERY_ROUTE),
     },
   };

@@ -316,6 +316,8 @@ describe('no secret in any output', () => {
     // The reader's token request carries the agent secret in its query, and its reads the token.
     const wecomId = uniqueApprovalNo('LEAKWC');
     wecom.register(wecomId, approvedWeComOrder(await createSku(), 2, 10.5));
+    // The reader's error paths too: a token refused (refreshed once), then a 502 (retried).
+    wecom.script(wecomId, [{ kind: 'token-invalid' }, { kind: 'status', status: 502 }]);
     const wecomUrl = (query: Record<string, string>) =>
       `${api.url}/webhooks/wecom?${new URLSearchParams(query).toString()}`;
     const check = wecomUrlCheck('leak-echo', {
@@ -442,6 +444,11 @@ describe('no secret in any output', () => {
     );
     assert.equal(keys.length, 7);
     assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');
+    // The access tokens WeCom's reader was given travel in its URLs' queries: the outputs below
+    // must not show them either. The refused one was refreshed: two at least.
+    const wecomTokens = wecom.issuedTokens();
+    assert.ok(wecomTokens.length >= 2, `WeCom access tokens issued: ${wecomTokens.length}`);
+    for (const [index, token] of wecomTokens.entries()) secrets[`WeCom access token ${index + 1}`] = token;
     assert.ok(metricsText.every((text) => text.includes('# TYPE')));
   });
 

@@ -106,7 +106,8 @@ export async function startTestService(
       broker: config.broker,
       readers: options.readers ?? readersFromConfig(config.connectors, config.writePolicy),
       formMapping: config.connectors.formMapping?.file,
-      slots: workerSlots(config, false),
+      // The app below shares this pool, as an API hosting its worker does: the same room is kept for it.
+      slots: workerSlots(config, true),
       ...(options.activities ? { activities: options.activities } : {}),
     });
     const done = running.run();

@@ -51,6 +51,8 @@ export interface FakeOaApi<Instance> {
   /** Every token issued so far stops being valid (as when the vendor expires them early). */
   revokeTokens: () => void;
   tokenRequests: () => number;
+  /** Every access token issued so far: secrets no output of the service may show. */
+  issuedTokens: () => string[];
   reads: (instanceId?: string) => number;
   close: () => Promise<void>;
 }
@@ -64,6 +66,7 @@ export async function startFakeOaApi<Instance>(
   const scripts = new Map<string, ScriptedReply[]>();
   let tokenScript: ScriptedReply[] = [];
   const tokens = new Map<string, number>();
+  const issued: string[] = [];
   let tokenRequests = 0;
   const reads: string[] = [];
   const hanging = new Set<http.ServerResponse>();
@@ -97,6 +100,7 @@ export async function startFakeOaApi<Instance>(
       const issue = () => {
         const token = `t-${randomUUID()}`;
         tokens.set(token, Date.now() + ttlSeconds * 1000);
+        issued.push(token);
         return { token, ttlSeconds };
       };
       const tokenAnswer = shape.tokenRequest(method, url, body, issue);
@@ -125,6 +129,7 @@ export async function startFakeOaApi<Instance>(
     scriptToken: (replies) => void (tokenScript = [...replies]),
     revokeTokens: () => tokens.clear(),
     tokenRequests: () => tokenRequests,
+    issuedTokens: () => [...issued],
     reads: (instanceId) => (instanceId === undefined ? reads.length : reads.filter((id) => id === instanceId).length),
     close: async () => {
       for (const response of hanging) response.socket?.destroy();

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { brokerAddress, type Config, connectorStates, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
-import { workerSlots } from '../services/config/worker-slots.js';
+import { type WorkerSlots, workerSlots } from '../services/config/worker-slots.js';
 import { migrate } from '../services/db/migrate.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
@@ -38,8 +38,8 @@ export interface OrderWorkerHost {
   temporal: Client;
   prisma: PrismaClient;
   activities?: WorkerDeps['activities'];
-  /** The API process runs this worker (API_HOSTS_WORKER=1): its pool keeps room for the API. */
-  hostedByApi?: boolean;
+  /** What the worker runs at once, checked against the pool when the process started. */
+  slots: WorkerSlots;
 }
 
 /**
@@ -61,7 +61,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
   } catch (error) {
     log.warn({ err: error }, 'could not create the safety-net schedules (duplicate scan, retention purge)');
   }
-  const slots = workerSlots(config, host.hostedByApi === true);
+  const { slots } = host;
   const workflows = await workflowCode({ traced: tracingOn(), dir: config.worker.bundleDir });
   const worker = await createWorker({
     workflows,
@@ -111,7 +111,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
 export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
   const config = loadConfig();
   // Slots that cannot fit the pool stop the process now, not after it migrated and connected.
-  workerSlots(config, false);
+  const slots = workerSlots(config, false);
   warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
   const metrics = installTemporalRuntime(config, log, { handleSignals: true });
   // Before the client and the worker exist: they take their interceptors from it.
@@ -135,6 +135,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     connection,
     temporal,
     prisma,
+    slots,
     ...(activities ? { activities } : {}),
   });
   probes?.watch({ worker, prisma, temporal });

@@ -35,7 +35,7 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
   const hostsWorker = config.http.hostsWorker;
   // A hosted worker's slots that cannot fit the pool beside the API stop the process now.
-  if (hostsWorker) workerSlots(config, true);
+  const slots = hostsWorker ? workerSlots(config, true) : undefined;
   // The API has its own probes: they report the worker it hosts. Said once, so that a probe aimed
   // at WORKER_HEALTH_PORT on this process is not a mystery.
   if (config.worker.health) {
@@ -69,10 +69,10 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // worker process does: without Temporal the process does not start.
   let hosted: { worker: Worker; running: Promise<void> } | undefined;
   let temporal: Client;
-  if (hostsWorker) {
+  if (slots) {
     const connection = await connectWorker(target);
     temporal = clientOn(connection, config.temporal.namespace);
-    const worker = await createOrderWorker({ config, log, metrics, connection, temporal, prisma, hostedByApi: true });
+    const worker = await createOrderWorker({ config, log, metrics, connection, temporal, prisma, slots });
     const running = worker.run();
     hosted = { worker, running };
     // A worker that fails for good takes the process with it: the supervisor restarts both,

@@ -9,7 +9,7 @@ import { errorInChain, isDatabaseTransient, isTemporalUnreachable } from '../dom
 import { IdempotencyConflictError, messageOf } from '../domain/errors.js';
 import type { FieldError } from '../domain/order-input.js';
 import { NoPendingDecisionError, NothingToCompensateError } from './submission/operator-decisions.js';
-import { TemporalUnavailableError } from './submission/submit-approval.js';
+import { IntakeOverloadedError, TemporalUnavailableError } from './submission/submit-approval.js';
 
 /**
  * - conflict: the request contradicts what already exists; calling again is refused again.
@@ -40,7 +40,11 @@ export type FailureOutcome = Said &
   (
     | { kind: 'conflict'; slug: 'idempotency-key-conflict'; idempotencyKey: string; differences: readonly string[] }
     | { kind: 'conflict'; slug: 'workflow-already-started'; workflowId: string }
-    | { kind: 'retry-later'; slug: 'temporal-unavailable' | 'database-unavailable'; retryAfterSeconds: number }
+    | {
+        kind: 'retry-later';
+        slug: 'temporal-unavailable' | 'database-unavailable' | 'overloaded';
+        retryAfterSeconds: number;
+      }
     | { kind: 'not-found'; slug: 'order-not-found'; idempotencyKey: string }
     | { kind: 'refused'; slug: 'validation-failed' | 'invalid-key'; errors: readonly FieldError[] }
     | { kind: 'refused'; slug: 'decision-refused'; idempotencyKey: string; reason: string }
@@ -110,6 +114,9 @@ export function failureOutcome(error: unknown): FailureOutcome {
   }
   if (error instanceof WorkflowExecutionAlreadyStartedError) {
     return { kind: 'conflict', slug: 'workflow-already-started', workflowId: error.workflowId, message };
+  }
+  if (error instanceof IntakeOverloadedError) {
+    return { kind: 'retry-later', slug: 'overloaded', retryAfterSeconds: error.retryAfterSeconds, message };
   }
   if (error instanceof TemporalUnavailableError || isTemporalUnreachable(error)) {
     return { kind: 'retry-later', slug: 'temporal-unavailable', retryAfterSeconds: RETRY_AFTER_SECONDS, message };

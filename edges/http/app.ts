@@ -25,6 +25,8 @@ import { requestedWaitSeconds } from './prefer.js';
 import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
 import { verifyWebhookSignature } from '../../domain-node/signature.js';
 import { inRequestSpan, registerRequestSpans } from './request-spans.js';
+import { registerArrivals, webhookDeadline } from './arrival.js';
+import { type IntakeLoad, intakeLoad } from '../../services/submission/intake-load.js';
 import {
   databaseMigrated,
   type PolledWorker,
@@ -52,12 +54,15 @@ export interface AppDeps {
   startGuard?: StartGuard;
   /** The worker this process hosts (API_HOSTS_WORKER): `/readyz` is ready only while it polls. */
   hostedWorker?: PolledWorker;
+  /** How many deliveries this process takes at once; its own, from INTAKE_MAX_IN_FLIGHT, unless given. */
+  intake?: IntakeLoad;
 }
 
 /** What the log says when a dependency was unavailable (the answer is a 503 with Retry-After). */
 const UNAVAILABLE_LOG = {
   'temporal-unavailable': 'Temporal unreachable',
   'database-unavailable': 'database unreachable',
+  overloaded: 'delivery shed: this instance could not take it inside its deadline',
 };
 /** The problem type each refused request was answered with, for the webhook outcome metric. */
 const refusalTypes = new WeakMap<FastifyRequest, string>();
@@ -65,6 +70,8 @@ const refusalTypes = new WeakMap<FastifyRequest, string>();
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config } = deps;
   const metrics = deps.metrics ?? noProductMetrics();
+  // One for the process: every door's deliveries share it (docs/architecture.md, decision 33).
+  const intake = deps.intake ?? intakeLoad({ maxInFlight: config.http.maxInFlight });
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: MAX_BODY_BYTES,
@@ -107,6 +114,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return sendProblem(reply.headers(answer.headers), answer.problem);
   });
 
+  // First of all, each request's arrival: the deadlines of deliveries count from it.
+  registerArrivals(app);
   // With tracing on, a span per request; the routes below run their work inside it.
   registerRequestSpans(app);
 
@@ -143,7 +152,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   );
 
   app.post(WEBHOOK_PATH, { onRequest: setContentTypeAside }, async (request, reply) => {
-    const receivedAt = Date.now();
+    const deadline = webhookDeadline(request, config.http.startTimeoutMs);
     const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const mediaType = (declaredContentTypes.get(request) ?? '').split(';')[0]?.trim().toLowerCase();
     if (mediaType !== 'application/json') {
@@ -184,10 +193,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
     const submission = await inRequestSpan(request, () =>
       submitApproval(
-        { ...submissionDepsFrom(config, deps.prisma, deps.temporal), startGuard: deps.startGuard },
+        { ...submissionDepsFrom(config, deps.prisma, deps.temporal), startGuard: deps.startGuard, intake },
         parsed.value,
         'webhook',
-        wait === undefined ? {} : { waitUntil: receivedAt + wait * 1000 },
+        { deadline, ...(wait === undefined ? {} : { waitUntil: deadline.arrivedAt + wait * 1000 }) },
       ),
     );
     request.log.info(
@@ -214,6 +223,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     prisma: deps.prisma,
     temporal: deps.temporal,
     metrics,
+    intake,
     connectors: deps.connectors ?? {},
     onRequest: setContentTypeAside,
   });
@@ -225,6 +235,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     temporal: deps.temporal,
     log: app.log,
     startGuard: deps.startGuard,
+    intake,
   });
 
   app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));

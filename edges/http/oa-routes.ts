@@ -5,13 +5,15 @@
 // A connector that is off (its settings absent) has no route: 404 problem+json. A callback the
 // connector refuses gets the door's one answer, whatever the reason, which only the log hears
 // (docs/architecture.md, decision 26); an authentic callback is always acknowledged.
-import type { FastifyInstance, FastifyReply, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
 import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { acceptApprovalEvent } from '../../services/submission/accept-oa-event.js';
+import { acceptApprovalEvent, type ReplyDeadline } from '../../services/submission/accept-oa-event.js';
+import type { IntakeLoad } from '../../services/submission/intake-load.js';
+import { arrivalOf } from './arrival.js';
 import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import type { Connector, ConnectorReply } from '../connectors/connector.js';
 import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
@@ -22,6 +24,8 @@ export interface OaRouteDeps {
   prisma: PrismaClient;
   temporal: Client;
   metrics: ProductMetrics;
+  /** The process's intake, shared with the other doors. */
+  intake: IntakeLoad;
   /** The connectors that are on; a vendor without one answers 404. */
   connectors: Partial<Record<OaVendor, Connector>>;
   /** Keeps the Content-Type away from fastify, so every body is read as raw bytes. */
@@ -43,6 +47,12 @@ export function oaCallbackMethods(vendor: OaVendor): readonly ('GET' | 'POST')[]
  */
 export function replyBudgetMs(vendorDeadlineMs: number): number {
   return Math.max(100, vendorDeadlineMs - Math.max(500, Math.round(vendorDeadlineMs / 3)));
+}
+
+/** When the vendor's reply is due: its budget counted from the callback's arrival. */
+function replyDeadline(request: FastifyRequest, vendorDeadlineMs: number): ReplyDeadline {
+  const arrivedAt = arrivalOf(request);
+  return { arrivedAt, replyBy: arrivedAt + replyBudgetMs(vendorDeadlineMs) };
 }
 
 export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void {
@@ -90,12 +100,13 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
               acceptApprovalEvent(
                 {
                   ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+                  intake: deps.intake,
                   log: request.log,
                   metrics: deps.metrics,
                   formMapping: deps.config.connectors.formMapping?.file,
                 },
                 callback.event,
-                replyBudgetMs(connector.vendorDeadlineMs),
+                replyDeadline(request, connector.vendorDeadlineMs),
               ),
             );
             request.log.info(

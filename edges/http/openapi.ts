@@ -56,6 +56,8 @@ function problemAnswers(...slugs: ProblemSlug[]): Record<string, Json> {
 /** Errors any route may give: the framework's own refusals, a failure, the drain. */
 const EVERY_ROUTE: ProblemSlug[] = ['bad-request', 'internal-error', 'shutting-down'];
 const DEPENDENCIES: ProblemSlug[] = ['temporal-unavailable', 'database-unavailable'];
+/** A delivery this instance could not take inside its deadline (docs/architecture.md, decision 33). */
+const SHED: ProblemSlug[] = ['overloaded'];
 
 function json(schema: Json, description: string, headers: Json = {}): Json {
   return { description, headers, content: { 'application/json': { schema } } };
@@ -125,6 +127,7 @@ function webhookOperation(): Json {
         'unsupported-media-type',
         'idempotency-key-conflict',
         ...DEPENDENCIES,
+        ...SHED,
         ...EVERY_ROUTE,
       ),
     },
@@ -188,7 +191,7 @@ function connectorOperation(vendor: string, method: 'GET' | 'POST'): Json {
               content: { 'text/plain': { schema: { type: 'string' } } },
             }
           : json({}, 'What the vendor expects back: the URL check answered, or the event acknowledged'),
-      ...problemAnswers('invalid-callback', 'not-found', 'payload-too-large', ...EVERY_ROUTE),
+      ...problemAnswers('invalid-callback', 'not-found', 'payload-too-large', ...DEPENDENCIES, ...SHED, ...EVERY_ROUTE),
     },
   };
 }

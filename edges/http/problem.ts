@@ -44,6 +44,10 @@ export const PROBLEM_TYPES = {
   'internal-error': { status: 500, when: 'anything unexpected; the details stay in the log' },
   'temporal-unavailable': { status: 503, when: 'Temporal unreachable or the start unconfirmed; Retry-After' },
   'database-unavailable': { status: 503, when: 'PostgreSQL unreachable, busy or the statement rolled back' },
+  overloaded: {
+    status: 503,
+    when: 'this instance could not take the delivery inside its deadline (a burst); Retry-After from its drain rate',
+  },
   'shutting-down': { status: 503, when: 'the instance is draining after SIGTERM; Retry-After: 1' },
 } as const satisfies Record<string, { status: number; when: string }>;
 
@@ -112,6 +116,11 @@ export function problemFor(outcome: FailureOutcome): HttpProblem {
       return retryLater(
         outcome.retryAfterSeconds,
         problem(slug, 503, UNAVAILABLE, `the database cannot be reached; ${REDELIVER}`),
+      );
+    case 'overloaded':
+      return retryLater(
+        outcome.retryAfterSeconds,
+        problem(slug, 503, UNAVAILABLE, `this instance is too busy to take the delivery in time; ${REDELIVER}`),
       );
     case 'order-not-found':
       return new HttpProblem(problem(slug, 404, 'Not found', outcome.message));

@@ -72,6 +72,11 @@ export function failureResult(toolName: string, outcome: FailureOutcome): CallTo
       );
     case 'database-unavailable':
       return refusal(`The database cannot be reached right now. ${again}`);
+    case 'overloaded':
+      return refusal(
+        `The service is too busy to take this call right now; nothing was started. It is safe to call ${toolName} ` +
+          `again with the same arguments after ${outcome.retryAfterSeconds} seconds.`,
+      );
     case 'order-not-found':
       return refusal(`No order is known for ${outcome.idempotencyKey}: nothing was submitted under it.`);
     case 'validation-failed':

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { StartGuard } from '../../services/submission/submit-approval.js';
+import type { IntakeLoad } from '../../services/submission/intake-load.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { toFieldErrors } from '../../domain/order-input.js';
 import type { Client } from '@temporalio/client';
@@ -24,6 +25,8 @@ export interface McpDeps {
   log: McpLogger;
   /** Which submissions may start their key's workflow; the product's own guard unless given. */
   startGuard?: StartGuard;
+  /** The process's intake, shared with the other doors (edges/http/app.ts); none over stdio. */
+  intake?: IntakeLoad;
 }
 
 /** An idempotency key as an argument: only a well-formed key is looked up. */

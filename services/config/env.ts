@@ -121,6 +121,9 @@ const envSchema = z.object({
   // The longest a webhook answer takes when its sender asks to wait for the write (`Prefer: wait`):
   // the sender's own deadline. The contract honours waits of 1–25 s.
   WEBHOOK_MAX_WAIT_MS: z.coerce.number().int().min(1_000).max(25_000).default(25_000),
+  // The most deliveries (webhook, OA callbacks, MCP submissions) one API process takes at once; one
+  // more is answered 503 + Retry-After at once (docs/architecture.md, decision 33). Unset: no cap.
+  INTAKE_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(100_000).optional(),
   DOWNSTREAM_URL: httpUrlSetting.optional(),
   DOWNSTREAM_SECRET: signingSecretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
@@ -295,6 +298,8 @@ export interface Config {
      * can hand the workflow's first task to it (eager start) instead of a round trip through a poll.
      */
     hostsWorker: boolean;
+    /** The most deliveries taken at once (INTAKE_MAX_IN_FLIGHT); undefined: no cap. */
+    maxInFlight: number | undefined;
   };
   worker: {
     maxConcurrentActivities: number;
@@ -467,6 +472,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       maxWaitSeconds: Math.floor((env.WEBHOOK_MAX_WAIT_MS - env.WEBHOOK_START_TIMEOUT_MS) / 1000),
       drainMs: env.SHUTDOWN_DRAIN_MS,
       hostsWorker: env.API_HOSTS_WORKER,
+      maxInFlight: env.INTAKE_MAX_IN_FLIGHT,
     },
     worker: {
       maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,

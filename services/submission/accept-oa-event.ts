@@ -54,15 +54,21 @@ export interface ApprovalEventDeps extends SubmissionDeps {
   formMapping: FormMappingFile | undefined;
 }
 
+/** When the vendor's reply is due, in epoch milliseconds, and when its callback arrived. */
+export interface ReplyDeadline {
+  arrivedAt: number;
+  replyBy: number;
+}
+
 /**
- * Handles the event within `replyWithinMs`. Throws (the vendor is answered 503 and redelivers)
- * when the event could not be recorded or the key not claimed in that time, or the database or
- * Temporal failed before the claim or the start answered; never releases a claim.
+ * Handles the event by `replyBy`. Throws (the vendor is answered 503 and redelivers) when the event
+ * could not be recorded or the key not claimed by then, or the database or Temporal failed before
+ * the claim or the start answered; never releases a claim.
  */
 export async function acceptApprovalEvent(
   deps: ApprovalEventDeps,
   event: ApprovalEvent,
-  replyWithinMs: number,
+  { arrivedAt, replyBy }: ReplyDeadline,
 ): Promise<ApprovalEventOutcome> {
   if (deps.formMapping && !isOrderDefinition(deps.formMapping, event.vendor, event.definitionCode)) {
     deps.log.info(
@@ -90,7 +96,10 @@ export async function acceptApprovalEvent(
     );
     if (event.status === 'APPROVED') {
       try {
-        const submission = await submitApprovalForm(deps, event, () => (claimed = true));
+        const submission = await submitApprovalForm(deps, event, () => (claimed = true), {
+          arrivedAt,
+          claimBy: replyBy,
+        });
         return { kind: 'submitted', idempotencyKey, submission };
       } catch (error) {
         if (!(error instanceof IdempotencyConflictError)) throw error;
@@ -111,7 +120,7 @@ export async function acceptApprovalEvent(
 
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), replyWithinMs);
+    timer = setTimeout(() => resolve('late'), Math.max(0, replyBy - Date.now()));
   });
   try {
     const outcome = await Promise.race([work, late]);
@@ -135,7 +144,7 @@ export async function acceptApprovalEvent(
     kind: 'retry-later',
     slug: 'database-unavailable',
     retryAfterSeconds: RETRY_AFTER_SECONDS,
-    message: `the event of ${idempotencyKey} was not taken within ${replyWithinMs} ms; send it again`,
+    message: `the event of ${idempotencyKey} was not taken within ${replyBy - arrivedAt} ms of its arrival; send it again`,
   });
 }
 

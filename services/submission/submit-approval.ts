@@ -28,6 +28,7 @@ import type {
   WriteOutcome,
 } from '../../workflows/definitions.js';
 import { waitForOutcome } from './wait-for-outcome.js';
+import { type IntakeLoad, RETRY_AFTER_WITHOUT_A_RATE_SECONDS } from './intake-load.js';
 import { tagSpanWithKey } from '../telemetry/tracing.js';
 import { isOaVendor, type OaVendor } from '../../domain/oa-approval.js';
 
@@ -42,6 +43,8 @@ export interface SubmissionDeps {
   workerInProcess?: boolean | undefined;
   /** Which deliveries may start their key's workflow: `oneStartPerKey` unless a test passes another. */
   startGuard?: StartGuard | undefined;
+  /** This process's intake: how many deliveries it takes at once, and what a shed one hears. */
+  intake?: IntakeLoad | undefined;
 }
 
 /**
@@ -96,6 +99,57 @@ export interface DeliveryOptions {
   waitUntil?: number | undefined;
   /** Called with the key once it is claimed: from then on a slow start may finish without its caller. */
   onClaimed?: (idempotencyKey: string) => void;
+  /** The caller's deadline, counted from the request's arrival; none: the start's own deadline. */
+  deadline?: DeliveryDeadline | undefined;
+}
+
+/**
+ * When a delivery's caller must have its answer, counted from the moment its request arrived, so
+ * that the time it waited in this process counts (docs/architecture.md, decision 33). A delivery
+ * with too little of it left is shed before it claims anything; a claim still running at `claimBy`
+ * is answered as shed (the claim, if it lands, is kept: decision 11); the start is confirmed by
+ * `startBy`, or — unset — goes on after the answer (an OA connector's reply needs the claim only).
+ */
+export interface DeliveryDeadline {
+  /** Epoch milliseconds. */
+  arrivedAt: number;
+  claimBy: number;
+  startBy?: number | undefined;
+}
+/**
+ * This process could not take the delivery inside its caller's deadline: too many at once, or too
+ * little time left after waiting in the process. Calling again later is safe and the answer says
+ * when (docs/architecture.md, decision 33). Nothing was started; a claim made is kept.
+ */
+export class IntakeOverloadedError extends Error {
+  constructor(
+    readonly retryAfterSeconds: number,
+    reason: string,
+  ) {
+    super(`this instance is too busy to take the delivery in time (${reason}); send it again after the Retry-After`);
+    this.name = 'IntakeOverloadedError';
+  }
+}
+
+/**
+ * A delivery that reaches the start path with less than this share of its caller's deadline left
+ * is shed before it claims: under a burst, a claim and a start take longer than what is left, and
+ * a sender that hears 503 early resends into a quieter moment instead of timing out.
+ */
+const SHED_BELOW_SHARE_OF_DEADLINE = 0.25;
+/** A start that failed this close to a deadline it was cut to failed for want of time. */
+const CUT_SHORT_SLACK_MS = 50;
+
+/**
+ * Whether a start that failed at the caller's deadline failed because the delivery had waited in
+ * this process: it had spent more than `SHED_BELOW_SHARE_OF_DEADLINE` of its time before the start
+ * was called. A start that had nearly all of it and still went unanswered says Temporal did not
+ * confirm it (`temporal-unavailable`), which is what a hung Temporal looks like on a quiet process.
+ */
+function ranOutOfTime(deadline: DeliveryDeadline, startCalledAt: number, startBy: number): boolean {
+  const budget = (deadline.startBy ?? deadline.claimBy) - deadline.arrivedAt;
+  const waitedBefore = startCalledAt - deadline.arrivedAt;
+  return Date.now() >= startBy - CUT_SHORT_SLACK_MS && waitedBefore > budget * SHED_BELOW_SHARE_OF_DEADLINE;
 }
 
 /**
@@ -216,13 +270,24 @@ export async function submitApprovalForm(
   form: { vendor: OaVendor; instanceId: string },
   /** Called once the key is claimed: from then on a slow start may finish without its caller. */
   onClaimed: () => void = () => {},
+  /** When the vendor's reply is due: the key must be claimed by then (the start may go on). */
+  deadline?: DeliveryDeadline,
 ): Promise<Submission> {
   const input = formInput(form.vendor, form.instanceId, deps.writePolicy);
-  return acceptDelivery(deps, input, { fingerprint: null, request: null, source: form.vendor }, { onClaimed });
+  return acceptDelivery(
+    deps,
+    input,
+    { fingerprint: null, request: null, source: form.vendor },
+    { onClaimed, deadline },
+  );
 }
 
 /**
  * The one start path of every delivery:
+ * 0. a delivery beyond INTAKE_MAX_IN_FLIGHT, or with less than a quarter of its caller's deadline
+ *    left (it waited in this process), is shed — 503 + Retry-After, nothing claimed; a claim or a
+ *    start still running at the caller's deadline is answered the same way, and what it did is
+ *    kept (docs/architecture.md, decision 33).
  * 1. claim the key (INSERT … ON CONFLICT DO NOTHING), reading the key's order in the same
  *    statement. An order row, when there is one, is the final judge: a different fingerprint is a
  *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges. A
@@ -244,7 +309,35 @@ async function acceptDelivery(
   deps: SubmissionDeps,
   input: OrderWorkflowStart,
   claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
-  { waitUntil, onClaimed }: DeliveryOptions = {},
+  options: DeliveryOptions = {},
+): Promise<Submission> {
+  const { intake } = deps;
+  const overloaded = (reason: string) => {
+    intake?.shed();
+    return new IntakeOverloadedError(intake?.retryAfterSeconds() ?? RETRY_AFTER_WITHOUT_A_RATE_SECONDS, reason);
+  };
+  if (intake && !intake.enter()) throw overloaded(`${intake.inFlight} deliveries in flight, INTAKE_MAX_IN_FLIGHT`);
+  let taken = false;
+  try {
+    const submission = await takeDelivery(deps, input, claim, options);
+    taken = true;
+    return submission;
+  } catch (error) {
+    if (error instanceof Shed) throw overloaded(error.message);
+    throw error;
+  } finally {
+    intake?.leave(taken);
+  }
+}
+
+/** Inside the start path: the delivery is shed for the reason given (see `IntakeOverloadedError`). */
+class Shed extends Error {}
+
+async function takeDelivery(
+  deps: SubmissionDeps,
+  input: OrderWorkflowStart,
+  claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
+  { waitUntil, onClaimed, deadline }: DeliveryOptions,
 ): Promise<Submission> {
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
@@ -266,13 +359,22 @@ async function acceptDelivery(
   };
   const incoming = claim.fingerprint;
 
-  const { record, orderFingerprint, orderStatusAtPurge } = await claimRecord(deps.prisma, {
+  if (deadline) {
+    const left = deadline.claimBy - Date.now();
+    if (left < (deadline.claimBy - deadline.arrivedAt) * SHED_BELOW_SHARE_OF_DEADLINE) {
+      throw new Shed(`${Math.max(0, left)} ms of the caller's deadline left before the claim`);
+    }
+  }
+  const claiming = claimRecord(deps.prisma, {
     idempotencyKey: key,
     approvalNo: input.approvalNo,
     operation: input.operation,
     workflowId,
     ...claim,
   });
+  const { record, orderFingerprint, orderStatusAtPurge } = deadline
+    ? await settledBy(deadline.claimBy, claiming, () => new Shed("the claim not made by the caller's deadline"))
+    : await claiming;
   onClaimed?.(key);
   if (orderFingerprint !== undefined) {
     if (incoming !== null && orderFingerprint !== incoming) {
@@ -316,16 +418,23 @@ async function acceptDelivery(
     return afterWaiting(async () => duplicateOf((await findRecord(deps.prisma, key)) ?? record));
   }
 
+  // The start's own deadline, or the caller's when that comes first (a delivery that asked to
+  // wait has its start confirmed after the wait, as decision 19 says).
+  const startCalledAt = Date.now();
+  const ownStartBy = (waitUntil ?? startCalledAt) + deps.startTimeoutMs;
+  const startBy =
+    waitUntil === undefined && deadline?.startBy !== undefined ? Math.min(ownStartBy, deadline.startBy) : ownStartBy;
   let outcome: WriteOutcome | undefined;
   try {
-    const started = startWorkflow(deps, input, waitUntil, guard.reusePolicy);
-    outcome = deps.workerInProcess
-      ? await answeredBy((waitUntil ?? Date.now()) + deps.startTimeoutMs, started)
-      : await started;
+    const started = startWorkflow(deps, input, waitUntil, guard.reusePolicy, startBy);
+    outcome = deps.workerInProcess ? await answeredBy(startBy, started) : await started;
   } catch (error) {
     // The claim stays. The Temporal client retries its calls: an attempt may have started the run
     // and lost its answer before a later attempt failed, whatever the last error says. The run,
     // if there is one, records its statuses on the claim; the sender's redelivery attaches to it.
+    if (deadline && startBy < ownStartBy && ranOutOfTime(deadline, startCalledAt, startBy)) {
+      throw new Shed("the start not confirmed by the caller's deadline");
+    }
     if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);
     throw error;
   }
@@ -349,17 +458,23 @@ async function acceptDelivery(
  * gRPC connection keeps its deadline across retries and needs no race. The call may still start
  * the run after that; the claim is kept for it (decision 11).
  */
-async function answeredBy<T>(deadline: number, start: Promise<T>): Promise<T> {
+function answeredBy<T>(deadline: number, start: Promise<T>): Promise<T> {
+  return settledBy(
+    deadline,
+    start,
+    () => new Error('Temporal did not answer the start by its deadline (WEBHOOK_START_TIMEOUT_MS)'),
+  );
+}
+
+/** `work`'s outcome, or `late()` thrown at `by` (epoch ms); the work goes on, a late failure unheard. */
+async function settledBy<T>(by: number, work: Promise<T>, late: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new Error('Temporal did not answer the start by its deadline (WEBHOOK_START_TIMEOUT_MS)')),
-      Math.max(0, deadline - Date.now()),
-    );
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(late()), Math.max(0, by - Date.now()));
   });
-  start.catch(() => undefined); // a late failure after the timeout has no one to tell
+  work.catch(() => undefined); // a late failure after the timeout has no one to tell
   try {
-    return await Promise.race([start, late]);
+    return await Promise.race([work, timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -375,13 +490,15 @@ async function startWorkflow(
   input: OrderWorkflowStart,
   waitUntil: number | undefined,
   reusePolicy: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE',
+  startBy: number,
 ): Promise<WriteOutcome | undefined> {
   if (waitUntil !== undefined) {
     const waited = await startOrderWorkflowForOutcome(deps.temporal, deps.taskQueue, input, waitUntil, reusePolicy);
     if (waited.start === 'started') return waited.outcome;
     if (waited.start === 'closed-run') return undefined;
   }
-  await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
+  const confirmBy = waitUntil === undefined ? startBy : Date.now() + deps.startTimeoutMs;
+  await deps.temporal.withDeadline(confirmBy, () =>
     startOrderWorkflow(deps.temporal, deps.taskQueue, input, reusePolicy, { eager: deps.workerInProcess }),
   );
   return undefined;

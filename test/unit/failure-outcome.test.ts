@@ -22,7 +22,7 @@ import {
   orderNotFound,
 } from '../../services/failure-outcome.js';
 import { NoPendingDecisionError, NothingToCompensateError } from '../../services/submission/operator-decisions.js';
-import { TemporalUnavailableError } from '../../services/submission/submit-approval.js';
+import { IntakeOverloadedError, TemporalUnavailableError } from '../../services/submission/submit-approval.js';
 
 const KEY = 'APPROVAL:AP-1:MAIN';
 const TOOL = 'submit_approved_order';
@@ -67,7 +67,12 @@ function kindFromSentence(text: string): FailureKind | undefined {
   if (text.startsWith('No order is known for ')) return 'not-found';
   if (text.startsWith('The arguments were refused') || text.startsWith('Nothing was decided: ')) return 'refused';
   if (text.startsWith('An unexpected error occurred')) return 'unexpected';
-  if (/^The [a-z ]+ cannot be reached right now\. It is safe to call \S+ again/.test(text)) return 'retry-later';
+  if (
+    /^The [a-z ]+ (cannot be reached|is too busy to take this call) right now\b.* It is safe to call \S+ again/.test(
+      text,
+    )
+  )
+    return 'retry-later';
   return undefined;
 }
 
@@ -94,6 +99,14 @@ const database503 = {
   slug: 'database-unavailable',
   status: 503,
   sentence: /^The database cannot be reached right now\. It is safe to call submit_approved_order again/,
+  exit: 1,
+} as const;
+const overloaded503 = {
+  kind: 'retry-later',
+  slug: 'overloaded',
+  status: 503,
+  sentence:
+    /^The service is too busy to take this call right now; nothing was started\. It is safe to call submit_approved_order again with the same arguments after 7 seconds\./,
   exit: 1,
 } as const;
 const decisionRefused = { kind: 'refused', slug: 'decision-refused', status: 403, exit: 1 } as const;
@@ -127,6 +140,11 @@ const EXAMPLES: [string, unknown, Seen][] = [
       sentence: /^Conflict: order-APPROVAL:AP-1:MAIN has already run/,
       exit: 1,
     },
+  ],
+  [
+    'a delivery a busy instance shed, with the wait its drain rate gives',
+    new IntakeOverloadedError(7, 'busy'),
+    overloaded503,
   ],
   [
     'a start Temporal did not confirm',
@@ -216,7 +234,10 @@ describe('failure outcome: what a caller sees', () => {
       assert.equal(http.problem.status, seen.status);
       assert.equal(http.problem.type, `/problems/${seen.slug}`);
       assert.ok(http.problem.title && http.problem.detail, 'a title and a detail');
-      assert.equal(http.headers['retry-after'], seen.kind === 'retry-later' ? '5' : undefined);
+      assert.equal(
+        http.headers['retry-after'],
+        seen.slug === 'overloaded' ? '7' : seen.kind === 'retry-later' ? '5' : undefined,
+      );
 
       const mcp = errorResult(TOOL, error);
       assert.equal(mcp.result.isError, true);
@@ -289,6 +310,9 @@ const oneFailure: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(new KnownFailure(invalidKey('/key'))),
   fc.tuple(fc.integer({ min: 0, max: 16 }), words).map(([status, detail]) => grpc(status, detail)),
   fc.integer({ min: 0, max: 16 }).map((status) => new TemporalUnavailableError(grpc(status, 'start failed'))),
+  fc
+    .tuple(fc.integer({ min: 1, max: 30 }), words)
+    .map(([seconds, reason]) => new IntakeOverloadedError(seconds, reason)),
   fc.tuple(fc.constantFrom(...SQLSTATES), words).map(([code, message]) => Object.assign(new Error(message), { code })),
   fc
     .tuple(fc.constantFrom(...PRISMA_CODES), fc.constantFrom(...ADAPTER_KINDS))

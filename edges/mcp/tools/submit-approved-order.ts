@@ -62,7 +62,11 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
       let submission;
       try {
         submission = await submitApproval(
-          { ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal), startGuard: deps.startGuard },
+          {
+            ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
+            startGuard: deps.startGuard,
+            intake: deps.intake,
+          },
           approval,
           'mcp',
           { waitUntil: deadline, onClaimed: reportProgress },

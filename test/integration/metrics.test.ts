@@ -1,12 +1,15 @@
 // The Prometheus endpoints of the real API and worker processes (METRICS_PORT): after a first
 // delivery, a redelivery, a conflict and a bad signature, the product's counters say so — next to
-// the SDK's own worker metrics.
+// the SDK's own worker metrics; the waiting keys' gauge follows a key into COMPENSATING and out of
+// it; and every metric the alert rules and the dashboard under deploy/ query is one the endpoints
+// export.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { networkInterfaces } from 'node:os';
 import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { decideCompensation } from '../../services/submission/operator-decisions.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {
   approval,
@@ -63,8 +66,10 @@ describe('metrics on METRICS_PORT', () => {
     [ports.api, ports.worker] = [await freePort(), await freePort()];
     // No METRICS_HOST: the default is what is tested.
     const env = processEnv(service.config);
-    api = await apiProcess('api-metrics', { ...env, METRICS_PORT: String(ports.api) });
-    worker = workerProcess('worker-metrics', { ...env, METRICS_PORT: String(ports.worker) });
+    // Sampled every second, so the gauge's test waits seconds, not the default 15.
+    const sampled = { METRICS_SAMPLE_INTERVAL_SECONDS: '1' };
+    api = await apiProcess('api-metrics', { ...env, ...sampled, METRICS_PORT: String(ports.api) });
+    worker = workerProcess('worker-metrics', { ...env, ...sampled, METRICS_PORT: String(ports.worker) });
     await Promise.all([api.start(), worker.start()]);
   });
   after(async () => {
@@ -111,8 +116,69 @@ describe('metrics on METRICS_PORT', () => {
       return total(samples, 'orders_written_total') >= 1 ? samples : undefined;
     });
     assert.equal(total(fromWorker, 'orders_written_total'), 1);
-    assert.equal(total(fromWorker, 'orders_end_to_end_latency_milliseconds_count'), 1);
+    assert.equal(total(fromWorker, 'orders_end_to_end_latency_seconds_count'), 1);
+    assert.ok(total(fromWorker, 'orders_end_to_end_latency_seconds_sum') > 0, 'a latency in seconds, above 0');
+    const buckets = fromWorker.filter((sample) => sample.name === 'orders_end_to_end_latency_seconds_bucket');
+    assert.ok(
+      buckets.some((sample) => sample.labels.le === '0.1'),
+      `the buckets are in seconds: ${buckets.map((sample) => sample.labels.le).join(' ')}`,
+    );
+    // The start's latency: the one accepted delivery, answered without a wait.
+    assert.equal(total(fromApi, 'orders_webhook_start_seconds_count'), 1);
     // The SDK's own worker metrics share the endpoint; the write is a local activity.
-    assert.ok(fromWorker.some((sample) => sample.name.startsWith('temporal_local_activity_execution_latency')));
+    assert.ok(fromWorker.some((sample) => sample.name.startsWith('temporal_local_activity_execution_latency_seconds')));
+  });
+
+  it('samples the waiting keys: a key in COMPENSATING counts 1, and 0 once an operator decided', async () => {
+    const waiting = (samples: Sample[], status: string) =>
+      samples.find((sample) => sample.name === 'orders_keys' && sample.labels.status === status)?.value;
+    // Every waiting status is reported, at 0 when no key waits in it; the API alone does not report.
+    const first = await eventually('the worker to sample the keys', async () => {
+      const samples = await scrape(ports.worker);
+      return waiting(samples, 'COMPENSATING') === undefined ? undefined : samples;
+    });
+    for (const status of ['RECEIVED', 'COMPENSATING', 'DELIVERY_FAILED', 'FAILED']) {
+      assert.equal(typeof waiting(first, status), 'number', `orders_keys{status="${status}"} is exported`);
+    }
+    assert.equal(waiting(first, 'COMPENSATING'), 0);
+    assert.equal(waiting(await scrape(ports.api), 'COMPENSATING'), undefined, 'only the worker reports the keys');
+
+    const approvalNo = uniqueApprovalNo('METRIC-WAIT');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const sku = await createSku(service.prisma, 0); // no stock: the write fails for good
+    assert.equal((await sendApproval(api.url, approval(approvalNo, sku))).status, 202);
+    await statusReaches(service, key, 'COMPENSATING');
+    await eventually('orders_keys{status="COMPENSATING"} to be 1', async () =>
+      waiting(await scrape(ports.worker), 'COMPENSATING') === 1 ? true : undefined,
+    );
+
+    await decideCompensation(service.temporal, { idempotencyKey: key, decision: 'abandon', decidedBy: 'metrics-test' });
+    await statusReaches(service, key, 'COMPENSATED');
+    await eventually('orders_keys{status="COMPENSATING"} to be 0 again', async () =>
+      waiting(await scrape(ports.worker), 'COMPENSATING') === 0 ? true : undefined,
+    );
+    // The compensation is counted as one whose class fails for good, not as attempts run out.
+    const after = await scrape(ports.worker);
+    assert.equal(total(after, 'orders_compensations_total', { reason: 'InsufficientStock', retryable: 'false' }), 1);
+  });
+
+  it("exports each process's resident memory and the 503 refusals at 0 before the first one", async () => {
+    const [fromApi, fromWorker] = [await scrape(ports.api), await scrape(ports.worker)];
+    for (const samples of [fromApi, fromWorker]) {
+      assert.ok(total(samples, 'orders_process_resident_memory_bytes') > 10_000_000, 'a resident set of megabytes');
+    }
+    for (const reason of ['overloaded', 'temporal-unavailable']) {
+      const refused = fromApi.filter(
+        (sample) =>
+          sample.name === 'orders_webhooks_total' &&
+          sample.labels.outcome === 'refused' &&
+          sample.labels.reason === reason,
+      );
+      assert.deepEqual(
+        refused.map((sample) => sample.value),
+        [0],
+        `orders_webhooks_total{outcome="refused",reason="${reason}"} at 0`,
+      );
+    }
   });
 });

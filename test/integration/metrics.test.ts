@@ -4,12 +4,15 @@
 // it; and every metric the alert rules and the dashboard under deploy/ query is one the endpoints
 // export.
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { networkInterfaces } from 'node:os';
 import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { decideCompensation } from '../../services/submission/operator-decisions.js';
+import { dashboardQueries, rules } from '../support/deploy-queries.js';
+import { metricNamesIn } from '../support/promql-names.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {
   approval,
@@ -49,16 +52,37 @@ function total(samples: Sample[], name: string, labels: Record<string, string> =
     .reduce((sum, sample) => sum + sample.value, 0);
 }
 
-async function scrape(port: number): Promise<Sample[]> {
+async function scrapeText(port: number): Promise<string> {
   const response = await fetch(`http://127.0.0.1:${port}/metrics`);
   assert.equal(response.status, 200);
-  return parseExposition(await response.text());
+  return response.text();
+}
+
+async function scrape(port: number): Promise<Sample[]> {
+  return parseExposition(await scrapeText(port));
+}
+
+/** The families' types of an exposition (`# TYPE name histogram`). */
+function familyTypes(text: string): Map<string, string> {
+  return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name ?? '', type ?? '']));
+}
+
+/**
+ * Whether a query's metric name is on an endpoint: a sample of that name; `_bucket`, `_sum` and
+ * `_count` only of a family the endpoint types a histogram.
+ */
+function exported(name: string, samples: Set<string>, types: Map<string, string>): boolean {
+  const histogram = /^(.+)_(bucket|sum|count)$/.exec(name);
+  if (histogram) return types.get(histogram[1] ?? '') === 'histogram' && samples.has(name);
+  return samples.has(name) && types.get(name) !== 'histogram';
 }
 
 describe('metrics on METRICS_PORT', () => {
   let service: TestService;
   let api: ApiProcess;
   let worker: ManagedProcess;
+  // The downstream acknowledges every event, so the delivery series exist.
+  let downstream: Server;
   const ports = { api: 0, worker: 0 };
 
   before(async () => {
@@ -68,12 +92,28 @@ describe('metrics on METRICS_PORT', () => {
     const env = processEnv(service.config);
     // Sampled every second, so the gauge's test waits seconds, not the default 15.
     const sampled = { METRICS_SAMPLE_INTERVAL_SECONDS: '1' };
+    downstream = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((resolve) => downstream.listen(0, '127.0.0.1', resolve));
+    const address = downstream.address();
+    const delivery = {
+      DOWNSTREAM_URL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/events`,
+      DOWNSTREAM_SECRET: 'metrics-test-downstream-secret-0123456789',
+    };
     api = await apiProcess('api-metrics', { ...env, ...sampled, METRICS_PORT: String(ports.api) });
-    worker = workerProcess('worker-metrics', { ...env, ...sampled, METRICS_PORT: String(ports.worker) });
+    worker = workerProcess('worker-metrics', {
+      ...env,
+      ...sampled,
+      ...delivery,
+      METRICS_PORT: String(ports.worker),
+    });
     await Promise.all([api.start(), worker.start()]);
   });
   after(async () => {
     await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
+    await new Promise((resolve) => downstream.close(resolve));
     await service.stop();
   });
 
@@ -102,7 +142,7 @@ describe('metrics on METRICS_PORT', () => {
       body: JSON.stringify(body),
     });
     assert.equal(unsigned.status, 401);
-    await statusReaches(service, key, 'SUBMITTED');
+    await statusReaches(service, key, 'DELIVERED');
 
     const fromApi = await scrape(ports.api);
     assert.equal(total(fromApi, 'orders_webhooks_total', { outcome: 'accepted' }), 1);
@@ -180,5 +220,23 @@ describe('metrics on METRICS_PORT', () => {
         `orders_webhooks_total{outcome="refused",reason="${reason}"} at 0`,
       );
     }
+  });
+  // After an order (delivered), a refusal and a compensation, the tests above: the series exist.
+  it('exports every metric the alert rules and the dashboard query', async () => {
+    const [fromApi, fromWorker] = [await scrapeText(ports.api), await scrapeText(ports.worker)];
+    const samples = new Set(parseExposition(`${fromApi}\n${fromWorker}`).map((sample) => sample.name));
+    const types = new Map([...familyTypes(fromApi), ...familyTypes(fromWorker)]);
+    const queries = [
+      ...rules().map((rule) => ({ where: `rule ${rule.alert ?? rule.record}`, expr: rule.expr })),
+      ...dashboardQueries().map(({ panel, expr }) => ({ where: `panel "${panel}"`, expr })),
+    ];
+    const read = queries.flatMap(({ where, expr }) => metricNamesIn(expr).map((name) => ({ where, name })));
+    // `up` is Prometheus's own; a name with a colon is a recording rule, checked against the rules file.
+    const fromService = read.filter(({ name }) => name !== 'up' && !name.includes(':'));
+    assert.ok(fromService.length >= 15, `the names read: ${fromService.map(({ name }) => name).join(' ')}`);
+    const missing = fromService
+      .filter(({ name }) => !exported(name, samples, types))
+      .map(({ where, name }) => `${name} (${where})`);
+    assert.deepEqual([...new Set(missing)], [], 'queried but on neither endpoint');
   });
 });

@@ -13,6 +13,7 @@ import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
 import { installTemporalRuntime } from '../services/temporal/runtime.js';
+import { startMetricsSampler } from '../services/metrics/metrics-sampler.js';
 import { installTracing, shutdownTracing, tracingForLog, tracingOn } from '../services/telemetry/tracing.js';
 import { redactUrl } from '../domain-node/redact-url.js';
 import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/temporal/schedules.js';
@@ -127,6 +128,10 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
+  // The process that runs the worker reports the waiting keys (docs/operations.md, "Metrics").
+  const sampler = config.metrics
+    ? startMetricsSampler({ metrics, intervalMs: config.metrics.sampleIntervalMs, log, keysFrom: prisma })
+    : undefined;
   const connection = await connectWorker(target);
   const worker = await createOrderWorker({
     config,
@@ -142,6 +147,7 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   // The SDK shuts the worker down on SIGINT/SIGTERM: it stops polling (readiness is 503 from that
   // moment) and lets running activities finish within the grace period, then run() resolves.
   await worker.run();
+  sampler?.stop();
   await Promise.all([
     probes?.close(),
     prisma.$disconnect(),

@@ -135,8 +135,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.addHook('onResponse', async (request, reply) => {
     if (request.routeOptions.url !== WEBHOOK_PATH) return;
-    if (reply.statusCode === 202 || reply.statusCode === 201) metrics.webhookAnswered('accepted');
-    else if (reply.statusCode === 200) {
+    if (reply.statusCode === 202 || reply.statusCode === 201) {
+      metrics.webhookAnswered('accepted');
+      // The start's latency, against its deadline: an answer that waited for the write (Prefer:
+      // wait, said by Preference-Applied) measures the write instead.
+      if (!reply.hasHeader('preference-applied')) metrics.webhookStarted(reply.elapsedTime / 1000);
+    } else if (reply.statusCode === 200) {
       metrics.webhookAnswered('duplicate');
       metrics.duplicateAbsorbed('edge');
     } else if (reply.statusCode === 422) metrics.webhookAnswered('conflict');

@@ -18,6 +18,7 @@ import {
 } from '../../services/temporal/connection.js';
 import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
+import { startMetricsSampler } from '../../services/metrics/metrics-sampler.js';
 import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker } from '../../worker/run-worker.js';
 import { connectorsFromConfig } from '../connectors/from-config.js';
@@ -63,6 +64,16 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
+  metrics.webhookRefusalsAtZero();
+  // The waiting keys only where this process runs the worker: an API alone reports its memory.
+  const sampler = config.metrics
+    ? startMetricsSampler({
+        metrics,
+        intervalMs: config.metrics.sampleIntervalMs,
+        log,
+        ...(hostsWorker ? { keysFrom: prisma } : {}),
+      })
+    : undefined;
 
   // Hosting the worker: one native connection for the worker and the client, which is what lets a
   // start hand the run's first workflow task straight to the worker. It connects now, like the
@@ -115,6 +126,7 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
       await hosted.running;
       log.info('worker stopped');
     }
+    sampler?.stop();
     await Promise.all([prisma.$disconnect(), temporal.connection.close(), shutdownTracing()]);
     log.info('api stopped');
     process.exit(0);

@@ -152,6 +152,8 @@ const envSchema = z.object({
   WORKFLOW_BUNDLE_DIR: z.string().min(1).optional(),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   METRICS_HOST: bindAddressSetting,
+  // How often the gauges read from the database and the process (waiting keys, memory) are sampled.
+  METRICS_SAMPLE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   // The worker process's /livez and /readyz; unset: no listener. A pod's probes need 0.0.0.0.
   WORKER_HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WORKER_HEALTH_HOST: bindAddressSetting,
@@ -318,8 +320,8 @@ export interface Config {
      */
     deployment: WorkerDeploymentVersion | undefined;
   };
-  /** Prometheus endpoint (`host:port`); undefined = none. */
-  metrics: { host: string; port: number } | undefined;
+  /** Prometheus endpoint (`host:port`) and how often its gauges are sampled; undefined = none. */
+  metrics: { host: string; port: number; sampleIntervalMs: number } | undefined;
   /** OpenTelemetry traces; undefined = off (no OTEL_EXPORTER_OTLP_ENDPOINT). */
   tracing: TracingConfig | undefined;
   webhook: {
@@ -486,7 +488,9 @@ export function loadConfig(source: EnvSource = process.env): Config {
           ? { deploymentName: env.TEMPORAL_DEPLOYMENT_NAME, buildId: env.TEMPORAL_BUILD_ID }
           : undefined,
     },
-    metrics: env.METRICS_PORT ? { host: env.METRICS_HOST, port: env.METRICS_PORT } : undefined,
+    metrics: env.METRICS_PORT
+      ? { host: env.METRICS_HOST, port: env.METRICS_PORT, sampleIntervalMs: env.METRICS_SAMPLE_INTERVAL_SECONDS * 1000 }
+      : undefined,
     tracing:
       env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_SDK_DISABLED
         ? {

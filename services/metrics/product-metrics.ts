@@ -1,9 +1,13 @@
 // The product's own metrics — what on-call needs beyond the SDK's worker metrics: how webhooks were
 // answered, orders written, duplicates absorbed (at the edge, and at the unique index — a rising
 // count there means a caller regenerates keys), failures by error class, compensations, deliveries,
-// broker publishes and the end-to-end latency. Emitted through Temporal's metric meter, so they
-// share the worker's Prometheus endpoint.
+// broker publishes, the end-to-end and start latencies, and the sampled gauges (waiting keys, the
+// process's memory). Emitted through Temporal's metric meter, so they share the worker's
+// Prometheus endpoint. Durations are in seconds, as Prometheus's base unit.
 import { type MetricMeter, noopMetricMeter } from '@temporalio/common';
+import { TABLE } from '../../domain/error-classification.js';
+import type { DuplicateKind } from '../../domain/safety-nets.js';
+import type { OrderStatus } from '../../domain/order-status.js';
 
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'conflict' | 'refused';
 export type DeliveryOutcome = 'acknowledged' | 'failed' | 'marked_handled';
@@ -13,6 +17,8 @@ export interface ProductMetrics {
   webhookAnswered(outcome: WebhookOutcome, reason?: string): void;
   /** A new order committed; `latencyMs` from the key's first acceptance at the edge. */
   orderWritten(latencyMs: number | undefined): void;
+  /** A webhook delivery was accepted (202) without a wait: `seconds` from its arrival to the answer. */
+  webhookStarted(seconds: number): void;
   duplicateAbsorbed(at: 'edge' | 'unique_index'): void;
   /** An activity attempt failed; `retryable` attempts are the retries (unless attempts ran out). */
   activityFailed(activity: string, errorClass: string, retryable: boolean): void;
@@ -22,11 +28,50 @@ export interface ProductMetrics {
   brokerPublished(outcome: string): void;
   /** An operator alert was recorded (`new`) or grew (`grown`): a duplicate cluster or a revocation. */
   alertRecorded(kind: string, change: 'new' | 'grown'): void;
+  /** The sampled count of idempotency records in a waiting status. */
+  keysCounted(status: WaitingStatus, count: number): void;
+  /** The sampled resident set size of this process. */
+  memorySampled(residentBytes: number): void;
+  /**
+   * The refusals the alert rules watch, exported at 0 by the process that answers webhooks, so that
+   * the first one is an increase and not a series that appears.
+   */
+  webhookRefusalsAtZero(): void;
 }
 
+/**
+ * The statuses in which a key waits — for its write (RECEIVED, also a claim whose start was never
+ * confirmed) or for a person (the other three). The others are where a key ends, and only grow.
+ */
+export const WAITING_STATUSES = [
+  'RECEIVED',
+  'COMPENSATING',
+  'DELIVERY_FAILED',
+  'FAILED',
+] as const satisfies readonly OrderStatus[];
+export type WaitingStatus = (typeof WAITING_STATUSES)[number];
+
+/** The refusal reasons (problem type slugs) of the 503 alert. */
+export const SHED_REASONS = ['overloaded', 'temporal-unavailable'] as const;
+const ALERT_KINDS: readonly DuplicateKind[] = ['SAME_DOCUMENT', 'NEAR_IDENTICAL', 'REVOKED_AFTER_ORDER'];
+
+/**
+ * A compensation whose failure class is one the write retries means its attempts (or its
+ * schedule-to-close) ran out; any other class failed for good on its first attempt.
+ */
+const RETRIED_CLASSES = new Set<string>([
+  ...TABLE.filter((row) => row.retryable).map((row) => row.errorClass),
+  'ActivityTimeout',
+]);
+
+/** Exported as `orders_end_to_end_latency_seconds`: the exporter adds the unit. */
 export const END_TO_END_LATENCY = 'orders_end_to_end_latency';
-/** Milliseconds: a committed order takes ~100 ms on a quiet dev box, minutes after retries. */
-export const END_TO_END_BUCKETS_MS = [25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000];
+/** Seconds: a committed order takes ~0.1 s on a quiet dev box, minutes after retries. */
+export const END_TO_END_BUCKETS_SECONDS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** Exported as `orders_webhook_start_seconds`. */
+export const WEBHOOK_START = 'orders_webhook_start';
+/** Seconds, fine below WEBHOOK_START_TIMEOUT_MS (5 s by default), where the alert looks. */
+export const WEBHOOK_START_BUCKETS_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10, 20];
 
 export function productMetrics(meter: MetricMeter): ProductMetrics {
   const webhooks = meter.createCounter('orders_webhooks', 'requests', 'OA webhook deliveries by outcome');
@@ -39,23 +84,39 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
   const alerts = meter.createCounter('orders_alerts', 'alerts', 'operator alerts recorded or grown, by kind');
   const latency = meter.createHistogram(
     END_TO_END_LATENCY,
-    'int',
-    'milliseconds',
+    'float',
+    'seconds',
     'accepted at the edge → order committed',
   );
+  const started = meter.createHistogram(WEBHOOK_START, 'float', 'seconds', 'webhook arrival → 202 answer');
+  // No unit: the exporter would add it to the name.
+  const keys = meter.createGauge('orders_keys', 'int', '', 'idempotency records in a waiting status (sampled)');
+  const memory = meter.createGauge('orders_process_resident_memory_bytes', 'int', '', 'resident set size (sampled)');
+  // Exported at 0 from the start, so the first alert is an increase the rules see.
+  try {
+    for (const kind of ALERT_KINDS) for (const change of ['new', 'grown']) alerts.add(0, { kind, change });
+  } catch {
+    // counting is never a reason for a process not to start
+  }
   const metrics: ProductMetrics = {
     webhookAnswered: (outcome, reason = '') => webhooks.add(1, { outcome, reason }),
     orderWritten: (latencyMs) => {
       written.add(1);
-      if (latencyMs !== undefined) latency.record(Math.max(0, Math.round(latencyMs)));
+      if (latencyMs !== undefined) latency.record(Math.max(0, latencyMs) / 1000);
     },
+    webhookStarted: (seconds) => started.record(Math.max(0, seconds)),
     duplicateAbsorbed: (at) => absorbed.add(1, { at }),
     activityFailed: (activity, errorClass, retryable) =>
       failures.add(1, { activity, error_class: errorClass, retryable: String(retryable) }),
-    compensationStarted: (reason) => compensations.add(1, { reason }),
+    compensationStarted: (reason) => compensations.add(1, { reason, retryable: String(RETRIED_CLASSES.has(reason)) }),
     deliveryEnded: (outcome) => deliveries.add(1, { outcome }),
     brokerPublished: (outcome) => publishes.add(1, { outcome }),
     alertRecorded: (kind, change) => alerts.add(1, { kind, change }),
+    keysCounted: (status, count) => keys.set(count, { status }),
+    memorySampled: (residentBytes) => memory.set(residentBytes),
+    webhookRefusalsAtZero: () => {
+      for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });
+    },
   };
   return neverThrowing(metrics);
 }

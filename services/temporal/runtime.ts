@@ -6,11 +6,13 @@ import { DefaultLogger, type LogEntry, type LogLevel, Runtime } from '@temporali
 import type { Logger } from 'pino';
 import type { Config } from '../config/env.js';
 import {
-  END_TO_END_BUCKETS_MS,
+  END_TO_END_BUCKETS_SECONDS,
   END_TO_END_LATENCY,
   noProductMetrics,
   productMetrics,
   type ProductMetrics,
+  WEBHOOK_START,
+  WEBHOOK_START_BUCKETS_SECONDS,
 } from '../metrics/product-metrics.js';
 
 const SDK_LEVEL: Record<string, LogLevel> = {
@@ -61,7 +63,13 @@ export function installTemporalRuntime(
                 bindAddress: socketAddress(config.metrics.host, config.metrics.port),
                 countersTotalSuffix: true,
                 unitSuffix: true,
-                histogramBucketOverrides: { [END_TO_END_LATENCY]: END_TO_END_BUCKETS_MS },
+                // The SDK's durations in seconds, as Prometheus's base unit and as Temporal's
+                // published SDK dashboard expects (`…_latency_seconds`); the product's are too.
+                useSecondsForDurations: true,
+                histogramBucketOverrides: {
+                  [END_TO_END_LATENCY]: END_TO_END_BUCKETS_SECONDS,
+                  [WEBHOOK_START]: WEBHOOK_START_BUCKETS_SECONDS,
+                },
               },
             },
           }

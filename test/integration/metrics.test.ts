@@ -1,12 +1,18 @@
 // The Prometheus endpoints of the real API and worker processes (METRICS_PORT): after a first
 // delivery, a redelivery, a conflict and a bad signature, the product's counters say so — next to
-// the SDK's own worker metrics.
+// the SDK's own worker metrics; the waiting keys' gauge follows a key into COMPENSATING and out of
+// it; and every metric the alert rules and the dashboard under deploy/ query is one the endpoints
+// export.
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { networkInterfaces } from 'node:os';
 import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { decideCompensation } from '../../services/submission/operator-decisions.js';
+import { dashboardQueries, rules } from '../support/deploy-queries.js';
+import { metricNamesIn } from '../support/promql-names.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
 import {
   approval,
@@ -46,16 +52,37 @@ function total(samples: Sample[], name: string, labels: Record<string, string> =
     .reduce((sum, sample) => sum + sample.value, 0);
 }
 
-async function scrape(port: number): Promise<Sample[]> {
+async function scrapeText(port: number): Promise<string> {
   const response = await fetch(`http://127.0.0.1:${port}/metrics`);
   assert.equal(response.status, 200);
-  return parseExposition(await response.text());
+  return response.text();
+}
+
+async function scrape(port: number): Promise<Sample[]> {
+  return parseExposition(await scrapeText(port));
+}
+
+/** The families' types of an exposition (`# TYPE name histogram`). */
+function familyTypes(text: string): Map<string, string> {
+  return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name ?? '', type ?? '']));
+}
+
+/**
+ * Whether a query's metric name is on an endpoint: a sample of that name; `_bucket`, `_sum` and
+ * `_count` only of a family the endpoint types a histogram.
+ */
+function exported(name: string, samples: Set<string>, types: Map<string, string>): boolean {
+  const histogram = /^(.+)_(bucket|sum|count)$/.exec(name);
+  if (histogram) return types.get(histogram[1] ?? '') === 'histogram' && samples.has(name);
+  return samples.has(name) && types.get(name) !== 'histogram';
 }
 
 describe('metrics on METRICS_PORT', () => {
   let service: TestService;
   let api: ApiProcess;
   let worker: ManagedProcess;
+  // The downstream acknowledges every event, so the delivery series exist.
+  let downstream: Server;
   const ports = { api: 0, worker: 0 };
 
   before(async () => {
@@ -63,12 +90,30 @@ describe('metrics on METRICS_PORT', () => {
     [ports.api, ports.worker] = [await freePort(), await freePort()];
     // No METRICS_HOST: the default is what is tested.
     const env = processEnv(service.config);
-    api = await apiProcess('api-metrics', { ...env, METRICS_PORT: String(ports.api) });
-    worker = workerProcess('worker-metrics', { ...env, METRICS_PORT: String(ports.worker) });
+    // Sampled every second, so the gauge's test waits seconds, not the default 15.
+    const sampled = { METRICS_SAMPLE_INTERVAL_SECONDS: '1' };
+    downstream = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((resolve) => downstream.listen(0, '127.0.0.1', resolve));
+    const address = downstream.address();
+    const delivery = {
+      DOWNSTREAM_URL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/events`,
+      DOWNSTREAM_SECRET: 'metrics-test-downstream-secret-0123456789',
+    };
+    api = await apiProcess('api-metrics', { ...env, ...sampled, METRICS_PORT: String(ports.api) });
+    worker = workerProcess('worker-metrics', {
+      ...env,
+      ...sampled,
+      ...delivery,
+      METRICS_PORT: String(ports.worker),
+    });
     await Promise.all([api.start(), worker.start()]);
   });
   after(async () => {
     await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
+    await new Promise((resolve) => downstream.close(resolve));
     await service.stop();
   });
 
@@ -97,7 +142,7 @@ describe('metrics on METRICS_PORT', () => {
       body: JSON.stringify(body),
     });
     assert.equal(unsigned.status, 401);
-    await statusReaches(service, key, 'SUBMITTED');
+    await statusReaches(service, key, 'DELIVERED');
 
     const fromApi = await scrape(ports.api);
     assert.equal(total(fromApi, 'orders_webhooks_total', { outcome: 'accepted' }), 1);
@@ -111,8 +156,87 @@ describe('metrics on METRICS_PORT', () => {
       return total(samples, 'orders_written_total') >= 1 ? samples : undefined;
     });
     assert.equal(total(fromWorker, 'orders_written_total'), 1);
-    assert.equal(total(fromWorker, 'orders_end_to_end_latency_milliseconds_count'), 1);
+    assert.equal(total(fromWorker, 'orders_end_to_end_latency_seconds_count'), 1);
+    assert.ok(total(fromWorker, 'orders_end_to_end_latency_seconds_sum') > 0, 'a latency in seconds, above 0');
+    const buckets = fromWorker.filter((sample) => sample.name === 'orders_end_to_end_latency_seconds_bucket');
+    assert.ok(
+      buckets.some((sample) => sample.labels.le === '0.1'),
+      `the buckets are in seconds: ${buckets.map((sample) => sample.labels.le).join(' ')}`,
+    );
+    // The start's latency: the one accepted delivery, answered without a wait.
+    assert.equal(total(fromApi, 'orders_webhook_start_seconds_count'), 1);
     // The SDK's own worker metrics share the endpoint; the write is a local activity.
-    assert.ok(fromWorker.some((sample) => sample.name.startsWith('temporal_local_activity_execution_latency')));
+    assert.ok(fromWorker.some((sample) => sample.name.startsWith('temporal_local_activity_execution_latency_seconds')));
+  });
+
+  it('samples the waiting keys: a key in COMPENSATING counts 1, and 0 once an operator decided', async () => {
+    const waiting = (samples: Sample[], status: string) =>
+      samples.find((sample) => sample.name === 'orders_keys' && sample.labels.status === status)?.value;
+    // Every waiting status is reported, at 0 when no key waits in it; the API alone does not report.
+    const first = await eventually('the worker to sample the keys', async () => {
+      const samples = await scrape(ports.worker);
+      return waiting(samples, 'COMPENSATING') === undefined ? undefined : samples;
+    });
+    for (const status of ['RECEIVED', 'COMPENSATING', 'DELIVERY_FAILED', 'FAILED']) {
+      assert.equal(typeof waiting(first, status), 'number', `orders_keys{status="${status}"} is exported`);
+    }
+    assert.equal(waiting(first, 'COMPENSATING'), 0);
+    assert.equal(waiting(await scrape(ports.api), 'COMPENSATING'), undefined, 'only the worker reports the keys');
+
+    const approvalNo = uniqueApprovalNo('METRIC-WAIT');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    const sku = await createSku(service.prisma, 0); // no stock: the write fails for good
+    assert.equal((await sendApproval(api.url, approval(approvalNo, sku))).status, 202);
+    await statusReaches(service, key, 'COMPENSATING');
+    await eventually('orders_keys{status="COMPENSATING"} to be 1', async () =>
+      waiting(await scrape(ports.worker), 'COMPENSATING') === 1 ? true : undefined,
+    );
+
+    await decideCompensation(service.temporal, { idempotencyKey: key, decision: 'abandon', decidedBy: 'metrics-test' });
+    await statusReaches(service, key, 'COMPENSATED');
+    await eventually('orders_keys{status="COMPENSATING"} to be 0 again', async () =>
+      waiting(await scrape(ports.worker), 'COMPENSATING') === 0 ? true : undefined,
+    );
+    // The compensation is counted as one whose class fails for good, not as attempts run out.
+    const after = await scrape(ports.worker);
+    assert.equal(total(after, 'orders_compensations_total', { reason: 'InsufficientStock', retryable: 'false' }), 1);
+  });
+
+  it("exports each process's resident memory and the 503 refusals at 0 before the first one", async () => {
+    const [fromApi, fromWorker] = [await scrape(ports.api), await scrape(ports.worker)];
+    for (const samples of [fromApi, fromWorker]) {
+      assert.ok(total(samples, 'orders_process_resident_memory_bytes') > 10_000_000, 'a resident set of megabytes');
+    }
+    for (const reason of ['overloaded', 'temporal-unavailable']) {
+      const refused = fromApi.filter(
+        (sample) =>
+          sample.name === 'orders_webhooks_total' &&
+          sample.labels.outcome === 'refused' &&
+          sample.labels.reason === reason,
+      );
+      assert.deepEqual(
+        refused.map((sample) => sample.value),
+        [0],
+        `orders_webhooks_total{outcome="refused",reason="${reason}"} at 0`,
+      );
+    }
+  });
+  // After an order (delivered), a refusal and a compensation, the tests above: the series exist.
+  it('exports every metric the alert rules and the dashboard query', async () => {
+    const [fromApi, fromWorker] = [await scrapeText(ports.api), await scrapeText(ports.worker)];
+    const samples = new Set(parseExposition(`${fromApi}\n${fromWorker}`).map((sample) => sample.name));
+    const types = new Map([...familyTypes(fromApi), ...familyTypes(fromWorker)]);
+    const queries = [
+      ...rules().map((rule) => ({ where: `rule ${rule.alert ?? rule.record}`, expr: rule.expr })),
+      ...dashboardQueries().map(({ panel, expr }) => ({ where: `panel "${panel}"`, expr })),
+    ];
+    const read = queries.flatMap(({ where, expr }) => metricNamesIn(expr).map((name) => ({ where, name })));
+    // `up` is Prometheus's own; a name with a colon is a recording rule, checked against the rules file.
+    const fromService = read.filter(({ name }) => name !== 'up' && !name.includes(':'));
+    assert.ok(fromService.length >= 15, `the names read: ${fromService.map(({ name }) => name).join(' ')}`);
+    const missing = fromService
+      .filter(({ name }) => !exported(name, samples, types))
+      .map(({ where, name }) => `${name} (${where})`);
+    assert.deepEqual([...new Set(missing)], [], 'queried but on neither endpoint');
   });
 });

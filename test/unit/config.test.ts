@@ -198,10 +198,24 @@ describe('configuration', () => {
   });
 
   it('binds the metrics endpoint to 127.0.0.1 unless METRICS_HOST names another address', () => {
-    assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { host: '127.0.0.1', port: 9464 });
+    assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, {
+      host: '127.0.0.1',
+      port: 9464,
+      sampleIntervalMs: 15_000,
+    });
     assert.equal(loadConfig({}).metrics, undefined, 'no METRICS_PORT, no endpoint');
     for (const host of ['0.0.0.0', '10.1.2.3', '::', '::1']) {
-      assert.deepEqual(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: host }).metrics, { host, port: 9464 });
+      assert.equal(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: host }).metrics?.host, host);
+    }
+  });
+
+  it('samples the gauges every METRICS_SAMPLE_INTERVAL_SECONDS, refusing what is not 1–3600 whole seconds', () => {
+    const config = loadConfig({ METRICS_PORT: '9464', METRICS_SAMPLE_INTERVAL_SECONDS: '2' });
+    assert.equal(config.metrics?.sampleIntervalMs, 2_000);
+    for (const value of ['0', '3601', '1.5', 'often']) {
+      const problems = problemsOf({ METRICS_PORT: '9464', METRICS_SAMPLE_INTERVAL_SECONDS: value });
+      assert.equal(problems.length, 1, value);
+      assert.match(problems[0] ?? '', /^METRICS_SAMPLE_INTERVAL_SECONDS:/, value);
     }
   });
 

@@ -77,6 +77,13 @@ const MACHINE_PACKAGES = [
     present: () => ['nginx', '/usr/sbin/nginx'].some((bin) => spawnSync(bin, ['-v'], { stdio: 'ignore' }).status === 0),
   },
   {
+    // promtool checks the alert rules and runs their unit tests.
+    packages: ['prometheus'],
+    recommends: false,
+    files: ['test/integration/prometheus-rules.test.ts'],
+    present: () => spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0,
+  },
+  {
     packages: CONTAINER_PACKAGES,
     recommends: true,
     files: [IMAGE_TEST],

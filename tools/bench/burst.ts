@@ -15,6 +15,7 @@ import { endedWithoutOrder, ledgerOf, orderedApprovals, ordersOverTime, waitForD
 import { sampleProcesses } from './process-samples.js';
 import { mergeResults, steadyRate } from './results-file.js';
 import { SHAPE_TITLE, SHAPES, type ShapeName, type ShapeOptions, startShape, STEADY_NAME } from './shape.js';
+import { largest } from './stats.js';
 import { type Panel, renderTimeline } from './timeline-chart.js';
 
 export interface BurstOptions extends ShapeOptions {
@@ -107,7 +108,13 @@ async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBur
     const firstWall = Date.now();
     const firstPerf = performance.now();
     await sendAll(approvals, options.concurrency, sender, log);
-    const lastAnswerWall = firstWall + (Math.max(...log.attempts.map((a) => a.endedAt)) - firstPerf);
+    const lastAnswerWall =
+      firstWall +
+      (largest(
+        log.attempts.map((a) => a.endedAt),
+        firstPerf,
+      ) -
+        firstPerf);
     console.log(
       `  every approval answered or given up after ${((Date.now() - firstWall) / 1000).toFixed(1)} s; draining …`,
     );

@@ -2,6 +2,7 @@
 // its peak (VmHWM) and CPU time (utime + stime), sampled at an interval while a mode runs.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { largest } from './stats.js';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -89,7 +90,7 @@ export function sampleProcesses(processes: Record<string, () => number | undefin
             name,
             {
               peakRssMiB: peaks.get(name) ?? Number.NaN,
-              peakCpuPercent: own.length > 0 ? Math.max(...own.map((sample) => sample.cpuPercent)) : Number.NaN,
+              peakCpuPercent: largest(own.map((sample) => sample.cpuPercent)),
               meanCpuPercent:
                 from && to && to.at > from.at ? (100 * (to.cpuMs - from.cpuMs)) / (to.at - from.at) : Number.NaN,
             },

@@ -14,7 +14,7 @@ import { endedWithoutOrder, ledgerOf, orderedApprovals, ordersOverTime, waitForD
 import { sampleProcesses } from './process-samples.js';
 import { mergeResults } from './results-file.js';
 import { SHAPE_TITLE, type ShapeName, type ShapeOptions, startShape } from './shape.js';
-import { leastSquaresSlope, percentile } from './stats.js';
+import { largest, leastSquaresSlope, percentile } from './stats.js';
 import { type Panel, renderTimeline } from './timeline-chart.js';
 
 /** A process's memory grows by less than this after the warm-up, or it is not called flat. */
@@ -110,7 +110,7 @@ export async function runSoak(options: SoakOptions): Promise<boolean> {
       peaks,
     );
 
-    const windows = windowsOf(options, firstPerf, arrivals, log.attempts, sampler, peaks);
+    const windows = windowsOf(options, firstPerf, arrivals, log.attempts, sampler, Object.keys(peaks));
     const ordersByWindow = await ordersOverTime(shape.prisma, prefix, firstWall, options.windowSeconds);
     for (const window of windows) {
       window.ordersPerSecond =
@@ -141,7 +141,7 @@ export async function runSoak(options: SoakOptions): Promise<boolean> {
       console.log(
         `    ${process}: RSS ${slope.toFixed(2)} MiB/min` +
           (process === 'load generator'
-            ? ' (keeps every attempt: grows by design)'
+            ? ' (not judged: it keeps every attempt it made)'
             : slope < FLAT_MIB_PER_MINUTE
               ? ' — flat'
               : ' — NOT flat'),
@@ -192,43 +192,51 @@ function windowsOf(
   arrivals: number[],
   attempts: Attempt[],
   sampler: ReturnType<typeof sampleProcesses>,
-  peaks: Record<string, unknown>,
+  processes: string[],
 ): Window[] {
   const size = options.windowSeconds;
-  const last = Math.max(...attempts.map((attempt) => attempt.endedAt), ...arrivals, firstPerf);
-  const count = Math.ceil((last - firstPerf) / 1000 / size);
-  const offset = (sampler.startedAt - firstPerf) / 1000;
-  const inWindow = (at: number, index: number) => {
-    const seconds = (at - firstPerf) / 1000;
-    return seconds >= index * size && seconds < (index + 1) * size;
-  };
-  return Array.from({ length: count }, (_, index) => {
-    const ended = attempts.filter((attempt) => inWindow(attempt.endedAt, index));
-    const latencies = ended.map((attempt) => attempt.endedAt - attempt.sentAt).sort((a, b) => a - b);
-    // The sample taken at the window's end describes it (CPU since the sample before).
-    const samples = sampler.samples.filter((sample) => {
-      const t = sample.t + offset;
-      return t > index * size && t <= (index + 1) * size + 1;
-    });
-    const byProcess = (field: 'rssMiB' | 'cpuPercent') =>
-      Object.fromEntries(
-        Object.keys(peaks).map((process) => [
-          process,
-          samples.find((sample) => sample.process === process)?.[field] ?? Number.NaN,
-        ]),
-      );
-    return {
-      t: index * size,
-      arrivals: arrivals.filter((at) => inWindow(at, index)).length,
-      accepted: ended.filter((attempt) => attempt.status !== undefined && [200, 201, 202].includes(attempt.status))
-        .length,
-      ordersPerSecond: 0,
-      attempts: ended.length,
-      p99Ms: percentile(latencies, 99),
-      rssMiB: byProcess('rssMiB'),
-      cpuPercent: byProcess('cpuPercent'),
-    };
+  const indexOf = (at: number) => Math.floor((at - firstPerf) / 1000 / size);
+  const last = Math.max(
+    largest(
+      attempts.map((attempt) => attempt.endedAt),
+      firstPerf,
+    ),
+    largest(arrivals, firstPerf),
+  );
+  const windows: Window[] = Array.from({ length: indexOf(last) + 1 }, (_, index) => ({
+    t: index * size,
+    arrivals: 0,
+    accepted: 0,
+    ordersPerSecond: 0,
+    attempts: 0,
+    p99Ms: Number.NaN,
+    rssMiB: Object.fromEntries(processes.map((process) => [process, Number.NaN])),
+    cpuPercent: Object.fromEntries(processes.map((process) => [process, Number.NaN])),
+  }));
+  for (const at of arrivals) (windows[indexOf(at)] as Window).arrivals += 1;
+  const latencies = windows.map((): number[] => []);
+  for (const attempt of attempts) {
+    const index = indexOf(attempt.endedAt);
+    const window = windows[index] as Window;
+    window.attempts += 1;
+    if (attempt.status !== undefined && [200, 201, 202].includes(attempt.status)) window.accepted += 1;
+    latencies[index]?.push(attempt.endedAt - attempt.sentAt);
+  }
+  latencies.forEach((sample, index) => {
+    (windows[index] as Window).p99Ms = percentile(
+      sample.sort((a, b) => a - b),
+      99,
+    );
   });
+  // The sample taken at a window's end describes it (its CPU is since the sample before).
+  const offset = (sampler.startedAt - firstPerf) / 1000;
+  for (const sample of sampler.samples) {
+    const window = windows[Math.ceil((sample.t + offset) / size) - 1];
+    if (!window || !Number.isNaN(window.rssMiB[sample.process] ?? 0)) continue;
+    window.rssMiB[sample.process] = sample.rssMiB;
+    window.cpuPercent[sample.process] = sample.cpuPercent;
+  }
+  return windows;
 }
 
 function printWindows(windows: Window[], size: number): void {

@@ -38,3 +38,14 @@ export function leastSquaresSlope(points: { x: number; y: number }[]): number {
   }
   return variance === 0 ? Number.NaN : covariance / variance;
 }
+
+/** The largest value, or `empty` when there is none; safe for samples too long to spread into Math.max. */
+export function largest(values: Iterable<number>, empty = Number.NaN): number {
+  let found = empty;
+  let any = false;
+  for (const value of values) {
+    if (!any || value > found) found = value;
+    any = true;
+  }
+  return found;
+}

@@ -1,5 +1,6 @@
 // The burst's and soak's charts: panels of lines over one time axis (answers and orders per
 // second, resident memory per process), as a dependency-free SVG like chart.ts's.
+import { largest } from './stats.js';
 
 export interface Line {
   name: string;
@@ -17,18 +18,18 @@ const PANEL_HEIGHT = 170;
 const LEFT = 60;
 const RIGHT = 20;
 
-/** A round upper bound for the axis: 1, 2 or 5 times a power of ten. */
+/** A round upper bound for the axis: a power of ten times 1, 1.5, 2, 3, 4, 5, 6 or 8. */
 function niceMax(value: number): number {
   if (!(value > 0)) return 1;
   const power = 10 ** Math.floor(Math.log10(value));
-  return ([1, 2, 5, 10].find((step) => step * power >= value) ?? 10) * power;
+  return ([1, 1.5, 2, 3, 4, 5, 6, 8, 10].find((step) => step * power >= value) ?? 10) * power;
 }
 
 const escape = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
 export function renderTimeline(title: string, panels: Panel[]): string {
   const allTimes = panels.flatMap((panel) => panel.lines.flatMap((line) => line.points.map((point) => point.t)));
-  const maxT = niceMax(Math.max(...allTimes, 1));
+  const maxT = niceMax(largest(allTimes, 1));
   const plotWidth = WIDTH - LEFT - RIGHT;
   const height = 40 + panels.length * (PANEL_HEIGHT + 30) + 20;
   const x = (t: number) => LEFT + (t / maxT) * plotWidth;
@@ -36,7 +37,7 @@ export function renderTimeline(title: string, panels: Panel[]): string {
   panels.forEach((panel, index) => {
     const top = 40 + index * (PANEL_HEIGHT + 30) + 20;
     const values = panel.lines.flatMap((line) => line.points.map((point) => point.value)).filter(Number.isFinite);
-    const maxV = niceMax(Math.max(...values, 0));
+    const maxV = niceMax(largest(values, 0));
     const y = (value: number) => top + PANEL_HEIGHT - (Math.min(value, maxV) / maxV) * PANEL_HEIGHT;
     parts.push(`<text x="${LEFT}" y="${top - 8}" font-size="13">${escape(panel.title)}</text>`);
     for (let tick = 0; tick <= 4; tick += 1) {

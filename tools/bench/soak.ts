@@ -228,10 +228,11 @@ function windowsOf(
       99,
     );
   });
-  // The sample taken at a window's end describes it (its CPU is since the sample before).
+  // The sample taken at a window's end describes it (its CPU is since the sample before); the
+  // timer fires a little late, so a sample belongs to the window whose end is nearest.
   const offset = (sampler.startedAt - firstPerf) / 1000;
   for (const sample of sampler.samples) {
-    const window = windows[Math.ceil((sample.t + offset) / size) - 1];
+    const window = windows[Math.round((sample.t + offset) / size) - 1];
     if (!window || !Number.isNaN(window.rssMiB[sample.process] ?? 0)) continue;
     window.rssMiB[sample.process] = sample.rssMiB;
     window.cpuPercent[sample.process] = sample.cpuPercent;

@@ -12,7 +12,7 @@
 // completion (for the database floor: the transaction). Embedded stack by default; DATABASE_URL and
 // TEMPORAL_ADDRESS point it at others. Prints a table; writes JSON and an SVG chart.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,30 +27,61 @@ import { freePort } from '../harness/ports.js';
 import { givenServers, startStack } from '../harness/stack.js';
 import { sleep } from '../harness/time.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { signBody } from '../../domain-node/signature.js';
 import { workflowInputFor } from '../../services/submission/submit-approval.js';
 import { connectClient } from '../../services/temporal/connection.js';
+import { approvalBody, signedHeaders, SKUS } from './approvals.js';
+import { runBurst } from './burst.js';
 import { renderChart } from './chart.js';
 import { cpuAccounting, type CpuParts, cpuPerItem, OUTSIDE } from './cpu-accounting.js';
 import { FLOOR_TASK_QUEUE } from './floor.js';
+import { peakRssMiB } from './process-samples.js';
+import { mergeResults, steadyRate } from './results-file.js';
+import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
+import { runSoak } from './soak.js';
+import { percentile } from './stats.js';
 
-const usage =
-  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench] [--eager-slots <n>] [--profile <dir>]';
-const { values } = parseArgs({
-  options: {
-    levels: { type: 'string', default: '1,8,32,64' },
-    seconds: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '3' },
-    out: { type: 'string', default: 'docs/bench' },
-    // Workflow task slots of the processes that start eagerly (default: one per client of the highest level).
-    'eager-slots': { type: 'string' },
-    // A V8 CPU profile of every measured process, written to this folder when it stops.
-    profile: { type: 'string' },
-    // Short runs while looking for a cause: only these measurements (names as in the table).
-    only: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-});
+const usage = [
+  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',
+  '                        [--eager-slots <n>] [--profile <dir>]',
+  '       npm run bench -- --burst <approvals> [--burst-concurrency 256] [--out docs/bench] [--eager-slots <n>]',
+  '       npm run bench -- --soak <minutes> [--soak-rate <approvals per second>] [--soak-shape hosting|worker-process]',
+  '                        [--soak-window 5] [--out docs/bench] [--eager-slots <n>]',
+  '  --burst: both shapes, fresh state each; --soak: one shape (hosting by default), at --soak-rate or half',
+  '  the steady c=32 rate of results.json. Both merge their figures into <out>/results.json (keys burst,',
+  '  soak) and write <out>/burst.svg or <out>/soak.svg.',
+].join('\n');
+const fail = () => {
+  console.error(usage);
+  process.exit(2);
+};
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      levels: { type: 'string', default: '1,8,32,64' },
+      seconds: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '3' },
+      out: { type: 'string', default: 'docs/bench' },
+      // Workflow task slots of the processes that start eagerly (default: one per client of the highest level).
+      'eager-slots': { type: 'string' },
+      // A V8 CPU profile of every measured process, written to this folder when it stops.
+      profile: { type: 'string' },
+      // Short runs while looking for a cause: only these measurements (names as in the table).
+      only: { type: 'string' },
+      // The month-end burst (tools/bench/burst.ts) and the soak (tools/bench/soak.ts) instead of the levels.
+      burst: { type: 'string' },
+      'burst-concurrency': { type: 'string', default: '256' },
+      soak: { type: 'string' },
+      'soak-rate': { type: 'string' },
+      'soak-shape': { type: 'string', default: 'hosting' },
+      'soak-window': { type: 'string', default: '5' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+} catch {
+  fail();
+}
+const { values } = parsed as NonNullable<typeof parsed>;
 if (values.help) {
   console.log(usage);
   process.exit(0);
@@ -58,20 +89,27 @@ if (values.help) {
 const LEVELS = values.levels.split(',').map(Number);
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
+const positiveInteger = (value: string | undefined) => value === undefined || /^[1-9]\d*$/.test(value);
+const positiveNumber = (value: string | undefined) =>
+  value === undefined || (/^\d+(\.\d+)?$/.test(value) && Number(value) > 0);
 if (
   LEVELS.some((level) => !Number.isInteger(level) || level < 1) ||
   !(SECONDS > 0) ||
   !Number.isInteger(ROUNDS) ||
   ROUNDS < 1 ||
-  (values['eager-slots'] !== undefined && !/^[1-9]\d*$/.test(values['eager-slots']))
+  !positiveInteger(values['eager-slots']) ||
+  !positiveInteger(values.burst) ||
+  !positiveInteger(values['burst-concurrency']) ||
+  !positiveNumber(values.soak) ||
+  !positiveNumber(values['soak-rate']) ||
+  !positiveInteger(values['soak-window']) ||
+  !(SHAPES as readonly string[]).includes(values['soak-shape'])
 ) {
-  console.error(usage);
-  process.exit(2);
+  fail();
 }
 
 const SECRET = randomBytes(24).toString('hex');
 const RUN = randomBytes(3).toString('hex');
-const SKUS = Array.from({ length: 200 }, (_, index) => `BENCH-${String(index).padStart(3, '0')}`);
 // Each process's PostgreSQL pool; DB_POOL_SIZE in the bench's environment changes it for a short run.
 const DB_POOL_SIZE = Number(process.env.DB_POOL_SIZE ?? 10);
 
@@ -137,11 +175,6 @@ function medianRounds(rounds: Measurement[]): Measurement[] {
   });
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
 /** `c` closed-loop clients for `seconds`; each `once()` returns its latency in ms (or throws). */
 async function closedLoop(
   name: string,
@@ -194,46 +227,15 @@ async function closedLoop(
   return measurement;
 }
 
-function approvalBody(approvalNo: string) {
-  const first = SKUS[Math.floor(Math.random() * SKUS.length)] as string;
-  let second = SKUS[Math.floor(Math.random() * SKUS.length)] as string;
-  if (second === first) second = SKUS[(SKUS.indexOf(first) + 1) % SKUS.length] as string;
-  return {
-    approvalNo,
-    operation: 'MAIN' as const,
-    approvedAt: new Date().toISOString(),
-    order: {
-      customerId: `CUST-${approvalNo.slice(-3)}`,
-      currency: 'CNY',
-      lines: [
-        { sku: first, quantity: 1, unitPrice: '10.00' },
-        { sku: second, quantity: 2, unitPrice: '2.50' },
-      ],
-    },
-  };
-}
-
 async function post(url: string, body: unknown, query = ''): Promise<{ status: number; duplicate?: boolean }> {
   const payload = JSON.stringify(body);
-  const timestamp = String(Math.floor(Date.now() / 1000));
   const response = await fetch(`${url}/webhooks/oa/approvals${query}`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-oa-timestamp': timestamp,
-      'x-oa-signature': signBody(SECRET, timestamp, payload),
-    },
+    headers: signedHeaders(SECRET, payload),
     body: payload,
   });
   const answer = (await response.json().catch(() => ({}))) as { duplicate?: boolean };
   return { status: response.status, ...(answer.duplicate !== undefined ? { duplicate: answer.duplicate } : {}) };
-}
-
-/** Peak resident memory of a process (VmHWM), in MiB. */
-function peakRssMiB(pid: number | undefined): number {
-  if (!pid) return Number.NaN;
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
 async function main(): Promise<boolean> {
@@ -465,8 +467,8 @@ async function main(): Promise<boolean> {
       memory,
     };
     printTable(report.results, report);
-    mkdirSync(values.out, { recursive: true });
-    writeFileSync(path.join(values.out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
+    // The burst's and soak's keys stay: they are measured apart, and a normal run does not redo them.
+    mergeResults(values.out, report);
     writeFileSync(path.join(values.out, 'throughput.svg'), renderChart(report.results));
     console.log(`wrote ${values.out}/results.json and ${values.out}/throughput.svg`);
     // Exactly-once is the point: the run fails when an approval was written twice, or when its
@@ -562,6 +564,63 @@ function printTable(
   );
 }
 
+/** An OA sender gives an approval this many attempts (timeouts and 503s) before it gives up. */
+const MAX_ATTEMPTS_PER_APPROVAL = 30;
+/** After the last answer, the order count may stand still this long before what is missing counts as lost. */
+const DRAIN_QUIET_MS = 60_000;
+
+/** The soak's arrival rate: the flag's, or half the steady c=32 rate of the shape from results.json. */
+function soakRate(shape: ShapeName): { perSecond: number; from: string } | undefined {
+  if (values['soak-rate']) return { perSecond: Number(values['soak-rate']), from: '--soak-rate' };
+  const steady = steadyRate(values.out, STEADY_NAME[shape]);
+  return steady && { perSecond: steady.perSecond / 2, from: `half the steady c=32 rate of ${steady.from}` };
+}
+
+/** `--burst` and/or `--soak` (the burst first): true when exactly-once held in every run. */
+async function modes(): Promise<boolean> {
+  const shape = values['soak-shape'] as ShapeName;
+  const rate = values.soak ? soakRate(shape) : undefined;
+  if (values.soak && !rate) {
+    console.error('--soak needs --soak-rate, or a normal run (c=32) in <out>/results.json or docs/bench/results.json');
+    console.error(usage);
+    process.exit(2);
+  }
+  console.log(
+    `bench ${RUN}: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+  );
+  const shapeOptions = {
+    run: RUN,
+    secret: SECRET,
+    dbPoolSize: DB_POOL_SIZE,
+    // The same slots as the normal run's, so the burst's drain rate compares with its steady rate.
+    eagerSlots: values['eager-slots'] ?? String(Math.max(40, ...LEVELS)),
+    maxAttempts: MAX_ATTEMPTS_PER_APPROVAL,
+    drainQuietMs: DRAIN_QUIET_MS,
+    out: values.out,
+  };
+  let held = true;
+  if (values.burst) {
+    held =
+      (await runBurst({
+        ...shapeOptions,
+        approvals: Number(values.burst),
+        concurrency: Number(values['burst-concurrency']),
+      })) && held;
+  }
+  if (values.soak && rate) {
+    held =
+      (await runSoak({
+        ...shapeOptions,
+        minutes: Number(values.soak),
+        shape,
+        ratePerSecond: rate.perSecond,
+        rateFrom: rate.from,
+        windowSeconds: Number(values['soak-window']),
+      })) && held;
+  }
+  return held;
+}
+
 // An explicit exit, as the test runner does: embedded PostgreSQL's exit hook ends the process with
 // code 0 on beforeExit, which would hide a failed run behind process.exitCode.
-process.exit((await main()) ? 0 : 1);
+process.exit((await (values.burst || values.soak ? modes() : main())) ? 0 : 1);

@@ -1,0 +1,246 @@
+// `npm run bench -- --burst <n> --burst-concurrency <c>`: the month-end burst. For each shape, on
+// fresh state, n distinct signed approvals go through the real webhook from c senders at once,
+// each approval sent once and sent again only as an OA would (after a timeout, or after a 503's
+// Retry-After). Open-loop: a sender takes its next approval as soon as it has an answer; a resend
+// waits in the senders' queue for its time, ahead of new approvals once due. Then the backlog
+// drains, and the database says what was written, twice, compensated or lost.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { sleep } from '../harness/time.js';
+import { approvalBody } from './approvals.js';
+import { deliveryFigures, exactlyOnceHeld, printDeliveryFigures, type DeliveryFigures } from './delivery-report.js';
+import { deliveryLog, type DeliveryLog, oaSender, type OaSender } from './oa-sender.js';
+import { endedWithoutOrder, ledgerOf, orderedApprovals, ordersOverTime, waitForDrain } from './order-ledger.js';
+import { sampleProcesses } from './process-samples.js';
+import { mergeResults, steadyRate } from './results-file.js';
+import { SHAPE_TITLE, SHAPES, type ShapeName, type ShapeOptions, startShape, STEADY_NAME } from './shape.js';
+import { largest } from './stats.js';
+import { type Panel, renderTimeline } from './timeline-chart.js';
+
+export interface BurstOptions extends ShapeOptions {
+  approvals: number;
+  concurrency: number;
+  maxAttempts: number;
+  /** How long the order count may stand still after the last answer before the missing count as lost. */
+  drainQuietMs: number;
+  out: string;
+}
+
+interface Approval {
+  approvalNo: string;
+  payload: string;
+}
+
+/** `concurrency` senders work through the approvals and the resends they earn, until none is left. */
+async function sendAll(approvals: Approval[], concurrency: number, sender: OaSender, log: DeliveryLog) {
+  const resends: { approval: Approval; attempt: number; dueAt: number }[] = [];
+  let next = 0;
+  let inFlight = 0;
+  const dueResend = (now: number) => {
+    let earliest = -1;
+    resends.forEach((resend, index) => {
+      if (resend.dueAt <= now && (earliest < 0 || resend.dueAt < (resends[earliest]?.dueAt ?? 0))) earliest = index;
+    });
+    return earliest < 0 ? undefined : resends.splice(earliest, 1)[0];
+  };
+  const oneSender = async () => {
+    for (;;) {
+      const now = performance.now();
+      const job =
+        dueResend(now) ??
+        (next < approvals.length ? { approval: approvals[next++] as Approval, attempt: 1, dueAt: now } : undefined);
+      if (!job) {
+        // Nothing due: done once no resend waits and no request is out that may earn one.
+        if (resends.length === 0 && inFlight === 0) return;
+        const soonest = Math.min(...resends.map((resend) => resend.dueAt), now + 50);
+        await sleep(Math.max(1, Math.min(50, soonest - now)));
+        continue;
+      }
+      inFlight += 1;
+      const attempt = await sender.send(job.approval.approvalNo, job.approval.payload, job.attempt);
+      const step = sender.next(attempt);
+      log.record(attempt, step);
+      if (step.kind === 'resend') {
+        resends.push({ approval: job.approval, attempt: job.attempt + 1, dueAt: attempt.endedAt + step.afterMs });
+      }
+      inFlight -= 1;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, oneSender));
+}
+
+interface ShapeBurst extends DeliveryFigures {
+  shape: ShapeName;
+  drainSeconds: { fromFirstRequest: number; fromLastAnswer: number };
+  backlogDrainRate: number;
+  steadyC32?: { perSecond: number; from: string; drainOverSteady: number };
+  settings: { senderTimeoutMs: number; workflowTaskSlots: number; dbPoolSize: number };
+  perSecond: {
+    accepted: number[];
+    overloaded: number[];
+    timedOutOrOther: number[];
+    orders: number[];
+    rssMiB: Record<string, { t: number; value: number }[]>;
+  };
+}
+
+async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBurst> {
+  console.log(`\nburst, ${SHAPE_TITLE[name]}: starting a fresh stack …`);
+  const shape = await startShape(name, options);
+  try {
+    const prefix = `B${options.run}-${name === 'hosting' ? 'H' : 'W'}-`;
+    const approvals = Array.from({ length: options.approvals }, (_, n) => {
+      const approvalNo = `${prefix}${n}`;
+      return { approvalNo, payload: JSON.stringify(approvalBody(approvalNo)) };
+    });
+    const sender = oaSender({
+      url: shape.url,
+      secret: options.secret,
+      timeoutMs: shape.settings.startTimeoutMs,
+      maxAttempts: options.maxAttempts,
+    });
+    const log = deliveryLog();
+    const sampler = sampleProcesses({ ...shape.pids, 'load generator': () => process.pid }, 1_000);
+    console.log(
+      `  ${options.approvals} approvals, ${options.concurrency} senders, sender timeout ${shape.settings.startTimeoutMs} ms`,
+    );
+    const firstWall = Date.now();
+    const firstPerf = performance.now();
+    await sendAll(approvals, options.concurrency, sender, log);
+    const lastAnswerWall =
+      firstWall +
+      (largest(
+        log.attempts.map((a) => a.endedAt),
+        firstPerf,
+      ) -
+        firstPerf);
+    console.log(
+      `  every approval answered or given up after ${((Date.now() - firstWall) / 1000).toFixed(1)} s; draining …`,
+    );
+    await waitForDrain(shape.prisma, prefix, log.accepted.size, options.drainQuietMs);
+    const peaks = sampler.stop();
+    const ledger = await ledgerOf(shape.prisma, prefix);
+    const figures = deliveryFigures(
+      options.approvals,
+      log,
+      ledger,
+      await orderedApprovals(shape.prisma, prefix),
+      await endedWithoutOrder(shape.prisma, prefix),
+      peaks,
+    );
+    const lastOrderAt = ledger.lastOrderAt ?? Number.NaN;
+    const fromFirstRequest = (lastOrderAt - firstWall) / 1000;
+    const backlogDrainRate = ledger.orders / fromFirstRequest;
+    const steady = steadyRate(options.out, STEADY_NAME[name]);
+
+    const seconds = Math.ceil(Math.max(fromFirstRequest, (lastAnswerWall - firstWall) / 1000, 1));
+    const perSecond = (predicate: (a: DeliveryLog['attempts'][number]) => boolean) => {
+      const counts = Array.from({ length: seconds + 1 }, () => 0);
+      for (const attempt of log.attempts.filter(predicate)) {
+        const second = Math.floor((attempt.endedAt - firstPerf) / 1000);
+        if (second >= 0 && second < counts.length) counts[second] = (counts[second] ?? 0) + 1;
+      }
+      return counts;
+    };
+    const orders = Array.from({ length: seconds + 1 }, () => 0);
+    for (const bucket of await ordersOverTime(shape.prisma, prefix, firstWall, 1)) {
+      if (bucket.t >= 0 && bucket.t < orders.length) orders[bucket.t] = bucket.count;
+    }
+    const offset = (sampler.startedAt - firstPerf) / 1000;
+    const rssMiB = Object.fromEntries(
+      Object.keys(peaks).map((process) => [
+        process,
+        sampler.samples
+          .filter((sample) => sample.process === process)
+          .map((sample) => ({ t: sample.t + offset, value: sample.rssMiB })),
+      ]),
+    );
+    return {
+      shape: name,
+      ...figures,
+      drainSeconds: { fromFirstRequest, fromLastAnswer: (lastOrderAt - lastAnswerWall) / 1000 },
+      backlogDrainRate,
+      ...(steady ? { steadyC32: { ...steady, drainOverSteady: backlogDrainRate / steady.perSecond } } : {}),
+      settings: {
+        senderTimeoutMs: shape.settings.startTimeoutMs,
+        workflowTaskSlots: shape.settings.workflowTaskSlots,
+        dbPoolSize: shape.settings.dbPoolSize,
+      },
+      perSecond: {
+        accepted: perSecond((a) => a.outcome === '202' || a.outcome === '200' || a.outcome === '201'),
+        overloaded: perSecond((a) => a.outcome === '503'),
+        timedOutOrOther: perSecond((a) => a.outcome === 'timeout' || a.outcome === 'other'),
+        orders,
+        rssMiB,
+      },
+    };
+  } finally {
+    await shape.stop();
+  }
+}
+
+function printBurst(result: ShapeBurst): void {
+  console.log(`\nburst, ${SHAPE_TITLE[result.shape]}:`);
+  printDeliveryFigures(result);
+  console.log(
+    `  drain: first request → last order ${result.drainSeconds.fromFirstRequest.toFixed(1)} s, ` +
+      `last answer → last order ${result.drainSeconds.fromLastAnswer.toFixed(1)} s`,
+  );
+  console.log(
+    `  backlog drain rate ${result.backlogDrainRate.toFixed(1)} orders/s` +
+      (result.steadyC32
+        ? `; steady rate at c=32 ${result.steadyC32.perSecond.toFixed(1)}/s (${result.steadyC32.from}): ` +
+          `${result.steadyC32.drainOverSteady.toFixed(2)}× (goal ≥ 0.9×)`
+        : '; no steady rate at c=32 to compare with (run `npm run bench` first)'),
+  );
+}
+
+function burstChart(results: ShapeBurst[]): string {
+  const series = (values: number[]) => values.map((value, t) => ({ t, value }));
+  const panels: Panel[] = results.flatMap((result) => [
+    {
+      title: `${SHAPE_TITLE[result.shape]}: answers and orders per second`,
+      lines: [
+        { name: 'accepted (202/200/201)', points: series(result.perSecond.accepted) },
+        { name: '503', points: series(result.perSecond.overloaded) },
+        { name: 'timeouts and other', points: series(result.perSecond.timedOutOrOther) },
+        { name: 'orders committed', points: series(result.perSecond.orders) },
+      ],
+    },
+    {
+      title: `${SHAPE_TITLE[result.shape]}: resident memory, MiB`,
+      lines: Object.entries(result.perSecond.rssMiB).map(([name, points]) => ({ name, points })),
+    },
+  ]);
+  return renderTimeline('Month-end burst: seconds from the first request', panels);
+}
+
+/** Runs the burst on both shapes, prints, writes `burst` into results.json and burst.svg; true if exactly-once held. */
+export async function runBurst(options: BurstOptions): Promise<boolean> {
+  const results: ShapeBurst[] = [];
+  for (const name of SHAPES) {
+    const result = await burstOn(name, options);
+    printBurst(result);
+    results.push(result);
+  }
+  const file = mergeResults(options.out, {
+    burst: {
+      run: options.run,
+      at: new Date().toISOString(),
+      settings: {
+        approvals: options.approvals,
+        senders: options.concurrency,
+        maxAttemptsPerApproval: options.maxAttempts,
+        eagerSlots: Number(options.eagerSlots),
+        latency: "from sending a webhook request to its answer (or the sender's timeout), as the sender saw it",
+      },
+      shapes: Object.fromEntries(results.map((result) => [result.shape, result])),
+    },
+  });
+  writeFileSync(path.join(options.out, 'burst.svg'), burstChart(results));
+  console.log(`\nwrote ${file} (burst) and ${path.join(options.out, 'burst.svg')}`);
+  const held = results.every(exactlyOnceHeld);
+  if (!held) console.error('EXACTLY-ONCE BROKEN in the burst: duplicates or lost approvals above');
+  return held;
+}

@@ -4,6 +4,7 @@
 // and records how the delivery ended. Temporal's history is the
 // outbox: a worker that dies between the commit and this call leaves the step pending, and the next
 // worker runs it — with the same key and event id, never another.
+import type { Attributes } from '@opentelemetry/api';
 import { Context, log } from '@temporalio/activity';
 import type { DownstreamConfig } from '../services/config/env.js';
 import { findRecord } from '../services/db/idempotency-records.js';
@@ -52,8 +53,16 @@ export function buildOrderCreatedEvent(order: OrderWorkflowInput, written: Order
   };
 }
 
-/** POSTs the event; resolves with the 2xx status, rejects with the failure as it happened. */
-function postToDownstream(downstream: DownstreamConfig, event: OrderCreatedEvent, body: string): Promise<number> {
+/**
+ * POSTs the event; resolves with the 2xx status, rejects with the failure as it happened.
+ * `spanAttributes` are the downstream's own (`httpClientAttributes`), worked out once per worker.
+ */
+function postToDownstream(
+  downstream: DownstreamConfig,
+  spanAttributes: Attributes,
+  event: OrderCreatedEvent,
+  body: string,
+): Promise<number> {
   const timestamp = String(Math.floor(Date.now() / 1000));
   // With tracing on, the POST is a client span of the approval's trace and carries it
   // (`traceparent`). Its name is the method alone: the conventions name a client span after a
@@ -63,7 +72,7 @@ function postToDownstream(downstream: DownstreamConfig, event: OrderCreatedEvent
   return inSpan(
     httpSpanName('POST'),
     'client',
-    { [KEY_ATTRIBUTE]: event.idempotencyKey, ...httpClientAttributes('POST', downstream.url) },
+    { [KEY_ATTRIBUTE]: event.idempotencyKey, ...spanAttributes },
     async (span) => {
       let response: Response;
       try {
@@ -129,6 +138,9 @@ export function createDeliveryActivities(deps: {
   publisher: OrderEventPublisher | undefined;
   metrics: ProductMetrics;
 }) {
+  // The downstream's part of the POST's span, parsed and redacted once rather than per order.
+  const downstreamSpanAttributes = deps.downstream ? httpClientAttributes('POST', deps.downstream.url) : {};
+
   /**
    * Sends the event to every configured target — the HTTP downstream and the broker — side by side,
    * each within its own timeout below the attempt's start-to-close. An attempt succeeds when every
@@ -157,7 +169,7 @@ export function createDeliveryActivities(deps: {
     const body = JSON.stringify(event);
     log.info('delivering order event', { idempotencyKey: key, eventId: event.eventId, attempt });
     const [posted, published] = await Promise.allSettled([
-      downstream ? postToDownstream(downstream, event, body) : Promise.resolve(undefined),
+      downstream ? postToDownstream(downstream, downstreamSpanAttributes, event, body) : Promise.resolve(undefined),
       publisher ? publishToBroker(publisher, event, body) : Promise.resolve(),
     ]);
     const failures = [posted, published].flatMap((outcome): unknown[] =>

@@ -4,6 +4,7 @@
 // and records how the delivery ended. Temporal's history is the
 // outbox: a worker that dies between the commit and this call leaves the step pending, and the next
 // worker runs it — with the same key and event id, never another.
+import type { Attributes } from '@opentelemetry/api';
 import { Context, log } from '@temporalio/activity';
 import type { DownstreamConfig } from '../services/config/env.js';
 import { findRecord } from '../services/db/idempotency-records.js';
@@ -19,13 +20,13 @@ import {
 import { eventIdFor, ORDER_CREATED, type OrderCreatedEvent } from '../domain-node/order-event.js';
 import { parseRetryAfterMs } from '../domain/retry-after.js';
 import { eventSignatureHeaders } from '../domain-node/signature.js';
-import { redactUrl } from '../domain-node/redact-url.js';
 import type { DeliveryTarget, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { OrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import { classifyError } from '../domain/error-classification.js';
 import { toActivityFailure } from './activity-failure.js';
-import { inSpan, KEY_ATTRIBUTE, traceHeaders } from '../services/telemetry/tracing.js';
+import { errorTypeOf, inSpan, KEY_ATTRIBUTE, traceHeaders } from '../services/telemetry/tracing.js';
+import { httpClientAttributes, httpSpanName } from '../services/telemetry/span-conventions.js';
 
 export interface DeliveryReceipt {
   /** The downstream's HTTP status, when DOWNSTREAM_URL is configured. */
@@ -52,23 +53,30 @@ export function buildOrderCreatedEvent(order: OrderWorkflowInput, written: Order
   };
 }
 
-/** POSTs the event; resolves with the 2xx status, rejects with the failure as it happened. */
-async function postToDownstream(downstream: DownstreamConfig, event: OrderCreatedEvent, body: string): Promise<number> {
+/**
+ * POSTs the event; resolves with the 2xx status, rejects with the failure as it happened.
+ * `spanAttributes` are the downstream's own (`httpClientAttributes`), worked out once per worker.
+ */
+function postToDownstream(
+  downstream: DownstreamConfig,
+  spanAttributes: Attributes,
+  event: OrderCreatedEvent,
+  body: string,
+): Promise<number> {
   const timestamp = String(Math.floor(Date.now() / 1000));
-  let response: Response;
-  try {
-    // With tracing on, the POST is a span of the approval's trace and carries it (`traceparent`).
-    // The URL is shown redacted: receivers often authenticate with a token in the query.
-    response = await inSpan(
-      `POST ${ORDER_CREATED}`,
-      'client',
-      {
-        [KEY_ATTRIBUTE]: event.idempotencyKey,
-        'http.request.method': 'POST',
-        'url.full': redactUrl(downstream.url),
-      },
-      async (span) => {
-        const answer = await fetch(downstream.url, {
+  // With tracing on, the POST is a client span of the approval's trace and carries it
+  // (`traceparent`). Its name is the method alone: the conventions name a client span after a
+  // URL template, and the configured URL is none; `url.full` is redacted, since receivers often
+  // authenticate with a token in the query. A non-2xx answer fails the span with its status as
+  // `error.type`.
+  return inSpan(
+    httpSpanName('POST'),
+    'client',
+    { [KEY_ATTRIBUTE]: event.idempotencyKey, ...spanAttributes },
+    async (span) => {
+      let response: Response;
+      try {
+        response = await fetch(downstream.url, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -82,24 +90,25 @@ async function postToDownstream(downstream: DownstreamConfig, event: OrderCreate
           redirect: 'manual',
           signal: AbortSignal.timeout(downstream.timeoutMs),
         });
-        span?.setAttribute('http.response.status_code', answer.status);
-        return answer;
-      },
-    );
-  } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    throw timedOut ? new DownstreamTimeoutError(downstream.timeoutMs) : error;
-  }
-  const text = await response.text().catch(() => '');
-  if (!response.ok) {
-    log.warn('downstream refused the event', { idempotencyKey: event.idempotencyKey, status: response.status });
-    throw new DownstreamHttpError(
-      response.status,
-      parseRetryAfterMs(response.headers.get('retry-after')),
-      text.slice(0, 200),
-    );
-  }
-  return response.status;
+      } catch (error) {
+        const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+        throw timedOut ? new DownstreamTimeoutError(downstream.timeoutMs) : error;
+      }
+      span?.setAttribute('http.response.status_code', response.status);
+      const text = await response.text().catch(() => '');
+      if (!response.ok) {
+        log.warn('downstream refused the event', { idempotencyKey: event.idempotencyKey, status: response.status });
+        throw new DownstreamHttpError(
+          response.status,
+          parseRetryAfterMs(response.headers.get('retry-after')),
+          text.slice(0, 200),
+        );
+      }
+      return response.status;
+    },
+    // A refusal's type is the status the downstream answered, as the conventions ask of a client.
+    (error) => (error instanceof DownstreamHttpError ? String(error.status) : errorTypeOf(error)),
+  );
 }
 
 /** The targets a worker with these settings delivers to. */
@@ -129,6 +138,9 @@ export function createDeliveryActivities(deps: {
   publisher: OrderEventPublisher | undefined;
   metrics: ProductMetrics;
 }) {
+  // The downstream's part of the POST's span, parsed and redacted once rather than per order.
+  const downstreamSpanAttributes = deps.downstream ? httpClientAttributes('POST', deps.downstream.url) : {};
+
   /**
    * Sends the event to every configured target — the HTTP downstream and the broker — side by side,
    * each within its own timeout below the attempt's start-to-close. An attempt succeeds when every
@@ -157,7 +169,7 @@ export function createDeliveryActivities(deps: {
     const body = JSON.stringify(event);
     log.info('delivering order event', { idempotencyKey: key, eventId: event.eventId, attempt });
     const [posted, published] = await Promise.allSettled([
-      downstream ? postToDownstream(downstream, event, body) : Promise.resolve(undefined),
+      downstream ? postToDownstream(downstream, downstreamSpanAttributes, event, body) : Promise.resolve(undefined),
       publisher ? publishToBroker(publisher, event, body) : Promise.resolve(),
     ]);
     const failures = [posted, published].flatMap((outcome): unknown[] =>
@@ -184,27 +196,9 @@ export function createDeliveryActivities(deps: {
   /** Publishes the event, counting the publish by how it ended (confirmed, or its error class). */
   async function publishToBroker(publisher: OrderEventPublisher, event: OrderCreatedEvent, body: string) {
     try {
-      // With tracing on, the publish is a span of the approval's trace, and the message carries it
-      // in its headers (`traceparent`), as the POST does.
-      await inSpan(
-        `publish ${ORDER_CREATED}`,
-        'producer',
-        {
-          [KEY_ATTRIBUTE]: event.idempotencyKey,
-          'messaging.system': 'rabbitmq',
-          'messaging.operation.type': 'publish',
-          'messaging.destination.name': publisher.exchange,
-          'messaging.rabbitmq.destination.routing_key': ORDER_CREATED,
-          'messaging.message.id': event.eventId,
-        },
-        () =>
-          publisher.publish({
-            eventId: event.eventId,
-            idempotencyKey: event.idempotencyKey,
-            body,
-            traceHeaders: traceHeaders(),
-          }),
-      );
+      // With tracing on, the publisher makes the publish a span of the approval's trace, and the
+      // message carries it in its headers (`traceparent`), as the POST does.
+      await publisher.publish({ eventId: event.eventId, idempotencyKey: event.idempotencyKey, body });
       deps.metrics.brokerPublished('confirmed');
     } catch (error) {
       deps.metrics.brokerPublished(classifyError(error).errorClass);

@@ -1,9 +1,13 @@
 // A server span per HTTP request when tracing is on: the first span of an approval's trace, or a
 // child of the caller's when its request carries `traceparent`. Health probes are left out (they
-// would bury the approvals). With tracing off no hook is added at all.
+// would bury the approvals). With tracing off no hook is added at all. Named and tagged after the
+// HTTP conventions (services/telemetry/span-conventions.ts): `POST /webhooks/oa/approvals` for a
+// route, the method alone for a request no route took — never its URL, which is the caller's, query
+// and all.
 import type { Span } from '@opentelemetry/api';
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { httpServerAttributes, httpServerErrorType, httpSpanName } from '../../services/telemetry/span-conventions.js';
 import { startServerSpan, tracingOn, withinSpan } from '../../services/telemetry/tracing.js';
 
 const UNTRACED_ROUTES = new Set(['/livez', '/healthz', '/readyz']);
@@ -14,19 +18,22 @@ export function registerRequestSpans(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.url;
     if (route !== undefined && UNTRACED_ROUTES.has(route)) return done();
-    // A request no route took is named by its method alone: its URL is the caller's, query and all.
-    const span = startServerSpan(route === undefined ? request.method : `${request.method} ${route}`, request.headers, {
-      'http.request.method': request.method,
-      'url.path': request.url.split('?')[0] ?? request.url,
-      ...(route !== undefined ? { 'http.route': route } : {}),
-    });
+    const span = startServerSpan(
+      httpSpanName(request.method, route),
+      request.headers,
+      httpServerAttributes({ method: request.method, target: request.url, scheme: request.protocol, route }),
+    );
     if (!span) return done();
     requestSpans.set(request, span);
     // The raw response's close: also for the MCP route, whose transport answers on its own.
     reply.raw.once('close', () => {
       const status = reply.raw.statusCode;
       span.setAttribute('http.response.status_code', status);
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      const errorType = httpServerErrorType(status);
+      if (errorType !== undefined) {
+        span.setAttribute('error.type', errorType);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
       span.end();
     });
     done();

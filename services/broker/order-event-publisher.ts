@@ -5,6 +5,9 @@
 // Every message is signed as the HTTP event is (Standard Webhooks headers, DOWNSTREAM_SECRET), so
 // a consumer tells it from one published by anyone else allowed on the exchange.
 // Errors leave here typed (domain/errors.ts) so that the one classification table decides retries.
+// With tracing on, each publish is a producer span (`send <exchange>`) of the approval's trace,
+// and the message carries it in its headers (`traceparent`); the span names the broker by its host
+// and port only, never by AMQP_URL, whose userinfo is a password.
 import { type ChannelModel, type ConfirmChannel, connect, type Message } from 'amqplib';
 import {
   BrokerConfirmTimeoutError,
@@ -15,14 +18,14 @@ import {
 import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY } from '../../domain-node/order-event.js';
 import { standardSignatureHeaders } from '../../domain-node/signature.js';
 import { brokerAddress, type BrokerConfig } from '../config/env.js';
+import { messagingSendAttributes, messagingSendSpanName } from '../telemetry/span-conventions.js';
+import { inSpan, KEY_ATTRIBUTE, traceHeaders } from '../telemetry/tracing.js';
 
 /** One `order.created` event as the broker carries it: the HTTP event's body bytes, its id and key. */
 export interface OrderEventMessage {
   eventId: string;
   idempotencyKey: string;
   body: string;
-  /** W3C trace headers (`traceparent`, `tracestate`) to carry as message headers; empty when not tracing. */
-  traceHeaders?: Record<string, string>;
 }
 
 export interface OrderEventPublisher {
@@ -49,6 +52,9 @@ export function createOrderEventPublisher(
   clock: { now: () => number } = Date,
 ): OrderEventPublisher {
   const address = brokerAddress(config);
+  const send = { exchange: config.exchange, routingKey: ORDER_CREATED_ROUTING_KEY, brokerUrl: config.url };
+  const spanName = messagingSendSpanName(send);
+  const spanAttributes = messagingSendAttributes(send);
   let current: Promise<Link> | undefined;
 
   const unavailable = (error: unknown) =>
@@ -101,7 +107,12 @@ export function createOrderEventPublisher(
     return current;
   }
 
-  async function publishOnce(message: OrderEventMessage, used: { link?: Promise<Link> }): Promise<void> {
+  async function publishOnce(
+    message: OrderEventMessage,
+    /** W3C trace headers (`traceparent`, `tracestate`) for the message; empty when not tracing. */
+    trace: Record<string, string>,
+    used: { link?: Promise<Link> },
+  ): Promise<void> {
     let open: Link;
     try {
       used.link = link();
@@ -131,7 +142,7 @@ export function createOrderEventPublisher(
               type: ORDER_CREATED,
               contentType: 'application/json',
               headers: {
-                ...message.traceHeaders,
+                ...trace,
                 'idempotency-key': message.idempotencyKey,
                 ...standardSignatureHeaders(config, message.eventId, timestamp, message.body),
               },
@@ -156,32 +167,38 @@ export function createOrderEventPublisher(
     }
   }
 
+  /** One publish until the broker's confirm, within the confirm timeout, connecting included. */
+  async function publishConfirmed(message: OrderEventMessage): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BrokerConfirmTimeoutError(config.confirmTimeoutMs)), config.confirmTimeoutMs);
+    });
+    const used: { link?: Promise<Link> } = {};
+    try {
+      await Promise.race([publishOnce(message, traceHeaders(), used), timedOut]);
+    } catch (error) {
+      if (error instanceof BrokerConfirmTimeoutError && used.link) {
+        // The connection that did not confirm in time is not trusted with the next publish — that
+        // one, not a newer one another publish may have opened meanwhile.
+        const stale = used.link;
+        if (current === stale) current = undefined;
+        void stale.then((open) => open.model.close()).catch(() => undefined);
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   return {
     exchange: config.exchange,
-    async publish(message) {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new BrokerConfirmTimeoutError(config.confirmTimeoutMs)),
-          config.confirmTimeoutMs,
-        );
-      });
-      const used: { link?: Promise<Link> } = {};
-      try {
-        await Promise.race([publishOnce(message, used), timedOut]);
-      } catch (error) {
-        if (error instanceof BrokerConfirmTimeoutError && used.link) {
-          // The connection that did not confirm in time is not trusted with the next publish — that
-          // one, not a newer one another publish may have opened meanwhile.
-          const stale = used.link;
-          if (current === stale) current = undefined;
-          void stale.then((open) => open.model.close()).catch(() => undefined);
-        }
-        throw error;
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    publish: (message) =>
+      inSpan(
+        spanName,
+        'producer',
+        { ...spanAttributes, [KEY_ATTRIBUTE]: message.idempotencyKey, 'messaging.message.id': message.eventId },
+        () => publishConfirmed(message),
+      ),
     async close() {
       const open = current;
       current = undefined;

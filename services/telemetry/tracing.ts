@@ -1,6 +1,7 @@
 // OpenTelemetry traces: one trace per approval, from the request that brought it through the
-// workflow start, the workflow, its activities (the local-activity write included) to the POST of
-// `order.created`, every span tagged with the key (docs/architecture.md, decision 22). Off unless
+// workflow start, the workflow, its activities (the local-activity write included) to the POST and
+// the broker publish of `order.created`, every span tagged with the key (docs/architecture.md,
+// decision 22); the names and attributes of our own spans are in span-conventions.ts. Off unless
 // OTEL_EXPORTER_OTLP_ENDPOINT is set: then nothing here is installed, every helper is one boolean
 // check, and no interceptor, span or header is added on the hot path.
 import { createRequire } from 'node:module';
@@ -44,6 +45,7 @@ import { idempotencyKeyOfWorkflowId } from '../../domain/idempotency-key.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import type { TracingConfig } from '../config/env.js';
 import { messageOf } from '../../domain/errors.js';
+import { classifyError } from '../../domain/error-classification.js';
 
 /** The span attribute every span of an approval carries: its idempotency key. */
 export const KEY_ATTRIBUTE = 'order.idempotency_key';
@@ -175,14 +177,25 @@ const SPAN_KINDS: Record<SpanRole, SpanKind> = {
 };
 
 /**
+ * A failure's `error.type`: its class in the one classification table (`DownstreamTimeout`,
+ * `BrokerUnroutable`), low-cardinality as the semantic conventions ask, and the name operators
+ * already see in metrics and logs.
+ */
+export function errorTypeOf(error: unknown): string {
+  return classifyError(error).errorClass;
+}
+
+/**
  * A span of our own around `fn`, a child of the span in scope (a root when there is none), in
- * scope while `fn` runs and ended with it; a failure is recorded on it. Off: just `fn`.
+ * scope while `fn` runs and ended with it; a failure is recorded on it, with its `error.type`
+ * (`errorType`, by default `errorTypeOf`). Off: just `fn`.
  */
 export async function inSpan<T>(
   name: string,
   role: SpanRole,
   attributes: Attributes,
   fn: (span: Span | undefined) => Promise<T>,
+  errorType: (error: unknown) => string = errorTypeOf,
 ): Promise<T> {
   if (!installed) return fn(undefined);
   const tracer = installed.provider.getTracer(TRACER_NAME);
@@ -195,6 +208,7 @@ export async function inSpan<T>(
       (error: unknown) => {
         const message = messageOf(error);
         span.recordException(error instanceof Error ? error : message);
+        span.setAttribute('error.type', errorType(error));
         span.setStatus({ code: SpanStatusCode.ERROR, message });
         span.end();
         throw error;

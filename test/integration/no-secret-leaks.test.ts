@@ -461,7 +461,7 @@ describe('no secret in any output', () => {
   it('no span attribute, event or status of any process carries a secret; url.full shows the downstream redacted', () => {
     const services = new Set(receiver.spans().map((span) => span.serviceName));
     assert.deepEqual([...services].sort(), ['orders-api', 'orders-mcp', 'orders-worker']);
-    const posts = receiver.spans().filter((span) => span.name === 'POST order.created');
+    const posts = receiver.spans().filter((span) => span.name === 'POST');
     assert.ok(posts.length >= keys.length, 'a POST span per order at least');
     for (const post of posts) assert.equal(post.attributes['url.full'], redactUrl(downstreamUrl));
     assert.ok(
@@ -486,7 +486,7 @@ describe('no secret in any output', () => {
   });
 
   it('the same search finds the query token in the downstream span as it was before redaction', () => {
-    const post = receiver.spans().find((span) => span.name === 'POST order.created');
+    const post = receiver.spans().find((span) => span.name === 'POST');
     assert.ok(post);
     const unredacted = { ...post, attributes: { ...post.attributes, 'url.full': downstreamUrl } };
     assert.deepEqual(leaks(secrets, [{ source: 'the unredacted span', text: JSON.stringify(unredacted) }]), [

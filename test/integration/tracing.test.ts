@@ -1,6 +1,8 @@
 // One trace per approval: the webhook request's span, the workflow start, the order workflow, its
-// activities (the write, a local activity, included) and the POST of `order.created` share one
-// trace id, the downstream receives it in `traceparent`, and every span carries the key. Spans are
+// activities (the write, a local activity, included), the POST and the broker publish of
+// `order.created` share one trace id, the downstream receives it in `traceparent`, and every span
+// carries the key. Our own spans are named and tagged after OpenTelemetry's HTTP and messaging
+// conventions, and none shows the broker's password or the downstream URL's query token. Spans are
 // kept in memory in place of the OTLP exporter; the stack is the real one.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -11,10 +13,14 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { Channel } from 'amqplib';
+import Fastify from 'fastify';
 import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { eventIdFor } from '../../domain-node/order-event.js';
+import { registerRequestSpans } from '../../edges/http/request-spans.js';
 import { loadConfig } from '../../services/config/env.js';
 import { createMcpServer } from '../../edges/mcp/server.js';
 import { submitApprovedOrderTool } from '../../edges/mcp/tools/submit-approved-order.js';
@@ -48,6 +54,16 @@ import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
 const SECRET = 'downstream-secret-0123456789';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
 const FEISHU_VERIFICATION_TOKEN = 'feishu-verification-token';
+/** A credential in the downstream URL's query, as a receiver that authenticates with `?code=…` has one. */
+const DOWNSTREAM_QUERY_TOKEN = 'downstream-query-token-0123456789';
+/** The broker URL's password: no span may show it. */
+const AMQP_PASSWORD = decodeURIComponent(new URL(AMQP_URL).password);
+
+/** All of a span an exporter sends — name, attributes, events, status — as text to search. */
+function spanText(span: ReadableSpan): string {
+  const events = span.events.map((event) => ({ name: event.name, attributes: event.attributes }));
+  return JSON.stringify({ name: span.name, attributes: span.attributes, events, status: span.status });
+}
 
 /** The spans of one trace, as a tree of names with the key attribute, for the test's output. */
 function treeOf(spans: readonly ReadableSpan[]): string {
@@ -110,7 +126,8 @@ describe('OpenTelemetry traces', () => {
       FEISHU_ENCRYPT_KEY,
       FEISHU_VERIFICATION_TOKEN,
       FEISHU_API_BASE_URL: feishu.url,
-      DOWNSTREAM_URL: downstream.url,
+      // A token in the query, as some receivers take theirs: the POST's span shows it redacted.
+      DOWNSTREAM_URL: `${downstream.url}?code=${DOWNSTREAM_QUERY_TOKEN}`,
       DOWNSTREAM_SECRET: SECRET,
       AMQP_URL,
       ORDER_EVENTS_EXCHANGE: exchange,
@@ -195,12 +212,24 @@ describe('OpenTelemetry traces', () => {
       'StartActivity:writeOrder',
       'RunActivity:writeOrder',
       'RunActivity:deliverOrderEvent',
-      'POST order.created',
-      'publish order.created',
+      'POST',
+      `send ${exchange}`,
     ]);
 
-    const post = trace.find((span) => span.name === 'POST order.created');
+    // The downstream POST: a client span named by its method alone (the URL is no template), the
+    // URL redacted, the server by its host and port.
+    const post = trace.find((span) => span.name === 'POST');
     assert.ok(post);
+    assert.equal(post.kind, SpanKind.CLIENT);
+    const { 'http.response.status_code': postStatus, ...postAttributes } = post.attributes;
+    assert.ok(typeof postStatus === 'number' && postStatus >= 200 && postStatus < 300, `status ${String(postStatus)}`);
+    assert.deepEqual(postAttributes, {
+      [KEY_ATTRIBUTE]: key,
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(downstream.url).port),
+      'url.full': `${downstream.url}?code=REDACTED`,
+    });
     const [arrival] = downstream.arrivals(key);
     assert.ok(arrival, 'the event reached the downstream');
     assert.equal(
@@ -208,8 +237,27 @@ describe('OpenTelemetry traces', () => {
       `00-${root.spanContext().traceId}-${post.spanContext().spanId}-01`,
       'the downstream POST carries the trace, with its own span as the parent',
     );
-    const publish = trace.find((span) => span.name === 'publish order.created');
+    // The broker publish: a producer span `send <exchange>`, the broker by its host and port.
+    const publish = trace.find((span) => span.name === `send ${exchange}`);
     assert.ok(publish);
+    assert.equal(publish.kind, SpanKind.PRODUCER);
+    const amqp = new URL(AMQP_URL);
+    assert.deepEqual(publish.attributes, {
+      [KEY_ATTRIBUTE]: key,
+      'messaging.system': 'rabbitmq',
+      'messaging.operation.name': 'send',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': exchange,
+      'messaging.rabbitmq.destination.routing_key': 'order.created',
+      'messaging.message.id': eventIdFor(key),
+      'server.address': amqp.hostname,
+      'server.port': Number(amqp.port || 5672),
+    });
+    assert.notEqual(AMQP_PASSWORD, '', 'AMQP_URL carries a password to search for');
+    for (const span of trace) {
+      assert.ok(!spanText(span).includes(AMQP_PASSWORD), `${span.name} shows the broker's password`);
+      assert.ok(!spanText(span).includes(DOWNSTREAM_QUERY_TOKEN), `${span.name} shows the downstream's query token`);
+    }
     const message = await eventually('the message of the key on the queue', async () => {
       for (let got = await channel.get(queue, { noAck: true }); got; got = await channel.get(queue, { noAck: true })) {
         if (got.properties.headers?.['idempotency-key'] === key) return got;
@@ -221,6 +269,88 @@ describe('OpenTelemetry traces', () => {
       `00-${root.spanContext().traceId}-${publish.spanContext().spanId}-01`,
       'the broker message carries the trace, with the publish span as the parent',
     );
+  });
+
+  it('a POST the downstream refused is a failed client span with the status as its error.type, and the retry a span of its own', async () => {
+    const approvalNo = uniqueApprovalNo('OTEL503');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    downstream.script(key, [{ kind: 'status', status: 503 }]);
+    const response = await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)));
+    assert.equal(response.statusCode, 202, response.body);
+    const { trace } = await assertOneTraceTaggedWith('POST /webhooks/oa/approvals', key, ['POST']);
+    const posts = trace.filter((span) => span.name === 'POST');
+    const refused = posts.find((span) => span.attributes['http.response.status_code'] === 503);
+    assert.ok(refused, `a POST span with status 503 among ${posts.length}`);
+    assert.equal(refused.kind, SpanKind.CLIENT);
+    assert.equal(refused.attributes['error.type'], '503');
+    assert.equal(refused.status.code, SpanStatusCode.ERROR);
+    const delivered = posts.find((span) => span !== refused);
+    assert.ok(delivered, "the retry's POST is a span of its own");
+    assert.equal(delivered.attributes['error.type'], undefined);
+    assert.notEqual(delivered.status.code, SpanStatusCode.ERROR);
+  });
+
+  /** The server span of the request to `path`, once it has ended. */
+  function serverSpanAt(path: string) {
+    return eventually(`the request span of ${path}`, () =>
+      Promise.resolve(
+        exporter
+          .getFinishedSpans()
+          .find((span) => span.kind === SpanKind.SERVER && span.attributes['url.path'] === path),
+      ),
+    );
+  }
+
+  it('a request no route took is a span named by its method alone, with no query in any attribute; a matched route is named by its template', async () => {
+    const token = `query-token-${randomBytes(6).toString('hex')}`;
+    const unknownPath = `/no/such/route/${randomBytes(4).toString('hex')}`;
+    const unmatched = await service.app.inject({ method: 'GET', url: `${unknownPath}?access_token=${token}` });
+    assert.equal(unmatched.statusCode, 404, unmatched.body);
+    const noRoute = await serverSpanAt(unknownPath);
+    assert.equal(noRoute.name, 'GET');
+    assert.deepEqual(noRoute.attributes, {
+      'http.request.method': 'GET',
+      'url.scheme': 'http',
+      'url.path': unknownPath,
+      'http.response.status_code': 404,
+    });
+
+    // An order that does not exist: the route answers 404, and it is still the route's span.
+    const orderPath = `/orders/${encodeURIComponent(idempotencyKeyFor(uniqueApprovalNo('OTELGET'), 'MAIN'))}`;
+    const matched = await service.app.inject({ method: 'GET', url: `${orderPath}?access_token=${token}` });
+    assert.equal(matched.statusCode, 404, matched.body);
+    const routed = await serverSpanAt(orderPath);
+    assert.equal(routed.name, 'GET /orders/:key');
+    assert.deepEqual(routed.attributes, {
+      'http.request.method': 'GET',
+      'url.scheme': 'http',
+      'url.path': orderPath,
+      'http.route': '/orders/:key',
+      'http.response.status_code': 404,
+    });
+    for (const span of [noRoute, routed]) {
+      assert.ok(!spanText(span).includes(token), `${span.name} shows the query's token`);
+      assert.ok(!spanText(span).includes('access_token'), `${span.name} shows the query`);
+    }
+  });
+
+  it('a request that fails with a 5xx is a failed server span with the status as its error.type', async () => {
+    // A route of the test's own that fails every time: the service's routes fail only when a part
+    // under them does.
+    const app = Fastify();
+    registerRequestSpans(app);
+    app.get('/fails/:id', () => Promise.reject(new Error('the handler failed')));
+    try {
+      const answer = await app.inject({ method: 'GET', url: '/fails/1' });
+      assert.equal(answer.statusCode, 500, answer.body);
+    } finally {
+      await app.close();
+    }
+    const failed = await serverSpanAt('/fails/1');
+    assert.equal(failed.name, 'GET /fails/:id');
+    assert.equal(failed.attributes['http.response.status_code'], 500);
+    assert.equal(failed.attributes['error.type'], '500');
+    assert.equal(failed.status.code, SpanStatusCode.ERROR);
   });
 
   it('a Feishu approval event is one trace too, from its callback through the form read to the downstream POST', async () => {
@@ -244,7 +374,7 @@ describe('OpenTelemetry traces', () => {
       'RunWorkflow:orderWorkflow',
       'RunActivity:readApprovalForm',
       'RunActivity:writeOrder',
-      'POST order.created',
+      'POST',
     ]);
   });
 
@@ -277,7 +407,7 @@ describe('OpenTelemetry traces', () => {
       'UpdateWithStartWorkflow:writeOutcome',
       'RunWorkflow:orderWorkflow',
       'RunActivity:writeOrder',
-      'POST order.created',
+      'POST',
     ]);
   });
 
@@ -372,12 +502,7 @@ describe('OpenTelemetry traces', () => {
     assert.ok(root, 'the request span was exported');
     const trace = receiver.spans().filter((span) => span.traceId === root.traceId);
     console.log(`exported by the API hosting the worker: ${trace.map((span) => span.name).join(', ')}`);
-    for (const name of [
-      'StartWorkflow:orderWorkflow',
-      'RunWorkflow:orderWorkflow',
-      'RunActivity:writeOrder',
-      'POST order.created',
-    ]) {
+    for (const name of ['StartWorkflow:orderWorkflow', 'RunWorkflow:orderWorkflow', 'RunActivity:writeOrder', 'POST']) {
       assert.ok(
         trace.some((span) => span.name === name),
         `${name} was exported in the trace`,

@@ -2,6 +2,7 @@
 // set on every connection: the innermost rung of the timeout ladder. The driver never retries on
 // its own — the activity retry policy is the only retry layer (docs/architecture.md, decision 5).
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
 
 export type { PrismaClient };
@@ -17,8 +18,25 @@ export interface DbOptions {
   connectTimeoutMs?: number;
 }
 
+/** What a client's pool holds and how many callers wait for one of its connections. */
+export interface PoolCounts {
+  /** Connections open, in use or idle (at most DB_POOL_SIZE). */
+  total: number;
+  idle: number;
+  /**
+   * Callers queued for a connection. Above 0, a statement's wait for a connection eats into its
+   * attempt: a worker's slots must never let this happen (docs/architecture.md, decision 30).
+   */
+  waiting: number;
+}
+
+// The pool each client was built on: Prisma does not hand out its adapter, so the pool is kept here.
+const pools = new WeakMap<PrismaClient, pg.Pool>();
+
 export function createPrismaClient(options: DbOptions): PrismaClient {
-  const adapter = new PrismaPg({
+  // The pool is built here rather than by the adapter, so that its counts can be read
+  // (poolCounts); the adapter ends it when the client disconnects, as it ends a pool of its own.
+  const pool = new pg.Pool({
     connectionString: options.databaseUrl,
     max: options.poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs,
@@ -28,7 +46,19 @@ export function createPrismaClient(options: DbOptions): PrismaClient {
     idle_in_transaction_session_timeout: Math.max(options.statementTimeoutMs * 5, 10_000),
     application_name: 'exactly-once-orders',
   });
-  return new PrismaClient({ adapter });
+  // The adapter declares its pool with its own, newer copy of @types/pg; at run time both are the
+  // one `pg` module (the adapter takes the pool as its own only then: an instanceof check).
+  const adapterPool = pool as unknown as ConstructorParameters<typeof PrismaPg>[0];
+  const client = new PrismaClient({ adapter: new PrismaPg(adapterPool, { disposeExternalPool: true }) });
+  pools.set(client, pool);
+  return client;
+}
+
+/** The counts of the pool `prisma` was created on (by createPrismaClient), read at this moment. */
+export function poolCounts(prisma: PrismaClient): PoolCounts {
+  const pool = pools.get(prisma);
+  if (!pool) throw new Error('poolCounts: this client was not created by createPrismaClient');
+  return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }
 
 /** The client an entry point uses: pool size and statement timeout from the one config. */

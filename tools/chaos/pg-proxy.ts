@@ -1,7 +1,8 @@
 // A TCP proxy between the worker and PostgreSQL that understands just enough of the wire protocol
 // to inject the faults that matter for exactly-once: it lets a COMMIT through and cuts the
 // connection before the server's "COMMIT" reply reaches the client (the outcome-unknown case), it
-// resets connections at random, and it delays replies beyond the activity's timeout.
+// resets connections at random, and it delays replies beyond the activity's timeout; a test may also
+// have it hold COMMIT replies back, a database slow to commit.
 import net from 'node:net';
 import type { Random } from './prng.js';
 
@@ -13,6 +14,13 @@ export interface PgProxyFaults {
   /** Chance per transaction (at its BEGIN) that the server's replies are held back for `latencyMs`. */
   latency: number;
   latencyMs: number;
+  /**
+   * Chance per transaction (at its COMMIT) that the COMMIT's reply is held back for `slowCommitMs`:
+   * its statements ran at once, and it keeps its connection that long. Unset, no draw is made, so
+   * a seeded run's faults stay those of its seed.
+   */
+  slowCommit?: number;
+  slowCommitMs?: number;
 }
 
 export interface PgProxyCounts {
@@ -20,6 +28,7 @@ export interface PgProxyCounts {
   lostCommitReplies: number;
   resets: number;
   latencies: number;
+  slowCommits: number;
 }
 
 export interface PgProxy {
@@ -76,7 +85,7 @@ export async function startPgProxy(options: {
   random: Random;
   faults: PgProxyFaults;
 }): Promise<PgProxy> {
-  const counts: PgProxyCounts = { connections: 0, lostCommitReplies: 0, resets: 0, latencies: 0 };
+  const counts: PgProxyCounts = { connections: 0, lostCommitReplies: 0, resets: 0, latencies: 0, slowCommits: 0 };
   let enabled = true;
   let forceLostCommit = false;
   let forceReset = false;
@@ -128,6 +137,11 @@ export async function startPgProxy(options: {
         if (forcedLatency || (begins && random() < faults.latency)) {
           counts.latencies += 1;
           holdUntil = Date.now() + faults.latencyMs;
+        }
+        const { slowCommit, slowCommitMs = 0 } = faults;
+        if (enabled && slowCommit !== undefined && isCommitRequest(message) && random() < slowCommit) {
+          counts.slowCommits += 1;
+          holdUntil = Math.max(holdUntil, Date.now() + slowCommitMs);
         }
         upstream.write(message);
       }

@@ -1,0 +1,203 @@
+// A worker never runs more order writes than its pool can serve (docs/architecture.md, decision
+// 30): a burst of approvals on a worker whose pool is two connections to a slow database. Every
+// write waits for a slot, none for a connection, so none runs out its attempt. Real Temporal, real
+// PostgreSQL behind the PostgreSQL proxy of the chaos run; the worker runs in this process, so
+// the test reads its pool's counts for the whole burst.
+//
+// The arithmetic. ACTIVITY_START_TO_CLOSE_MS = 2000, so a write's transaction may take 400 ms to
+// start — a pooled connection and its BEGIN — and 1200 ms to run (transactionTimers in
+// activities/order-write.ts: 20 %, and 80 % less those 20 %, of start-to-close);
+// DB_STATEMENT_TIMEOUT_MS = 1500 is also the pool's own connection wait. The proxy holds every
+// COMMIT's reply back for 500 ms, so every write holds its connection for at least 500 ms, and its
+// BEGIN and statements are not slowed.
+// - A write that finds a free connection: a few statements and the 500 ms COMMIT, inside its
+//   1200 ms transaction and its 2000 ms attempt — it commits on its first attempt, 700 ms to spare.
+// - A write that queues: in a burst the writes arrive together, 2 of them take the pool's 2
+//   connections and the others queue; the first connection comes free at least 500 ms later, past
+//   the 400 ms a transaction may take to start, so every queued attempt fails (DatabaseBusy). The
+//   k-th write of the burst could start only after about floor((k - 1) / 2) x 500 ms: the 3rd
+//   after 500 ms (> 400), the 7th after 1500 ms (the pool's own wait), the 9th after 2000 ms (the
+//   attempt's whole start-to-close). The retries meet the same queue, and after three attempts the
+//   order goes to compensation.
+// With DB_POOL_SIZE = 2 and WORKER_MAX_CONCURRENT_ACTIVITIES = 1 the product leaves 1 slot to the
+// writes (services/config/worker-slots.ts): 50 writes one after another, about 50 x 0.55 s = 28 s.
+// The last write waits about that long for its slot, which counts against its schedule-to-close
+// only (decision 30), set here to 100 s so that three times that still fits on a loaded machine.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { compensationWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { type Config } from '../../services/config/env.js';
+import { workerSlots } from '../../services/config/worker-slots.js';
+import { createPrismaClient, poolCounts, type PrismaClient } from '../../services/db/prisma-client.js';
+import { temporalTargetFrom } from '../../services/temporal/connection.js';
+import { readersFromConfig } from '../../services/oa/readers-from-config.js';
+import { tracingOn } from '../../services/telemetry/tracing.js';
+import { connectWorker, createWorker } from '../../worker/create-worker.js';
+import { workflowCode } from '../../worker/workflow-bundle.js';
+import { type PgProxy, startPgProxy } from '../../tools/chaos/pg-proxy.js';
+import {
+  eventually,
+  freshApproval,
+  postApproval,
+  statusReaches,
+  startTestService,
+  testConfig,
+  type TestService,
+  workflowExists,
+} from '../support/service.js';
+
+const BURST = 50;
+const COMMIT_HELD_MS = 500;
+const TIMINGS = {
+  ACTIVITY_START_TO_CLOSE_MS: '2000',
+  DB_STATEMENT_TIMEOUT_MS: '1500',
+  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '100000',
+  // Below start-to-close, as the ladder requires; nothing is delivered here.
+  DOWNSTREAM_TIMEOUT_MS: '1500',
+};
+
+/**
+ * Runs `work` while reading the worker's pool every few milliseconds: the most callers seen
+ * waiting for a connection, the most connections seen in use, and how many reads there were.
+ */
+async function samplingPool<T>(prisma: PrismaClient, work: () => Promise<T>) {
+  const pool = { samples: 0, maxWaiting: 0, maxInUse: 0 };
+  const timer = setInterval(() => {
+    const counts = poolCounts(prisma);
+    pool.samples += 1;
+    pool.maxWaiting = Math.max(pool.maxWaiting, counts.waiting);
+    pool.maxInUse = Math.max(pool.maxInUse, counts.total - counts.idle);
+  }, 2);
+  try {
+    return { result: await work(), pool };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Sends the approvals at once through the webhook; the keys' records once none is RECEIVED. */
+async function burstUntilSettled(service: TestService, approvals: { key: string; body: unknown }[]) {
+  const answers = await Promise.all(approvals.map((each) => postApproval(service, each.body)));
+  assert.deepEqual(
+    answers.filter((answer) => answer.statusCode !== 202).map((answer) => `${answer.statusCode} ${answer.body}`),
+    [],
+    'every approval of the burst is accepted',
+  );
+  const keys = approvals.map((each) => each.key);
+  // Settled: every key has left RECEIVED — written, or failed into compensation.
+  return eventually(
+    `the ${keys.length} keys to settle`,
+    async () => {
+      const rows = await service.prisma.idempotencyRecord.findMany({ where: { idempotentKey: { in: keys } } });
+      return rows.length === keys.length && rows.every((row) => row.status !== 'RECEIVED') ? rows : undefined;
+    },
+    100_000,
+  );
+}
+
+/** The worker of decision 30 on `config`'s pool: slots as the worker process computes them. */
+async function startBoundedWorker(config: Config, service: TestService, prisma: PrismaClient) {
+  const connection: NativeConnection = await connectWorker(temporalTargetFrom(config.temporal));
+  const worker: Worker = await createWorker({
+    workflows: await workflowCode({ traced: tracingOn(), dir: config.worker.bundleDir }),
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    prisma,
+    temporal: service.temporal,
+    readers: readersFromConfig(config.connectors, config.writePolicy),
+    slots: workerSlots(config, false),
+  });
+  const done = worker.run();
+  return {
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+      await connection.close();
+    },
+  };
+}
+
+describe('a burst of approvals on a worker whose pool is 2 connections to a slow database', () => {
+  let service: TestService;
+  let proxy: PgProxy;
+  let workerPrisma: PrismaClient;
+  let worker: { stop: () => Promise<void> };
+
+  before(async () => {
+    // The API (and the test's reads) on a pool of their own, straight to the database.
+    service = await startTestService({ config: testConfig(TIMINGS), inProcessWorker: false });
+    const databaseUrl = new URL(service.config.databaseUrl as string);
+    proxy = await startPgProxy({
+      targetPort: Number(databaseUrl.port),
+      random: () => 0,
+      faults: { lostCommitReply: 0, reset: 0, latency: 0, latencyMs: 0, slowCommit: 1, slowCommitMs: COMMIT_HELD_MS },
+    });
+    databaseUrl.hostname = '127.0.0.1';
+    databaseUrl.port = String(proxy.port);
+    const workerConfig = testConfig({
+      ...TIMINGS,
+      TEMPORAL_TASK_QUEUE: service.config.temporal.taskQueue,
+      DATABASE_URL: databaseUrl.toString(),
+      DB_POOL_SIZE: '2',
+      WORKER_MAX_CONCURRENT_ACTIVITIES: '1',
+    });
+    workerPrisma = createPrismaClient({
+      databaseUrl: databaseUrl.toString(),
+      poolSize: workerConfig.dbPoolSize,
+      statementTimeoutMs: workerConfig.writePolicy.statementTimeoutMs,
+    });
+    worker = await startBoundedWorker(workerConfig, service, workerPrisma);
+  });
+  after(async () => {
+    await worker?.stop();
+    await workerPrisma?.$disconnect();
+    await proxy?.close();
+    await service?.stop();
+  });
+
+  it('writes every order once, on its first attempt, and no write ever waits for a connection', async () => {
+    const approvals: Awaited<ReturnType<typeof freshApproval>>[] = [];
+    for (let i = 0; i < BURST; i++) approvals.push(await freshApproval(service.prisma, 'BOUND'));
+    const keys = approvals.map((each) => each.key);
+    // One write first, so that the burst finds the worker's connection open: opening one (the
+    // startup and authentication round trips) on a loaded machine may by itself take longer than
+    // the 400 ms a transaction may take to start, which is not what this test is about.
+    const first = await freshApproval(service.prisma, 'BOUND-FIRST');
+    assert.equal((await postApproval(service, first.body)).statusCode, 202);
+    await statusReaches(service, first.key, 'SUBMITTED');
+
+    const { result: records, pool } = await samplingPool(workerPrisma, () => burstUntilSettled(service, approvals));
+
+    const orders = await service.prisma.orderMain.findMany({ where: { idempotentKey: { in: keys } } });
+    const statuses: Record<string, number> = {};
+    for (const record of records) statuses[record.status] = (statuses[record.status] ?? 0) + 1;
+    let compensations = 0;
+    for (const key of keys) {
+      if (await workflowExists(service.temporal, compensationWorkflowIdFor(key))) compensations += 1;
+    }
+    assert.deepEqual(
+      {
+        statuses,
+        orders: orders.length,
+        keysWithAnOrder: new Set(orders.map((order) => order.idempotentKey)).size,
+        writtenOnTheFirstAttempt: orders.filter((order) => order.writtenAttempt === 1).length,
+        compensations,
+        maxWaitingForAConnection: pool.maxWaiting,
+      },
+      {
+        statuses: { SUBMITTED: BURST },
+        orders: BURST,
+        keysWithAnOrder: BURST,
+        writtenOnTheFirstAttempt: BURST,
+        compensations: 0,
+        maxWaitingForAConnection: 0,
+      },
+    );
+    // The counts were read from the pool the writes used, often, and the database was slow for them.
+    assert.ok(pool.maxInUse >= 1, `the sampled pool served the writes: ${JSON.stringify(pool)}`);
+    assert.ok(pool.samples >= 100, `the pool was sampled throughout the burst: ${JSON.stringify(pool)}`);
+    assert.ok(proxy.counts.slowCommits >= BURST, `every write was slowed: ${JSON.stringify(proxy.counts)}`);
+  });
+});

@@ -70,7 +70,7 @@ const refusalTypes = new WeakMap<FastifyRequest, string>();
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config } = deps;
   const metrics = deps.metrics ?? noProductMetrics();
-  // One for the process: every door's deliveries share it (docs/architecture.md, decision 33).
+  // One for the process: every door's deliveries share it (docs/architecture.md, decision 34).
   const intake = deps.intake ?? intakeLoad({ maxInFlight: config.http.maxInFlight });
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),

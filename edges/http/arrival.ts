@@ -1,17 +1,59 @@
 // When each request arrived, so a delivery's deadline counts the time it waited in this process
 // (queued behind a burst, read, authenticated, parsed) and not only the calls after it
-// (docs/architecture.md, decision 33).
+// (docs/architecture.md, decision 34).
+import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DeliveryDeadline } from '../../services/submission/submit-approval.js';
 
 const arrivals = new WeakMap<FastifyRequest, number>();
 
-/** Notes every request's arrival: the first hook of the app, before any other work on it. */
+/**
+ * Notes every request's arrival: the first hook of the app, before any other work on it. Node reads
+ * a request only when its event loop comes round to the socket, so the bytes may have waited in the
+ * kernel for as long as a turn of the loop takes: the arrival is taken that much earlier, by the
+ * longest turn of the last second or two (`loopLag`).
+ */
 export function registerArrivals(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, _reply, done) => {
-    arrivals.set(request, Date.now());
+  const lag = loopLag();
+  app.addHook('onClose', (_app, done) => {
+    lag.stop();
     done();
   });
+  app.addHook('onRequest', (request, _reply, done) => {
+    arrivals.set(request, Date.now() - lag.recentMaxMs());
+    done();
+  });
+}
+
+/** How often the loop's lateness is sampled, and over how long its longest turn is remembered. */
+const LAG_SAMPLE_MS = 50;
+const LAG_WINDOW_MS = 1_000;
+
+/**
+ * How late the event loop has been lately: a timer every 50 ms measures how much after its time it
+ * fired; the most of the current and the previous second is what a request read now may have
+ * waited unread. The timer keeps no process alive.
+ */
+export function loopLag(): { recentMaxMs: () => number; stop: () => void } {
+  let expected = performance.now() + LAG_SAMPLE_MS;
+  let windowStart = performance.now();
+  let current = 0;
+  let previous = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    current = Math.max(current, now - expected);
+    expected = now + LAG_SAMPLE_MS;
+    if (now - windowStart >= LAG_WINDOW_MS) {
+      previous = current;
+      current = 0;
+      windowStart = now;
+    }
+  }, LAG_SAMPLE_MS);
+  timer.unref();
+  return {
+    recentMaxMs: () => Math.max(0, Math.round(Math.max(current, previous))),
+    stop: () => clearInterval(timer),
+  };
 }
 
 /** Epoch milliseconds at which `request` arrived. */

@@ -56,7 +56,7 @@ function problemAnswers(...slugs: ProblemSlug[]): Record<string, Json> {
 /** Errors any route may give: the framework's own refusals, a failure, the drain. */
 const EVERY_ROUTE: ProblemSlug[] = ['bad-request', 'internal-error', 'shutting-down'];
 const DEPENDENCIES: ProblemSlug[] = ['temporal-unavailable', 'database-unavailable'];
-/** A delivery this instance could not take inside its deadline (docs/architecture.md, decision 33). */
+/** A delivery this instance could not take inside its deadline (docs/architecture.md, decision 34). */
 const SHED: ProblemSlug[] = ['overloaded'];
 
 function json(schema: Json, description: string, headers: Json = {}): Json {

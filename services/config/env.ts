@@ -122,7 +122,7 @@ const envSchema = z.object({
   // the sender's own deadline. The contract honours waits of 1–25 s.
   WEBHOOK_MAX_WAIT_MS: z.coerce.number().int().min(1_000).max(25_000).default(25_000),
   // The most deliveries (webhook, OA callbacks, MCP submissions) one API process takes at once; one
-  // more is answered 503 + Retry-After at once (docs/architecture.md, decision 33). Unset: no cap.
+  // more is answered 503 + Retry-After at once (docs/architecture.md, decision 34). Unset: no cap.
   INTAKE_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(100_000).optional(),
   DOWNSTREAM_URL: httpUrlSetting.optional(),
   DOWNSTREAM_SECRET: signingSecretSetting.optional(),

@@ -1,6 +1,6 @@
 // How busy one process's intake is: the deliveries it is taking now, the rate it takes them at, and
 // from those two whether one more may come in and how long a sender that is turned away should
-// wait (docs/architecture.md, decision 33). Plain arithmetic over a clock and a random source that
+// wait (docs/architecture.md, decision 34). Plain arithmetic over a clock and a random source that
 // are passed in, so the rules are tested without a server.
 
 /** Deliveries taken per second are counted over this many one-second buckets. */

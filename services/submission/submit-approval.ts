@@ -105,7 +105,7 @@ export interface DeliveryOptions {
 
 /**
  * When a delivery's caller must have its answer, counted from the moment its request arrived, so
- * that the time it waited in this process counts (docs/architecture.md, decision 33). A delivery
+ * that the time it waited in this process counts (docs/architecture.md, decision 34). A delivery
  * with too little of it left is shed before it claims anything; a claim still running at `claimBy`
  * is answered as shed (the claim, if it lands, is kept: decision 11); the start is confirmed by
  * `startBy`, or — unset — goes on after the answer (an OA connector's reply needs the claim only).
@@ -119,7 +119,7 @@ export interface DeliveryDeadline {
 /**
  * This process could not take the delivery inside its caller's deadline: too many at once, or too
  * little time left after waiting in the process. Calling again later is safe and the answer says
- * when (docs/architecture.md, decision 33). Nothing was started; a claim made is kept.
+ * when (docs/architecture.md, decision 34). Nothing was started; a claim made is kept.
  */
 export class IntakeOverloadedError extends Error {
   constructor(
@@ -287,7 +287,7 @@ export async function submitApprovalForm(
  * 0. a delivery beyond INTAKE_MAX_IN_FLIGHT, or with less than a quarter of its caller's deadline
  *    left (it waited in this process), is shed — 503 + Retry-After, nothing claimed; a claim or a
  *    start still running at the caller's deadline is answered the same way, and what it did is
- *    kept (docs/architecture.md, decision 33).
+ *    kept (docs/architecture.md, decision 34).
  * 1. claim the key (INSERT … ON CONFLICT DO NOTHING), reading the key's order in the same
  *    statement. An order row, when there is one, is the final judge: a different fingerprint is a
  *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges. A

@@ -31,10 +31,13 @@ export interface IntakeLoad {
    */
   retryAfterSeconds(): number;
   readonly inFlight: number;
+  /** Epoch ms at which a delivery was last taken; undefined before the first. */
+  readonly lastTakenAt: number | undefined;
 }
 
 export function intakeLoad({ maxInFlight, now = Date.now, random = Math.random }: IntakeLoadOptions = {}): IntakeLoad {
   let inFlight = 0;
+  let lastTakenAt: number | undefined;
   // Per one-second bucket (indexed by whole seconds since the epoch): deliveries taken, and shed.
   const taken = new Map<number, number>();
   const shedAt = new Map<number, number>();
@@ -59,7 +62,10 @@ export function intakeLoad({ maxInFlight, now = Date.now, random = Math.random }
     },
     leave(wasTaken) {
       inFlight = Math.max(0, inFlight - 1);
-      if (wasTaken) count(taken);
+      if (wasTaken) {
+        count(taken);
+        lastTakenAt = now();
+      }
     },
     shed() {
       count(shedAt);
@@ -78,6 +84,9 @@ export function intakeLoad({ maxInFlight, now = Date.now, random = Math.random }
     },
     get inFlight() {
       return inFlight;
+    },
+    get lastTakenAt() {
+      return lastTakenAt;
     },
   };
 }

@@ -141,15 +141,23 @@ const SHED_BELOW_SHARE_OF_DEADLINE = 0.25;
 const CUT_SHORT_SLACK_MS = 50;
 
 /**
- * Whether a start that failed at the caller's deadline failed because the delivery had waited in
- * this process: it had spent more than `SHED_BELOW_SHARE_OF_DEADLINE` of its time before the start
- * was called. A start that had nearly all of it and still went unanswered says Temporal did not
- * confirm it (`temporal-unavailable`), which is what a hung Temporal looks like on a quiet process.
+ * Whether a start that failed at the caller's deadline it was cut to failed for want of time rather
+ * than for want of Temporal: the delivery had spent more than `SHED_BELOW_SHARE_OF_DEADLINE` of its
+ * time before the start was called, or this process took other deliveries — Temporal confirmed
+ * their starts — while this one waited. A start that had its time while nothing else got through
+ * says Temporal did not confirm it (`temporal-unavailable`), which is what a hung Temporal looks like.
  */
-function ranOutOfTime(deadline: DeliveryDeadline, startCalledAt: number, startBy: number): boolean {
+function ranOutOfTime(
+  deadline: DeliveryDeadline,
+  startCalledAt: number,
+  startBy: number,
+  intake: IntakeLoad | undefined,
+): boolean {
+  if (Date.now() < startBy - CUT_SHORT_SLACK_MS) return false;
   const budget = (deadline.startBy ?? deadline.claimBy) - deadline.arrivedAt;
   const waitedBefore = startCalledAt - deadline.arrivedAt;
-  return Date.now() >= startBy - CUT_SHORT_SLACK_MS && waitedBefore > budget * SHED_BELOW_SHARE_OF_DEADLINE;
+  const othersTaken = (intake?.lastTakenAt ?? -Infinity) > startCalledAt;
+  return othersTaken || waitedBefore > budget * SHED_BELOW_SHARE_OF_DEADLINE;
 }
 
 /**
@@ -432,7 +440,7 @@ async function takeDelivery(
     // The claim stays. The Temporal client retries its calls: an attempt may have started the run
     // and lost its answer before a later attempt failed, whatever the last error says. The run,
     // if there is one, records its statuses on the claim; the sender's redelivery attaches to it.
-    if (deadline && startBy < ownStartBy && ranOutOfTime(deadline, startCalledAt, startBy)) {
+    if (deadline && startBy < ownStartBy && ranOutOfTime(deadline, startCalledAt, startBy, deps.intake)) {
       throw new Shed("the start not confirmed by the caller's deadline");
     }
     if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);

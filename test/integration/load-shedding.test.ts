@@ -167,7 +167,7 @@ describe('a delivery answered inside its deadline, counted from its arrival', ()
   });
 
   it('tells a Temporal that does not confirm from an instance that ran out of time before the start', async () => {
-    // A quarter of the 7.2 s budget is 1.8 s: the first delivery claims in far less, the second
+    // A quarter of the 6.4 s budget is 1.6 s: the first delivery claims in far less, the second
     // spends longer than that waiting for the database before its start.
     const api = await proxiedApi({ WEBHOOK_START_TIMEOUT_MS: '8000' });
     const sku = await createSku(service.prisma, 10);

@@ -20,6 +20,19 @@ describe('intake load', () => {
     assert.equal(load.inFlight, 2);
   });
 
+  it('remembers when it last took a delivery, and not when a delivery failed', () => {
+    const time = clock();
+    const load = intakeLoad({ now: time.now });
+    assert.equal(load.lastTakenAt, undefined);
+    load.enter();
+    load.leave(true);
+    const taken = time.now();
+    time.advance(1_500);
+    load.enter();
+    load.leave(false);
+    assert.equal(load.lastTakenAt, taken);
+  });
+
   it('takes every delivery when no cap is set', () => {
     const load = intakeLoad();
     for (let i = 0; i < 10_000; i++) assert.equal(load.enter(), true);

@@ -85,6 +85,17 @@ interface ShapeBurst extends DeliveryFigures {
   };
 }
 
+/** Approvals sent one after another before the burst, not counted in it. */
+const WARM_UP_APPROVALS = 30;
+
+async function warmUp(sender: OaSender, prefix: string) {
+  const log = deliveryLog();
+  for (let n = 0; n < WARM_UP_APPROVALS; n++) {
+    const approvalNo = `${prefix}${n}`;
+    await sendAll([{ approvalNo, payload: JSON.stringify(approvalBody(approvalNo)) }], 1, sender, log);
+  }
+}
+
 async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBurst> {
   console.log(`\nburst, ${SHAPE_TITLE[name]}: starting a fresh stack …`);
   const shape = await startShape(name, options);
@@ -100,6 +111,9 @@ async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBur
       timeoutMs: shape.settings.startTimeoutMs,
       maxAttempts: options.maxAttempts,
     });
+    // A month-end burst meets a service that has been running: the processes' first requests (the
+    // query compiler, the workflow isolates, the pools) are paid before it, one approval at a time.
+    await warmUp(sender, `W${options.run}-${name === 'hosting' ? 'H' : 'W'}-`);
     const log = deliveryLog();
     const sampler = sampleProcesses({ ...shape.pids, 'load generator': () => process.pid }, 1_000);
     console.log(

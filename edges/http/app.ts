@@ -25,7 +25,7 @@ import { requestedWaitSeconds } from './prefer.js';
 import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
 import { verifyWebhookSignature } from '../../domain-node/signature.js';
 import { inRequestSpan, registerRequestSpans } from './request-spans.js';
-import { registerArrivals, webhookDeadline } from './arrival.js';
+import { arrivalOf, registerArrivals, webhookDeadline } from './arrival.js';
 import { type IntakeLoad, intakeLoad } from '../../services/submission/intake-load.js';
 import {
   databaseMigrated,
@@ -139,7 +139,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       metrics.webhookAnswered('accepted');
       // The start's latency, against its deadline: an answer that waited for the write (Prefer:
       // wait, said by Preference-Applied) measures the write instead.
-      if (!reply.hasHeader('preference-applied')) metrics.webhookStarted(reply.elapsedTime / 1000);
+      if (!reply.hasHeader('preference-applied')) metrics.webhookStarted((Date.now() - arrivalOf(request)) / 1000);
     } else if (reply.statusCode === 200) {
       metrics.webhookAnswered('duplicate');
       metrics.duplicateAbsorbed('edge');

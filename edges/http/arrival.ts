@@ -83,5 +83,5 @@ export function webhookAnswerBudgetMs(startTimeoutMs: number): number {
 export function webhookDeadline(request: FastifyRequest, startTimeoutMs: number): DeliveryDeadline {
   const arrivedAt = arrivalOf(request);
   const answerBy = arrivedAt + webhookAnswerBudgetMs(startTimeoutMs);
-  return { arrivedAt, claimBy: answerBy, startBy: answerBy };
+  return { arrivedAt, answerBy };
 }

@@ -690,6 +690,14 @@ function ladderProblems(env: Env): string[] {
   if (env.MCP_SUBMIT_WAIT_MS <= env.ACTIVITY_START_TO_CLOSE_MS) {
     problems.push('MCP_SUBMIT_WAIT_MS: must be above ACTIVITY_START_TO_CLOSE_MS');
   }
+  // The webhook keeps a fifth of its deadline, at least 500 ms, for the way to and from the sender
+  // (edges/http/arrival.ts): below 1.5 s the claim and the start would have under a second, and a
+  // busy moment would shed every delivery.
+  if (env.WEBHOOK_START_TIMEOUT_MS < 1_500) {
+    problems.push(
+      'WEBHOOK_START_TIMEOUT_MS: must be at least 1500 (a fifth, at least 500 ms, is kept for the way to and from the sender)',
+    );
+  }
   // A wait is honoured in whole seconds up to what the start's own deadline leaves of the answer's.
   if (env.WEBHOOK_MAX_WAIT_MS - env.WEBHOOK_START_TIMEOUT_MS < 1_000) {
     problems.push('WEBHOOK_MAX_WAIT_MS: must be at least 1000 above WEBHOOK_START_TIMEOUT_MS');

@@ -96,9 +96,12 @@ export async function acceptApprovalEvent(
     );
     if (event.status === 'APPROVED') {
       try {
+        // Only a delivery that arrived too late to be claimed in time is shed here; the reply
+        // itself is raced below, and what runs past it goes on to the start.
         const submission = await submitApprovalForm(deps, event, () => (claimed = true), {
           arrivedAt,
-          claimBy: replyBy,
+          answerBy: replyBy,
+          goesOnAfterAnswer: true,
         });
         return { kind: 'submitted', idempotencyKey, submission };
       } catch (error) {

@@ -31,13 +31,15 @@ export interface IntakeLoad {
    */
   retryAfterSeconds(): number;
   readonly inFlight: number;
-  /** Epoch ms at which a delivery was last taken; undefined before the first. */
-  readonly lastTakenAt: number | undefined;
+  /** Temporal confirmed a start this process asked for. */
+  startConfirmed(): void;
+  /** Epoch ms of the last start Temporal confirmed to this process; undefined before the first. */
+  readonly lastStartConfirmedAt: number | undefined;
 }
 
 export function intakeLoad({ maxInFlight, now = Date.now, random = Math.random }: IntakeLoadOptions = {}): IntakeLoad {
   let inFlight = 0;
-  let lastTakenAt: number | undefined;
+  let lastStartConfirmedAt: number | undefined;
   // Per one-second bucket (indexed by whole seconds since the epoch): deliveries taken, and shed.
   const taken = new Map<number, number>();
   const shedAt = new Map<number, number>();
@@ -62,10 +64,7 @@ export function intakeLoad({ maxInFlight, now = Date.now, random = Math.random }
     },
     leave(wasTaken) {
       inFlight = Math.max(0, inFlight - 1);
-      if (wasTaken) {
-        count(taken);
-        lastTakenAt = now();
-      }
+      if (wasTaken) count(taken);
     },
     shed() {
       count(shedAt);
@@ -85,8 +84,11 @@ export function intakeLoad({ maxInFlight, now = Date.now, random = Math.random }
     get inFlight() {
       return inFlight;
     },
-    get lastTakenAt() {
-      return lastTakenAt;
+    startConfirmed() {
+      lastStartConfirmedAt = now();
+    },
+    get lastStartConfirmedAt() {
+      return lastStartConfirmedAt;
     },
   };
 }

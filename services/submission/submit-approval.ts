@@ -106,20 +106,23 @@ export interface DeliveryOptions {
 /**
  * When a delivery's caller must have its answer, counted from the moment its request arrived, so
  * that the time it waited in this process counts (docs/architecture.md, decision 34). A delivery
- * with too little of it left is shed before it claims anything; a claim still running at `claimBy`
- * is answered as shed (the claim, if it lands, is kept: decision 11); the start is confirmed by
- * `startBy`, or — unset — goes on after the answer (an OA connector's reply needs the claim only).
+ * with too little of it left is shed before it claims anything. The webhook's answer says the start
+ * happened: a claim or a start still running at `answerBy` is answered as shed and goes on, kept
+ * (decision 11). An OA connector's reply needs the claim only (`goesOnAfterAnswer`): its caller
+ * races the whole delivery against the reply itself, and whatever runs past it goes on to the start.
  */
 export interface DeliveryDeadline {
-  /** Epoch milliseconds. */
+  /** Epoch milliseconds, as `answerBy`. */
   arrivedAt: number;
-  claimBy: number;
-  startBy?: number | undefined;
+  answerBy: number;
+  goesOnAfterAnswer?: boolean | undefined;
 }
+
 /**
  * This process could not take the delivery inside its caller's deadline: too many at once, or too
  * little time left after waiting in the process. Calling again later is safe and the answer says
- * when (docs/architecture.md, decision 34). Nothing was started; a claim made is kept.
+ * when (docs/architecture.md, decision 34): nothing was claimed, or what was claimed or started
+ * goes on and is kept, for the resend to find.
  */
 export class IntakeOverloadedError extends Error {
   constructor(
@@ -143,8 +146,8 @@ const CUT_SHORT_SLACK_MS = 50;
 /**
  * Whether a start that failed at the caller's deadline it was cut to failed for want of time rather
  * than for want of Temporal: the delivery had spent more than `SHED_BELOW_SHARE_OF_DEADLINE` of its
- * time before the start was called, or this process took other deliveries — Temporal confirmed
- * their starts — while this one waited. A start that had its time while nothing else got through
+ * time before the start was called, or Temporal confirmed other starts of this process while this
+ * one waited. A start that had its time while nothing else got through
  * says Temporal did not confirm it (`temporal-unavailable`), which is what a hung Temporal looks like.
  */
 function ranOutOfTime(
@@ -154,10 +157,10 @@ function ranOutOfTime(
   intake: IntakeLoad | undefined,
 ): boolean {
   if (Date.now() < startBy - CUT_SHORT_SLACK_MS) return false;
-  const budget = (deadline.startBy ?? deadline.claimBy) - deadline.arrivedAt;
+  const budget = deadline.answerBy - deadline.arrivedAt;
   const waitedBefore = startCalledAt - deadline.arrivedAt;
-  const othersTaken = (intake?.lastTakenAt ?? -Infinity) > startCalledAt;
-  return othersTaken || waitedBefore > budget * SHED_BELOW_SHARE_OF_DEADLINE;
+  const othersStarted = (intake?.lastStartConfirmedAt ?? -Infinity) > startCalledAt;
+  return othersStarted || waitedBefore > budget * SHED_BELOW_SHARE_OF_DEADLINE;
 }
 
 /**
@@ -325,16 +328,20 @@ async function acceptDelivery(
     return new IntakeOverloadedError(intake?.retryAfterSeconds() ?? RETRY_AFTER_WITHOUT_A_RATE_SECONDS, reason);
   };
   if (intake && !intake.enter()) throw overloaded(`${intake.inFlight} deliveries in flight, INTAKE_MAX_IN_FLIGHT`);
+  // A claim or a start the answer did not wait for still holds a connection: the delivery's place
+  // is given back when that settles, so INTAKE_MAX_IN_FLIGHT bounds the work, not only the answers.
+  const goingOn: Promise<unknown>[] = [];
   let taken = false;
   try {
-    const submission = await takeDelivery(deps, input, claim, options);
+    const submission = await takeDelivery(deps, input, claim, options, goingOn);
     taken = true;
     return submission;
   } catch (error) {
     if (error instanceof Shed) throw overloaded(error.message);
     throw error;
   } finally {
-    intake?.leave(taken);
+    if (goingOn.length === 0) intake?.leave(taken);
+    else void Promise.allSettled(goingOn).then(() => intake?.leave(taken));
   }
 }
 
@@ -346,6 +353,7 @@ async function takeDelivery(
   input: OrderWorkflowStart,
   claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
   { waitUntil, onClaimed, deadline }: DeliveryOptions,
+  goingOn: Promise<unknown>[],
 ): Promise<Submission> {
   const key = input.idempotencyKey;
   const workflowId = orderWorkflowIdFor(key);
@@ -368,8 +376,8 @@ async function takeDelivery(
   const incoming = claim.fingerprint;
 
   if (deadline) {
-    const left = deadline.claimBy - Date.now();
-    if (left < (deadline.claimBy - deadline.arrivedAt) * SHED_BELOW_SHARE_OF_DEADLINE) {
+    const left = deadline.answerBy - Date.now();
+    if (left < (deadline.answerBy - deadline.arrivedAt) * SHED_BELOW_SHARE_OF_DEADLINE) {
       throw new Shed(`${Math.max(0, left)} ms of the caller's deadline left before the claim`);
     }
   }
@@ -380,9 +388,11 @@ async function takeDelivery(
     workflowId,
     ...claim,
   });
-  const { record, orderFingerprint, orderStatusAtPurge } = deadline
-    ? await settledBy(deadline.claimBy, claiming, () => new Shed("the claim not made by the caller's deadline"))
-    : await claiming;
+  goingOn.push(claiming);
+  const { record, orderFingerprint, orderStatusAtPurge } =
+    deadline && !deadline.goesOnAfterAnswer
+      ? await settledBy(deadline.answerBy, claiming, () => new Shed("the claim not made by the caller's deadline"))
+      : await claiming;
   onClaimed?.(key);
   if (orderFingerprint !== undefined) {
     if (incoming !== null && orderFingerprint !== incoming) {
@@ -431,11 +441,15 @@ async function takeDelivery(
   const startCalledAt = Date.now();
   const ownStartBy = (waitUntil ?? startCalledAt) + deps.startTimeoutMs;
   const startBy =
-    waitUntil === undefined && deadline?.startBy !== undefined ? Math.min(ownStartBy, deadline.startBy) : ownStartBy;
+    waitUntil === undefined && deadline && !deadline.goesOnAfterAnswer
+      ? Math.min(ownStartBy, deadline.answerBy)
+      : ownStartBy;
   let outcome: WriteOutcome | undefined;
   try {
     const started = startWorkflow(deps, input, waitUntil, guard.reusePolicy, startBy);
+    goingOn.push(started);
     outcome = deps.workerInProcess ? await answeredBy(startBy, started) : await started;
+    deps.intake?.startConfirmed();
   } catch (error) {
     // The claim stays. The Temporal client retries its calls: an attempt may have started the run
     // and lost its answer before a later attempt failed, whatever the last error says. The run,

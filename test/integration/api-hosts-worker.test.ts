@@ -129,7 +129,7 @@ describe('an API hosting a versioned worker (TEMPORAL_DEPLOYMENT_NAME + TEMPORAL
 });
 
 describe('an API hosting the worker, when Temporal refuses connections', () => {
-  const START_TIMEOUT_MS = 1_000;
+  const START_TIMEOUT_MS = 1_500;
   let service: TestService;
   let proxy: TcpProxy;
   let hosting: ApiProcess;

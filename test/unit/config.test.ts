@@ -191,6 +191,12 @@ describe('configuration', () => {
     assert.equal(loadConfig({}).http.maxWaitSeconds, 20);
     assert.equal(loadConfig({ WEBHOOK_MAX_WAIT_MS: '9500', WEBHOOK_START_TIMEOUT_MS: '3000' }).http.maxWaitSeconds, 6);
     assert.match(
+      problemsOf({ WEBHOOK_START_TIMEOUT_MS: '1000' }).join('\n'),
+      /WEBHOOK_START_TIMEOUT_MS: must be at least 1500/,
+      'a deadline that leaves the claim and the start under a second is refused',
+    );
+    assert.equal(loadConfig({ WEBHOOK_START_TIMEOUT_MS: '1500' }).http.startTimeoutMs, 1500);
+    assert.match(
       problemsOf({ WEBHOOK_MAX_WAIT_MS: '5500', WEBHOOK_START_TIMEOUT_MS: '5000' }).join('\n'),
       /WEBHOOK_MAX_WAIT_MS: must be at least 1000 above WEBHOOK_START_TIMEOUT_MS/,
     );

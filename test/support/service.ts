@@ -71,7 +71,7 @@ function quietRuntime() {
   if (runtimeInstalled) return;
   Runtime.install({
     logger: new DefaultLogger('ERROR'),
-    telemetryOptions: { logging: { forward: {}, filter: { core: 'ERROR', other: 'ERROR' } } },
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
   });
   runtimeInstalled = true;
 }

@@ -52,6 +52,8 @@ const TIMINGS = {
   ACTIVITY_START_TO_CLOSE_MS: '5000',
   DB_STATEMENT_TIMEOUT_MS: '1500',
   ACTIVITY_SCHEDULE_TO_CLOSE_MS: '240000',
+  // Above schedule-to-close, as the ladder requires; no order here waits for a decision.
+  COMPENSATION_DECISION_TIMEOUT_MS: '600000',
   // Below start-to-close, as the ladder requires; nothing is delivered here.
   DOWNSTREAM_TIMEOUT_MS: '1500',
 };

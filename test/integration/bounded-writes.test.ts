@@ -4,24 +4,25 @@
 // PostgreSQL behind the PostgreSQL proxy of the chaos run; the worker runs in this process, so
 // the test reads its pool's counts for the whole burst.
 //
-// The arithmetic. ACTIVITY_START_TO_CLOSE_MS = 5000, so a write's transaction may take 1000 ms to
-// start — a pooled connection and its BEGIN — and 3000 ms to run (transactionTimers in
+// The arithmetic. ACTIVITY_START_TO_CLOSE_MS = 10000, so a write's transaction may take 2000 ms to
+// start — a pooled connection and its BEGIN — and 6000 ms to run (transactionTimers in
 // activities/order-write.ts: 20 %, and 80 % less those 20 %, of start-to-close);
 // DB_STATEMENT_TIMEOUT_MS = 1500 is also the pool's own connection wait. The proxy holds every
-// COMMIT's reply back for 1200 ms, so every write holds its connection for at least 1200 ms, and its
+// COMMIT's reply back for 2500 ms, so every write holds its connection for at least 2500 ms, and its
 // BEGIN and statements are not slowed.
-// - A write that finds a free connection: a few statements and the 1200 ms COMMIT, inside its
-//   3000 ms transaction and its 5000 ms attempt — it commits on its first attempt, with about 1.8 s
-//   to spare for a loaded machine.
+// - A write that finds a free connection: a few statements and the 2500 ms COMMIT, inside its
+//   6000 ms transaction and its 10000 ms attempt — it commits on its first attempt, with about
+//   3.5 s to spare, and 2 s to get its connection and BEGIN: room for a loaded machine (the proxy
+//   runs in this process, beside the worker, and shares its event loop).
 // - A write that queues: in a burst the writes arrive together, 2 of them take the pool's 2
-//   connections and the others queue; the first connection comes free at least 1200 ms later,
-//   past the 1000 ms a transaction may take to start, so every queued attempt fails (DatabaseBusy)
-//   — the 5th and later wait longer than the pool's own 1500 ms as well. The retries meet the same
+//   connections and the others queue; the first connection comes free at least 2500 ms later,
+//   past the 2000 ms a transaction may take to start, so every queued attempt fails (DatabaseBusy)
+//   — they wait longer than the pool's own 1500 ms as well. The retries meet the same
 //   queue, and after three attempts the order goes to compensation.
 // With DB_POOL_SIZE = 2 and WORKER_MAX_CONCURRENT_ACTIVITIES = 1 the product leaves 1 slot to the
-// writes (services/config/worker-slots.ts): 50 writes one after another, about 50 x 1.25 s = 63 s.
+// writes (services/config/worker-slots.ts): 50 writes one after another, about 50 x 2.55 s = 128 s.
 // The last write waits about that long for its slot, which counts against its schedule-to-close
-// only (decision 30), set here to 240 s so that three times that still fits on a loaded machine.
+// only (decision 30), set here to 480 s so that three times that nearly fits on a loaded machine.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { NativeConnection, Worker } from '@temporalio/worker';
@@ -47,15 +48,17 @@ import {
 } from '../support/service.js';
 
 const BURST = 50;
-const COMMIT_HELD_MS = 1_200;
+const COMMIT_HELD_MS = 2_500;
 const TIMINGS = {
-  ACTIVITY_START_TO_CLOSE_MS: '5000',
+  ACTIVITY_START_TO_CLOSE_MS: '10000',
   DB_STATEMENT_TIMEOUT_MS: '1500',
-  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '240000',
+  ACTIVITY_SCHEDULE_TO_CLOSE_MS: '480000',
   // Above schedule-to-close, as the ladder requires; no order here waits for a decision.
-  COMPENSATION_DECISION_TIMEOUT_MS: '600000',
+  COMPENSATION_DECISION_TIMEOUT_MS: '900000',
   // Below start-to-close, as the ladder requires; nothing is delivered here.
   DOWNSTREAM_TIMEOUT_MS: '1500',
+  // Above start-to-close, as the ladder requires; no MCP client here.
+  MCP_SUBMIT_WAIT_MS: '12000',
 };
 
 /**
@@ -93,7 +96,7 @@ async function burstUntilSettled(service: TestService, approvals: { key: string;
       const rows = await service.prisma.idempotencyRecord.findMany({ where: { idempotentKey: { in: keys } } });
       return rows.length === keys.length && rows.every((row) => row.status !== 'RECEIVED') ? rows : undefined;
     },
-    240_000,
+    480_000,
   );
 }
 

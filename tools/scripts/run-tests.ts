@@ -55,7 +55,7 @@ const LONGEST_FIRST = [
   'test/integration/temporal-tls.test.ts',
   'test/integration/delivery.test.ts',
   'test/integration/api-hosts-worker.test.ts',
-  // 50 writes one after another on a pool of two, each holding its connection for 1.2 s.
+  // 50 writes one after another on a pool of two, each holding its connection for 2.5 s.
   'test/integration/bounded-writes.test.ts',
 ];
 

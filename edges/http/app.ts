@@ -34,6 +34,7 @@ import {
   temporalAnswers,
   workerPolling,
 } from '../../services/health/readiness.js';
+import type { EventConnections } from '../../services/health/event-connections.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
@@ -56,6 +57,8 @@ export interface AppDeps {
   hostedWorker?: PolledWorker;
   /** How many deliveries this process takes at once; its own, from INTAKE_MAX_IN_FLIGHT, unless given. */
   intake?: IntakeLoad;
+  /** The outbound event connections this process holds: /healthz's body says where each stands. */
+  eventConnections?: EventConnections;
 }
 
 /** What the log says when a dependency was unavailable (the answer is a 503 with Retry-After). */
@@ -256,9 +259,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ]);
     return { database, temporal };
   };
+  // A held connection that is down changes the body, not the status: the callbacks still work.
   app.get('/healthz', async (request, reply) => {
     const answer = readiness(await dependencies(request));
-    return reply.code(answer.statusCode).send(answer.body);
+    const connections = deps.eventConnections?.states() ?? {};
+    const held = Object.keys(connections).length > 0;
+    return reply.code(answer.statusCode).send(held ? { ...answer.body, connections } : answer.body);
   });
   // What a platform's readiness probe asks: the dependencies, and the worker this process hosts.
   // While draining the hook above answers it 503, as it answers /healthz.

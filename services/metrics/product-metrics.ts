@@ -32,6 +32,8 @@ export interface ProductMetrics {
   keysCounted(status: WaitingStatus, count: number): void;
   /** The sampled resident set size of this process. */
   memorySampled(residentBytes: number): void;
+  /** An outbound event connection (Feishu's long connection, DingTalk's Stream) is up, or not. */
+  connectionUp(vendor: string, up: boolean): void;
   /**
    * The refusals the alert rules watch, exported at 0 by the process that answers webhooks, so that
    * the first one is an increase and not a series that appears.
@@ -92,6 +94,12 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
   // No unit: the exporter would add it to the name.
   const keys = meter.createGauge('orders_keys', 'int', '', 'idempotency records in a waiting status (sampled)');
   const memory = meter.createGauge('orders_process_resident_memory_bytes', 'int', '', 'resident set size (sampled)');
+  const connections = meter.createGauge(
+    'orders_oa_connection_up',
+    'int',
+    '',
+    'outbound OA event connection up (1) or not (0)',
+  );
   // Exported at 0 from the start, so the first alert is an increase the rules see.
   try {
     for (const kind of ALERT_KINDS) for (const change of ['new', 'grown']) alerts.add(0, { kind, change });
@@ -114,6 +122,7 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     alertRecorded: (kind, change) => alerts.add(1, { kind, change }),
     keysCounted: (status, count) => keys.set(count, { status }),
     memorySampled: (residentBytes) => memory.set(residentBytes),
+    connectionUp: (vendor, up) => connections.set(up ? 1 : 0, { vendor }),
     webhookRefusalsAtZero: () => {
       for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });
     },

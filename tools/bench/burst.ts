@@ -9,9 +9,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sleep } from '../harness/time.js';
 import { approvalBody } from './approvals.js';
-import { deliveryFigures, exactlyOnceHeld, printDeliveryFigures, type DeliveryFigures } from './delivery-report.js';
+import { drainAndTally, exactlyOnceHeld, printDeliveryFigures, type DeliveryFigures } from './delivery-report.js';
 import { deliveryLog, type DeliveryLog, oaSender, type OaSender } from './oa-sender.js';
-import { endedWithoutOrder, ledgerOf, orderedApprovals, ordersOverTime, waitForDrain } from './order-ledger.js';
+import { ordersOverTime } from './order-ledger.js';
 import { sampleProcesses } from './process-samples.js';
 import { mergeResults, steadyRate } from './results-file.js';
 import { SHAPE_TITLE, SHAPES, type ShapeName, type ShapeOptions, startShape, STEADY_NAME } from './shape.js';
@@ -132,16 +132,13 @@ async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBur
     console.log(
       `  every approval answered or given up after ${((Date.now() - firstWall) / 1000).toFixed(1)} s; draining …`,
     );
-    await waitForDrain(shape.prisma, prefix, log.accepted.size, options.drainQuietMs);
-    const peaks = sampler.stop();
-    const ledger = await ledgerOf(shape.prisma, prefix);
-    const figures = deliveryFigures(
+    const { ledger, figures, peaks } = await drainAndTally(
+      shape.prisma,
+      prefix,
       options.approvals,
       log,
-      ledger,
-      await orderedApprovals(shape.prisma, prefix),
-      await endedWithoutOrder(shape.prisma, prefix),
-      peaks,
+      options.drainQuietMs,
+      sampler,
     );
     const lastOrderAt = ledger.lastOrderAt ?? Number.NaN;
     const fromFirstRequest = (lastOrderAt - firstWall) / 1000;

@@ -1,8 +1,9 @@
 // What the burst and soak print and record about a run's deliveries: answers, latency as the
 // sender saw it, resends, what the database holds afterwards, and the processes' peaks.
+import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { ProcessPeak } from './process-samples.js';
 import { answerCounts, type DeliveryLog } from './oa-sender.js';
-import type { Ledger } from './order-ledger.js';
+import { endedWithoutOrder, type Ledger, ledgerOf, orderedApprovals, waitForDrain } from './order-ledger.js';
 import { type Spread, spreadOf } from './stats.js';
 
 export interface DeliveryFigures {
@@ -54,6 +55,32 @@ export function deliveryFigures(
     notAccepted,
     peaks,
   };
+}
+
+/**
+ * Once every approval is answered: waits until the accepted ones are written or ended, stops the
+ * process sampler, and reads what the database holds of the run's approvals (`prefix`).
+ */
+export async function drainAndTally(
+  prisma: PrismaClient,
+  prefix: string,
+  approvals: number,
+  log: DeliveryLog,
+  drainQuietMs: number,
+  sampler: { stop(): Record<string, ProcessPeak> },
+): Promise<{ ledger: Ledger; figures: DeliveryFigures; peaks: Record<string, ProcessPeak> }> {
+  await waitForDrain(prisma, prefix, log.accepted.size, drainQuietMs);
+  const peaks = sampler.stop();
+  const ledger = await ledgerOf(prisma, prefix);
+  const figures = deliveryFigures(
+    approvals,
+    log,
+    ledger,
+    await orderedApprovals(prisma, prefix),
+    await endedWithoutOrder(prisma, prefix),
+    peaks,
+  );
+  return { ledger, figures, peaks };
 }
 
 /** Exactly-once held: no key or approval written twice, nothing accepted and lost. */

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sleep } from '../harness/time.js';
 import { approvalBody } from './approvals.js';
-import { deliveryFigures, exactlyOnceHeld, printDeliveryFigures } from './delivery-report.js';
+import { drainAndTally, exactlyOnceHeld, printDeliveryFigures } from './delivery-report.js';
 import { type Attempt, deliveryLog, oaSender } from './oa-sender.js';
-import { endedWithoutOrder, ledgerOf, orderedApprovals, ordersOverTime, waitForDrain } from './order-ledger.js';
+import { ordersOverTime } from './order-ledger.js';
 import { sampleProcesses } from './process-samples.js';
 import { mergeResults } from './results-file.js';
 import { SHAPE_TITLE, type ShapeName, type ShapeOptions, startShape } from './shape.js';
@@ -98,16 +98,13 @@ export async function runSoak(options: SoakOptions): Promise<boolean> {
       `  ${arrivals.length} approvals arrived in ${sentFor.toFixed(0)} s; waiting for their answers and orders …`,
     );
     await Promise.all(inFlight);
-    await waitForDrain(shape.prisma, prefix, log.accepted.size, options.drainQuietMs);
-    const peaks = sampler.stop();
-    const ledger = await ledgerOf(shape.prisma, prefix);
-    const figures = deliveryFigures(
+    const { figures, peaks } = await drainAndTally(
+      shape.prisma,
+      prefix,
       arrivals.length,
       log,
-      ledger,
-      await orderedApprovals(shape.prisma, prefix),
-      await endedWithoutOrder(shape.prisma, prefix),
-      peaks,
+      options.drainQuietMs,
+      sampler,
     );
 
     const windows = windowsOf(options, firstPerf, arrivals, log.attempts, sampler, Object.keys(peaks));

@@ -62,6 +62,14 @@ export async function orderedApprovals(prisma: PrismaClient, prefix: string): Pr
   return new Set(rows.map((row) => row.approval_no));
 }
 
+/** How many of the run's orders were committed after `sinceMs` (epoch ms). */
+export async function ordersCommittedAfter(prisma: PrismaClient, prefix: string, sinceMs: number): Promise<number> {
+  const [row] = await prisma.$queryRaw<{ orders: bigint }[]>`
+    SELECT count(*) AS orders FROM order_main
+    WHERE approval_no LIKE ${`${prefix}%`} AND extract(epoch FROM created_at) * 1000 > ${sinceMs}`;
+  return Number(row?.orders ?? 0);
+}
+
 /** Orders committed per bucket of `bucketSeconds`, counted from `sinceMs` (epoch ms): [seconds, count]. */
 export async function ordersOverTime(
   prisma: PrismaClient,

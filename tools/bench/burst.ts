@@ -1,5 +1,6 @@
 // `npm run bench -- --burst <n> --burst-concurrency <c>`: the month-end burst. For each shape, on
-// fresh state, n distinct signed approvals go through the real webhook from c senders at once,
+// fresh state, n distinct signed approvals go through the real webhook (or, with `--burst-door`, a
+// vendor's callback route, tools/bench/doors.ts) from c senders at once,
 // each approval sent once and sent again only as an OA would (after a timeout, or after a 503's
 // Retry-After). Open-loop: a sender takes its next approval as soon as it has an answer; a resend
 // waits in the senders' queue for its time, ahead of new approvals once due. Then the backlog
@@ -8,12 +9,12 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sleep } from '../harness/time.js';
-import { approvalBody } from './approvals.js';
+import { type BurstDoor, type BurstDoorName, openDoor } from './doors.js';
 import { drainAndTally, exactlyOnceHeld, printDeliveryFigures, type DeliveryFigures } from './delivery-report.js';
 import { deliveryLog, type DeliveryLog, oaSender, type OaSender } from './oa-sender.js';
 import { ordersCommittedAfter, ordersOverTime } from './order-ledger.js';
 import { sampleProcesses } from './process-samples.js';
-import { mergeResults, steadyRate } from './results-file.js';
+import { mergeResults, readResults, steadyRate } from './results-file.js';
 import { SHAPE_TITLE, SHAPES, type ShapeName, type ShapeOptions, startShape, STEADY_NAME } from './shape.js';
 import { largest } from './stats.js';
 import { type Panel, renderTimeline } from './timeline-chart.js';
@@ -25,6 +26,8 @@ export interface BurstOptions extends ShapeOptions {
   /** How long the order count may stand still after the last answer before the missing count as lost. */
   drainQuietMs: number;
   out: string;
+  /** Where the approvals come in: the webhook, or a vendor's callback route. */
+  door: BurstDoorName;
 }
 
 interface Approval {
@@ -91,37 +94,35 @@ interface ShapeBurst extends DeliveryFigures {
 /** Approvals sent one after another before the burst, not counted in it. */
 const WARM_UP_APPROVALS = 30;
 
-async function warmUp(sender: OaSender, prefix: string) {
+async function warmUp(sender: OaSender, door: BurstDoor, prefix: string) {
   const log = deliveryLog();
   for (let n = 0; n < WARM_UP_APPROVALS; n++) {
     const approvalNo = `${prefix}${n}`;
-    await sendAll([{ approvalNo, payload: JSON.stringify(approvalBody(approvalNo)) }], 1, sender, log);
+    await sendAll([{ approvalNo, payload: door.approval(approvalNo) }], 1, sender, log);
   }
 }
 
 async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBurst> {
-  console.log(`\nburst, ${SHAPE_TITLE[name]}: starting a fresh stack …`);
-  const shape = await startShape(name, options);
+  console.log(`\nburst, ${SHAPE_TITLE[name]}, through the ${options.door}: starting a fresh stack …`);
+  const door = await openDoor(options.door, options.secret);
+  const shape = await startShape(name, { ...options, env: door.env }).catch(async (error: unknown) => {
+    await door.close();
+    throw error;
+  });
   try {
     const prefix = `B${options.run}-${name === 'hosting' ? 'H' : 'W'}-`;
     const approvals = Array.from({ length: options.approvals }, (_, n) => {
       const approvalNo = `${prefix}${n}`;
-      return { approvalNo, payload: JSON.stringify(approvalBody(approvalNo)) };
+      return { approvalNo, payload: door.approval(approvalNo) };
     });
-    const sender = oaSender({
-      url: shape.url,
-      secret: options.secret,
-      timeoutMs: shape.settings.startTimeoutMs,
-      maxAttempts: options.maxAttempts,
-    });
+    const timeoutMs = door.timeoutMs ?? shape.settings.startTimeoutMs;
+    const sender = oaSender({ url: shape.url, door, timeoutMs, maxAttempts: options.maxAttempts });
     // A month-end burst meets a service that has been running: the processes' first requests (the
     // query compiler, the workflow isolates, the pools) are paid before it, one approval at a time.
-    await warmUp(sender, `W${options.run}-${name === 'hosting' ? 'H' : 'W'}-`);
+    await warmUp(sender, door, `W${options.run}-${name === 'hosting' ? 'H' : 'W'}-`);
     const log = deliveryLog();
     const sampler = sampleProcesses({ ...shape.pids, 'load generator': () => process.pid }, 1_000);
-    console.log(
-      `  ${options.approvals} approvals, ${options.concurrency} senders, sender timeout ${shape.settings.startTimeoutMs} ms`,
-    );
+    console.log(`  ${options.approvals} approvals, ${options.concurrency} senders, sender timeout ${timeoutMs} ms`);
     const firstWall = Date.now();
     const firstPerf = performance.now();
     await sendAll(approvals, options.concurrency, sender, log);
@@ -189,7 +190,7 @@ async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBur
           }
         : {}),
       settings: {
-        senderTimeoutMs: shape.settings.startTimeoutMs,
+        senderTimeoutMs: timeoutMs,
         workflowTaskSlots: shape.settings.workflowTaskSlots,
         dbPoolSize: shape.settings.dbPoolSize,
       },
@@ -203,6 +204,7 @@ async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBur
     };
   } finally {
     await shape.stop();
+    await door.close();
   }
 }
 
@@ -252,22 +254,29 @@ export async function runBurst(options: BurstOptions): Promise<boolean> {
     printBurst(result);
     results.push(result);
   }
-  const file = mergeResults(options.out, {
-    burst: {
-      run: options.run,
-      at: new Date().toISOString(),
-      settings: {
-        approvals: options.approvals,
-        senders: options.concurrency,
-        maxAttemptsPerApproval: options.maxAttempts,
-        eagerSlots: Number(options.eagerSlots),
-        latency: "from sending a webhook request to its answer (or the sender's timeout), as the sender saw it",
-      },
-      shapes: Object.fromEntries(results.map((result) => [result.shape, result])),
+  const run = {
+    run: options.run,
+    at: new Date().toISOString(),
+    settings: {
+      approvals: options.approvals,
+      senders: options.concurrency,
+      maxAttemptsPerApproval: options.maxAttempts,
+      eagerSlots: Number(options.eagerSlots),
+      door: options.door,
+      latency: "from sending a request to its answer (or the sender's timeout), as the sender saw it",
     },
-  });
-  writeFileSync(path.join(options.out, 'burst.svg'), burstChart(results));
-  console.log(`\nwrote ${file} (burst) and ${path.join(options.out, 'burst.svg')}`);
+    shapes: Object.fromEntries(results.map((result) => [result.shape, result])),
+  };
+  // The webhook's run is `burst` itself; a vendor door's goes under `burst.doors`, beside it.
+  const previous = (readResults(options.out)?.burst ?? {}) as { doors?: Record<string, unknown> };
+  const burst =
+    options.door === 'webhook'
+      ? { ...run, ...(previous.doors ? { doors: previous.doors } : {}) }
+      : { ...previous, doors: { ...previous.doors, [options.door]: run } };
+  const file = mergeResults(options.out, { burst });
+  const chart = options.door === 'webhook' ? 'burst.svg' : `burst-${options.door}.svg`;
+  writeFileSync(path.join(options.out, chart), burstChart(results));
+  console.log(`\nwrote ${file} (burst) and ${path.join(options.out, chart)}`);
   const held = results.every(exactlyOnceHeld);
   if (!held) console.error('EXACTLY-ONCE BROKEN in the burst: duplicates or lost approvals above');
   return held;

@@ -1,9 +1,10 @@
 // How an OA system delivers an approval, as the burst and soak modes send them: one signed POST
-// with the sender's own HTTP timeout (WEBHOOK_START_TIMEOUT_MS, as the service is configured); an
+// through a door (tools/bench/doors.ts) with the sender's own HTTP timeout (the vendor's deadline,
+// or WEBHOOK_START_TIMEOUT_MS as the service is configured for the webhook); an
 // answer not back by then is a timeout and is sent again; a 503 is sent again after its Retry-After,
 // as sent. Every attempt is logged with its outcome and its latency as the sender saw it.
 import { performance } from 'node:perf_hooks';
-import { signedHeaders } from './approvals.js';
+import type { BurstDoor } from './doors.js';
 
 /** What one HTTP attempt came to, as the table counts it. */
 export type Outcome = '202' | '200' | '201' | '503' | 'other' | 'timeout';
@@ -32,8 +33,6 @@ export type NextStep =
 
 export type ResendCause = 'timeout' | '503 Retry-After' | '503 without Retry-After' | '5xx' | 'connection error';
 
-/** An answer the sender reads as accepted: the first delivery (202, or 201 once written) or a duplicate's 200. */
-const ACCEPTED = new Set([200, 201, 202]);
 /** What a sender waits before a resend the answer gave no time for. */
 const DEFAULT_RESEND_MS = 1_000;
 
@@ -45,21 +44,26 @@ function retryAfterSeconds(value: string | null): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
-export function oaSender(options: { url: string; secret: string; timeoutMs: number; maxAttempts: number }) {
-  const endpoint = `${options.url}/webhooks/oa/approvals`;
+/**
+ * `door.accepted` are the answers that take a delivery: at the webhook the first delivery (202, or
+ * 201 once written) or a duplicate's 200; at a vendor's callback its acknowledgement, a 200.
+ */
+export function oaSender(options: { url: string; door: BurstDoor; timeoutMs: number; maxAttempts: number }) {
+  const { door } = options;
   return {
     async send(approvalNo: string, payload: string, attempt: number): Promise<Attempt> {
       const sentAt = performance.now();
       try {
-        const response = await fetch(endpoint, {
+        const request = door.request(payload);
+        const response = await fetch(`${options.url}${request.path}`, {
           method: 'POST',
-          headers: signedHeaders(options.secret, payload),
-          body: payload,
+          headers: request.headers,
+          body: request.body,
           signal: AbortSignal.timeout(options.timeoutMs),
         });
         const text = await response.text();
         const status = response.status;
-        const outcome: Outcome = ACCEPTED.has(status) || status === 503 ? (String(status) as Outcome) : 'other';
+        const outcome: Outcome = OUTCOMES.includes(String(status) as Outcome) ? (String(status) as Outcome) : 'other';
         const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
         let problem: string | undefined;
         if (status >= 400) {
@@ -94,7 +98,7 @@ export function oaSender(options: { url: string; secret: string; timeoutMs: numb
       }
     },
     next(attempt: Attempt): NextStep {
-      if (attempt.status !== undefined && ACCEPTED.has(attempt.status)) return { kind: 'accepted' };
+      if (attempt.status !== undefined && door.accepted.has(attempt.status)) return { kind: 'accepted' };
       if (attempt.attempt >= options.maxAttempts) {
         return { kind: 'given up', reason: `${options.maxAttempts} attempts without acceptance` };
       }

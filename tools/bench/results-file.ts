@@ -15,6 +15,9 @@ function readJson(file: string): Record<string, unknown> | undefined {
   }
 }
 
+/** What `<out>/results.json` holds now, or undefined when there is none. */
+export const readResults = (out: string) => readJson(path.join(out, 'results.json'));
+
 /** Writes `update`'s keys into `<out>/results.json`, every other key as it was. */
 export function mergeResults(out: string, update: Record<string, unknown>): string {
   const file = path.join(out, 'results.json');

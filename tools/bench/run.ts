@@ -31,6 +31,7 @@ import { workflowInputFor } from '../../services/submission/submit-approval.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import { approvalBody, signedHeaders, SKUS } from './approvals.js';
 import { runBurst } from './burst.js';
+import { BURST_DOORS, type BurstDoorName } from './doors.js';
 import { renderChart } from './chart.js';
 import { cpuAccounting, type CpuParts, cpuPerItem, OUTSIDE } from './cpu-accounting.js';
 import { FLOOR_TASK_QUEUE } from './floor.js';
@@ -43,10 +44,11 @@ import { percentile } from './stats.js';
 const usage = [
   'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',
   '                        [--eager-slots <n>] [--profile <dir>]',
-  '       npm run bench -- --burst <approvals> [--burst-concurrency 256] [--out docs/bench] [--eager-slots <n>]',
+  '       npm run bench -- --burst <approvals> [--burst-concurrency 256] [--burst-door webhook|feishu|dingtalk]',
+  '                        [--out docs/bench] [--eager-slots <n>]',
   '       npm run bench -- --soak <minutes> [--soak-rate <approvals per second>] [--soak-shape hosting|worker-process]',
   '                        [--soak-window 5] [--out docs/bench] [--eager-slots <n>]',
-  '  --burst: both shapes, fresh state each; --soak: one shape (hosting by default), at --soak-rate or half',
+  "  --burst: both shapes, fresh state each, through the webhook or a vendor's callback route; --soak: one shape (hosting by default), at --soak-rate or half",
   '  the steady c=32 rate of results.json. Both merge their figures into <out>/results.json (keys burst,',
   '  soak) and write <out>/burst.svg or <out>/soak.svg.',
 ].join('\n');
@@ -71,6 +73,7 @@ try {
       // The month-end burst (tools/bench/burst.ts) and the soak (tools/bench/soak.ts) instead of the levels.
       burst: { type: 'string' },
       'burst-concurrency': { type: 'string', default: '256' },
+      'burst-door': { type: 'string', default: 'webhook' },
       soak: { type: 'string' },
       'soak-rate': { type: 'string' },
       'soak-shape': { type: 'string', default: 'hosting' },
@@ -100,6 +103,7 @@ if (
   !positiveInteger(values['eager-slots']) ||
   !positiveInteger(values.burst) ||
   !positiveInteger(values['burst-concurrency']) ||
+  !(BURST_DOORS as readonly string[]).includes(values['burst-door']) ||
   !positiveNumber(values.soak) ||
   !positiveNumber(values['soak-rate']) ||
   !positiveInteger(values['soak-window']) ||
@@ -605,6 +609,7 @@ async function modes(): Promise<boolean> {
         ...shapeOptions,
         approvals: Number(values.burst),
         concurrency: Number(values['burst-concurrency']),
+        door: values['burst-door'] as BurstDoorName,
       })) && held;
   }
   if (values.soak && rate) {

@@ -34,6 +34,8 @@ export interface ShapeOptions {
   dbPoolSize: number;
   /** Workflow task slots of the API hosting the worker (the normal bench's, so the steady rate compares). */
   eagerSlots: string;
+  /** More settings for the API and the worker: a vendor door's connector and reader. */
+  env?: Record<string, string>;
 }
 
 export interface RunningShape {
@@ -76,6 +78,7 @@ export async function startShape(name: ShapeName, options: ShapeOptions): Promis
       TEMPORAL_TASK_QUEUE: taskQueue,
       WEBHOOK_SECRET: options.secret,
       DB_POOL_SIZE: String(options.dbPoolSize),
+      ...options.env,
       ...(name === 'hosting' ? { WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: options.eagerSlots } : {}),
     };
     // The sender's timeout is the service's start deadline as configured (its default unless the

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sleep } from '../harness/time.js';
 import { approvalBody } from './approvals.js';
+import { webhookDoor } from './doors.js';
 import { drainAndTally, exactlyOnceHeld, printDeliveryFigures } from './delivery-report.js';
 import { type Attempt, deliveryLog, oaSender } from './oa-sender.js';
 import { ordersOverTime } from './order-ledger.js';
@@ -59,7 +60,7 @@ export async function runSoak(options: SoakOptions): Promise<boolean> {
     const prefix = `B${options.run}-S-`;
     const sender = oaSender({
       url: shape.url,
-      secret: options.secret,
+      door: webhookDoor(options.secret),
       timeoutMs: shape.settings.startTimeoutMs,
       maxAttempts: options.maxAttempts,
     });

@@ -42,6 +42,12 @@ const FORM_MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
 
 export const DECISION_WINDOW_MS = Number(EXPLORER_TIMINGS.COMPENSATION_DECISION_TIMEOUT_MS);
 
+/**
+ * The API's INTAKE_MAX_IN_FLIGHT: below the most copies `concurrent` sends at once (6), so the
+ * explorer meets the shedding too, and checks that it sheds only beyond the cap or under a fault.
+ */
+export const INTAKE_MAX_IN_FLIGHT = 4;
+
 /** What the API, the worker and `orders-cli` all run with. */
 const SERVICE_SETTINGS = {
   ...EXPLORER_TIMINGS,
@@ -147,7 +153,12 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       stack,
       entry: entryPoints.api,
       // The API reaches Temporal only through the proxy the explorer controls.
-      env: { ...common, TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`, MCP_TOKEN },
+      env: {
+        ...common,
+        TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
+        MCP_TOKEN,
+        INTAKE_MAX_IN_FLIGHT: String(INTAKE_MAX_IN_FLIGHT),
+      },
     });
     const worker = workerProcess({
       stack,

@@ -7,6 +7,7 @@ import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from
 import { signBody } from '../../domain-node/signature.js';
 import { sleep } from '../harness/time.js';
 import {
+  INTAKE_MAX_IN_FLIGHT,
   MCP_TOKEN,
   REFUSED_CUSTOMER,
   SCARCE_SKU,
@@ -102,7 +103,15 @@ export interface Answer {
   status: number;
   contentType: string;
   body: string;
+  /** The most of this world's requests that were out at once while this one was. */
+  peakInFlight?: number;
 }
+
+/** A 503 the API may give without a fault: it shed the delivery, beyond its INTAKE_MAX_IN_FLIGHT. */
+const shedBeyondTheCap = (answer: Answer) =>
+  answer.status === 503 &&
+  answer.body.includes('/problems/overloaded') &&
+  (answer.peakInFlight ?? 0) > INTAKE_MAX_IN_FLIGHT;
 
 export const MALFORMED_PRICES = ['12,50', '1e3', '-1', '', ' 1.00'] as const;
 
@@ -111,9 +120,11 @@ const RIGHT_PAYLOAD: Payload = { kind: 'right' };
 
 /** The real side of one fc run: the stack and this run's own approval numbers. */
 export class World {
-  /** Fault in force right now: 503 is an allowed answer only then. */
+  /** Fault in force right now: 503 is an allowed answer only then, or beyond the intake's cap. */
   temporalFault = false;
   readonly steps: string[] = [];
+  /** The requests to the API out now, each with the most that were out at once during its life. */
+  private readonly outstanding = new Set<{ peak: number }>();
 
   constructor(
     readonly stack: Stack,
@@ -191,16 +202,29 @@ export class World {
   }
 
   /** One POST to the API; no answer at all breaks the first promise. */
-  private async post(url: string, what: string, init: { headers: Record<string, string>; body: string | Buffer }) {
+  private async post(
+    url: string,
+    what: string,
+    init: { headers: Record<string, string>; body: string | Buffer },
+  ): Promise<Answer> {
+    const life = { peak: 0 };
+    this.outstanding.add(life);
+    for (const request of this.outstanding) request.peak = Math.max(request.peak, this.outstanding.size);
     try {
       const response = await fetch(url, { method: 'POST', ...init, signal: AbortSignal.timeout(30_000) });
-      return {
+      const answer: Answer = {
         status: response.status,
         contentType: response.headers.get('content-type') ?? '',
         body: await response.text(),
-      } satisfies Answer;
+        peakInFlight: life.peak,
+      };
+      // Counted, so a run's summary shows the shedding was met at all.
+      if (shedBeyondTheCap(answer)) this.count('(a delivery shed beyond the intake cap)');
+      return answer;
     } catch (error) {
       throw new InvariantViolation('every delivery gets an answer', `${what}: ${String(error)}`);
+    } finally {
+      this.outstanding.delete(life);
     }
   }
 
@@ -276,8 +300,8 @@ export class World {
     );
     this.trace(`${slotLabel(slot)} via WeCom: ${answer.status} ${answer.body.slice(0, 160)}`);
     const where = `${slotLabel(slot)} via WeCom answered ${answer.status} ${answer.body.slice(0, 200)}`;
-    if (answer.status === 503 && !(faultAtSend || this.temporalFault)) {
-      throw new InvariantViolation('503 only while Temporal is unreachable', where);
+    if (answer.status === 503 && !(faultAtSend || this.temporalFault || shedBeyondTheCap(answer))) {
+      throw new InvariantViolation('503 only while Temporal is unreachable, or beyond the intake cap', where);
     }
     if (answer.status !== 503 && (answer.status !== 200 || answer.body !== '')) {
       throw new InvariantViolation('an authentic WeCom callback is acknowledged with an empty 200', where);
@@ -302,8 +326,8 @@ export class World {
     if (answer.status >= 400 && !answer.contentType.startsWith('application/problem+json')) {
       throw new InvariantViolation('errors are problem+json', where);
     }
-    if (answer.status === 503 && !faultActive) {
-      throw new InvariantViolation('503 only while Temporal is unreachable', where);
+    if (answer.status === 503 && !faultActive && !shedBeyondTheCap(answer)) {
+      throw new InvariantViolation('503 only while Temporal is unreachable, or beyond the intake cap', where);
     }
     if (payload.kind === 'malformed-price' && answer.status !== 400) {
       throw new InvariantViolation('a malformed unitPrice is refused with 400', where);

@@ -6,6 +6,7 @@
 // servers, for this file's API alone; its worker reaches them directly.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { buildApp } from '../../edges/http/app.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
@@ -199,5 +200,58 @@ describe('a delivery answered inside its deadline, counted from its arrival', ()
       assert.equal(resent.status, 202);
     }
     await oneOrderEach([hung.approvalNo, busy.approvalNo]);
+  });
+
+  it('GENERATED: any burst of approvals and their copies against a cap of 3 is taken once each, the excess shed and sent again', async () => {
+    const api = await proxiedApi({ WEBHOOK_START_TIMEOUT_MS: '15000', INTAKE_MAX_IN_FLIGHT: '3' });
+    const sku = await createSku(service.prisma, 100_000);
+    let shedSeen = 0;
+    // Temporal's answers held back, so the deliveries of a burst overlap and the cap bites.
+    await temporalProxy.setMode({ kind: 'delay-replies', ms: 300 });
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          // Per approval: how many copies its sender sends at once (a retrying OA, a gateway's resend).
+          fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 2, maxLength: 6 }),
+          async (copies) => {
+            const bodies = copies.map(() => approval(uniqueApprovalNo('SHED-GEN'), sku));
+            const deliveries = bodies.flatMap((body, index) => Array.from({ length: copies[index] ?? 1 }, () => body));
+            const answers = await Promise.all(deliveries.map((body) => send(api, body)));
+            for (const answer of answers) {
+              assert.ok(
+                [200, 202].includes(answer.status) ||
+                  (answer.status === 503 &&
+                    answer.type === '/problems/overloaded' &&
+                    /^\d+$/.test(answer.retryAfter ?? '')),
+                `an answer the sender can act on: ${JSON.stringify(answer)}`,
+              );
+            }
+            shedSeen += answers.filter((answer) => answer.status === 503).length;
+            // Each sender sends again what was shed, until it is taken, as an OA does after Retry-After.
+            const accepted = new Map<string, number>();
+            answers.forEach((answer, index) => {
+              const approvalNo = (deliveries[index] as { approvalNo: string }).approvalNo;
+              if (answer.status === 202) accepted.set(approvalNo, (accepted.get(approvalNo) ?? 0) + 1);
+            });
+            for (const body of bodies) {
+              if (answers.some((answer, index) => deliveries[index] === body && answer.status !== 503)) continue;
+              const resent = await eventually(`${body.approvalNo} taken when sent again`, async () => {
+                const answer = await send(api, body);
+                return answer.status === 503 ? undefined : answer;
+              });
+              if (resent.status === 202) accepted.set(body.approvalNo, (accepted.get(body.approvalNo) ?? 0) + 1);
+            }
+            for (const body of bodies) {
+              assert.equal(accepted.get(body.approvalNo), 1, `one 202 for ${body.approvalNo}, whatever was shed`);
+            }
+            await oneOrderEach(bodies.map((body) => body.approvalNo));
+          },
+        ),
+        { numRuns: 8, seed: 2029, endOnFailure: true },
+      );
+    } finally {
+      await temporalProxy.setMode({ kind: 'pass' });
+    }
+    assert.ok(shedSeen > 0, 'some bursts went beyond the cap, so the shedding was met');
   });
 });

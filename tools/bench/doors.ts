@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
+  approvedDingTalkOrder,
   dingtalkApprovalPayload,
   dingtalkCallback,
-  type DingTalkInstance,
   randomDingTalkAesKey,
   startFakeDingTalk,
 } from '../harness/fake-dingtalk.js';
@@ -94,31 +94,6 @@ export async function feishuDoor(): Promise<BurstDoor> {
   };
 }
 
-/** An agreed instance of the example mapping's DingTalk purchase form, with one line. */
-function approvedDingTalkOrder(sku: string): DingTalkInstance {
-  return {
-    status: 'COMPLETED',
-    result: 'agree',
-    finishTime: new Date().toISOString(),
-    formComponentValues: [
-      { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-BENCH' },
-      {
-        name: '明细',
-        componentType: 'TableField',
-        value: JSON.stringify([
-          {
-            rowValue: [
-              { label: '物料编码', value: sku },
-              { label: '数量', value: '1' },
-              { label: '单价', value: '10' },
-            ],
-          },
-        ]),
-      },
-    ],
-  };
-}
-
 export async function dingtalkDoor(): Promise<BurstDoor> {
   const fake = await startFakeDingTalk();
   const aesKey = randomDingTalkAesKey();
@@ -136,7 +111,7 @@ export async function dingtalkDoor(): Promise<BurstDoor> {
     timeoutMs: DINGTALK_DEADLINE_MS,
     accepted: new Set([200]),
     approval(approvalNo) {
-      fake.register(approvalNo, approvedDingTalkOrder(randomSku()));
+      fake.register(approvalNo, approvedDingTalkOrder(randomSku(), 1, 10, 'CUST-DT-BENCH'));
       return JSON.stringify(
         dingtalkApprovalPayload({ processInstanceId: approvalNo, type: 'finish', result: 'agree' }),
       );

@@ -7,8 +7,8 @@
 // the URL check included, to be answered with the word `success` encrypted the same way.
 import { randomBytes } from 'node:crypto';
 import { encrypt, getSignature } from '@wecom/crypto';
-import { dingtalkEventStatus } from '../../domain/oa-status.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
+import { readDingTalkEvent } from './dingtalk-approval-event.js';
 import { type Clock, digestOf, jsonObjectOf, refused, textOf } from './inbound.js';
 import { assertAesKey, type MessageCrypto, openSealed } from './message-crypto.js';
 
@@ -77,28 +77,10 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
     const eventType = textOf(payload.EventType) ?? 'unknown';
 
     if (eventType === 'check_url') return { kind: 'challenge', reply: success() };
-    if (eventType !== 'bpms_instance_change') return { kind: 'other', eventType, ack: success() };
-
-    // Authentic from here on: a malformed event is acknowledged as unusable, never refused, or
-    // DingTalk would send it again for as long as it retries.
-    const instanceId = textOf(payload.processInstanceId);
-    if (!instanceId) {
-      return { kind: 'unusable', reason: 'bpms_instance_change without a processInstanceId', ack: success() };
-    }
     // DingTalk's HTTP push names no delivery id in the payload; when it does (EventId), it wins.
     const eventId = textOf(payload.EventId) ?? textOf(payload.eventId) ?? digestOf(message);
-    return {
-      kind: 'event',
-      event: {
-        vendor: 'dingtalk',
-        eventId,
-        eventType,
-        instanceId,
-        status: dingtalkEventStatus(payload.type, payload.result),
-        definitionCode: textOf(payload.processCode),
-      },
-      ack: success(),
-    };
+    // Authentic from here on: what the event says is read as the Stream door reads it.
+    return { ...readDingTalkEvent(eventType, payload, eventId), ack: success() };
   };
 
   return { vendor: 'dingtalk', vendorDeadlineMs: 1_500, read };

@@ -26,11 +26,12 @@ export function connectorsFromConfig(
       now,
     });
   }
-  if (dingtalk) {
+  // In Stream mode the callback is on only while its own keys are set.
+  if (dingtalk?.callback) {
     connectors.dingtalk = createDingTalkConnector({
       appKey: dingtalk.appKey,
-      aesKey: dingtalk.aesKey,
-      token: dingtalk.token,
+      aesKey: dingtalk.callback.aesKey,
+      token: dingtalk.callback.token,
       toleranceSeconds,
       now,
     });

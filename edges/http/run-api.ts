@@ -23,7 +23,10 @@ import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker } from '../../worker/run-worker.js';
 import { connectorsFromConfig } from '../connectors/from-config.js';
 import { settleApprovalEventsInFlight } from '../../services/submission/accept-oa-event.js';
+import { eventConnections, type EventConnections } from '../../services/health/event-connections.js';
+import { intakeLoad } from '../../services/submission/intake-load.js';
 import { type AppDeps, buildApp } from './app.js';
+import { openDingTalkStreamDoor } from './dingtalk-stream-door.js';
 
 /**
  * Runs the API until SIGTERM or SIGINT. `guard`: which deliveries may start their key's workflow,
@@ -97,6 +100,14 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   }
 
   let draining = false;
+  // One for the process: every door's deliveries share it (docs/architecture.md, decision 34).
+  const intake = intakeLoad({ maxInFlight: config.http.maxInFlight });
+  // The outbound event connections this process holds report here; /healthz's body reads it.
+  const connections: EventConnections = eventConnections(metrics);
+
+  // DingTalk's events over the Stream connection (DINGTALK_EVENT_MODE=stream).
+  const dingtalkStream = openDingTalkStreamDoor({ config, prisma, temporal, metrics, intake, connections, log });
+
   const app = buildApp({
     config,
     prisma,
@@ -105,6 +116,8 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     draining: () => draining,
     metrics,
     connectors: connectorsFromConfig(config),
+    intake,
+    eventConnections: connections,
     ...(hosted ? { hostedWorker: hosted.worker } : {}),
     ...guard,
   });
@@ -117,7 +130,10 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     if (draining) return;
     draining = true;
     log.info({ signal, drainMs: config.http.drainMs }, 'draining: new requests get 503, in-flight ones finish');
+    // The connections close inside the drain: DingTalk sends what this process did not take to another.
+    const connectionsClosed = Promise.all([dingtalkStream?.stop(config.http.drainMs)]);
     await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
+    await connectionsClosed;
     await app.close();
     // Approval events answered before their start finished: let those starts end first.
     await settleApprovalEventsInFlight(config.http.startTimeoutMs);

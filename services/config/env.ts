@@ -191,6 +191,8 @@ const envSchema = z.object({
     .optional(),
   DINGTALK_TOKEN: z.string().min(1).optional(),
   DINGTALK_API_BASE_URL: httpUrlSetting.default('https://api.dingtalk.com'),
+  // How DingTalk's events arrive: its HTTP callback, or the Stream connection the API opens as well.
+  DINGTALK_EVENT_MODE: z.enum(['callback', 'stream']).default('callback'),
   WECOM_CORP_ID: z.string().min(1).optional(),
   WECOM_AGENT_SECRET: z.string().min(1).optional(),
   WECOM_TOKEN: z.string().min(1).optional(),
@@ -363,8 +365,10 @@ export interface FeishuConfig {
 export interface DingTalkConfig {
   appKey: string;
   appSecret: string;
-  aesKey: string;
-  token: string;
+  /** The HTTP callback's keys; undefined: `POST /webhooks/dingtalk` is off (Stream mode without them). */
+  callback: { aesKey: string; token: string } | undefined;
+  /** DINGTALK_EVENT_MODE=stream: the API also takes events over the Stream connection it opens. */
+  stream: boolean;
   apiBaseUrl: string;
 }
 
@@ -608,15 +612,12 @@ function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
         apiBaseUrl: env.FEISHU_API_BASE_URL,
       }
     : undefined;
-  const dingtalk: DingTalkConfig | undefined = on('dingtalk')
-    ? {
-        appKey: env.DINGTALK_APP_KEY as string,
-        appSecret: env.DINGTALK_APP_SECRET as string,
-        aesKey: env.DINGTALK_AES_KEY as string,
-        token: env.DINGTALK_TOKEN as string,
-        apiBaseUrl: env.DINGTALK_API_BASE_URL,
-      }
-    : undefined;
+  const dingtalk =
+    env.DINGTALK_EVENT_MODE === 'stream'
+      ? dingtalkStreamFrom(env, problems)
+      : on('dingtalk')
+        ? dingtalkFrom(env)
+        : undefined;
   const wecom: WeComConfig | undefined = on('wecom')
     ? {
         corpId: env.WECOM_CORP_ID as string,
@@ -635,6 +636,43 @@ function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
     problems.push('OA_FORM_MAPPING: required when an OA connector is on (the file that maps approval forms to orders)');
   }
   return { feishu, dingtalk, wecom, formMapping };
+}
+
+function dingtalkFrom(env: Env, stream = false): DingTalkConfig {
+  return {
+    appKey: env.DINGTALK_APP_KEY as string,
+    appSecret: env.DINGTALK_APP_SECRET as string,
+    callback:
+      env.DINGTALK_AES_KEY && env.DINGTALK_TOKEN
+        ? { aesKey: env.DINGTALK_AES_KEY, token: env.DINGTALK_TOKEN }
+        : undefined,
+    stream,
+    apiBaseUrl: env.DINGTALK_API_BASE_URL,
+  };
+}
+
+/**
+ * DINGTALK_EVENT_MODE=stream: the Stream connection opens with the app's key and secret alone; the
+ * callback's aes_key and token, when both are set too, keep `POST /webhooks/dingtalk` open beside it
+ * (both doors during a move from one to the other).
+ */
+function dingtalkStreamFrom(env: Env, problems: string[]): DingTalkConfig | undefined {
+  const missing = (['DINGTALK_APP_KEY', 'DINGTALK_APP_SECRET'] as const).filter((name) => env[name] === undefined);
+  if (missing.length > 0) {
+    problems.push(
+      `${missing.join(', ')}: required with DINGTALK_EVENT_MODE=stream (the Stream connection opens with them)`,
+    );
+    return undefined;
+  }
+  if (Boolean(env.DINGTALK_AES_KEY) !== Boolean(env.DINGTALK_TOKEN)) {
+    problems.push(
+      env.DINGTALK_AES_KEY
+        ? 'DINGTALK_TOKEN: required with DINGTALK_AES_KEY (the callback needs both; unset both for the Stream alone)'
+        : 'DINGTALK_AES_KEY: required with DINGTALK_TOKEN (the callback needs both; unset both for the Stream alone)',
+    );
+    return undefined;
+  }
+  return dingtalkFrom(env, true);
 }
 
 /** A previous secret belongs to a rotation of a secret that is set, and differs from it. */

@@ -1,7 +1,8 @@
 // No secret in any output: the API, the worker and `orders-mcp` run as processes with every secret
 // set to a value the test recognises — the database password and the downstream's query token
 // included — and trace to a local OTLP receiver. Approvals arrive through every door (the signed
-// webhook, Feishu, DingTalk, WeCom, MCP over HTTP and stdio), refused ones too; the downstream answers
+// webhook, Feishu, DingTalk's callback and its Stream connection, WeCom, MCP over HTTP and stdio),
+// refused ones too, and the Stream's tickets are searched for as well; the downstream answers
 // 500 and the broker is unreachable, so the error paths run. Then every log line, span attribute
 // and event, HTTP answer (body and headers) and the /metrics text is searched for each secret.
 import assert from 'node:assert/strict';
@@ -21,8 +22,10 @@ import { signBody } from '../../domain-node/signature.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import {
+  approvedDingTalkOrder,
   dingtalkApprovalPayload,
   dingtalkCallback,
+  dingtalkStreamApproval,
   type FakeDingTalk,
   randomDingTalkAesKey,
   startFakeDingTalk,
@@ -46,7 +49,7 @@ import {
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
-import { approval, eventually, stackEnv, uniqueApprovalNo } from '../support/service.js';
+import { approval, eventually, stackEnv, uniqueApprovalNo, until } from '../support/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
@@ -214,6 +217,8 @@ describe('no secret in any output', () => {
       DINGTALK_AES_KEY: secrets.DINGTALK_AES_KEY,
       DINGTALK_TOKEN: secrets.DINGTALK_TOKEN,
       DINGTALK_API_BASE_URL: dingtalk.url,
+      // The Stream connection too, beside the callback: its endpoint answer carries a ticket.
+      DINGTALK_EVENT_MODE: 'stream',
       WECOM_CORP_ID: wecom.corpId,
       WECOM_AGENT_SECRET: wecom.agentSecret,
       WECOM_TOKEN: secrets.WECOM_TOKEN,
@@ -274,27 +279,7 @@ describe('no secret in any output', () => {
 
     // DingTalk: an approval event signed with the token, and one signed with another.
     const dingtalkId = uniqueApprovalNo('LEAKDT');
-    dingtalk.register(dingtalkId, {
-      status: 'COMPLETED',
-      result: 'agree',
-      finishTime: new Date().toISOString(),
-      formComponentValues: [
-        { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DT-1' },
-        {
-          name: '明细',
-          componentType: 'TableField',
-          value: JSON.stringify([
-            {
-              rowValue: [
-                { label: '物料编码', value: await createSku() },
-                { label: '数量', value: '2' },
-                { label: '单价', value: '10.5' },
-              ],
-            },
-          ]),
-        },
-      ],
-    });
+    dingtalk.register(dingtalkId, approvedDingTalkOrder(await createSku(), 2, 10.5, 'CUST-DT-1'));
     for (const token of [secrets.DINGTALK_TOKEN as string, probe('wrong-dingtalk-token')]) {
       const callback = dingtalkCallback(
         dingtalkApprovalPayload({ processInstanceId: dingtalkId, type: 'finish', result: 'agree' }),
@@ -311,6 +296,22 @@ describe('no secret in any output', () => {
       );
     }
     keys.push(idempotencyKeyFor(dingtalkId, 'MAIN'));
+
+    // DingTalk's Stream: an approval pushed over the connection, which is then cut, so the API
+    // asks for an endpoint again and opens another with a new ticket.
+    const streamId = uniqueApprovalNo('LEAKDTS');
+    dingtalk.register(streamId, approvedDingTalkOrder(await createSku(), 2, 10.5, 'CUST-DT-2'));
+    await until('the Stream connected', () => dingtalk.stream.openConnections() > 0);
+    const streamEvent = dingtalk.stream.push(
+      dingtalkStreamApproval({ processInstanceId: streamId, type: 'finish', result: 'agree' }),
+    );
+    await until('the Stream event acknowledged', () =>
+      dingtalk.stream.acks(streamEvent).some((ack) => ack.status === 'SUCCESS'),
+    );
+    const opened = dingtalk.stream.connectionsOpened();
+    dingtalk.stream.cutConnections();
+    await until('the Stream connected again', () => dingtalk.stream.connectionsOpened() > opened);
+    keys.push(idempotencyKeyFor(streamId, 'MAIN'));
 
     // WeCom: the URL check, an approval event signed with the token, and one signed with another.
     // The reader's token request carries the agent secret in its query, and its reads the token.
@@ -442,13 +443,17 @@ describe('no secret in any output', () => {
       ['/mcp 200', '/mcp 200', '/mcp 401', '/mcp 403'],
       'the new token and the one it replaces are served, a wrong token and a foreign origin refused',
     );
-    assert.equal(keys.length, 7);
+    assert.equal(keys.length, 8);
     assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');
     // The access tokens WeCom's reader was given travel in its URLs' queries: the outputs below
     // must not show them either. The refused one was refreshed: two at least.
     const wecomTokens = wecom.issuedTokens();
     assert.ok(wecomTokens.length >= 2, `WeCom access tokens issued: ${wecomTokens.length}`);
     for (const [index, token] of wecomTokens.entries()) secrets[`WeCom access token ${index + 1}`] = token;
+    // So do the tickets of the DingTalk Stream's endpoint answers, one per connection opened.
+    const tickets = dingtalk.stream.issuedTickets();
+    assert.ok(tickets.length >= 2, `DingTalk Stream tickets issued: ${tickets.length}`);
+    for (const [index, ticket] of tickets.entries()) secrets[`DingTalk Stream ticket ${index + 1}`] = ticket;
     assert.ok(metricsText.every((text) => text.includes('# TYPE')));
   });
 

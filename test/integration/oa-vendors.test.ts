@@ -19,6 +19,7 @@ import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { sleep } from '../../tools/harness/time.js';
 import {
+  approvedDingTalkOrder,
   dingtalkApprovalPayload,
   dingtalkCallback,
   dingtalkDecrypt,
@@ -157,27 +158,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
   }
 
   function registerDingTalkOrder(id: string, sku: string, quantity: number, unitPrice: number, customer: string) {
-    dingtalk.register(id, {
-      status: 'COMPLETED',
-      result: 'agree',
-      finishTime: new Date().toISOString(),
-      formComponentValues: [
-        { name: 'Customer ID', componentType: 'TextField', value: customer },
-        {
-          name: '明细',
-          componentType: 'TableField',
-          value: JSON.stringify([
-            {
-              rowValue: [
-                { label: '物料编码', value: sku },
-                { label: '数量', value: String(quantity) },
-                { label: '单价', value: String(unitPrice) },
-              ],
-            },
-          ]),
-        },
-      ],
-    });
+    dingtalk.register(id, approvedDingTalkOrder(sku, quantity, unitPrice, customer));
   }
 
   it('Feishu: an encrypted, signed event is one order, its form read once through the open API', async () => {

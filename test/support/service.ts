@@ -257,6 +257,11 @@ export async function statusReaches(
   });
 }
 
+/** Polls until `condition` holds (a state a fake or a process reports at once), or fails the test. */
+export function until(what: string, condition: () => boolean, timeoutMs?: number): Promise<true> {
+  return eventually(what, () => Promise.resolve(condition() ? true : undefined), timeoutMs);
+}
+
 /** Polls until `check` returns a value, or fails the test with what it last saw. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

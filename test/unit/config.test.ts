@@ -507,3 +507,51 @@ describe('which broker failures the RabbitMQ consumer stops on', () => {
     for (const error of passing) assert.equal(unrecoverableBrokerFailure(error), undefined, String(error));
   });
 });
+
+describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
+  const MAPPING = new URL('../../examples/oa-form-mapping.json', import.meta.url).pathname;
+  const app = { DINGTALK_APP_KEY: 'ding-app-key', DINGTALK_APP_SECRET: 'ding-app-secret', OA_FORM_MAPPING: MAPPING };
+  const callbackKeys = { DINGTALK_AES_KEY: 'a'.repeat(43), DINGTALK_TOKEN: 'ding-token' };
+
+  it('is callback by default: the callback’s four settings turn the connector on, with no Stream', () => {
+    const dingtalk = loadConfig({ ...app, ...callbackKeys }).connectors.dingtalk;
+    assert.equal(dingtalk?.stream, false);
+    assert.deepEqual(dingtalk?.callback, { aesKey: 'a'.repeat(43), token: 'ding-token' });
+  });
+
+  it('in stream mode needs the app key and secret alone: the callback stays off without its keys', () => {
+    const dingtalk = loadConfig({ ...app, DINGTALK_EVENT_MODE: 'stream' }).connectors.dingtalk;
+    assert.equal(dingtalk?.stream, true);
+    assert.equal(dingtalk?.callback, undefined);
+    assert.equal(dingtalk?.apiBaseUrl, 'https://api.dingtalk.com', 'the endpoint is asked of DINGTALK_API_BASE_URL');
+  });
+
+  it('in stream mode keeps the callback on beside it while both its keys are set: both doors during a move', () => {
+    const dingtalk = loadConfig({ ...app, ...callbackKeys, DINGTALK_EVENT_MODE: 'stream' }).connectors.dingtalk;
+    assert.equal(dingtalk?.stream, true);
+    assert.equal(dingtalk?.callback?.token, 'ding-token');
+  });
+
+  it('refuses stream mode without the app key or secret, and a callback key without the other, naming them', () => {
+    assert.match(
+      problemsOf({ DINGTALK_EVENT_MODE: 'stream', OA_FORM_MAPPING: MAPPING }).join('\n'),
+      /^DINGTALK_APP_KEY, DINGTALK_APP_SECRET: required with DINGTALK_EVENT_MODE=stream/m,
+    );
+    assert.match(
+      problemsOf({ ...app, DINGTALK_APP_SECRET: '', DINGTALK_EVENT_MODE: 'stream' }).join('\n'),
+      /^DINGTALK_APP_SECRET: required with DINGTALK_EVENT_MODE=stream/m,
+    );
+    assert.match(
+      problemsOf({ ...app, DINGTALK_TOKEN: 'ding-token', DINGTALK_EVENT_MODE: 'stream' }).join('\n'),
+      /^DINGTALK_AES_KEY: required with DINGTALK_TOKEN/m,
+    );
+    assert.match(problemsOf({ ...app, DINGTALK_EVENT_MODE: 'websocket' }).join('\n'), /^DINGTALK_EVENT_MODE: /m);
+  });
+
+  it('in callback mode still refuses the app settings without the callback’s keys', () => {
+    assert.match(
+      problemsOf(app).join('\n'),
+      /^DINGTALK_AES_KEY, DINGTALK_TOKEN: required with DINGTALK_APP_KEY, DINGTALK_APP_SECRET/m,
+    );
+  });
+});

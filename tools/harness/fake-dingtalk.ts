@@ -1,8 +1,10 @@
 // A fake DingTalk open API (the new API on api.dingtalk.com: OAuth2 access token, process
-// instance read) for reader tests, and the builder of callbacks exactly as DingTalk sends them
-// (AES-256-CBC with the aes_key, the app key appended, SHA-1 signature in the query). Built with
-// node:crypto alone, apart from the code under test (message-crypto-scheme.ts).
+// instance read, and the Stream gateway: fake-dingtalk-stream.ts) for reader and connector tests,
+// and the builder of callbacks exactly as DingTalk sends them (AES-256-CBC with the aes_key, the
+// app key appended, SHA-1 signature in the query). Built with node:crypto alone, apart from the
+// code under test (message-crypto-scheme.ts).
 import { randomBytes } from 'node:crypto';
+import { type FakeDingTalkStream, fakeStreamGateway, type FakeStreamGateway } from './fake-dingtalk-stream.js';
 import { type FakeOaApi, startFakeOaApi } from './fake-oa-api.js';
 import { messageSignature, openMessage, randomAesKey, sealMessage } from './message-crypto-scheme.js';
 
@@ -21,16 +23,53 @@ export interface DingTalkInstance {
   finishTime?: string;
 }
 
+/** A completed, agreed instance whose form the example mapping (examples/oa-form-mapping.json) reads as one line. */
+export function approvedDingTalkOrder(
+  sku: string,
+  quantity: number,
+  unitPrice: number,
+  customer: string,
+): DingTalkInstance {
+  return {
+    status: 'COMPLETED',
+    result: 'agree',
+    finishTime: new Date().toISOString(),
+    formComponentValues: [
+      { name: 'Customer ID', componentType: 'TextField', value: customer },
+      {
+        name: '明细',
+        componentType: 'TableField',
+        value: JSON.stringify([
+          {
+            rowValue: [
+              { label: '物料编码', value: sku },
+              { label: '数量', value: String(quantity) },
+              { label: '单价', value: String(unitPrice) },
+            ],
+          },
+        ]),
+      },
+    ],
+  };
+}
+
 export interface FakeDingTalk extends FakeOaApi<DingTalkInstance> {
   appKey: string;
   appSecret: string;
+  /** The Stream gateway on the same base URL (DINGTALK_API_BASE_URL). */
+  stream: FakeDingTalkStream;
 }
 
-export async function startFakeDingTalk(options: { tokenTtlSeconds?: number } = {}): Promise<FakeDingTalk> {
+export async function startFakeDingTalk(
+  options: { tokenTtlSeconds?: number; redeliverAfterMs?: number } = {},
+): Promise<FakeDingTalk> {
   const appKey = `ding${randomBytes(8).toString('hex')}`;
   const appSecret = randomBytes(24).toString('base64url');
+  // The gateway answers on the API's own server, so it is made once the server is.
+  const route: { gateway?: FakeStreamGateway } = {};
   const api = await startFakeOaApi<DingTalkInstance>(
     {
+      otherRequest: (method, url, body) => route.gateway?.endpointAnswer(method, url, body),
       tokenRequest: (method, url, body, issue) => {
         if (method !== 'POST' || url.pathname !== '/v1.0/oauth2/accessToken') return undefined;
         const credentials = body as { appKey?: string; appSecret?: string } | undefined;
@@ -75,7 +114,32 @@ export async function startFakeDingTalk(options: { tokenTtlSeconds?: number } = 
     },
     options,
   );
-  return { ...api, appKey, appSecret };
+  const streamGateway = fakeStreamGateway(api.server, () => api.url, { appKey, appSecret }, options);
+  route.gateway = streamGateway;
+  return {
+    ...api,
+    appKey,
+    appSecret,
+    stream: streamGateway,
+    close: async () => {
+      streamGateway.close();
+      await api.close();
+    },
+  };
+}
+
+/** A bpms_instance_change event's data as the Stream pushes it (the callback's fields, no EventType). */
+export function dingtalkStreamApproval(event: {
+  processInstanceId: string;
+  type: string;
+  result?: string;
+  processCode?: string;
+}): { eventType: string; data: Record<string, unknown> } {
+  const { EventType, ...data } = dingtalkApprovalPayload(event);
+  return {
+    eventType: String(EventType),
+    data: { ...data, ...(event.processCode === undefined ? {} : { processCode: event.processCode }) },
+  };
 }
 
 /** A bpms_instance_change event as DingTalk pushes it. */

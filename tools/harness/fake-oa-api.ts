@@ -39,10 +39,14 @@ export interface VendorShape {
   notFound(instanceId: string): Answer;
   tokenInvalid(): Answer;
   error(status: number): Answer;
+  /** Any other request the vendor's fake answers (DingTalk's Stream endpoint), or undefined. */
+  otherRequest?(method: string, url: URL, body: unknown): Answer | undefined;
 }
 
 export interface FakeOaApi<Instance> {
   url: string;
+  /** The HTTP server, for a vendor's fake that also takes WebSocket upgrades on it. */
+  server: http.Server;
   register: (instanceId: string, instance: Instance) => void;
   /** Replies for the next reads of this instance, in order; then the registered instance answers. */
   script: (instanceId: string, replies: ScriptedReply[]) => void;
@@ -110,7 +114,7 @@ export async function startFakeOaApi<Instance>(
         return reply ? scripted(response, reply) : send(response, tokenAnswer);
       }
       const read = shape.instanceRequest(method, url, request.headers, body);
-      if (!read) return send(response, shape.error(404));
+      if (!read) return send(response, shape.otherRequest?.(method, url, body) ?? shape.error(404));
       reads.push(read.instanceId);
       const reply = scripts.get(read.instanceId)?.shift();
       if (reply) return scripted(response, reply);
@@ -124,6 +128,7 @@ export async function startFakeOaApi<Instance>(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    server,
     register: (instanceId, instance) => void instances.set(instanceId, instance),
     script: (instanceId, replies) => void scripts.set(instanceId, [...replies]),
     scriptToken: (replies) => void (tokenScript = [...replies]),

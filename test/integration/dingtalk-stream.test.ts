@@ -1,0 +1,272 @@
+// DingTalk's Stream mode end to end: API processes started with DINGTALK_EVENT_MODE=stream open
+// the connection to the fake gateway (tools/harness/fake-dingtalk-stream.ts, on the fake DingTalk
+// open API the worker reads forms from), and approval events pushed over it go through the same
+// acceptance, start path, worker, Temporal and PostgreSQL as every door. The acknowledgement
+// comes only after the key is claimed, so a connection lost before it brings the event again; the
+// same approval by Stream, HTTP callback and webhook is one order; two instances connected at
+// once are one order per approval; a gateway away and back shows in /healthz and ends connected;
+// and SIGTERM closes the connection inside the drain.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import {
+  approvedDingTalkOrder,
+  dingtalkApprovalPayload,
+  dingtalkCallback,
+  dingtalkStreamApproval,
+  type FakeDingTalk,
+  randomDingTalkAesKey,
+  startFakeDingTalk,
+} from '../../tools/harness/fake-dingtalk.js';
+import { type ApiProcess, apiProcess, processEnv } from '../support/processes.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  orderCount,
+  until,
+  postApproval,
+  startTestService,
+  statusReaches,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../support/service.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
+const DINGTALK_TOKEN = 'dingtalk-stream-test-token';
+const DINGTALK_AES_KEY = randomDingTalkAesKey();
+/** How long the fake waits for an acknowledgement before it pushes an event again. */
+const REDELIVER_AFTER_MS = 2_000;
+
+describe('DingTalk Stream mode', () => {
+  let fake: FakeDingTalk;
+  let service: TestService;
+  let apiA: ApiProcess;
+  let streamEnv: NodeJS.ProcessEnv;
+
+  before(async () => {
+    fake = await startFakeDingTalk({ redeliverAfterMs: REDELIVER_AFTER_MS });
+    const settings = {
+      OA_FORM_MAPPING: MAPPING,
+      DINGTALK_APP_KEY: fake.appKey,
+      DINGTALK_APP_SECRET: fake.appSecret,
+      DINGTALK_AES_KEY,
+      DINGTALK_TOKEN,
+      DINGTALK_API_BASE_URL: fake.url,
+      WEBHOOK_START_TIMEOUT_MS: '3000',
+    };
+    // The worker (and the webhook, by inject) in this process; the Stream in the API processes.
+    service = await startTestService({ config: testConfig(settings) });
+    streamEnv = processEnv(service.config, { ...settings, DINGTALK_EVENT_MODE: 'stream', SHUTDOWN_DRAIN_MS: '3000' });
+    apiA = await apiProcess('api-a', streamEnv);
+    await apiA.start();
+    await until('api-a connected', () => fake.stream.openConnections() === 1);
+  });
+  after(async () => {
+    await apiA?.kill();
+    await service?.stop();
+    await fake?.close();
+  });
+
+  /** A new approved instance on a SKU of its own, registered with the fake open API. */
+  async function approvedInstance(prefix: string) {
+    const instanceId = uniqueApprovalNo(prefix);
+    const sku = await createSku(service.prisma, 100);
+    fake.register(instanceId, approvedDingTalkOrder(sku, 2, 3.5, 'CUST-DT-STREAM'));
+    return { instanceId, sku, key: idempotencyKeyFor(instanceId, 'MAIN') };
+  }
+  const pushApproval = (instanceId: string) =>
+    fake.stream.push(dingtalkStreamApproval({ processInstanceId: instanceId, type: 'finish', result: 'agree' }));
+  const acknowledged = (eventId: string) =>
+    eventually(`${eventId} acknowledged SUCCESS`, () =>
+      Promise.resolve(fake.stream.acks(eventId).find((ack) => ack.status === 'SUCCESS')),
+    );
+  const healthz = async (api: ApiProcess) => {
+    const response = await fetch(`${api.url}/healthz`);
+    return { status: response.status, body: (await response.json()) as { connections?: { dingtalk?: string } } };
+  };
+
+  it('an approval pushed over the Stream becomes one order, acknowledged after its key is claimed', async () => {
+    const { instanceId, key } = await approvedInstance('DTS');
+    const eventId = pushApproval(instanceId);
+
+    const ack = await acknowledged(eventId);
+    const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+    assert.ok(record, 'the key is claimed');
+    assert.ok(record.createdAt.getTime() <= ack.at, 'claimed before the acknowledgement');
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+    const events = await service.prisma.oaEvent.findMany({ where: { instanceId } });
+    assert.deepEqual(
+      events.map((event) => [event.vendor, event.eventId]),
+      [['dingtalk', eventId]],
+      'recorded under the frame’s eventId',
+    );
+  });
+
+  it('the connection lost after the event and before its acknowledgement: DingTalk sends it again, still one order', async () => {
+    const { instanceId, key } = await approvedInstance('DTS-LOST');
+    const opened = fake.stream.connectionsOpened();
+    fake.stream.loseNextAck();
+    const eventId = pushApproval(instanceId);
+
+    await acknowledged(eventId);
+    assert.ok(fake.stream.connectionsOpened() > opened, 'the instance connected again');
+    assert.ok(fake.stream.deliveries(eventId) >= 2, 'the event was pushed again after the lost acknowledgement');
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+    const events = await service.prisma.oaEvent.findMany({ where: { instanceId } });
+    assert.equal(events.length, 1, 'the redelivery is recorded as the same event');
+  });
+
+  it('the same approval by Stream, HTTP callback and webhook at once is one order', async () => {
+    const { instanceId, sku, key } = await approvedInstance('DTS-3DOORS');
+    const callback = dingtalkCallback(
+      dingtalkApprovalPayload({ processInstanceId: instanceId, type: 'finish', result: 'agree' }),
+      { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN, appKey: fake.appKey },
+    );
+    const eventId = pushApproval(instanceId);
+    const [callbackAnswer, webhookAnswer] = await Promise.all([
+      // The callback door of the same process, open beside the Stream while both keys are set.
+      fetch(`${apiA.url}/webhooks/dingtalk?${new URLSearchParams(callback.query).toString()}`, {
+        method: 'POST',
+        headers: callback.headers,
+        body: callback.rawBody,
+      }),
+      postApproval(service, approval(instanceId, sku)),
+    ]);
+    await acknowledged(eventId);
+    assert.equal(callbackAnswer.status, 200, 'the callback is acknowledged');
+    // The start path decides: the webhook is a duplicate if it came first, else a conflict (another source).
+    assert.ok([200, 202, 422].includes(webhookAnswer.statusCode), `webhook: ${webhookAnswer.statusCode}`);
+    await eventually('the order', async () => ((await orderCount(service.prisma, key)) === 1 ? true : undefined));
+    // Settled: nothing after it writes a second.
+    await eventually('the key settled', async () => {
+      const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+      return record && record.status !== 'RECEIVED' ? record : undefined;
+    });
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+
+  it('two API instances connected at once: one order per approval, each instance racing for every event', async () => {
+    const apiB = await apiProcess('api-b', streamEnv);
+    await apiB.start();
+    try {
+      await until('both connected', () => fake.stream.openConnections() === 2);
+      fake.stream.setDelivery('every');
+      const instances = await Promise.all([1, 2, 3, 4, 5].map(() => approvedInstance('DTS-TWO')));
+      const eventIds = instances.map(({ instanceId }) => pushApproval(instanceId));
+      for (const eventId of eventIds) await acknowledged(eventId);
+      for (const { key } of instances) await statusReaches(service, key, 'SUBMITTED');
+      for (const { key } of instances) assert.equal(await orderCount(service.prisma, key), 1, key);
+      await until('both instances acknowledged every event', () =>
+        eventIds.every((eventId) => fake.stream.acks(eventId).filter((ack) => ack.status === 'SUCCESS').length >= 2),
+      );
+    } finally {
+      fake.stream.setDelivery('one');
+      await apiB.kill('SIGTERM');
+    }
+    assert.equal(apiB.exit()?.code, 0, 'api-b stopped cleanly');
+    await until('api-b’s connection closed', () => fake.stream.openConnections() === 1);
+  });
+
+  it('the gateway away and back: /healthz says the connection is not up meanwhile, up again after', async () => {
+    assert.deepEqual([(await healthz(apiA)).status, (await healthz(apiA)).body.connections?.dingtalk], [200, 'up']);
+    fake.stream.stop();
+    const away = await eventually('not up', async () => {
+      const answer = await healthz(apiA);
+      return answer.body.connections?.dingtalk !== 'up' ? answer : undefined;
+    });
+    assert.equal(away.status, 200, 'a connection down changes no status code: callbacks and webhooks still work');
+    assert.ok(['connecting', 'down'].includes(away.body.connections?.dingtalk ?? ''), JSON.stringify(away.body));
+    fake.stream.start();
+    await eventually('up again', async () =>
+      (await healthz(apiA)).body.connections?.dingtalk === 'up' ? true : undefined,
+    );
+
+    const { instanceId, key } = await approvedInstance('DTS-BACK');
+    await acknowledged(pushApproval(instanceId));
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+
+  /** How many statements of this database wait for a lock on `oa_event`. */
+  const recordsWaiting = async () => {
+    const [row] = await service.prisma.$queryRaw<{ waiting: bigint }[]>`
+      SELECT count(*) AS waiting FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+      WHERE c.relname = 'oa_event' AND NOT l.granted
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+    return Number(row?.waiting ?? 0);
+  };
+
+  /** Runs `during` while the `oa_event` table is locked, so no approval event can be recorded (claimed). */
+  async function whileEventsCannotBeRecorded<T>(during: () => Promise<T>): Promise<T> {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked: () => void = () => undefined;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holding = service.prisma.$transaction(
+      async (db) => {
+        await db.$executeRawUnsafe('LOCK TABLE oa_event IN EXCLUSIVE MODE');
+        locked();
+        await released;
+      },
+      { timeout: 30_000, maxWait: 5_000 },
+    );
+    await isLocked;
+    try {
+      return await during();
+    } finally {
+      release();
+      await holding;
+    }
+  }
+
+  it('a claim that cannot be made is answered LATER, and DingTalk’s redelivery makes the one order', async () => {
+    const { instanceId, key } = await approvedInstance('DTS-LATER');
+    const eventId = await whileEventsCannotBeRecorded(async () => {
+      const pushed = pushApproval(instanceId);
+      // The record's insert waits for the lock until its lock timeout, then the claim has failed.
+      await until('answered LATER', () => fake.stream.acks(pushed).some((ack) => ack.status === 'LATER'));
+      return pushed;
+    });
+    await acknowledged(eventId);
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+    assert.equal(fake.stream.acks(eventId)[0]?.status, 'LATER', 'nothing was acknowledged SUCCESS before the claim');
+  });
+
+  it('an instance killed with the event in hand: DingTalk sends it again when one connects, and it is one order', async () => {
+    const { instanceId, key } = await approvedInstance('DTS-KILLED');
+    let eventId = '';
+    await whileEventsCannotBeRecorded(async () => {
+      eventId = pushApproval(instanceId);
+      // Killed once its claim waits for the lock: the event is in hand, its key not yet claimed.
+      await eventually('the claim waiting', async () => ((await recordsWaiting()) > 0 ? true : undefined), 10_000);
+      await apiA.kill('SIGKILL');
+    });
+    assert.deepEqual(fake.stream.acks(eventId), [], 'the killed instance acknowledged nothing');
+    assert.equal(await orderCount(service.prisma, key), 0);
+    await apiA.start();
+    await acknowledged(eventId);
+    await statusReaches(service, key, 'SUBMITTED');
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+
+  it('SIGTERM closes the connection inside the drain, and the process exits cleanly', async () => {
+    const stopping = apiA.kill('SIGTERM');
+    await until('closed, or the process ended', () => fake.stream.openConnections() === 0 || apiA.exit() !== undefined);
+    assert.equal(apiA.exit(), undefined, 'the connection closed before the process ended');
+    await stopping;
+    assert.equal(apiA.exit()?.code, 0);
+    const output = apiA.output();
+    assert.match(output, /DingTalk Stream closed/);
+    for (const secret of [fake.appSecret, ...fake.stream.issuedTickets()]) {
+      assert.ok(!output.includes(secret), 'no secret or ticket in the API’s output');
+    }
+  });
+});

@@ -25,6 +25,7 @@ import { xmlChildren } from '../../edges/connectors/xml.js';
 import { buildApp } from '../../edges/http/app.js';
 import { OA_EVENT_COLUMNS } from '../../services/db/oa-events.js';
 import {
+  approvedDingTalkOrder,
   dingtalkApprovalPayload,
   dingtalkEncrypt,
   dingtalkSignature,
@@ -760,27 +761,7 @@ describe('one answer per door: a forged or replayed request is refused alike and
     it('a genuine event replayed inside the window is a duplicate: one oa_event row, one form read, one order', async () => {
       const id = uniqueApprovalNo('DRDREP');
       const key = idempotencyKeyFor(id, 'MAIN');
-      dingtalk.register(id, {
-        status: 'COMPLETED',
-        result: 'agree',
-        finishTime: new Date().toISOString(),
-        formComponentValues: [
-          { name: 'Customer ID', componentType: 'TextField', value: 'CUST-DOOR' },
-          {
-            name: '明细',
-            componentType: 'TableField',
-            value: JSON.stringify([
-              {
-                rowValue: [
-                  { label: '物料编码', value: sku },
-                  { label: '数量', value: '1' },
-                  { label: '单价', value: '3' },
-                ],
-              },
-            ]),
-          },
-        ],
-      });
+      dingtalk.register(id, approvedDingTalkOrder(sku, 1, 3, 'CUST-DOOR'));
       const payload = JSON.stringify(
         dingtalkApprovalPayload({ processInstanceId: id, type: 'finish', result: 'agree' }),
       );

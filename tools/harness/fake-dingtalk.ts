@@ -192,33 +192,3 @@ export function dingtalkCallback(
 
 /** A random aes_key as the console generates one: 43 characters of base64. */
 export const randomDingTalkAesKey = randomAesKey;
-
-/** An agreed instance of the example mapping's DingTalk purchase form (examples/), with one line. */
-export function approvedDingTalkOrder(
-  sku: string,
-  quantity: number,
-  unitPrice: number,
-  customer = 'CUST-DT-1',
-): DingTalkInstance {
-  return {
-    status: 'COMPLETED',
-    result: 'agree',
-    finishTime: new Date().toISOString(),
-    formComponentValues: [
-      { name: 'Customer ID', componentType: 'TextField', value: customer },
-      {
-        name: '明细',
-        componentType: 'TableField',
-        value: JSON.stringify([
-          {
-            rowValue: [
-              { label: '物料编码', value: sku },
-              { label: '数量', value: String(quantity) },
-              { label: '单价', value: String(unitPrice) },
-            ],
-          },
-        ]),
-      },
-    ],
-  };
-}

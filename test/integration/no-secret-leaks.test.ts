@@ -1,7 +1,7 @@
 // No secret in any output: the API, the worker and `orders-mcp` run as processes with every secret
 // set to a value the test recognises — the database password and the downstream's query token
 // included — and trace to a local OTLP receiver. Approvals arrive through every door (the signed
-// webhook, Feishu, DingTalk, WeCom, MCP over HTTP and stdio), refused ones too; the downstream answers
+// webhook, Feishu's callback and its long connection, DingTalk, WeCom, MCP over HTTP and stdio), refused ones too; the downstream answers
 // 500 and the broker is unreachable, so the error paths run. Then every log line, span attribute
 // and event, HTTP answer (body and headers) and the /metrics text is searched for each secret.
 import assert from 'node:assert/strict';
@@ -31,6 +31,7 @@ import {
   approvedFeishuOrder,
   type FakeFeishu,
   feishuApprovalPayload,
+  feishuApprovalPayloadV2,
   feishuCallback,
   startFakeFeishu,
 } from '../../tools/harness/fake-feishu.js';
@@ -209,6 +210,8 @@ describe('no secret in any output', () => {
       FEISHU_ENCRYPT_KEY: secrets.FEISHU_ENCRYPT_KEY,
       FEISHU_VERIFICATION_TOKEN: secrets.FEISHU_VERIFICATION_TOKEN,
       FEISHU_API_BASE_URL: feishu.url,
+      // Both Feishu doors: the callback (its keys are set) and the long connection the API opens.
+      FEISHU_EVENT_MODE: 'long-connection',
       DINGTALK_APP_KEY: dingtalk.appKey,
       DINGTALK_APP_SECRET: dingtalk.appSecret,
       DINGTALK_AES_KEY: secrets.DINGTALK_AES_KEY,
@@ -271,6 +274,23 @@ describe('no secret in any output', () => {
       });
     }
     keys.push(idempotencyKeyFor(feishuId, 'MAIN'));
+
+    // Feishu's long connection: an approval pushed over it, then the connection dropped, so the
+    // API discovers the endpoint again and a second ticket is issued.
+    await feishu.longConnection.connected(1);
+    const feishuWsId = uniqueApprovalNo('LEAKFSWS');
+    feishu.register(feishuWsId, approvedFeishuOrder(await createSku(), 2, 10.5));
+    await feishu.longConnection.acknowledged(
+      await feishu.longConnection.push(
+        feishuApprovalPayloadV2({ instanceCode: feishuWsId, status: 'APPROVED', approvalCode: FEISHU_PURCHASE }),
+      ),
+    );
+    keys.push(idempotencyKeyFor(feishuWsId, 'MAIN'));
+    feishu.longConnection.dropConnections();
+    await eventually('a second endpoint discovery', () =>
+      Promise.resolve(feishu.longConnection.issuedUrls().length >= 2 || undefined),
+    );
+    await feishu.longConnection.connected(1);
 
     // DingTalk: an approval event signed with the token, and one signed with another.
     const dingtalkId = uniqueApprovalNo('LEAKDT');
@@ -442,18 +462,24 @@ describe('no secret in any output', () => {
       ['/mcp 200', '/mcp 200', '/mcp 401', '/mcp 403'],
       'the new token and the one it replaces are served, a wrong token and a foreign origin refused',
     );
-    assert.equal(keys.length, 7);
+    assert.equal(keys.length, 8);
     assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');
     // The access tokens WeCom's reader was given travel in its URLs' queries: the outputs below
     // must not show them either. The refused one was refreshed: two at least.
     const wecomTokens = wecom.issuedTokens();
     assert.ok(wecomTokens.length >= 2, `WeCom access tokens issued: ${wecomTokens.length}`);
     for (const [index, token] of wecomTokens.entries()) secrets[`WeCom access token ${index + 1}`] = token;
+    // Each endpoint discovery of the long connection handed out a URL with a ticket and an access key.
+    const tickets = feishu.longConnection.issuedTickets();
+    assert.ok(feishu.longConnection.issuedUrls().length >= 2, 'the connection was opened twice');
+    for (const [index, ticket] of tickets.entries()) secrets[`Feishu long-connection credential ${index + 1}`] = ticket;
     assert.ok(metricsText.every((text) => text.includes('# TYPE')));
   });
 
   it('no log line of the API, the worker or orders-mcp carries a secret, and the worker names its downstream redacted', () => {
     assert.deepEqual(leaks(secrets, logs()), []);
+    // The SDK logs the long connection's URL at debug: the line is there, without its ticket.
+    assert.match(api.output(), /ws url: ws:\/\/127\.0\.0\.1:\d+\/ws\/v2\?[^"]*ticket=REDACTED/);
     assert.ok(worker.output().includes(redactUrl(downstreamUrl)), 'the start-up log shows the downstream');
     assert.match(redactUrl(downstreamUrl), /\/hook\?code=REDACTED&tenant=REDACTED$/);
   });

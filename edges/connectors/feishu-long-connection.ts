@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { redactUrl, REDACTED } from '../../domain-node/redact-url.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
-import type { ApprovalEventOutcome } from '../../services/submission/accept-oa-event.js';
+import { type ApprovalEventOutcome, settledWithin } from '../../services/submission/accept-oa-event.js';
 import type { OaEvent } from './connector.js';
 import { readFeishuEvent } from './feishu-event.js';
 import { jsonObjectOf, objectOf } from './inbound.js';
@@ -161,14 +161,7 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
     close: async (withinMs) => {
       closing = true;
       clearTimeout(restart);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...inFlight]),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, withinMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      await settledWithin(inFlight, withinMs);
       client.close();
       connections.report('feishu', 'down');
       log.info({ vendor: 'feishu' }, 'Feishu long connection closed');

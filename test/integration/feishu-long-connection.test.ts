@@ -9,11 +9,7 @@
 // closed at SIGTERM before the drain ends.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { openFeishuLongConnection } from '../../edges/connectors/feishu-long-connection.js';
@@ -36,21 +32,20 @@ import {
   approval,
   createSku,
   eventually,
+  exampleMappingFile,
   postApproval,
   startTestService,
   statusReaches,
   testConfig,
   type TestService,
+  uniqueApprovalNo,
   workflowRuns,
 } from '../support/service.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
 const FEISHU_TOKEN = 'feishu-verification-token';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
 const DRAIN_MS = 4_000;
-
-const instanceId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 
 describe('Feishu long connection: approvals pushed over a connection the service opens', () => {
   let feishu: FakeFeishu;
@@ -61,12 +56,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
   let feishuEnv: Record<string, string>;
 
   before(async () => {
-    const mapping = JSON.parse(readFileSync(path.join(ROOT, 'examples/oa-form-mapping.json'), 'utf8')) as {
-      vendors: { feishu?: Record<string, unknown> };
-    };
-    mapping.vendors.feishu = { ...mapping.vendors.feishu, definitions: [FEISHU_PURCHASE] };
-    const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'feishu-ws-mapping-')), 'mapping.json');
-    writeFileSync(mappingFile, JSON.stringify(mapping));
+    const mappingFile = exampleMappingFile({ feishu: [FEISHU_PURCHASE] });
     feishu = await startFakeFeishu();
     feishuEnv = {
       OA_FORM_MAPPING: mappingFile,
@@ -99,7 +89,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
   const eventsOf = (instance: string) => service.prisma.oaEvent.findMany({ where: { instanceId: instance } });
   /** A purchase-order instance of the fake open API, approved, and the key its order is written under. */
   const approvedInstance = async (prefix: string) => {
-    const id = instanceId(prefix);
+    const id = uniqueApprovalNo(prefix);
     feishu.register(id, approvedFeishuOrder(await createSku(service.prisma, 100), 2, 10.5));
     return { id, key: idempotencyKeyFor(id, 'MAIN') };
   };

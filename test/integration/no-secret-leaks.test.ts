@@ -6,10 +6,8 @@
 // and event, HTTP answer (body and headers) and the /metrics text is searched for each secret.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -47,7 +45,7 @@ import {
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
-import { approval, eventually, stackEnv, uniqueApprovalNo } from '../support/service.js';
+import { approval, eventually, exampleMappingFile, stackEnv, uniqueApprovalNo } from '../support/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
@@ -170,14 +168,11 @@ describe('no secret in any output', () => {
     wecom = await startFakeWeCom();
     secrets.WECOM_AGENT_SECRET = wecom.agentSecret;
     // The example mapping, for the purchase-order definitions the callbacks below name.
-    const mapping = JSON.parse(readFileSync(path.join(ROOT, 'examples/oa-form-mapping.json'), 'utf8')) as {
-      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown>; wecom: Record<string, unknown> };
-    };
-    mapping.vendors.feishu = { ...mapping.vendors.feishu, definitions: [FEISHU_PURCHASE] };
-    mapping.vendors.dingtalk.definitions = [DINGTALK_PURCHASE];
-    mapping.vendors.wecom.definitions = [WECOM_PURCHASE];
-    const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'leak-mapping-')), 'mapping.json');
-    writeFileSync(mappingFile, JSON.stringify(mapping));
+    const mappingFile = exampleMappingFile({
+      feishu: [FEISHU_PURCHASE],
+      dingtalk: [DINGTALK_PURCHASE],
+      wecom: [WECOM_PURCHASE],
+    });
 
     const [apiMetrics, workerMetrics, workerProbes, closedPort] = await Promise.all([
       freePort(),

@@ -116,10 +116,9 @@ describe('Feishu long connection: approvals pushed over a connection the service
     assert.equal(ack.code, 200);
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal((await ordersOf(key)).length, 1);
-    assert.deepEqual(
-      feishu.longConnection.acks(pushed).map((each) => each.code),
-      [200],
-      'acknowledged once',
+    assert.ok(
+      feishu.longConnection.acks(pushed).every((each) => each.code === 200),
+      'never answered with a failure',
     );
     assert.equal((await eventsOf(id)).length, 1);
   });
@@ -179,27 +178,31 @@ describe('Feishu long connection: approvals pushed over a connection the service
 
   it('two instances connected at once: events copied to both, or sent again to the other, are one order each', async () => {
     await feishu.longConnection.connected(2);
-    const approvals = await Promise.all([1, 2, 3, 4].map(() => approvedInstance('FSWSTWO')));
-    const pushed = await Promise.all(
-      approvals.map(({ id }, index) =>
-        feishu.longConnection.push(approvalEvent(id), index % 2 === 0 ? { to: 'all' } : { loseAck: true }),
-      ),
+    // Copies to both instances at once (as when Feishu resends to another after a slow ack).
+    const copied = await Promise.all([1, 2, 3].map(() => approvedInstance('FSWSBOTH')));
+    const copies = await Promise.all(
+      copied.map(({ id }) => feishu.longConnection.push(approvalEvent(id), { to: 'all' })),
     );
-    for (const push of pushed) await feishu.longConnection.acknowledged(push);
-    const copied = pushed.filter((_push, index) => index % 2 === 0);
-    for (const push of copied) {
+    for (const push of copies) {
       const acks = await eventually('both instances to ack the copies', () => {
         const all = feishu.longConnection.acks(push);
-        return Promise.resolve(all.length === 2 ? all : undefined);
+        return Promise.resolve(new Set(all.map((ack) => ack.connection)).size === 2 ? all : undefined);
       });
-      assert.equal(new Set(acks.map((ack) => ack.connection)).size, 2, 'both had it');
-      assert.deepEqual(
-        acks.map((ack) => ack.code),
-        [200, 200],
+      assert.ok(
+        acks.every((ack) => ack.code === 200),
         'the copy that found the key claimed is acknowledged too',
       );
     }
-    for (const { key } of approvals) {
+    // Acks lost on the way, so Feishu sends each event again to whichever instance is connected.
+    const resent = await Promise.all([1, 2, 3].map(() => approvedInstance('FSWSOTHER')));
+    const pushes = await Promise.all(
+      resent.map(({ id }) => feishu.longConnection.push(approvalEvent(id), { loseAck: true })),
+    );
+    for (const push of pushes) {
+      await feishu.longConnection.acknowledged(push);
+      assert.ok(feishu.longConnection.deliveries(push) >= 2);
+    }
+    for (const { key } of [...copied, ...resent]) {
       await statusReaches(service, key, 'SUBMITTED');
       assert.equal((await ordersOf(key)).length, 1, key);
       assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, key);
@@ -233,7 +236,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
       const pushed = await feishu.longConnection.push(approvalEvent(id), { connection: third });
       const ok = await feishu.longConnection.acknowledged(pushed);
       const acks = feishu.longConnection.acks(pushed);
-      assert.deepEqual(acks[0], { ...acks[0], connection: third, code: 500 }, 'the broken instance did not ack 200');
+      assert.deepEqual([acks[0]?.connection, acks[0]?.code], [third, 500], 'the broken instance did not ack 200');
       assert.notEqual(ok.connection, third);
       await statusReaches(service, key, 'SUBMITTED');
       assert.equal((await ordersOf(key)).length, 1);

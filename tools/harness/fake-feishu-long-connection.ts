@@ -101,6 +101,8 @@ export interface Ack {
   messageId: string;
   connection: number;
   code: number;
+  /** It came after Feishu's deadline for it, when the event had been sent again. */
+  late: boolean;
 }
 
 export interface FakeFeishuLongConnection {
@@ -110,7 +112,7 @@ export interface FakeFeishuLongConnection {
   push(payload: Record<string, unknown>, options?: PushOptions): Promise<string>;
   /** Every ack that arrived (lost ones not included), in order. */
   acks(pushId?: string): Ack[];
-  /** Resolves with the push's first 200 ack. */
+  /** Resolves with the push's first 200 ack in time. */
   acknowledged(pushId: string, timeoutMs?: number): Promise<Ack>;
   /** How many times the push was sent (redeliveries included). */
   deliveries(pushId: string): number;
@@ -167,6 +169,8 @@ export function createFakeFeishuLongConnection(options: {
   const pushes = new Map<string, Push>();
   const byMessage = new Map<string, Push>();
   const acks: Ack[] = [];
+  /** The deliveries whose ack arrived (each counts once). */
+  const answered = new Set<string>();
   let nextConnection = 1;
   let turn = 0;
   let pings = 0;
@@ -228,13 +232,16 @@ export function createFakeFeishuLongConnection(options: {
   const onAck = (connection: number, frame: Frame) => {
     const messageId = headerOf(frame, 'message_id') ?? '';
     const push = byMessage.get(messageId);
-    if (!push || !push.outstanding.has(messageId)) return;
-    if (push.options.loseAck && !push.done) {
+    if (!push || answered.has(messageId)) return;
+    // An ack after its deadline is recorded, and changes nothing: the event was sent again already.
+    const late = !push.outstanding.has(messageId);
+    if (!late && push.options.loseAck && !push.done) {
       // The ack never reaches Feishu: the connection goes before it, and the event is pending still.
       push.options = { ...push.options, loseAck: false };
       sockets.get(connection)?.terminate();
       return;
     }
+    answered.add(messageId);
     push.outstanding.delete(messageId);
     let code = 0;
     try {
@@ -242,9 +249,9 @@ export function createFakeFeishuLongConnection(options: {
     } catch {
       code = 0;
     }
-    acks.push({ pushId: push.id, messageId, connection, code });
+    acks.push({ pushId: push.id, messageId, connection, code, late });
     events.emit('ack', push.id);
-    if (push.done) return;
+    if (push.done || late) return;
     if (code === 200) {
       // Done; the acks of copies still out are recorded as they come, and nothing is sent again.
       push.done = true;
@@ -380,7 +387,7 @@ export function createFakeFeishuLongConnection(options: {
     },
     acks: (pushId) => acks.filter((ack) => pushId === undefined || ack.pushId === pushId),
     acknowledged: async (pushId, timeoutMs = 30_000) => {
-      const ok = () => acks.find((ack) => ack.pushId === pushId && ack.code === 200);
+      const ok = () => acks.find((ack) => ack.pushId === pushId && ack.code === 200 && !ack.late);
       await until('ack', () => ok() !== undefined, `a 200 ack of ${pushId}`, timeoutMs);
       return ok() as Ack;
     },

@@ -3,14 +3,14 @@
 // and that signature is checked before the body is even parsed: nothing an unauthenticated caller
 // sends reaches the decryption, except the one callback Feishu does not sign, the URL check
 // (docs/architecture.md, decision 26). Every refusal is the same to the caller; its reason is for
-// the log. After the signature and the verification token, the connector answers the URL check
-// and tells the approval-instance event (`approval_instance`, schema 1.0) from every other event.
+// the log. After the signature and the verification token, the connector answers the URL check;
+// what the event body says is read by feishu-event.ts, which the long connection shares.
 import { createHash } from 'node:crypto';
 import { AESCipher } from '@larksuiteoapi/node-sdk';
-import { feishuStatus } from '../../domain/oa-status.js';
 import { timestampOutsideWindow } from '../../domain-node/signature.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from './connector.js';
-import { type Clock, headerOf, jsonObjectOf, objectOf, refused, sameSecret, textOf } from './inbound.js';
+import { feishuSchema2Header, readFeishuEvent } from './feishu-event.js';
+import { type Clock, headerOf, jsonObjectOf, refused, sameSecret, textOf } from './inbound.js';
 
 export interface FeishuConnectorOptions {
   /** The console's Encrypt Key: Feishu encrypts and signs with it (without one it signs nothing). */
@@ -91,9 +91,8 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
     const payload = decrypted(request.rawBody);
     if (typeof payload === 'string') return refused(payload);
 
-    const header = objectOf(payload.header);
-    const isSchema2 = payload.schema === '2.0' && header !== undefined;
-    const token = isSchema2 ? header.token : payload.token;
+    const header = feishuSchema2Header(payload);
+    const token = header ? header.token : payload.token;
     if (!sameSecret(typeof token === 'string' ? token : undefined, options.verificationToken)) {
       return refused('the verification token does not match');
     }
@@ -106,34 +105,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
     // Feishu signs every callback but the URL check: an unsigned body that is anything else did
     // not come from Feishu, whatever its token says (a token travels inside every event).
     if (!signature.signed) return refused(`${FEISHU_SIGNATURE_HEADERS.signature} is missing`);
-
-    if (isSchema2) {
-      // Feishu documents the approval-instance event in schema 1.0 only: a 2.0 event is another event.
-      return { kind: 'other', eventType: textOf(header.event_type) ?? 'unknown', ack: ACK };
-    }
-
-    const event = objectOf(payload.event);
-    const eventType = textOf(event?.type) ?? textOf(payload.type) ?? 'unknown';
-    if (eventType !== 'approval_instance') return { kind: 'other', eventType, ack: ACK };
-
-    // Authentic from here on: a malformed event is acknowledged as unusable, never refused, or
-    // Feishu would send the same bytes again for as long as it retries.
-    const eventId = textOf(payload.uuid);
-    const instanceId = textOf(event?.instance_code);
-    if (!eventId) return { kind: 'unusable', reason: 'approval_instance event without a uuid', ack: ACK };
-    if (!instanceId) return { kind: 'unusable', reason: 'approval_instance event without an instance_code', ack: ACK };
-    return {
-      kind: 'event',
-      event: {
-        vendor: 'feishu',
-        eventId,
-        eventType,
-        instanceId,
-        status: feishuStatus(event?.status),
-        definitionCode: textOf(event?.approval_code),
-      },
-      ack: ACK,
-    };
+    return { ...readFeishuEvent(payload), ack: ACK };
   };
 
   return { vendor: 'feishu', vendorDeadlineMs: 3_000, read };

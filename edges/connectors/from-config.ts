@@ -1,4 +1,4 @@
-// The connectors of the OA systems whose settings are present; a vendor left out answers 404.
+// The callback connectors of the OA systems whose settings are present; a vendor left out answers 404.
 import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Config } from '../../services/config/env.js';
 import type { Connector } from './connector.js';
@@ -18,10 +18,11 @@ export function connectorsFromConfig(
   const { feishu, dingtalk, wecom } = config.connectors;
   const { toleranceSeconds } = config.webhook;
   const connectors: Partial<Record<OaVendor, Connector>> = {};
-  if (feishu) {
+  // Feishu's callback may be off while its long connection is on (edges/connectors/feishu-long-connection.ts).
+  if (feishu?.callback) {
     connectors.feishu = createFeishuConnector({
-      encryptKey: feishu.encryptKey,
-      verificationToken: feishu.verificationToken,
+      encryptKey: feishu.callback.encryptKey,
+      verificationToken: feishu.callback.verificationToken,
       toleranceSeconds,
       now,
     });

@@ -278,6 +278,13 @@ function componentSchemas(): Json {
         status: { type: 'string', enum: ['ok', 'unavailable'] },
         database: { type: 'string', description: '`ok`, `unreachable` or `migrations pending: <names>`' },
         temporal: { type: 'string', enum: ['ok', 'unreachable'] },
+        connections: {
+          type: 'object',
+          description:
+            'Only when the process holds outbound OA event connections (FEISHU_EVENT_MODE=long-connection): ' +
+            'where each stands, by vendor; a connection that is not up changes no status code',
+          additionalProperties: { type: 'string', enum: ['connecting', 'up', 'down'] },
+        },
       },
     },
     Readiness: {

@@ -23,10 +23,10 @@ import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker } from '../../worker/run-worker.js';
 import { connectorsFromConfig } from '../connectors/from-config.js';
 import { settleApprovalEventsInFlight } from '../../services/submission/accept-oa-event.js';
-import { eventConnections, type EventConnections } from '../../services/health/event-connections.js';
 import { intakeLoad } from '../../services/submission/intake-load.js';
+import { eventConnections } from '../../services/health/event-connections.js';
 import { type AppDeps, buildApp } from './app.js';
-import { openDingTalkStreamDoor } from './dingtalk-stream-door.js';
+import { type OaConnections, openOaConnections } from './oa-connections.js';
 
 /**
  * Runs the API until SIGTERM or SIGINT. `guard`: which deliveries may start their key's workflow,
@@ -36,7 +36,7 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   const config = loadConfig();
   warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
   // A connector is on when its settings are present (the mapping file was read and checked above).
-  log.info({ connectors: connectorStates(config) }, 'OA connectors: those off answer 404');
+  log.info({ connectors: connectorStates(config) }, 'OA connectors: a callback that is off answers 404');
   const hostsWorker = config.http.hostsWorker;
   // A hosted worker's slots that cannot fit the pool beside the API stop the process now.
   const slots = hostsWorker ? workerSlots(config, true) : undefined;
@@ -100,14 +100,9 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   }
 
   let draining = false;
-  // One for the process: every door's deliveries share it (docs/architecture.md, decision 34).
+  // One intake for every door of the process, the connections it opens included (decision 34).
   const intake = intakeLoad({ maxInFlight: config.http.maxInFlight });
-  // The outbound event connections this process holds report here; /healthz's body reads it.
-  const connections: EventConnections = eventConnections(metrics);
-
-  // DingTalk's events over the Stream connection (DINGTALK_EVENT_MODE=stream).
-  const dingtalkStream = openDingTalkStreamDoor({ config, prisma, temporal, metrics, intake, connections, log });
-
+  const connections = eventConnections(metrics);
   const app = buildApp({
     config,
     prisma,
@@ -115,9 +110,9 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     logger: log,
     draining: () => draining,
     metrics,
-    connectors: connectorsFromConfig(config),
     intake,
     eventConnections: connections,
+    connectors: connectorsFromConfig(config),
     ...(hosted ? { hostedWorker: hosted.worker } : {}),
     ...guard,
   });
@@ -126,14 +121,17 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // takes this instance out while nothing is refused at the socket; then stop listening, let the
   // requests in flight finish, and exit. A hosted worker stops last: the workflows those requests
   // started may still be running on it, and its grace period lets their activities finish.
+  // The OA connections close first, before the drain ends: the vendor then pushes to the
+  // instances still connected, and an event not yet acknowledged here is pushed again there.
+  let oaConnections: OaConnections | undefined;
   const stop = async (signal: string) => {
     if (draining) return;
     draining = true;
     log.info({ signal, drainMs: config.http.drainMs }, 'draining: new requests get 503, in-flight ones finish');
-    // The connections close inside the drain: DingTalk sends what this process did not take to another.
-    const connectionsClosed = Promise.all([dingtalkStream?.stop(config.http.drainMs)]);
-    await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
-    await connectionsClosed;
+    await Promise.all([
+      oaConnections?.close(Math.min(config.http.drainMs, config.http.startTimeoutMs)),
+      new Promise((resolve) => setTimeout(resolve, config.http.drainMs)),
+    ]);
     await app.close();
     // Approval events answered before their start finished: let those starts end first.
     await settleApprovalEventsInFlight(config.http.startTimeoutMs);
@@ -151,5 +149,6 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   await app.listen({ port: config.http.port, host: config.http.host });
+  if (!draining) oaConnections = openOaConnections({ config, prisma, temporal, metrics, intake, log, connections });
   if (config.metrics) log.info(`metrics at http://${config.metrics.host}:${config.metrics.port}/metrics`);
 }

@@ -13,6 +13,10 @@ import { redactUrl } from '../../domain-node/redact-url.js';
 import { webOrigin } from '../../domain-node/web-origin.js';
 import { type TemporalConnectionConfig, temporalConnectionFrom, temporalSettingsShape } from './temporal-settings.js';
 
+/** How Feishu's events reach the service: `callback` (POST /webhooks/feishu) or `long-connection`. */
+export const FEISHU_EVENT_MODES = ['callback', 'long-connection'] as const;
+export type FeishuEventMode = (typeof FEISHU_EVENT_MODES)[number];
+
 /** Every shared secret (webhook, downstream events, MCP token) has the same floor. */
 export const secretSetting = z.string().min(16, 'must be at least 16 characters');
 /** A secret that signs or verifies: a `whsec_` one must also be usable as a Standard Webhooks key. */
@@ -183,6 +187,8 @@ const envSchema = z.object({
   FEISHU_ENCRYPT_KEY: z.string().min(1).optional(),
   FEISHU_VERIFICATION_TOKEN: z.string().min(1).optional(),
   FEISHU_API_BASE_URL: httpUrlSetting.default('https://open.feishu.cn'),
+  // How Feishu's events reach the service: its callback, or a long connection the API opens (docs/connectors.md).
+  FEISHU_EVENT_MODE: z.enum(FEISHU_EVENT_MODES).default('callback'),
   DINGTALK_APP_KEY: z.string().min(1).optional(),
   DINGTALK_APP_SECRET: z.string().min(1).optional(),
   DINGTALK_AES_KEY: z
@@ -356,10 +362,16 @@ export interface TracingConfig {
 export interface FeishuConfig {
   appId: string;
   appSecret: string;
-  /** Required: without an Encrypt Key Feishu neither encrypts nor signs, and nothing can be verified. */
-  encryptKey: string;
-  verificationToken: string;
+  /** The open API, and in long-connection mode where the connection's endpoint is discovered. */
   apiBaseUrl: string;
+  /** FEISHU_EVENT_MODE: `long-connection` has the API process hold Feishu's long connection. */
+  eventMode: FeishuEventMode;
+  /**
+   * The callback's keys; undefined when `POST /webhooks/feishu` is off (long-connection mode
+   * without them). The Encrypt Key is required with the callback: without one Feishu neither
+   * encrypts nor signs, and nothing can be verified.
+   */
+  callback: { encryptKey: string; verificationToken: string } | undefined;
 }
 
 export interface DingTalkConfig {
@@ -555,15 +567,21 @@ export function loadConfig(source: EnvSource = process.env): Config {
   };
 }
 
-/** Which OA connectors are on, for the start-up log. */
+/** Which OA connectors are on, for the start-up log; Feishu's events come through its callback, its long connection or both. */
 export function connectorStates(config: Config): {
   feishu: 'on' | 'off';
+  feishuEvents: ('callback' | 'long-connection')[];
   dingtalk: 'on' | 'off';
   wecom: 'on' | 'off';
   formMapping: string;
 } {
+  const feishu = config.connectors.feishu;
   return {
-    feishu: config.connectors.feishu ? 'on' : 'off',
+    feishu: feishu ? 'on' : 'off',
+    feishuEvents: [
+      ...(feishu?.callback ? (['callback'] as const) : []),
+      ...(feishu?.eventMode === 'long-connection' ? (['long-connection'] as const) : []),
+    ],
     dingtalk: config.connectors.dingtalk ? 'on' : 'off',
     wecom: config.connectors.wecom ? 'on' : 'off',
     formMapping: config.connectors.formMapping?.path ?? 'none',
@@ -603,15 +621,7 @@ function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
     }
     return true;
   };
-  const feishu: FeishuConfig | undefined = on('feishu')
-    ? {
-        appId: env.FEISHU_APP_ID as string,
-        appSecret: env.FEISHU_APP_SECRET as string,
-        encryptKey: env.FEISHU_ENCRYPT_KEY as string,
-        verificationToken: env.FEISHU_VERIFICATION_TOKEN as string,
-        apiBaseUrl: env.FEISHU_API_BASE_URL,
-      }
-    : undefined;
+  const feishu = feishuFrom(env, problems, on);
   const dingtalk =
     env.DINGTALK_EVENT_MODE === 'stream'
       ? dingtalkStreamFrom(env, problems)
@@ -673,6 +683,51 @@ function dingtalkStreamFrom(env: Env, problems: string[]): DingTalkConfig | unde
     return undefined;
   }
   return dingtalkFrom(env, true);
+}
+
+/** The SDK's WSClient starts only for an app id of this form; any other it refuses in a log line, silently. */
+const FEISHU_APP_ID_FORM = /^cli_[0-9a-fA-F]{16}$/;
+
+/**
+ * The Feishu connector. In callback mode all four settings turn it on, as for the other vendors.
+ * In long-connection mode the connection needs the app id and secret only (it is authenticated
+ * when its endpoint is discovered, and events arrive in plaintext); the callback's two keys,
+ * when both are set too, keep `POST /webhooks/feishu` on beside it, for a migration.
+ */
+function feishuFrom(env: Env, problems: string[], on: (vendor: 'feishu') => boolean): FeishuConfig | undefined {
+  const app = (callback: FeishuConfig['callback']): FeishuConfig => ({
+    appId: env.FEISHU_APP_ID as string,
+    appSecret: env.FEISHU_APP_SECRET as string,
+    apiBaseUrl: env.FEISHU_API_BASE_URL,
+    eventMode: env.FEISHU_EVENT_MODE,
+    callback,
+  });
+  const callbackKeys = () =>
+    env.FEISHU_ENCRYPT_KEY && env.FEISHU_VERIFICATION_TOKEN
+      ? { encryptKey: env.FEISHU_ENCRYPT_KEY, verificationToken: env.FEISHU_VERIFICATION_TOKEN }
+      : undefined;
+  if (env.FEISHU_EVENT_MODE === 'callback') return on('feishu') ? app(callbackKeys()) : undefined;
+
+  const problemsBefore = problems.length;
+  const missing = (['FEISHU_APP_ID', 'FEISHU_APP_SECRET'] as const).filter((name) => env[name] === undefined);
+  if (missing.length > 0) {
+    problems.push(
+      `${missing.join(', ')}: required with FEISHU_EVENT_MODE=long-connection (the connection is opened with the app's id and secret)`,
+    );
+  } else if (!FEISHU_APP_ID_FORM.test(env.FEISHU_APP_ID as string)) {
+    problems.push(
+      'FEISHU_APP_ID: must be "cli_" and 16 hexadecimal digits with FEISHU_EVENT_MODE=long-connection (the SDK opens no connection for another app id)',
+    );
+  }
+  const keys = (['FEISHU_ENCRYPT_KEY', 'FEISHU_VERIFICATION_TOKEN'] as const).filter((name) => env[name] !== undefined);
+  if (keys.length === 1) {
+    const [given] = keys;
+    const other = given === 'FEISHU_ENCRYPT_KEY' ? 'FEISHU_VERIFICATION_TOKEN' : 'FEISHU_ENCRYPT_KEY';
+    problems.push(
+      `${other}: required with ${given} (the Feishu callback beside the long connection is partly configured; unset both to keep the long connection alone)`,
+    );
+  }
+  return problems.length === problemsBefore ? app(callbackKeys()) : undefined;
 }
 
 /** A previous secret belongs to a rotation of a secret that is set, and differs from it. */

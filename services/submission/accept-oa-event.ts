@@ -204,9 +204,14 @@ let stopping = false;
  */
 export async function settleApprovalEventsInFlight(withinMs: number): Promise<void> {
   stopping = true;
+  await settledWithin(inFlight, withinMs);
+}
+
+/** Resolves once every one of `work` has settled, or after `withinMs`, whichever comes first. */
+export async function settledWithin(work: Iterable<Promise<unknown>>, withinMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    Promise.allSettled([...inFlight]),
+    Promise.allSettled([...work]),
     new Promise((resolve) => {
       timer = setTimeout(resolve, withinMs);
     }),

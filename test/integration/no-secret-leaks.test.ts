@@ -1,16 +1,15 @@
 // No secret in any output: the API, the worker and `orders-mcp` run as processes with every secret
 // set to a value the test recognises — the database password and the downstream's query token
 // included — and trace to a local OTLP receiver. Approvals arrive through every door (the signed
-// webhook, Feishu, DingTalk's callback and its Stream connection, WeCom, MCP over HTTP and stdio),
-// refused ones too, and the Stream's tickets are searched for as well; the downstream answers
+// webhook, Feishu's callback and its long connection, DingTalk's callback and its Stream
+// connection, WeCom, MCP over HTTP and stdio), refused ones too, and the connections' tickets are
+// searched for as well; the downstream answers
 // 500 and the broker is unreachable, so the error paths run. Then every log line, span attribute
 // and event, HTTP answer (body and headers) and the /metrics text is searched for each secret.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +33,7 @@ import {
   approvedFeishuOrder,
   type FakeFeishu,
   feishuApprovalPayload,
+  feishuApprovalPayloadV2,
   feishuCallback,
   startFakeFeishu,
 } from '../../tools/harness/fake-feishu.js';
@@ -49,7 +49,7 @@ import {
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
-import { approval, eventually, stackEnv, uniqueApprovalNo, until } from '../support/service.js';
+import { approval, eventually, exampleMappingFile, stackEnv, uniqueApprovalNo, until } from '../support/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
@@ -172,14 +172,11 @@ describe('no secret in any output', () => {
     wecom = await startFakeWeCom();
     secrets.WECOM_AGENT_SECRET = wecom.agentSecret;
     // The example mapping, for the purchase-order definitions the callbacks below name.
-    const mapping = JSON.parse(readFileSync(path.join(ROOT, 'examples/oa-form-mapping.json'), 'utf8')) as {
-      vendors: { feishu?: Record<string, unknown>; dingtalk: Record<string, unknown>; wecom: Record<string, unknown> };
-    };
-    mapping.vendors.feishu = { ...mapping.vendors.feishu, definitions: [FEISHU_PURCHASE] };
-    mapping.vendors.dingtalk.definitions = [DINGTALK_PURCHASE];
-    mapping.vendors.wecom.definitions = [WECOM_PURCHASE];
-    const mappingFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'leak-mapping-')), 'mapping.json');
-    writeFileSync(mappingFile, JSON.stringify(mapping));
+    const mappingFile = exampleMappingFile({
+      feishu: [FEISHU_PURCHASE],
+      dingtalk: [DINGTALK_PURCHASE],
+      wecom: [WECOM_PURCHASE],
+    });
 
     const [apiMetrics, workerMetrics, workerProbes, closedPort] = await Promise.all([
       freePort(),
@@ -212,6 +209,8 @@ describe('no secret in any output', () => {
       FEISHU_ENCRYPT_KEY: secrets.FEISHU_ENCRYPT_KEY,
       FEISHU_VERIFICATION_TOKEN: secrets.FEISHU_VERIFICATION_TOKEN,
       FEISHU_API_BASE_URL: feishu.url,
+      // Both Feishu doors: the callback (its keys are set) and the long connection the API opens.
+      FEISHU_EVENT_MODE: 'long-connection',
       DINGTALK_APP_KEY: dingtalk.appKey,
       DINGTALK_APP_SECRET: dingtalk.appSecret,
       DINGTALK_AES_KEY: secrets.DINGTALK_AES_KEY,
@@ -276,6 +275,23 @@ describe('no secret in any output', () => {
       });
     }
     keys.push(idempotencyKeyFor(feishuId, 'MAIN'));
+
+    // Feishu's long connection: an approval pushed over it, then the connection dropped, so the
+    // API discovers the endpoint again and a second ticket is issued.
+    await feishu.longConnection.connected(1);
+    const feishuWsId = uniqueApprovalNo('LEAKFSWS');
+    feishu.register(feishuWsId, approvedFeishuOrder(await createSku(), 2, 10.5));
+    await feishu.longConnection.acknowledged(
+      await feishu.longConnection.push(
+        feishuApprovalPayloadV2({ instanceCode: feishuWsId, status: 'APPROVED', approvalCode: FEISHU_PURCHASE }),
+      ),
+    );
+    keys.push(idempotencyKeyFor(feishuWsId, 'MAIN'));
+    feishu.longConnection.dropConnections();
+    await eventually('a second endpoint discovery', () =>
+      Promise.resolve(feishu.longConnection.issuedUrls().length >= 2 || undefined),
+    );
+    await feishu.longConnection.connected(1);
 
     // DingTalk: an approval event signed with the token, and one signed with another.
     const dingtalkId = uniqueApprovalNo('LEAKDT');
@@ -454,11 +470,18 @@ describe('no secret in any output', () => {
     const tickets = dingtalk.stream.issuedTickets();
     assert.ok(tickets.length >= 2, `DingTalk Stream tickets issued: ${tickets.length}`);
     for (const [index, ticket] of tickets.entries()) secrets[`DingTalk Stream ticket ${index + 1}`] = ticket;
+    // Each endpoint discovery of the long connection handed out a URL with a ticket and an access key.
+    const feishuTickets = feishu.longConnection.issuedTickets();
+    assert.ok(feishu.longConnection.issuedUrls().length >= 2, 'the connection was opened twice');
+    for (const [index, ticket] of feishuTickets.entries())
+      secrets[`Feishu long-connection credential ${index + 1}`] = ticket;
     assert.ok(metricsText.every((text) => text.includes('# TYPE')));
   });
 
   it('no log line of the API, the worker or orders-mcp carries a secret, and the worker names its downstream redacted', () => {
     assert.deepEqual(leaks(secrets, logs()), []);
+    // The SDK logs the long connection's URL at debug: the line is there, without its ticket.
+    assert.match(api.output(), /ws url: ws:\/\/127\.0\.0\.1:\d+\/ws\/v2\?[^"]*ticket=REDACTED/);
     assert.ok(worker.output().includes(redactUrl(downstreamUrl)), 'the start-up log shows the downstream');
     assert.match(redactUrl(downstreamUrl), /\/hook\?code=REDACTED&tenant=REDACTED$/);
   });

@@ -2,6 +2,10 @@
 // task queue of its own and real clients, against the Temporal dev server and PostgreSQL that the
 // test runner started (DATABASE_URL, TEMPORAL_ADDRESS). Started once per test file.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { type AppDeps, buildApp } from '../../edges/http/app.js';
@@ -144,6 +148,22 @@ export async function startTestService(
       await Promise.all([prisma.$disconnect(), temporal.connection.close()]);
     },
   };
+}
+
+/**
+ * The example mapping (examples/oa-form-mapping.json), each vendor named limited to the approval
+ * definitions given, written to a file of its own: its path, for OA_FORM_MAPPING.
+ */
+export function exampleMappingFile(definitions: Partial<Record<OaVendor, string[]>>): string {
+  const mapping = JSON.parse(readFileSync(new URL('../../examples/oa-form-mapping.json', import.meta.url), 'utf8')) as {
+    vendors: Partial<Record<OaVendor, Record<string, unknown>>>;
+  };
+  for (const [vendor, codes] of Object.entries(definitions) as [OaVendor, string[]][]) {
+    mapping.vendors[vendor] = { ...mapping.vendors[vendor], definitions: codes };
+  }
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'oa-mapping-')), 'mapping.json');
+  writeFileSync(file, JSON.stringify(mapping));
+  return file;
 }
 
 /** A unique approval number per test, so tests share one database without touching each other. */

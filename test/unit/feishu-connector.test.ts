@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { InboundCallback, InboundRequest } from '../../edges/connectors/connector.js';
 import { createFeishuConnector } from '../../edges/connectors/feishu.js';
-import { feishuApprovalPayload, feishuCallback, feishuSignatureHeaders } from '../../tools/harness/fake-feishu.js';
+import {
+  feishuApprovalPayload,
+  feishuApprovalPayloadV2,
+  feishuCallback,
+  feishuSignatureHeaders,
+} from '../../tools/harness/fake-feishu.js';
 
 const ENCRYPT_KEY = 'test key';
 const TOKEN = 'verification-token-1';
@@ -145,6 +150,31 @@ describe('Feishu connector', () => {
       event: {},
     };
     assert.equal(connector.read(feishuCallback(v2, { encryptKey: ENCRYPT_KEY, token: TOKEN })).kind, 'other');
+    assert.match(
+      refusal(connector.read(feishuCallback(v2, { encryptKey: ENCRYPT_KEY, token: 'wrong' }))),
+      /verification token/,
+    );
+  });
+
+  it('reads the schema 2.0 approval event (approval.instance.status_changed_v4) too, its token in the header', () => {
+    const v2 = feishuApprovalPayloadV2({
+      eventId: 'e-2',
+      instanceCode: 'I-20',
+      status: 'APPROVED',
+      approvalCode: 'PO',
+    });
+    assert.deepEqual(connector.read(feishuCallback(v2, { encryptKey: ENCRYPT_KEY, token: TOKEN })), {
+      kind: 'event',
+      event: {
+        vendor: 'feishu',
+        eventId: 'e-2',
+        eventType: 'approval.instance.status_changed_v4',
+        instanceId: 'I-20',
+        status: 'APPROVED',
+        definitionCode: 'PO',
+      },
+      ack: { status: 200, body: {} },
+    });
     assert.match(
       refusal(connector.read(feishuCallback(v2, { encryptKey: ENCRYPT_KEY, token: 'wrong' }))),
       /verification token/,

@@ -256,7 +256,13 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
     const config = loadConfig({ ...wecom, OA_FORM_MAPPING: EXAMPLE });
     assert.equal(config.connectors.wecom?.corpId, 'ww0123456789abcdef');
     assert.equal(config.connectors.wecom?.apiBaseUrl, 'https://qyapi.weixin.qq.com');
-    assert.deepEqual(connectorStates(config), { feishu: 'off', dingtalk: 'off', wecom: 'on', formMapping: EXAMPLE });
+    assert.deepEqual(connectorStates(config), {
+      feishu: 'off',
+      feishuEvents: [],
+      dingtalk: 'off',
+      wecom: 'on',
+      formMapping: EXAMPLE,
+    });
     const refusedWith = (env: Record<string, string>, start: string) =>
       assert.throws(
         () => loadConfig({ ...env, OA_FORM_MAPPING: EXAMPLE }),
@@ -277,6 +283,61 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
         error instanceof ConfigError &&
         error.problems.some((problem) => problem.startsWith('FEISHU_ENCRYPT_KEY: required with FEISHU_APP_ID')),
     );
+  });
+
+  it('FEISHU_EVENT_MODE=long-connection needs the app id and secret only; both callback keys keep the callback on beside it', () => {
+    const appId = 'cli_a1b2c3d4e5f60718';
+    const { FEISHU_APP_SECRET } = feishu;
+    const alone = loadConfig({
+      FEISHU_EVENT_MODE: 'long-connection',
+      FEISHU_APP_ID: appId,
+      FEISHU_APP_SECRET,
+      OA_FORM_MAPPING: EXAMPLE,
+    });
+    assert.deepEqual(
+      [alone.connectors.feishu?.eventMode, alone.connectors.feishu?.callback, connectorStates(alone).feishuEvents],
+      ['long-connection', undefined, ['long-connection']],
+    );
+    const both = loadConfig({
+      ...feishu,
+      FEISHU_APP_ID: appId,
+      FEISHU_EVENT_MODE: 'long-connection',
+      OA_FORM_MAPPING: EXAMPLE,
+    });
+    assert.deepEqual(both.connectors.feishu?.callback, {
+      encryptKey: feishu.FEISHU_ENCRYPT_KEY,
+      verificationToken: feishu.FEISHU_VERIFICATION_TOKEN,
+    });
+    assert.deepEqual(connectorStates(both).feishuEvents, ['callback', 'long-connection']);
+    const callbackOnly = loadConfig({ ...feishu, OA_FORM_MAPPING: EXAMPLE });
+    assert.deepEqual(
+      [callbackOnly.connectors.feishu?.eventMode, connectorStates(callbackOnly).feishuEvents],
+      ['callback', ['callback']],
+      'callback by default',
+    );
+  });
+
+  it('FEISHU_EVENT_MODE=long-connection without what the connection needs is refused, naming the settings', () => {
+    const refusedWith = (env: Record<string, string>, start: string) =>
+      assert.throws(
+        () => loadConfig({ FEISHU_EVENT_MODE: 'long-connection', OA_FORM_MAPPING: EXAMPLE, ...env }),
+        (error: unknown) => error instanceof ConfigError && error.problems.some((problem) => problem.startsWith(start)),
+      );
+    refusedWith({}, 'FEISHU_APP_ID, FEISHU_APP_SECRET: required with FEISHU_EVENT_MODE=long-connection');
+    refusedWith(
+      { FEISHU_APP_ID: 'cli_a1b2c3d4e5f60718' },
+      'FEISHU_APP_SECRET: required with FEISHU_EVENT_MODE=long-connection',
+    );
+    // WSClient opens no connection for another form of app id, and says so in a log line only.
+    refusedWith(
+      { FEISHU_APP_ID: 'cli_a1b2c3', FEISHU_APP_SECRET: 's' },
+      'FEISHU_APP_ID: must be "cli_" and 16 hexadecimal',
+    );
+    refusedWith(
+      { FEISHU_APP_ID: 'cli_a1b2c3d4e5f60718', FEISHU_APP_SECRET: 's', FEISHU_ENCRYPT_KEY: 'k' },
+      'FEISHU_VERIFICATION_TOKEN: required with FEISHU_ENCRYPT_KEY',
+    );
+    refusedWith({ FEISHU_EVENT_MODE: 'websocket' }, 'FEISHU_EVENT_MODE: ');
   });
 
   it('a connector that is on needs OA_FORM_MAPPING', () => {

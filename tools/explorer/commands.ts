@@ -95,6 +95,27 @@ class DeliverThroughConnector extends Step {
   }
 }
 
+/** The same approval pushed over Feishu's long connection (MAIN keys only), its first ack lost or not. */
+class DeliverOverLongConnection extends Step {
+  readonly kind = "deliver over Feishu's long connection";
+  constructor(
+    readonly slot: number,
+    readonly loseAck: boolean,
+  ) {
+    super();
+  }
+  override check() {
+    return SLOTS[this.slot]?.operation === 'MAIN';
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliverLongConnection(model, this.slot, this.loseAck);
+  }
+  toString() {
+    const lost = this.loseAck ? ', the connection dropped before its ack reached Feishu' : '';
+    return `Feishu pushes over its long connection: ${slotLabel(this.slot)} approved (approval_instance)${lost}`;
+  }
+}
+
 /** The OA system redelivers: one of the keys it already sent, chosen when the command runs. */
 class Redeliver extends StepOnKnownKey {
   readonly kind = 'redeliver a key sent before';
@@ -453,6 +474,10 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
   redeliver: { weight: 2, arbitrary: slot.map((s) => new Redeliver(s)) },
   mcp: { weight: 1, arbitrary: slot.map((s) => new DeliverOverMcp(s)) },
   connector: { weight: 2, arbitrary: slot.map((s) => new DeliverThroughConnector(s)) },
+  'long-connection': {
+    weight: 2,
+    arbitrary: fc.tuple(slot, fc.boolean()).map(([s, loseAck]) => new DeliverOverLongConnection(s, loseAck)),
+  },
   concurrent: {
     weight: 2,
     arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),

@@ -24,6 +24,7 @@ import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scr
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
 import { type BrokenRule, entryPointsFor } from './broken-rules.js';
 import { type FakeWeCom, randomWeComAesKey, startFakeWeCom } from '../harness/fake-wecom.js';
+import { type FakeFeishu, startFakeFeishu } from '../harness/fake-feishu.js';
 
 /** The customer whose events the downstream refuses for good (422). */
 export const REFUSED_CUSTOMER = 'CUST-REFUSED';
@@ -79,6 +80,8 @@ export interface Stack {
   downstream: ScriptedDownstream;
   /** The fake WeCom API the worker reads the connector's approvals from. */
   wecom: FakeWeCom;
+  /** The fake Feishu open API and long-connection service: the API holds its connection (`long-connection`). */
+  feishu: FakeFeishu;
   /** The node arguments that start `orders-cli`, before the command's own. */
   cliArgs: string[];
   /** The stack's environment for `orders-cli` (straight to PostgreSQL and Temporal). */
@@ -137,6 +140,8 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
 
     const wecom = await startFakeWeCom();
     cleanups.push(() => wecom.close());
+    const feishu = await startFakeFeishu();
+    cleanups.push(() => feishu.close());
 
     const common = {
       ...SERVICE_SETTINGS,
@@ -148,6 +153,11 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       WECOM_TOKEN,
       WECOM_ENCODING_AES_KEY: WECOM_AES_KEY,
       WECOM_API_BASE_URL: wecom.url,
+      // Feishu's events come over the long connection the API opens (no callback).
+      FEISHU_EVENT_MODE: 'long-connection',
+      FEISHU_APP_ID: feishu.appId,
+      FEISHU_APP_SECRET: feishu.appSecret,
+      FEISHU_API_BASE_URL: feishu.url,
     };
     const api = await apiProcess({
       stack,
@@ -176,6 +186,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       () => worker.kill('SIGKILL'),
     );
     await Promise.all([api.start(), worker.start()]);
+    await feishu.longConnection.connected(1);
     // Run with TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_BUILD_ID, the worker is versioned: its build is
     // made current, as at a deploy, or it would get no task.
     const { deployment } = loadConfig(process.env).worker;
@@ -200,6 +211,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       api,
       downstream,
       wecom,
+      feishu,
       cliArgs: entryPoints.cli,
       cliEnv: {
         ...process.env,

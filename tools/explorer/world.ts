@@ -26,6 +26,7 @@ import {
   wecomTable,
   wecomText,
 } from '../harness/fake-wecom.js';
+import { feishuApprovalPayload, type FeishuInstance } from '../harness/fake-feishu.js';
 
 /** One MCP session per stack, opened on first use. */
 const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();
@@ -71,9 +72,10 @@ export interface KeyModel {
    */
   startAnswerLost: boolean;
   /**
-   * The WeCom connector claimed the key (its record's source is `wecom`): the vendor hears 200 by its
-   * protocol, so its one first delivery is no 202 the explorer sees, and a webhook delivery of the
-   * same approval before its form is read is refused as another source's (422).
+   * An OA connector claimed the key (its record's source is `wecom` or `feishu`): the vendor hears
+   * 200 (WeCom) or an ack (Feishu's long connection) by its protocol, so its one first delivery is
+   * no 202 the explorer sees, and a webhook delivery of the same approval before its form is read
+   * is refused as another source's (422).
    */
   connectorClaimed: boolean;
   /** Its write may have failed for good (it exceeds stock, or met a dead database): an operator may decide. */
@@ -316,6 +318,61 @@ export class World {
       if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
     }
     return answer;
+  }
+
+  /**
+   * The same approval pushed over Feishu's long connection, which the API holds: the form the fake
+   * Feishu API answers holds the slot's order. With `loseAck` the connection drops as the ack comes
+   * back, and Feishu sends the event again on the next connection. It must be acknowledged 200 in
+   * the end — only once the key is claimed, so after a Temporal fault too (the claim needs none).
+   */
+  async deliverLongConnection(model: Model, slot: number, loseAck: boolean): Promise<void> {
+    const { approval } = SLOTS[slot] as Slot;
+    const instanceCode = `${this.prefix}${approval}`;
+    const order = this.orderOf(slot);
+    const form: FeishuInstance['form'] = [
+      { name: 'Customer ID', type: 'input', value: order.customerId },
+      { name: 'Currency', type: 'input', value: 'CNY' },
+      {
+        name: 'Items',
+        type: 'fieldList',
+        value: order.lines.map((line) => [
+          { name: 'SKU', type: 'input', value: line.sku },
+          { name: 'Quantity', type: 'number', value: line.quantity },
+          { name: 'Unit price', type: 'amount', value: line.unitPrice },
+        ]),
+      },
+    ];
+    this.stack.feishu.register(instanceCode, { status: 'APPROVED', endTime: String(Date.now()), form });
+    const longConnection = this.stack.feishu.longConnection;
+    const where = `${slotLabel(slot)} over Feishu's long connection${loseAck ? ' (its first ack lost)' : ''}`;
+    try {
+      const pushed = await longConnection.push(feishuApprovalPayload({ instanceCode, status: 'APPROVED' }), {
+        loseAck,
+      });
+      const ack = await longConnection.acknowledged(pushed, 30_000);
+      this.trace(`${where}: acked ${ack.code} after ${longConnection.deliveries(pushed)} deliveries`);
+    } catch (error) {
+      throw new InvariantViolation(
+        'an approval pushed over the long connection is acknowledged',
+        `${where}: ${String(error)}`,
+      );
+    }
+    const { rows } = await this.stack.db.query<{ source: string }>(
+      'SELECT source FROM idempotency_record WHERE idempotent_key = $1',
+      [this.keyOf(slot)],
+    );
+    if (rows.length === 0) {
+      throw new InvariantViolation(
+        'an approval pushed over the long connection is acknowledged only once claimed',
+        where,
+      );
+    }
+    const state = keyModel(model, slot);
+    if (rows[0]?.source === 'feishu') {
+      state.connectorClaimed = true;
+      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
+    }
   }
 
   private judge(model: Model, slot: number, payload: Payload, answer: Answer, faultActive: boolean, via = ''): void {

@@ -1,9 +1,16 @@
-// A fake Feishu open API (tenant access token, approval instance read) for reader tests, and the
-// builder of callbacks exactly as Feishu sends them (encrypted with the Encrypt Key, signed in the
-// X-Lark-* headers) for connector and route tests. Built with node:crypto alone, apart from the
-// code under test, so a test compares two implementations of the same documented scheme.
+// A fake Feishu open API (tenant access token, approval instance read) for reader tests, its
+// long-connection service (fake-feishu-long-connection.ts: discovery on the same API, the gateway
+// beside it), and the builders of events exactly as Feishu sends them: callbacks encrypted with
+// the Encrypt Key and signed in the X-Lark-* headers, and the schema 1.0 and 2.0 bodies. Built with
+// node:crypto alone, apart from the code under test, so a test compares two implementations of the
+// same documented scheme.
 import { createCipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type FakeOaApi, startFakeOaApi } from './fake-oa-api.js';
+import {
+  type ClientConfig,
+  createFakeFeishuLongConnection,
+  type FakeFeishuLongConnection,
+} from './fake-feishu-long-connection.js';
 
 export interface FeishuWidget {
   id?: string;
@@ -23,6 +30,8 @@ export interface FeishuInstance {
 export interface FakeFeishu extends FakeOaApi<FeishuInstance> {
   appId: string;
   appSecret: string;
+  /** Its long-connection service: the endpoint is discovered at this API's `/callback/ws/endpoint`. */
+  longConnection: FakeFeishuLongConnection;
 }
 
 /** An approved instance of the example mapping's purchase-order form (examples/), with one line. */
@@ -50,11 +59,19 @@ export function approvedFeishuOrder(sku: string, quantity: number, unitPrice: nu
 
 export const FEISHU_TOKEN_INVALID_CODE = 99991663;
 
-export async function startFakeFeishu(options: { tokenTtlSeconds?: number } = {}): Promise<FakeFeishu> {
+export async function startFakeFeishu(
+  options: { tokenTtlSeconds?: number; clientConfig?: Partial<ClientConfig> } = {},
+): Promise<FakeFeishu> {
   const appId = `cli_${randomBytes(8).toString('hex')}`;
   const appSecret = randomBytes(16).toString('hex');
+  const longConnection = createFakeFeishuLongConnection({
+    appId,
+    appSecret,
+    ...(options.clientConfig ? { clientConfig: options.clientConfig } : {}),
+  });
   const api = await startFakeOaApi<FeishuInstance>(
     {
+      otherRequest: (method, url, body) => longConnection.discovery(method, url, body),
       tokenRequest: (method, url, body, issue) => {
         if (method !== 'POST' || url.pathname !== '/open-apis/auth/v3/tenant_access_token/internal') return undefined;
         const credentials = body as { app_id?: string; app_secret?: string } | undefined;
@@ -102,7 +119,16 @@ export async function startFakeFeishu(options: { tokenTtlSeconds?: number } = {}
     },
     options,
   );
-  return { ...api, appId, appSecret };
+  return {
+    ...api,
+    appId,
+    appSecret,
+    longConnection,
+    close: async () => {
+      await longConnection.close();
+      await api.close();
+    },
+  };
 }
 
 /** A schema 1.0 approval_instance event, as Feishu pushes it (without the token: the builder adds it). */
@@ -125,6 +151,34 @@ export function feishuApprovalPayload(event: {
       status: event.status,
       operate_time: Date.now(),
       instance_operate_time: String(Date.now()),
+    },
+  };
+}
+
+/**
+ * The same approval event in schema 2.0 (`approval.instance.status_changed_v4`), as the SDK's
+ * typings declare it: the event id and type in `header`, the instance in `event`.
+ */
+export function feishuApprovalPayloadV2(event: {
+  eventId?: string;
+  instanceCode: string;
+  status: string;
+  approvalCode?: string;
+}): Record<string, unknown> {
+  return {
+    schema: '2.0',
+    header: {
+      event_id: event.eventId ?? randomBytes(16).toString('hex'),
+      event_type: 'approval.instance.status_changed_v4',
+      create_time: String(Date.now()),
+      tenant_key: 'fake-tenant',
+      app_id: 'cli_fake',
+    },
+    event: {
+      approval_code: event.approvalCode ?? randomUUID().toUpperCase(),
+      instance_code: event.instanceCode,
+      status: event.status,
+      operate_time: String(Date.now()),
     },
   };
 }

@@ -36,6 +36,8 @@ export interface VendorShape {
     body: unknown,
   ): { token: string | undefined; instanceId: string } | undefined;
   instanceAnswer(instance: unknown): Answer;
+  /** Any other request the vendor's API answers (Feishu's long-connection discovery), or undefined. */
+  otherRequest?(method: string, url: URL, body: unknown): Answer | undefined;
   notFound(instanceId: string): Answer;
   tokenInvalid(): Answer;
   error(status: number): Answer;
@@ -107,6 +109,8 @@ export async function startFakeOaApi<Instance>(
         issued.push(token);
         return { token, ttlSeconds };
       };
+      const other = shape.otherRequest?.(method, url, body);
+      if (other) return send(response, other);
       const tokenAnswer = shape.tokenRequest(method, url, body, issue);
       if (tokenAnswer) {
         tokenRequests += 1;

@@ -35,6 +35,7 @@ import {
   uniqueApprovalNo,
   workflowExists,
 } from '../support/service.js';
+import { answerOf, assertOneOrderWritten, type ToolAnswer } from '../support/mcp-clients.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
@@ -48,12 +49,6 @@ interface Submission {
   duplicate: boolean;
   status: string;
   orderNo?: string;
-}
-
-interface ToolAnswer {
-  isError?: boolean;
-  text: string;
-  structured: Record<string, unknown> | undefined;
 }
 
 /**
@@ -84,19 +79,6 @@ class WriteGate {
       throw Object.assign(new Error('the connection was reset while the test held the write'), { code: 'ECONNRESET' });
     }
   }
-}
-
-async function answerOf(call: Promise<unknown>): Promise<ToolAnswer> {
-  const result = (await call) as {
-    isError?: boolean;
-    content: { type: string; text?: string }[];
-    structuredContent?: Record<string, unknown>;
-  };
-  return {
-    ...(result.isError ? { isError: true } : {}),
-    text: result.content.map((part) => part.text ?? '').join('\n'),
-    structured: result.structuredContent,
-  };
 }
 
 describe('MCP tools', () => {
@@ -190,26 +172,6 @@ describe('MCP tools', () => {
     assert.equal(await orderCount(service.prisma, key), 0, 'no order row');
   }
 
-  async function orderRuns(key: string): Promise<number> {
-    let runs = 0;
-    for await (const _ of service.temporal.workflow.list({ query: `WorkflowId = '${orderWorkflowIdFor(key)}'` })) {
-      runs++;
-    }
-    return runs;
-  }
-
-  async function oneOrderWritten(key: string) {
-    await eventually(`the order of ${key}`, async () =>
-      (await orderCount(service.prisma, key)) > 0 ? true : undefined,
-    );
-    assert.equal(await orderCount(service.prisma, key), 1, 'exactly one order row');
-    const runs = await eventually(`the run of ${key} to be visible`, async () => {
-      const count = await orderRuns(key);
-      return count > 0 ? count : undefined;
-    });
-    assert.equal(runs, 1, 'exactly one workflow run');
-  }
-
   it('tools/list shows every tool with its input schema, output schema and annotations, over both transports', async () => {
     for (const client of [stdio[0] as Client, await connectHttp()]) {
       const { tools } = await client.listTools();
@@ -268,7 +230,7 @@ describe('MCP tools', () => {
     assert.deepEqual(new Set(submissions.map((s) => s.idempotencyKey)), new Set([key]));
     assert.deepEqual(new Set(submissions.map((s) => s.workflowId)), new Set([orderWorkflowIdFor(key)]));
     assert.equal(submissions.filter((s) => !s.duplicate).length, 1, 'exactly one duplicate: false');
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
   });
 
   it('the first call answers with the order number of the order it wrote, over both transports', async () => {
@@ -311,7 +273,7 @@ describe('MCP tools', () => {
       assert.equal(submission.idempotencyKey, key);
       assert.equal(submission.workflowId, orderWorkflowIdFor(key));
       assert.ok(['RECEIVED', 'SUBMITTED'].includes(submission.status), `final or current status: ${submission.status}`);
-      await oneOrderWritten(key);
+      await assertOneOrderWritten(service, key);
     }
   });
 
@@ -321,7 +283,7 @@ describe('MCP tools', () => {
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
     const first = approval(approvalNo, sku);
     assert.equal((await submit(stdio[0] as Client, first)).isError, undefined);
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
     const record = await service.prisma.idempotencyRecord.findUniqueOrThrow({ where: { idempotentKey: key } });
 
     const changed: ApprovalBody = {
@@ -424,7 +386,7 @@ describe('MCP tools', () => {
     });
     assert.equal(accepted.status, 200);
     assert.match(await accepted.text(), /"idempotencyKey":"APPROVAL:/);
-    await oneOrderWritten(idempotencyKeyFor(approvalNo, 'MAIN'));
+    await assertOneOrderWritten(service, idempotencyKeyFor(approvalNo, 'MAIN'));
   });
 
   it('/mcp refuses a browser origin MCP_ALLOWED_ORIGINS does not list with 403, before the token, and runs no tool', async () => {
@@ -463,7 +425,7 @@ describe('MCP tools', () => {
     });
     assert.equal(listed.status, 200);
     assert.match(await listed.text(), /"idempotencyKey":"APPROVAL:/);
-    await oneOrderWritten(idempotencyKeyFor(approvalNo, 'MAIN'));
+    await assertOneOrderWritten(service, idempotencyKeyFor(approvalNo, 'MAIN'));
     const client = await connectHttp();
     assert.ok((await client.listTools()).tools.length > 0, 'a client that sends no Origin is served');
   });
@@ -486,7 +448,7 @@ describe('MCP tools', () => {
         orderNo: undefined,
       },
     );
-    await oneOrderWritten(hookKey);
+    await assertOneOrderWritten(service, hookKey);
 
     const mcpFirst = approval(uniqueApprovalNo('MCPFIRST'), sku, { operation: 'SUPPLEMENT' });
     const mcpKey = idempotencyKeyFor(mcpFirst.approvalNo, 'SUPPLEMENT');
@@ -499,7 +461,7 @@ describe('MCP tools', () => {
       idempotencyKey: mcpKey,
       duplicate: true,
     });
-    await oneOrderWritten(mcpKey);
+    await assertOneOrderWritten(service, mcpKey);
   });
 
   it('a write still in progress after MCP_SUBMIT_WAIT_MS is answered at once with the key, RECEIVED and what to call next, with progress on the way', async () => {
@@ -544,7 +506,7 @@ describe('MCP tools', () => {
       return answer.structured?.status === 'SUBMITTED' ? answer : undefined;
     });
     assert.match(String(status.structured?.orderNo), /\S/);
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
   });
 
   it('get_order_status finds an order by its key or by approvalNo + operation, and says when none is known', async () => {
@@ -554,7 +516,7 @@ describe('MCP tools', () => {
     // A write that finishes within the wait is answered with its outcome, not a receipt.
     const submitted = (await submit(stdio[0] as Client, approval(approvalNo, sku))).structured as unknown as Submission;
     assert.equal(submitted.status, 'SUBMITTED');
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
 
     const byKey = await callTool(stdio[1] as Client, 'get_order_status', { idempotencyKey: key });
     const byApproval = await callTool(await connectHttp(), 'get_order_status', { approvalNo, operation: 'MAIN' });

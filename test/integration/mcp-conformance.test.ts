@@ -150,6 +150,16 @@ describe('the MCP conformance suite', { skip: node24Absence('the MCP conformance
         `${Object.keys(NOT_APPLICABLE).length} skipped as not applicable:`,
     );
     for (const [name, reason] of Object.entries(NOT_APPLICABLE)) t.diagnostic(`skipped ${name}: ${reason}`);
+    // Which revisions its scenarios are for: 2026-07-28 has none yet, so mcp-revisions.test.ts covers it.
+    const revisions = new Set(
+      [...output.matchAll(/^\s+- [\w-]+ \[([^\]]*)\]/gm)].flatMap((match) => match[1]?.split(',')),
+    );
+    const covered = [...revisions].sort().join(', ');
+    t.diagnostic(
+      revisions.has('2026-07-28')
+        ? `the suite's scenarios are for ${covered}`
+        : `the suite's scenarios are for ${covered}, none for 2026-07-28: test/integration/mcp-revisions.test.ts covers it`,
+    );
   });
 
   for (const scenario of APPLICABLE) {

@@ -91,7 +91,7 @@ function listen(server: http.Server): Promise<number> {
   });
 }
 
-describe('the MCP conformance suite', { skip: node24Absence('the MCP conformance suite') }, () => {
+describe('the MCP conformance suite', { skip: node24Absence('the MCP conformance suite', '22') }, () => {
   let service: TestService;
   let serviceUrl: URL;
   const proxy = tokenProxy(() => serviceUrl);

@@ -48,7 +48,7 @@ interface CallResult {
   structuredContent?: Record<string, unknown>;
 }
 
-describe('the MCP Inspector CLI on Node.js 24', { skip: node24Absence('the MCP Inspector CLI') }, () => {
+describe('the MCP Inspector CLI on Node.js 24', { skip: node24Absence('the MCP Inspector CLI', '22.19') }, () => {
   let service: TestService;
   let mcpUrl: string;
   const home = mkdtempSync(path.join(os.tmpdir(), 'mcp-inspector-home-'));

@@ -7,7 +7,6 @@
 // other scenario is listed with its reason in mcp-conformance-not-applicable.json: a scenario the
 // suite adds must be judged, never skipped in silence.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -15,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../services/config/env.js';
+import { runCommand } from '../support/command.js';
 import { NODE_24, node24Absence } from '../support/node24.js';
 import { startTestService, testEnv, type TestService } from '../support/service.js';
 
@@ -38,15 +38,9 @@ interface Check {
 }
 
 /** Runs the suite on Node.js 24 and returns its exit code and output. */
-function conformance(args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE_24, [SUITE, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
-  });
+async function conformance(args: string[]): Promise<{ code: number; output: string }> {
+  const { code, stdout, stderr } = await runCommand(NODE_24, [SUITE, ...args], { cwd: ROOT });
+  return { code, output: stdout + stderr };
 }
 
 /** The scenario's checks, from the results folder `--output-dir` wrote. */

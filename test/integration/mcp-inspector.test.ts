@@ -6,7 +6,6 @@
 // only); where that binary is absent the tests are skipped, saying so. The Inspector keeps its
 // state under the home folder: it gets an empty one of its own.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { loadConfig } from '../../services/config/env.js';
-import { assertOneOrderWritten } from '../support/mcp-clients.js';
+import { runCommand } from '../support/command.js';
+import { assertOneOrderWritten, MCP_BIN } from '../support/mcp-clients.js';
 import { NODE_24, node24Absence } from '../support/node24.js';
 import {
   approval,
@@ -37,7 +37,6 @@ const INSPECTOR = path.join(
   'build',
   'index.js',
 );
-const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const MCP_TOKEN = 'test-mcp-inspector-token-0123456789';
 /** The Inspector's eras: `legacy` opens with `initialize` (2025-11-25), `modern` speaks 2026-07-28. */
 const ERAS = ['legacy', 'modern'] as const;
@@ -66,20 +65,11 @@ describe('the MCP Inspector CLI on Node.js 24', { skip: node24Absence('the MCP I
     rmSync(home, { recursive: true, force: true });
   });
 
-  /** Runs the Inspector CLI with `args`; its JSON answer on stdout, or the test fails with its output. */
-  function inspector(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(NODE_24, [INSPECTOR, '--cli', '--format', 'json', ...args], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: home },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      child.once('error', reject);
-      child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  /** Runs the Inspector CLI with `args`, answering in JSON, with a home folder of its own. */
+  function inspector(args: string[]) {
+    return runCommand(NODE_24, [INSPECTOR, '--cli', '--format', 'json', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: home },
     });
   }
 

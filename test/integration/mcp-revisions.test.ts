@@ -5,14 +5,19 @@
 // with the same order number. Each client is watched on the wire, so one that fell back to
 // another revision fails the test.
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { loadConfig } from '../../services/config/env.js';
-import { answerOf, assertOneOrderWritten, clientOf, REVISIONS, type Revision } from '../support/mcp-clients.js';
+import {
+  answerOf,
+  assertOneOrderWritten,
+  clientOf,
+  MCP_BIN,
+  REVISIONS,
+  type Revision,
+} from '../support/mcp-clients.js';
 import {
   approval,
   createSku,
@@ -23,8 +28,6 @@ import {
   uniqueApprovalNo,
 } from '../support/service.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const MCP_TOKEN = 'test-mcp-revisions-token-0123456789';
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';

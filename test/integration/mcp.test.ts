@@ -2,8 +2,6 @@
 // own Client, over stdio (the `orders-mcp` bin as a child process) and over Streamable HTTP (the
 // API listening on a real port), against the real Temporal dev server and PostgreSQL.
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Context } from '@temporalio/activity';
 import {
@@ -35,10 +33,8 @@ import {
   uniqueApprovalNo,
   workflowExists,
 } from '../support/service.js';
-import { answerOf, assertOneOrderWritten, type ToolAnswer } from '../support/mcp-clients.js';
+import { answerOf, assertOneOrderWritten, MCP_BIN, type ToolAnswer } from '../support/mcp-clients.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const MCP_TOKEN = 'test-mcp-token-0123456789abcdef';
 const SUBMIT_WAIT_MS = 6_000;
 const ALLOWED_ORIGIN = 'http://agent.example:8080';

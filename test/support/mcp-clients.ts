@@ -3,9 +3,14 @@
 // (then it sends `server/discover` and never `initialize`) — and what a tool call answered, read
 // the same way whichever revision carried it.
 import assert from 'node:assert/strict';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventually, orderCount, type TestService, workflowRuns } from './service.js';
+
+/** The MCP stdio bin, as an agent's configuration names it. */
+export const MCP_BIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'orders-mcp.mjs');
 
 /** The revisions the service serves, the newest first. */
 export const REVISIONS = ['2026-07-28', '2025-11-25', '2025-06-18'] as const;

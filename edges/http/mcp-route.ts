@@ -1,16 +1,19 @@
 // The Streamable HTTP transport at `/mcp`, on the API's own port, guarded by the bearer token
 // MCP_TOKEN (without it the route does not exist: `/mcp` answers 404). Stateless: every POST gets a
-// server and transport of its own, so nothing ties a client to one API instance and the service
-// scales out as the webhook does. A browser's request from an origin MCP_ALLOWED_ORIGINS does not
-// list is refused first, then the token is checked; a refused request runs no tool.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+// server of its own, so nothing ties a client to one API instance and the service scales out as
+// the webhook does. A browser's request from an origin MCP_ALLOWED_ORIGINS does not list is refused
+// first, then the token is checked; a refused request runs no tool. What passes both goes to the
+// SDK's web-standard handler, which answers each revision in its own: 2026-07-28 (the `_meta`
+// envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers it checks) and
+// 2025-11-25, 2025-06-18 and older (the `MCP-Protocol-Version` header after `initialize`).
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { webOrigin } from '../../domain-node/web-origin.js';
 import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
 import { inRequestSpan } from './request-spans.js';
 import { bearerTokenRefusal } from '../mcp/bearer-token.js';
-import { createMcpServer, toolsFor } from '../mcp/server.js';
-import type { McpDeps, McpLogger, Tool } from '../mcp/tool.js';
+import { mcpServerFactory, toolsFor } from '../mcp/server.js';
+import type { McpDeps } from '../mcp/tool.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -25,7 +28,12 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
     `MCP Streamable HTTP transport at ${MCP_PATH} (bearer token required)`,
   );
   const allowed = new Set(allowedOrigins);
-  const tools = toolsFor(deps, { operatorTools });
+  const mcp = createMcpHandler(mcpServerFactory(toolsFor(deps, { operatorTools })), {
+    // What the SDK refused (a revision it does not speak, headers that disagree with the body)
+    // or failed at: the caller has its JSON-RPC error, the log says what.
+    onerror: (error) => deps.log.warn({ err: error }, `${MCP_PATH}: the MCP transport refused or failed a request`),
+  });
+  app.addHook('onClose', () => mcp.close());
 
   app.route({
     method: ['POST', 'GET', 'DELETE'],
@@ -58,39 +66,32 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
           allow: 'POST',
         });
       }
-      let message: unknown;
-      try {
-        message = JSON.parse(Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '');
-      } catch {
-        return reply.code(400).send({
-          jsonrpc: '2.0',
-          error: { code: -32700, message: 'Parse error: the body is not valid JSON' },
-          id: null,
-        });
-      }
-      // A tool call's span is the request span's child.
-      await inRequestSpan(request, () => answer(reply, tools, deps.log, message));
+      // A client that leaves ends the wait; a submission already under way goes on regardless.
+      const left = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) left.abort();
+      });
+      // A tool call's span is the request span's child. The answer is JSON, or an event stream
+      // carrying progress before it.
+      const answer = await inRequestSpan(request, () => mcp.fetch(webRequestOf(request, left.signal)));
+      return reply.send(answer);
     },
   });
 }
 
-async function answer(reply: FastifyReply, tools: readonly Tool[], log: McpLogger, message: unknown): Promise<void> {
-  // Every request after `initialize` names the client's revision (the specification requires it).
-  const revision = reply.request.headers['mcp-protocol-version'];
-  const server = createMcpServer(tools, () => (typeof revision === 'string' ? revision : undefined));
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  // The transport writes the answer itself (JSON, or an event stream carrying progress).
-  reply.hijack();
-  // A client that leaves ends the wait; a submission already under way goes on regardless.
-  reply.raw.once('close', () => void server.close().catch(() => undefined));
-  try {
-    await server.connect(transport);
-    await transport.handleRequest(reply.request.raw, reply.raw, message);
-  } catch (error) {
-    log.error({ err: error }, 'MCP request failed');
-    if (!reply.raw.headersSent) {
-      reply.raw.writeHead(500, { 'content-type': 'application/json' });
-      reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
-    }
+/** Never forwarded: the token was checked here, and nothing past this door needs a credential. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie']);
+
+/**
+ * The request as the web-standard handler takes it. Its URL is not the caller's: the handler reads
+ * the method, the headers and the body only, and a forged `Host` must not make it unparsable.
+ */
+function webRequestOf(request: FastifyRequest, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || CREDENTIAL_HEADERS.has(name)) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
+  const body = Buffer.isBuffer(request.body) ? request.body : undefined;
+  return new Request(new URL(MCP_PATH, 'http://localhost'), { method: request.method, headers, body, signal });
 }

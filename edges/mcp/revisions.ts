@@ -1,14 +1,13 @@
-// Which revision of the MCP specification a client speaks, and what follows from it here: the JSON
-// Schema dialect its tools are listed in. Over Streamable HTTP every request after `initialize`
-// names its revision (the `MCP-Protocol-Version` header); over stdio the revision is the one
-// settled at `initialize`, remembered for the session.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+// Which revision of the MCP specification a request speaks, and what follows from it here: the JSON
+// Schema dialect its tools are listed in. A request of 2026-07-28 names its revision itself (the
+// `_meta` envelope every request of that revision carries); an earlier one over Streamable HTTP
+// names it in its `MCP-Protocol-Version` header; over stdio an earlier one speaks the revision
+// settled at `initialize`, which the SDK keeps for the connection.
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
-  isInitializeRequest,
-  LATEST_PROTOCOL_VERSION,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+  PROTOCOL_VERSION_META_KEY,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { SchemaDialect } from './tool.js';
 
 /** The revision that made JSON Schema 2020-12 the default dialect of tool schemas. */
@@ -24,37 +23,18 @@ const atLeast = (revision: string, first: string) => revision >= first;
  * fails on a `$schema` of 2020-12 it does not know, so the tools would be unusable to it. The
  * schemas say the same in both dialects: they use no keyword whose meaning differs between them.
  */
-export function schemaDialectFor(revision: string | undefined): SchemaDialect {
-  // A request that names no revision is one of 2025-03-26, as the specification says to assume.
-  return atLeast(revision ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION, FIRST_2020_12_REVISION) ? 'draft-2020-12' : 'draft-7';
-}
-
-/** What `initialize` settles on: the client's revision when the server speaks it, else the latest. */
-function negotiated(requested: string): string {
-  return SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+export function schemaDialectFor(revision: string): SchemaDialect {
+  return atLeast(revision, FIRST_2020_12_REVISION) ? 'draft-2020-12' : 'draft-7';
 }
 
 /**
- * `transport`, remembering the revision its session settles on at `initialize`: the server's
- * message handler is wrapped as the server installs it, so no message reaches the server first.
+ * The revision the request in `context` speaks. `settled`: the revision the connection settled on
+ * at `initialize`, when it had one (stdio). A request that names none is one of 2025-03-26, as the
+ * specification says to assume.
  */
-export function rememberingRevision(transport: Transport): {
-  transport: Transport;
-  revision: () => string | undefined;
-} {
-  let revision: string | undefined;
-  let deliver: Transport['onmessage'];
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    get: () => deliver,
-    set: (handler: Transport['onmessage']) => {
-      deliver =
-        handler &&
-        ((message, extra) => {
-          if (isInitializeRequest(message)) revision = negotiated(message.params.protocolVersion);
-          handler(message, extra);
-        });
-    },
-  });
-  return { transport, revision: () => revision };
+export function revisionOf(context: ServerContext, settled: string | undefined): string {
+  const envelope = context.mcpReq.envelope as Record<string, unknown> | undefined;
+  const named = envelope?.[PROTOCOL_VERSION_META_KEY];
+  if (typeof named === 'string') return named;
+  return context.http?.req?.headers.get('mcp-protocol-version') ?? settled ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
 }

@@ -1,17 +1,19 @@
-// The MCP server, the same for both transports (stdio and Streamable HTTP). Built on the SDK's
-// protocol `Server` with the tool table of this folder rather than `McpServer.registerTool`:
+// The MCP server, the same for both transports (stdio and Streamable HTTP) and for every revision
+// of the specification the SDK serves (2026-07-28, 2025-11-25, 2025-06-18 and older). Built on the
+// SDK's protocol `Server` with the tool table of this folder rather than `McpServer.registerTool`:
 // `McpServer` validates arguments before a handler runs and words the refusal itself, while a
 // model needs each bad field named by JSON pointer, like the webhook's 400, and unknown fields
-// refused by the project's own strict schema.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+// refused by the project's own strict schema; and it lists every schema in JSON Schema 2020-12,
+// where a client of 2025-06-18 needs draft-07 (revisions.ts).
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
+  type McpServerFactory,
   type ProgressToken,
-} from '@modelcontextprotocol/sdk/types.js';
-import { schemaDialectFor } from './revisions.js';
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { revisionOf, schemaDialectFor } from './revisions.js';
 import type { McpDeps, Tool, ToolContext } from './tool.js';
 import { getOrderStatusTool } from './tools/get-order-status.js';
 import { decideCompensationTool, decideDeliveryTool, listOrdersAwaitingDecisionTool } from './tools/operator-tools.js';
@@ -43,32 +45,44 @@ export function toolsFor(deps: McpDeps, options: McpServerOptions): Tool[] {
 }
 
 /**
- * A server offering `tools`; cheap to make, so the HTTP transport makes one per request.
- * `revision`: the revision of the specification the client speaks, when known (revisions.ts).
+ * What the SDK's serving entries (`createMcpHandler` over HTTP, `serveStdio`) call for a server:
+ * one per HTTP request, one per stdio connection. Cheap to make.
  */
-export function createMcpServer(offered: readonly Tool[], revision: () => string | undefined): Server {
+export function mcpServerFactory(offered: readonly Tool[]): McpServerFactory {
+  return () => createMcpServer(offered);
+}
+
+/** A server offering `tools`, each request answered in the revision it speaks (revisions.ts). */
+export function createMcpServer(offered: readonly Tool[]): Server {
   const tools = new Map(offered.map((tool) => [tool.name, tool]));
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  // The revision an stdio connection settled on at `initialize` (a 2026-07-28 request names its own;
+  // the SDK marks this accessor deprecated for that reason, and keeps it for 2025 connections).
+  const settled = () => server.getNegotiatedProtocolVersion();
 
-  server.setRequestHandler(ListToolsRequestSchema, () => {
-    const dialect = schemaDialectFor(revision());
+  server.setRequestHandler('tools/list', (_request, context) => {
+    const dialect = schemaDialectFor(revisionOf(context, settled()));
     return { tools: [...tools.values()].map((tool) => tool.listings[dialect]) };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  server.setRequestHandler('tools/call', async (request, context) => {
     const tool = tools.get(request.params.name);
     // Calling a tool that was never listed is protocol misuse, not a tool failure.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    const context: ToolContext = {
-      signal: extra.signal,
-      reportProgress: progressReporter(request.params._meta?.progressToken, (notification) =>
-        extra.sendNotification(notification),
-      ),
-    };
-    return tool.call(request.params.arguments ?? {}, context);
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    const result = await tool.call(request.params.arguments ?? {}, toolContext(context));
+    // Whatever a revision asks of a result's shape is the SDK's to render.
+    return server.projectCallToolResult(result, tool.listings['draft-2020-12'].outputSchema);
   });
 
   return server;
+}
+
+function toolContext(context: ServerContext): ToolContext {
+  const request = context.mcpReq;
+  return {
+    signal: request.signal,
+    reportProgress: progressReporter(request._meta?.progressToken, (notification) => request.notify(notification)),
+  };
 }
 
 interface ProgressNotification {

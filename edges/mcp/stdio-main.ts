@@ -4,17 +4,17 @@
 // service's own — or, when none is set, those of the running `npm run dev` stack, as for
 // orders-cli — and the service's workers do the writing. It reads only the settings it uses (no
 // webhook secret). It connects to Temporal lazily, so it starts (and answers "safe to call again")
-// while Temporal is down.
+// while Temporal is down. The SDK's stdio entry serves every revision: the connection's first
+// message says which (an `initialize` of 2025-06-18 or 2025-11-25, or a request of 2026-07-28).
 import { parseArgs } from 'node:util';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
-import { rememberingRevision } from './revisions.js';
-import { createMcpServer, toolsFor } from './server.js';
+import { mcpServerFactory, toolsFor } from './server.js';
 
 const USAGE = `usage: orders-mcp [--operator-tools]
 
@@ -48,7 +48,7 @@ const flags = parseFlags();
 
 await runMain(
   'mcp',
-  async (log) => {
+  (log) => {
     const config = loadOperatorConfig();
     warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
     // Before the client exists: it takes its interceptors from it. Each tool call is a trace.
@@ -58,15 +58,17 @@ await runMain(
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));
     const operatorTools = flags.operatorTools || config.mcp.operatorTools;
-    const session = rememberingRevision(new StdioServerTransport());
-    const server = createMcpServer(toolsFor({ config, prisma, temporal, log }, { operatorTools }), session.revision);
+    const tools = toolsFor({ config, prisma, temporal, log }, { operatorTools });
+    const connection = serveStdio(mcpServerFactory(tools), {
+      onerror: (error) => log.warn({ err: error }, 'MCP stdio message refused'),
+    });
 
     let stopping = false;
     const stop = async (reason: string) => {
       if (stopping) return;
       stopping = true;
       log.info({ reason }, 'stopping the MCP stdio server');
-      await server.close();
+      await connection.close();
       await Promise.all([prisma.$disconnect(), temporal.connection.close(), shutdownTracing()]);
       process.exit(0);
     };
@@ -75,8 +77,9 @@ await runMain(
     process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
 
-    await server.connect(session.transport);
     log.info({ operatorTools, taskQueue: config.temporal.taskQueue }, 'MCP stdio server ready');
+    // Serving goes on until stdin closes or a signal arrives (`stop`).
+    return Promise.resolve();
   },
   'stderr',
 );

@@ -3,7 +3,7 @@
 // helps); protocol errors stay for protocol misuse. No stack trace ever leaves the server: details
 // of the unexpected stay in the log. What a failure means is decided in services/failure-outcome.ts
 // (docs/architecture.md, decision 15); this file only words it for a model.
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FieldError } from '../../domain/order-input.js';
 import { failureOutcome, type FailureOutcome, invalidInput } from '../../services/failure-outcome.js';
 

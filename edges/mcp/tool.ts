@@ -2,7 +2,7 @@
 // the spec's annotations and the work it does. The arguments are parsed here with the project's
 // own zod schemas — the same ones the webhook uses — so a refusal names every bad field by JSON
 // pointer, nothing runs before the arguments are whole, and unknown fields are refused.
-import type { CallToolResult, Tool as ListedTool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool as ListedTool, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { BaseLogger } from 'pino';
 import { z } from 'zod';
 import type { Config } from '../../services/config/env.js';

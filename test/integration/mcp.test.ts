@@ -2,14 +2,16 @@
 // own Client, over stdio (the `orders-mcp` bin as a child process) and over Streamable HTTP (the
 // API listening on a real port), against the real Temporal dev server and PostgreSQL.
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Context } from '@temporalio/activity';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  type Progress,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { buildApp } from '../../edges/http/app.js';
 import { loadConfig } from '../../services/config/env.js';
@@ -31,9 +33,8 @@ import {
   uniqueApprovalNo,
   workflowExists,
 } from '../support/service.js';
+import { answerOf, assertOneOrderWritten, MCP_BIN, type ToolAnswer } from '../support/mcp-clients.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const MCP_TOKEN = 'test-mcp-token-0123456789abcdef';
 const SUBMIT_WAIT_MS = 6_000;
 const ALLOWED_ORIGIN = 'http://agent.example:8080';
@@ -44,12 +45,6 @@ interface Submission {
   duplicate: boolean;
   status: string;
   orderNo?: string;
-}
-
-interface ToolAnswer {
-  isError?: boolean;
-  text: string;
-  structured: Record<string, unknown> | undefined;
 }
 
 /**
@@ -80,30 +75,6 @@ class WriteGate {
       throw Object.assign(new Error('the connection was reset while the test held the write'), { code: 'ECONNRESET' });
     }
   }
-}
-
-/** The result of a JSON-RPC answer, sent as JSON or as the one message of an event stream. */
-async function jsonRpcResult(response: Response): Promise<unknown> {
-  const text = await response.text();
-  const json = response.headers.get('content-type')?.includes('text/event-stream')
-    ? (/^data: (.*)$/m.exec(text)?.[1] ?? '')
-    : text;
-  const message = JSON.parse(json) as { result?: unknown; error?: unknown };
-  assert.ok(message.result, `a result, not ${text}`);
-  return message.result;
-}
-
-async function answerOf(call: Promise<unknown>): Promise<ToolAnswer> {
-  const result = (await call) as {
-    isError?: boolean;
-    content: { type: string; text?: string }[];
-    structuredContent?: Record<string, unknown>;
-  };
-  return {
-    ...(result.isError ? { isError: true } : {}),
-    text: result.content.map((part) => part.text ?? '').join('\n'),
-    structured: result.structuredContent,
-  };
 }
 
 describe('MCP tools', () => {
@@ -180,47 +151,9 @@ describe('MCP tools', () => {
     return client;
   }
 
-  /** A POST to /mcp with the token, naming `revision` in MCP-Protocol-Version when given. */
-  function postMcp(message: Record<string, unknown>, revision?: string): Promise<Response> {
-    return fetch(mcpUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${MCP_TOKEN}`,
-        ...(revision ? { 'mcp-protocol-version': revision } : {}),
-      },
-      body: JSON.stringify(message),
-    });
-  }
-
-  /** A client of `revision` in raw JSON-RPC over HTTP: `initialize` asks for it, every later request names it. */
-  async function rawClientOf(revision: string) {
-    const initialized = (await jsonRpcResult(
-      await postMcp({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: revision, capabilities: {}, clientInfo: { name: `raw-${revision}`, version: '1' } },
-      }),
-    )) as { protocolVersion: string };
-    assert.equal(initialized.protocolVersion, revision, 'the server speaks the revision asked for');
-    assert.equal((await postMcp({ jsonrpc: '2.0', method: 'notifications/initialized' }, revision)).status, 202);
-    return {
-      call: async (name: string, args: unknown) =>
-        jsonRpcResult(
-          await postMcp({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }, revision),
-        ),
-    };
-  }
-
-  function submit(client: Client, body: unknown, options: Parameters<Client['callTool']>[2] = {}) {
+  function submit(client: Client, body: unknown, options: Parameters<Client['callTool']>[1] = {}) {
     return answerOf(
-      client.callTool(
-        { name: 'submit_approved_order', arguments: body as Record<string, unknown> },
-        undefined,
-        options,
-      ),
+      client.callTool({ name: 'submit_approved_order', arguments: body as Record<string, unknown> }, options),
     );
   }
 
@@ -233,26 +166,6 @@ describe('MCP tools', () => {
     assert.equal(await workflowExists(service.temporal, orderWorkflowIdFor(key)), false, 'no workflow');
     assert.equal(await service.prisma.idempotencyRecord.count({ where: { approvalNo } }), 0, 'no record');
     assert.equal(await orderCount(service.prisma, key), 0, 'no order row');
-  }
-
-  async function orderRuns(key: string): Promise<number> {
-    let runs = 0;
-    for await (const _ of service.temporal.workflow.list({ query: `WorkflowId = '${orderWorkflowIdFor(key)}'` })) {
-      runs++;
-    }
-    return runs;
-  }
-
-  async function oneOrderWritten(key: string) {
-    await eventually(`the order of ${key}`, async () =>
-      (await orderCount(service.prisma, key)) > 0 ? true : undefined,
-    );
-    assert.equal(await orderCount(service.prisma, key), 1, 'exactly one order row');
-    const runs = await eventually(`the run of ${key} to be visible`, async () => {
-      const count = await orderRuns(key);
-      return count > 0 ? count : undefined;
-    });
-    assert.equal(runs, 1, 'exactly one workflow run');
   }
 
   it('tools/list shows every tool with its input schema, output schema and annotations, over both transports', async () => {
@@ -299,50 +212,6 @@ describe('MCP tools', () => {
     }
   });
 
-  it('over HTTP, tools/list answers in JSON Schema 2020-12 to a request of 2025-11-25 and in draft-07 to one of 2025-06-18', async () => {
-    const dialectsFor = async (revision: string) => {
-      const response = await postMcp({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, revision);
-      assert.equal(response.status, 200);
-      const { tools } = (await jsonRpcResult(response)) as {
-        tools: { inputSchema: { $schema?: string }; outputSchema?: { $schema?: string } }[];
-      };
-      return new Set(tools.flatMap((tool) => [tool.inputSchema.$schema, tool.outputSchema?.$schema]));
-    };
-    assert.deepEqual(await dialectsFor('2025-11-25'), new Set(['https://json-schema.org/draft/2020-12/schema']));
-    assert.deepEqual(await dialectsFor('2025-06-18'), new Set(['http://json-schema.org/draft-07/schema#']));
-  });
-
-  it('clients of 2025-06-18 and 2025-11-25 submitting the same approval get one order: one first answer, then a duplicate with the same orderNo', async () => {
-    const sku = await createSku(service.prisma, 100);
-    const approvalNo = uniqueApprovalNo('MCPREV');
-    const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    const body = approval(approvalNo, sku);
-    // Not served yet (docs/architecture.md, decision 31): refused like any revision the server does not speak.
-    const unserved = await postMcp(
-      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit_approved_order', arguments: body } },
-      '2026-07-28',
-    );
-    assert.equal(unserved.status, 400);
-    await assertNothingStarted(approvalNo);
-
-    const answers: Submission[] = [];
-    for (const revision of ['2025-06-18', '2025-11-25']) {
-      const client = await rawClientOf(revision);
-      const { structuredContent } = (await client.call('submit_approved_order', body)) as {
-        structuredContent: Submission;
-      };
-      answers.push(structuredContent);
-    }
-    assert.deepEqual(
-      answers.map((answer) => answer.duplicate),
-      [false, true],
-    );
-    assert.ok(answers[0]?.orderNo, 'the first answer carries the order number');
-    assert.deepEqual(new Set(answers.map((answer) => answer.orderNo)), new Set([answers[0]?.orderNo]));
-    assert.deepEqual(new Set(answers.map((answer) => answer.idempotencyKey)), new Set([key]));
-    await oneOrderWritten(key);
-  });
-
   it('the same call made five times at once over stdio and HTTP writes one order, with one first submission', async () => {
     const sku = await createSku(service.prisma, 100);
     const approvalNo = uniqueApprovalNo('MCP5');
@@ -357,7 +226,7 @@ describe('MCP tools', () => {
     assert.deepEqual(new Set(submissions.map((s) => s.idempotencyKey)), new Set([key]));
     assert.deepEqual(new Set(submissions.map((s) => s.workflowId)), new Set([orderWorkflowIdFor(key)]));
     assert.equal(submissions.filter((s) => !s.duplicate).length, 1, 'exactly one duplicate: false');
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
   });
 
   it('the first call answers with the order number of the order it wrote, over both transports', async () => {
@@ -391,7 +260,7 @@ describe('MCP tools', () => {
 
       await assert.rejects(
         submit(client, body, { timeout: 5 }),
-        (error) => error instanceof McpError && error.code === Number(ErrorCode.RequestTimeout),
+        (error) => error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout,
       );
       const again = await submit(client, body);
 
@@ -400,7 +269,7 @@ describe('MCP tools', () => {
       assert.equal(submission.idempotencyKey, key);
       assert.equal(submission.workflowId, orderWorkflowIdFor(key));
       assert.ok(['RECEIVED', 'SUBMITTED'].includes(submission.status), `final or current status: ${submission.status}`);
-      await oneOrderWritten(key);
+      await assertOneOrderWritten(service, key);
     }
   });
 
@@ -410,7 +279,7 @@ describe('MCP tools', () => {
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
     const first = approval(approvalNo, sku);
     assert.equal((await submit(stdio[0] as Client, first)).isError, undefined);
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
     const record = await service.prisma.idempotencyRecord.findUniqueOrThrow({ where: { idempotentKey: key } });
 
     const changed: ApprovalBody = {
@@ -513,7 +382,7 @@ describe('MCP tools', () => {
     });
     assert.equal(accepted.status, 200);
     assert.match(await accepted.text(), /"idempotencyKey":"APPROVAL:/);
-    await oneOrderWritten(idempotencyKeyFor(approvalNo, 'MAIN'));
+    await assertOneOrderWritten(service, idempotencyKeyFor(approvalNo, 'MAIN'));
   });
 
   it('/mcp refuses a browser origin MCP_ALLOWED_ORIGINS does not list with 403, before the token, and runs no tool', async () => {
@@ -552,7 +421,7 @@ describe('MCP tools', () => {
     });
     assert.equal(listed.status, 200);
     assert.match(await listed.text(), /"idempotencyKey":"APPROVAL:/);
-    await oneOrderWritten(idempotencyKeyFor(approvalNo, 'MAIN'));
+    await assertOneOrderWritten(service, idempotencyKeyFor(approvalNo, 'MAIN'));
     const client = await connectHttp();
     assert.ok((await client.listTools()).tools.length > 0, 'a client that sends no Origin is served');
   });
@@ -575,7 +444,7 @@ describe('MCP tools', () => {
         orderNo: undefined,
       },
     );
-    await oneOrderWritten(hookKey);
+    await assertOneOrderWritten(service, hookKey);
 
     const mcpFirst = approval(uniqueApprovalNo('MCPFIRST'), sku, { operation: 'SUPPLEMENT' });
     const mcpKey = idempotencyKeyFor(mcpFirst.approvalNo, 'SUPPLEMENT');
@@ -588,7 +457,7 @@ describe('MCP tools', () => {
       idempotencyKey: mcpKey,
       duplicate: true,
     });
-    await oneOrderWritten(mcpKey);
+    await assertOneOrderWritten(service, mcpKey);
   });
 
   it('a write still in progress after MCP_SUBMIT_WAIT_MS is answered at once with the key, RECEIVED and what to call next, with progress on the way', async () => {
@@ -633,7 +502,7 @@ describe('MCP tools', () => {
       return answer.structured?.status === 'SUBMITTED' ? answer : undefined;
     });
     assert.match(String(status.structured?.orderNo), /\S/);
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
   });
 
   it('get_order_status finds an order by its key or by approvalNo + operation, and says when none is known', async () => {
@@ -643,7 +512,7 @@ describe('MCP tools', () => {
     // A write that finishes within the wait is answered with its outcome, not a receipt.
     const submitted = (await submit(stdio[0] as Client, approval(approvalNo, sku))).structured as unknown as Submission;
     assert.equal(submitted.status, 'SUBMITTED');
-    await oneOrderWritten(key);
+    await assertOneOrderWritten(service, key);
 
     const byKey = await callTool(stdio[1] as Client, 'get_order_status', { idempotencyKey: key });
     const byApproval = await callTool(await connectHttp(), 'get_order_status', { approvalNo, operation: 'MAIN' });

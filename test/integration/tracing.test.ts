@@ -9,10 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Client as McpClient, InMemoryTransport, type Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { Channel } from 'amqplib';
@@ -396,7 +394,7 @@ describe('OpenTelemetry traces', () => {
     const key = idempotencyKeyFor(approvalNo, 'MAIN');
     const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
     // A tools/call: the client's revision changes nothing in it.
-    const server = createMcpServer([submitApprovedOrderTool({ ...service, log: quiet })], () => undefined);
+    const server = createMcpServer([submitApprovedOrderTool({ ...service, log: quiet })]);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     await submitThroughMcp(clientSide, approvalNo);

@@ -1,8 +1,10 @@
 // podman as the image test drives it: the flags this kind of machine needs (runc with cgroupfs;
 // crun refuses the cgroup layout and the default rlimits), the host's network (the suite's stack
 // listens on the loopback), and every command's output kept for the message of a failure.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { type CommandResult, runCommand } from './command.js';
+
+export type { CommandResult };
 
 /** Before every podman command. */
 const GLOBAL_FLAGS = ['--runtime', 'runc', '--cgroup-manager=cgroupfs'];
@@ -10,30 +12,14 @@ const GLOBAL_FLAGS = ['--runtime', 'runc', '--cgroup-manager=cgroupfs'];
 /** Every container: the host's network, and rlimits runc can set. */
 const RUN_FLAGS = ['--network', 'host', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
 
-export interface CommandResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs podman; rejects with the command and its output when it fails, unless `allowFailure`. */
-export function podman(args: string[], options: { cwd?: string; allowFailure?: boolean } = {}): Promise<CommandResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('podman', [...GLOBAL_FLAGS, ...args], {
-      cwd: options.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      const result = { code: code ?? (signal ? 1 : 0), stdout, stderr };
-      if (result.code === 0 || options.allowFailure) resolve(result);
-      else reject(new Error(`podman ${args.join(' ')} exited ${result.code}:\n${(stdout + stderr).slice(-6_000)}`));
-    });
-  });
+export async function podman(
+  args: string[],
+  options: { cwd?: string; allowFailure?: boolean } = {},
+): Promise<CommandResult> {
+  const result = await runCommand('podman', [...GLOBAL_FLAGS, ...args], { cwd: options.cwd });
+  if (result.code === 0 || options.allowFailure) return result;
+  throw new Error(`podman ${args.join(' ')} exited ${result.code}:\n${(result.stdout + result.stderr).slice(-6_000)}`);
 }
 
 const envFlags = (env: Record<string, string>) =>

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
 import { IdempotencyConflictError } from '../../domain/errors.js';
 import { failureOutput } from '../../edges/cli/failure-output.js';

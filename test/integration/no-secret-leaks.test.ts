@@ -459,7 +459,7 @@ describe('no secret in any output', () => {
       ['/mcp 200', '/mcp 200', '/mcp 401', '/mcp 403'],
       'the new token and the one it replaces are served, a wrong token and a foreign origin refused',
     );
-    assert.equal(keys.length, 8);
+    assert.equal(keys.length, 9);
     assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');
     // The access tokens WeCom's reader was given travel in its URLs' queries: the outputs below
     // must not show them either. The refused one was refreshed: two at least.

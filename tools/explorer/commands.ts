@@ -116,6 +116,27 @@ class DeliverOverLongConnection extends Step {
   }
 }
 
+/** The same approval pushed over DingTalk's Stream (MAIN keys only), its first ack lost or not. */
+class DeliverOverStream extends Step {
+  readonly kind = "deliver over DingTalk's Stream";
+  constructor(
+    readonly slot: number,
+    readonly loseAck: boolean,
+  ) {
+    super();
+  }
+  override check() {
+    return SLOTS[this.slot]?.operation === 'MAIN';
+  }
+  protected async act(model: Model, world: World) {
+    await world.deliverStream(model, this.slot, this.loseAck);
+  }
+  toString() {
+    const lost = this.loseAck ? ', its first ack lost with the connection' : '';
+    return `DingTalk pushes over its Stream: ${slotLabel(this.slot)} agreed (bpms_instance_change)${lost}`;
+  }
+}
+
 /** The OA system redelivers: one of the keys it already sent, chosen when the command runs. */
 class Redeliver extends StepOnKnownKey {
   readonly kind = 'redeliver a key sent before';
@@ -477,6 +498,10 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
   'long-connection': {
     weight: 2,
     arbitrary: fc.tuple(slot, fc.boolean()).map(([s, loseAck]) => new DeliverOverLongConnection(s, loseAck)),
+  },
+  stream: {
+    weight: 2,
+    arbitrary: fc.tuple(slot, fc.boolean()).map(([s, loseAck]) => new DeliverOverStream(s, loseAck)),
   },
   concurrent: {
     weight: 2,

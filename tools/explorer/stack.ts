@@ -24,6 +24,8 @@ import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scr
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
 import { type BrokenRule, entryPointsFor } from './broken-rules.js';
 import { type FakeWeCom, randomWeComAesKey, startFakeWeCom } from '../harness/fake-wecom.js';
+import { type FakeDingTalk, startFakeDingTalk } from '../harness/fake-dingtalk.js';
+import { waitFor } from '../harness/ports.js';
 import { type FakeFeishu, startFakeFeishu } from '../harness/fake-feishu.js';
 
 /** The customer whose events the downstream refuses for good (422). */
@@ -82,6 +84,8 @@ export interface Stack {
   wecom: FakeWeCom;
   /** The fake Feishu open API and long-connection service: the API holds its connection (`long-connection`). */
   feishu: FakeFeishu;
+  /** The fake DingTalk open API and Stream gateway: the API holds its connection (`stream`). */
+  dingtalk: FakeDingTalk;
   /** The node arguments that start `orders-cli`, before the command's own. */
   cliArgs: string[];
   /** The stack's environment for `orders-cli` (straight to PostgreSQL and Temporal). */
@@ -142,6 +146,8 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     cleanups.push(() => wecom.close());
     const feishu = await startFakeFeishu();
     cleanups.push(() => feishu.close());
+    const dingtalk = await startFakeDingTalk();
+    cleanups.push(() => dingtalk.close());
 
     const common = {
       ...SERVICE_SETTINGS,
@@ -158,6 +164,11 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       FEISHU_APP_ID: feishu.appId,
       FEISHU_APP_SECRET: feishu.appSecret,
       FEISHU_API_BASE_URL: feishu.url,
+      // DingTalk's events come over the Stream connection the API opens (no callback).
+      DINGTALK_EVENT_MODE: 'stream',
+      DINGTALK_APP_KEY: dingtalk.appKey,
+      DINGTALK_APP_SECRET: dingtalk.appSecret,
+      DINGTALK_API_BASE_URL: dingtalk.url,
     };
     const api = await apiProcess({
       stack,
@@ -187,6 +198,11 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     );
     await Promise.all([api.start(), worker.start()]);
     await feishu.longConnection.connected(1);
+    await waitFor(
+      "the API holding DingTalk's Stream connection",
+      () => Promise.resolve(dingtalk.stream.openConnections() > 0),
+      60_000,
+    );
     // Run with TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_BUILD_ID, the worker is versioned: its build is
     // made current, as at a deploy, or it would get no task.
     const { deployment } = loadConfig(process.env).worker;
@@ -212,6 +228,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       downstream,
       wecom,
       feishu,
+      dingtalk,
       cliArgs: entryPoints.cli,
       cliEnv: {
         ...process.env,

@@ -25,6 +25,7 @@ import {
   wecomTable,
   wecomText,
 } from '../harness/fake-wecom.js';
+import { dingtalkStreamApproval } from '../harness/fake-dingtalk.js';
 import { feishuApprovalPayload, type FeishuInstance } from '../harness/fake-feishu.js';
 
 /** One MCP session per stack, opened on first use. */
@@ -71,8 +72,9 @@ export interface KeyModel {
    */
   startAnswerLost: boolean;
   /**
-   * An OA connector claimed the key (its record's source is `wecom` or `feishu`): the vendor hears
-   * 200 (WeCom) or an ack (Feishu's long connection) by its protocol, so its one first delivery is
+   * An OA connector claimed the key (its record's source is `wecom`, `feishu` or `dingtalk`): the
+   * vendor hears 200 (WeCom) or an ack (Feishu's long connection, DingTalk's Stream) by its
+   * protocol, so its one first delivery is
    * no 202 the explorer sees, and a webhook delivery of the same approval before its form is read
    * is refused as another source's (422).
    */
@@ -369,6 +371,66 @@ export class World {
     }
     const state = keyModel(model, slot);
     if (rows[0]?.source === 'feishu') {
+      state.connectorClaimed = true;
+      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
+    }
+  }
+
+  /**
+   * The same approval pushed over DingTalk's Stream, which the API holds: the form the fake DingTalk
+   * API answers holds the slot's order. With `loseAck` the first acknowledgement is lost with its
+   * connection, and DingTalk pushes the event again on the next one. It must be acknowledged
+   * SUCCESS in the end — only once the key is claimed, so after a Temporal fault too.
+   */
+  async deliverStream(model: Model, slot: number, loseAck: boolean): Promise<void> {
+    const { approval } = SLOTS[slot] as Slot;
+    const processInstanceId = `${this.prefix}${approval}`;
+    const order = this.orderOf(slot);
+    this.stack.dingtalk.register(processInstanceId, {
+      status: 'COMPLETED',
+      result: 'agree',
+      finishTime: new Date().toISOString(),
+      formComponentValues: [
+        { name: 'Customer ID', componentType: 'TextField', value: order.customerId },
+        {
+          name: '明细',
+          componentType: 'TableField',
+          value: JSON.stringify(
+            order.lines.map((line) => ({
+              rowValue: [
+                { label: '物料编码', value: line.sku },
+                { label: '数量', value: String(line.quantity) },
+                { label: '单价', value: line.unitPrice },
+              ],
+            })),
+          ),
+        },
+      ],
+    });
+    const stream = this.stack.dingtalk.stream;
+    const where = `${slotLabel(slot)} over DingTalk's Stream${loseAck ? ' (its first ack lost)' : ''}`;
+    if (loseAck) stream.loseNextAck();
+    const eventId = stream.push(dingtalkStreamApproval({ processInstanceId, type: 'finish', result: 'agree' }));
+    const deadline = Date.now() + 30_000;
+    while (!stream.acks(eventId).some((ack) => ack.status === 'SUCCESS')) {
+      if (Date.now() > deadline) {
+        throw new InvariantViolation(
+          'an approval pushed over the Stream is acknowledged SUCCESS',
+          `${where}: acks ${JSON.stringify(stream.acks(eventId))} after ${stream.deliveries(eventId)} deliveries`,
+        );
+      }
+      await sleep(50);
+    }
+    this.trace(`${where}: SUCCESS after ${stream.deliveries(eventId)} deliveries`);
+    const { rows } = await this.stack.db.query<{ source: string }>(
+      'SELECT source FROM idempotency_record WHERE idempotent_key = $1',
+      [this.keyOf(slot)],
+    );
+    if (rows.length === 0) {
+      throw new InvariantViolation('an approval pushed over the Stream is acknowledged only once claimed', where);
+    }
+    const state = keyModel(model, slot);
+    if (rows[0]?.source === 'dingtalk') {
       state.connectorClaimed = true;
       if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
     }

@@ -50,3 +50,10 @@ export function redactRequestTarget(target: string): string {
     ? target
     : `${target.slice(0, query)}?${redactQuery(target.slice(query + 1).split('#')[0] ?? '')}`;
 }
+
+/** Every URL in `text` without its query (the endpoint's carries the ticket), and no secret of `secrets`. */
+export function scrubbed(text: string, secrets: readonly string[]): string {
+  let clean = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (url) => redactUrl(url));
+  for (const secret of secrets) if (secret) clean = clean.split(secret).join(REDACTED);
+  return clean;
+}

@@ -6,7 +6,9 @@
 // acknowledgement is sent only with the status `onEvent` resolves to — SUCCESS once the event is
 // taken, LATER when it was not, so that DingTalk sends it again (as it does with an event whose
 // acknowledgement never came). A lost connection is opened again after a jittered, growing pause;
-// a `disconnect` frame (DingTalk moving the connection) is answered by opening a new one at once.
+// a `disconnect` frame (DingTalk moving the connection) is answered by opening a new one as soon as
+// the old one has closed (its events in hand acknowledged, 2 s at most), without a pause unless
+// the moved connection had been up for less than a heartbeat.
 // The app secret, the ticket and the URL that carries it are never logged.
 //
 // Why not the `DWClient` of the `dingtalk-stream` package: it acknowledges every event before
@@ -19,7 +21,7 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { GATEWAY_URL } from 'dingtalk-stream/constants';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
-import { redactUrl } from '../../domain-node/redact-url.js';
+import { redactUrl, scrubbed } from '../../domain-node/redact-url.js';
 import type { ConnectionState } from '../../services/health/event-connections.js';
 import { eventAck, parseDownstreamFrame, pingEcho, type StreamAckStatus } from './dingtalk-stream-frames.js';
 
@@ -107,7 +109,7 @@ export function openDingTalkStream(options: DingTalkStreamOptions): DingTalkStre
         const ended = await connection.served;
         current = undefined;
         if (stopping.signal.aborted) break;
-        if (ended.kind === 'moved') {
+        if (ended.kind === 'moved' && ended.upForMs >= timings.heartbeatMs) {
           failures = 0;
           log.info('DingTalk Stream: DingTalk moves the connection; opening a new one');
           continue;
@@ -224,7 +226,7 @@ async function endpoint(options: DingTalkStreamOptions, timings: StreamTimings, 
   return { endpoint: named, url: url.toString(), ticket };
 }
 
-type Ending = { kind: 'lost'; code: number; upForMs: number } | { kind: 'moved' };
+type Ending = { kind: 'lost' | 'moved'; code: number; upForMs: number };
 
 /** One WebSocket: opened, served until it ends, and closed only once its events are acknowledged. */
 class Connection {
@@ -274,12 +276,12 @@ class Connection {
       });
       this.socket.on('error', (error) => {
         // The ticket is in the URL; a message that repeats the URL must not carry it on.
-        log.warn({ reason: error.message.split(target.ticket).join('REDACTED') }, 'DingTalk Stream socket error');
+        log.warn({ reason: scrubbed(error.message, [target.ticket]) }, 'DingTalk Stream socket error');
       });
       this.socket.on('close', (code) => {
         clearInterval(heartbeat);
         if (openedAt === undefined) reject(new StreamConnectFailure(`the WebSocket did not open (close code ${code})`));
-        else resolve(this.moved ? { kind: 'moved' } : { kind: 'lost', code, upForMs: Date.now() - openedAt });
+        else resolve({ kind: this.moved ? 'moved' : 'lost', code, upForMs: Date.now() - openedAt });
       });
     });
     // The run loop awaits `served`; a rejection it handles is not left unhandled meanwhile.

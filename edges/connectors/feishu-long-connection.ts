@@ -17,7 +17,7 @@
 import { AESCipher, EventDispatcher, LoggerLevel, WSClient } from '@larksuiteoapi/node-sdk';
 import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
-import { redactUrl, REDACTED } from '../../domain-node/redact-url.js';
+import { redactUrl, scrubbed } from '../../domain-node/redact-url.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
 import { type ApprovalEventOutcome, settledWithin } from '../../services/submission/accept-oa-event.js';
 import type { OaEvent } from './connector.js';
@@ -40,6 +40,8 @@ export interface FeishuLongConnectionOptions {
   domain: string;
   /** The callback's Encrypt Key when the callback is on too: an event that arrives encrypted is decrypted with it. */
   encryptKey: string | undefined;
+  /** The callback's token, when it is set: an event's envelope may carry it, so the log never shows it. */
+  verificationToken?: string | undefined;
   log: ConnectionLog;
   connections: Pick<EventConnections, 'report'>;
   /**
@@ -67,7 +69,11 @@ const PING_TIMEOUT_SECONDS = 15;
 export function openFeishuLongConnection(options: FeishuLongConnectionOptions): FeishuLongConnection {
   const { log, connections } = options;
   const cipher = options.encryptKey ? new AESCipher(options.encryptKey) : undefined;
-  const sdkLog = filteredSdkLogger(log, [options.appSecret]);
+  // The SDK logs what it receives: an event's envelope may carry the callback's token.
+  const secrets = [options.appSecret, options.encryptKey, options.verificationToken].filter(
+    (secret): secret is string => secret !== undefined && secret.length > 0,
+  );
+  const sdkLog = filteredSdkLogger(log, secrets);
   const inFlight = new Set<Promise<unknown>>();
   let closing = false;
   let failures = 0;
@@ -101,11 +107,13 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
       failures += 1;
       const delayMs = jitteredBackoffMs(failures, RESTART_BACKOFF);
       log.error(
-        { vendor: 'feishu', reason: scrubbed(error.message, [options.appSecret]), restartInMs: delayMs },
+        { vendor: 'feishu', reason: scrubbed(error.message, secrets), restartInMs: delayMs },
         'Feishu long connection failed: starting it again',
       );
       restart = setTimeout(() => {
-        if (!closing) void client.start({ eventDispatcher: dispatcher });
+        if (closing) return;
+        connections.report('feishu', 'connecting');
+        startClient();
       }, delayMs);
     },
   });
@@ -153,9 +161,20 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
   };
   const dispatcher = new FrameDispatcher(handle, sdkLog);
 
+  // A start that throws is a connection that is down: said, and tried again as after onError.
+  function startClient(): void {
+    client.start({ eventDispatcher: dispatcher }).catch((error: unknown) => {
+      connections.report('feishu', 'down');
+      log.error(
+        { vendor: 'feishu', reason: scrubbed(error instanceof Error ? error.message : String(error), secrets) },
+        'Feishu long connection could not start',
+      );
+    });
+  }
+
   connections.report('feishu', 'connecting');
   log.info({ vendor: 'feishu', domain: redactUrl(options.domain) }, 'Feishu long connection opening');
-  void client.start({ eventDispatcher: dispatcher });
+  startClient();
 
   return {
     close: async (withinMs) => {
@@ -200,13 +219,6 @@ function plainPayload(data: unknown, cipher: AESCipher | undefined): Record<stri
   } catch {
     return 'the event does not decrypt with FEISHU_ENCRYPT_KEY';
   }
-}
-
-/** Every URL in `text` without its query (the endpoint's carries the ticket), and no secret of `secrets`. */
-export function scrubbed(text: string, secrets: readonly string[]): string {
-  let clean = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (url) => redactUrl(url));
-  for (const secret of secrets) if (secret) clean = clean.split(secret).join(REDACTED);
-  return clean;
 }
 
 /**

@@ -11,9 +11,12 @@ import type { Config, DingTalkConfig } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
 import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { type ApprovalEventDeps, acceptApprovalEvent } from '../../services/submission/accept-oa-event.js';
+import {
+  type ApprovalEventDeps,
+  acceptApprovalEvent,
+  approvalEventDepsFrom,
+} from '../../services/submission/accept-oa-event.js';
 import type { IntakeLoad } from '../../services/submission/intake-load.js';
-import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import { readDingTalkEvent } from '../connectors/dingtalk-approval-event.js';
 import {
   type DingTalkStream,
@@ -51,13 +54,7 @@ export function openDingTalkStreamDoor(deps: StreamDoorDeps): DingTalkStream | u
     },
     'DingTalk events over the Stream connection',
   );
-  const acceptance: ApprovalEventDeps = {
-    ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
-    intake: deps.intake,
-    log,
-    metrics: deps.metrics,
-    formMapping: deps.config.connectors.formMapping?.file,
-  };
+  const acceptance: ApprovalEventDeps = approvalEventDepsFrom({ ...deps, log });
   return openDingTalkStream({
     ...streamCredentials(dingtalk),
     onEvent: (event) => takeStreamEvent(acceptance, event, deps.config.http.startTimeoutMs),

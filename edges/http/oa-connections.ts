@@ -2,7 +2,8 @@
 // Feishu's long connection when FEISHU_EVENT_MODE=long-connection, DingTalk's Stream
 // (edges/http/dingtalk-stream-door.ts) when DINGTALK_EVENT_MODE=stream. Each event a connection
 // delivers goes where a callback's goes — `acceptApprovalEvent`, through the one start path, with
-// the process's intake — under the connection's own ack budget, counted from the event's arrival;
+// the process's intake — under the connection's ack budget (Feishu: 2 s of its 3 s; DingTalk's
+// Stream: WEBHOOK_START_TIMEOUT_MS, no shorter deadline being known), counted from the arrival;
 // the connection acknowledges it only once that resolves. Where each connection stands is reported
 // to `connections`, which /healthz and the `orders_oa_connection_up` gauge read.
 import type { Client } from '@temporalio/client';
@@ -11,9 +12,12 @@ import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
 import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { acceptApprovalEvent, type ApprovalEventOutcome } from '../../services/submission/accept-oa-event.js';
+import {
+  acceptApprovalEvent,
+  approvalEventDepsFrom,
+  type ApprovalEventOutcome,
+} from '../../services/submission/accept-oa-event.js';
 import type { IntakeLoad } from '../../services/submission/intake-load.js';
-import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import type { OaEvent } from '../connectors/connector.js';
 import { FEISHU_LONG_CONNECTION_ACK_MS, openFeishuLongConnection } from '../connectors/feishu-long-connection.js';
 import { openDingTalkStreamDoor } from './dingtalk-stream-door.js';
@@ -45,6 +49,7 @@ export function openOaConnections(deps: OaConnectionDeps): OaConnections {
             appSecret: feishu.appSecret,
             domain: feishu.apiBaseUrl,
             encryptKey: feishu.callback?.encryptKey,
+            verificationToken: feishu.callback?.verificationToken,
             log: deps.log,
             connections: deps.connections,
             take: taker(deps, FEISHU_LONG_CONNECTION_ACK_MS),
@@ -64,13 +69,7 @@ function taker(
   deps: OaConnectionDeps,
   vendorDeadlineMs: number,
 ): (event: OaEvent, arrivedAt: number) => Promise<ApprovalEventOutcome> {
-  const approvalDeps = {
-    ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
-    intake: deps.intake,
-    log: deps.log,
-    metrics: deps.metrics,
-    formMapping: deps.config.connectors.formMapping?.file,
-  };
+  const approvalDeps = approvalEventDepsFrom(deps);
   return (event, arrivedAt) =>
     acceptApprovalEvent(approvalDeps, event, { arrivedAt, replyBy: arrivedAt + replyBudgetMs(vendorDeadlineMs) });
 }

@@ -11,10 +11,13 @@ import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
 import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { acceptApprovalEvent, type ReplyDeadline } from '../../services/submission/accept-oa-event.js';
+import {
+  acceptApprovalEvent,
+  approvalEventDepsFrom,
+  type ReplyDeadline,
+} from '../../services/submission/accept-oa-event.js';
 import type { IntakeLoad } from '../../services/submission/intake-load.js';
 import { arrivalOf } from './arrival.js';
-import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import type { Connector, ConnectorReply } from '../connectors/connector.js';
 import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
 import { inRequestSpan } from './request-spans.js';
@@ -98,13 +101,7 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
           case 'event': {
             const outcome = await inRequestSpan(request, () =>
               acceptApprovalEvent(
-                {
-                  ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
-                  intake: deps.intake,
-                  log: request.log,
-                  metrics: deps.metrics,
-                  formMapping: deps.config.connectors.formMapping?.file,
-                },
+                approvalEventDepsFrom({ ...deps, log: request.log }),
                 callback.event,
                 replyDeadline(request, connector.vendorDeadlineMs),
               ),

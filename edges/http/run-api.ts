@@ -145,8 +145,15 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     log.info('api stopped');
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  // A stop that fails part way still ends the process, and says why: a silent rejection would leave
+  // it running half stopped.
+  const stopOrExit = (signal: string) =>
+    stop(signal).catch((error: unknown) => {
+      log.fatal({ err: error }, 'the API did not stop cleanly');
+      process.exit(1);
+    });
+  process.on('SIGINT', () => void stopOrExit('SIGINT'));
+  process.on('SIGTERM', () => void stopOrExit('SIGTERM'));
 
   await app.listen({ port: config.http.port, host: config.http.host });
   if (!draining) oaConnections = openOaConnections({ config, prisma, temporal, metrics, intake, log, connections });

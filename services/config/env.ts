@@ -567,22 +567,30 @@ export function loadConfig(source: EnvSource = process.env): Config {
   };
 }
 
-/** Which OA connectors are on, for the start-up log; Feishu's events come through its callback, its long connection or both. */
+/**
+ * Which OA connectors are on, for the start-up log; Feishu's events come through its callback, its
+ * long connection or both, DingTalk's through its callback, its Stream or both.
+ */
 export function connectorStates(config: Config): {
   feishu: 'on' | 'off';
   feishuEvents: ('callback' | 'long-connection')[];
   dingtalk: 'on' | 'off';
+  dingtalkEvents: ('callback' | 'stream')[];
   wecom: 'on' | 'off';
   formMapping: string;
 } {
-  const feishu = config.connectors.feishu;
+  const { feishu, dingtalk } = config.connectors;
   return {
     feishu: feishu ? 'on' : 'off',
     feishuEvents: [
       ...(feishu?.callback ? (['callback'] as const) : []),
       ...(feishu?.eventMode === 'long-connection' ? (['long-connection'] as const) : []),
     ],
-    dingtalk: config.connectors.dingtalk ? 'on' : 'off',
+    dingtalk: dingtalk ? 'on' : 'off',
+    dingtalkEvents: [
+      ...(dingtalk?.callback ? (['callback'] as const) : []),
+      ...(dingtalk?.stream ? (['stream'] as const) : []),
+    ],
     wecom: config.connectors.wecom ? 'on' : 'off',
     formMapping: config.connectors.formMapping?.path ?? 'none',
   };

@@ -14,7 +14,11 @@ import { IdempotencyConflictError } from '../../domain/errors.js';
 import { type FormMappingFile, isOrderDefinition } from '../../domain/form-mapping.js';
 import { KnownFailure, RETRY_AFTER_SECONDS } from '../failure-outcome.js';
 import type { ProductMetrics } from '../metrics/product-metrics.js';
-import { type Submission, type SubmissionDeps, submitApprovalForm } from './submit-approval.js';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config/env.js';
+import type { PrismaClient } from '../db/prisma-client.js';
+import type { IntakeLoad } from './intake-load.js';
+import { type Submission, type SubmissionDeps, submissionDepsFrom, submitApprovalForm } from './submit-approval.js';
 
 /** One approval event as a connector read it (edges/connectors/connector.ts `OaEvent`). */
 export interface ApprovalEvent {
@@ -52,6 +56,24 @@ export interface ApprovalEventDeps extends SubmissionDeps {
   metrics: ProductMetrics;
   /** The mapping file: which approval definitions are orders. */
   formMapping: FormMappingFile | undefined;
+}
+
+/** What every door of OA events (the callbacks, the connections) hands `acceptApprovalEvent`. */
+export function approvalEventDepsFrom(parts: {
+  config: Config;
+  prisma: PrismaClient;
+  temporal: Client;
+  intake: IntakeLoad;
+  log: ApprovalEventDeps['log'];
+  metrics: ProductMetrics;
+}): ApprovalEventDeps {
+  return {
+    ...submissionDepsFrom(parts.config, parts.prisma, parts.temporal),
+    intake: parts.intake,
+    log: parts.log,
+    metrics: parts.metrics,
+    formMapping: parts.config.connectors.formMapping?.file,
+  };
 }
 
 /** When the vendor's reply is due, in epoch milliseconds, and when its callback arrived. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { unrecoverableBrokerFailure } from '../../examples/consumer/broker-consumer.js';
 import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../services/config/consumer-config.js';
-import { ConfigError, loadConfig, SETTING_NAMES } from '../../services/config/env.js';
+import { ConfigError, connectorStates, loadConfig, SETTING_NAMES } from '../../services/config/env.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -520,16 +520,20 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
   });
 
   it('in stream mode needs the app key and secret alone: the callback stays off without its keys', () => {
-    const dingtalk = loadConfig({ ...app, DINGTALK_EVENT_MODE: 'stream' }).connectors.dingtalk;
+    const config = loadConfig({ ...app, DINGTALK_EVENT_MODE: 'stream' });
+    const dingtalk = config.connectors.dingtalk;
     assert.equal(dingtalk?.stream, true);
     assert.equal(dingtalk?.callback, undefined);
     assert.equal(dingtalk?.apiBaseUrl, 'https://api.dingtalk.com', 'the endpoint is asked of DINGTALK_API_BASE_URL');
+    assert.deepEqual(connectorStates(config).dingtalkEvents, ['stream'], 'the start-up log names the one door');
   });
 
   it('in stream mode keeps the callback on beside it while both its keys are set: both doors during a move', () => {
-    const dingtalk = loadConfig({ ...app, ...callbackKeys, DINGTALK_EVENT_MODE: 'stream' }).connectors.dingtalk;
+    const config = loadConfig({ ...app, ...callbackKeys, DINGTALK_EVENT_MODE: 'stream' });
+    const dingtalk = config.connectors.dingtalk;
     assert.equal(dingtalk?.stream, true);
     assert.equal(dingtalk?.callback?.token, 'ding-token');
+    assert.deepEqual(connectorStates(config).dingtalkEvents, ['callback', 'stream']);
   });
 
   it('refuses stream mode without the app key or secret, and a callback key without the other, naming them', () => {

@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import pino from 'pino';
 import { readFeishuEvent } from '../../edges/connectors/feishu-event.js';
-import { filteredSdkLogger, scrubbed } from '../../edges/connectors/feishu-long-connection.js';
+import { filteredSdkLogger } from '../../edges/connectors/feishu-long-connection.js';
+import { scrubbed } from '../../domain-node/redact-url.js';
 import { feishuApprovalPayload, feishuApprovalPayloadV2 } from '../../tools/harness/fake-feishu.js';
 import { decodeFrame, encodeFrame, type Frame } from '../../tools/harness/fake-feishu-long-connection.js';
 

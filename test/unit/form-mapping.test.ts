@@ -260,6 +260,7 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       feishu: 'off',
       feishuEvents: [],
       dingtalk: 'off',
+      dingtalkEvents: [],
       wecom: 'on',
       formMapping: EXAMPLE,
     });

@@ -62,6 +62,9 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
   let decisionsTaken = 0;
   let decisionsCarriedOut = 0;
   let decisionWindowClosed = false;
+  // From the moment a delivery has failed for good until the run holds DELIVERY_FAILED, the record
+  // may already say DELIVERY_FAILED: an operator who reads it and decides is heard, not refused.
+  let deliveryFailing = false;
   // The order itself: given, or read from its approval form by the first step.
   let input: OrderWorkflowInput | undefined = isFormOrder(start) ? undefined : start;
   // What the Temporal UI shows as the run's current details, kept with the status.
@@ -104,7 +107,8 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
         if (!(DELIVERY_DECISIONS as readonly string[]).includes(request.decision)) {
           throw new Error(`decision must be one of ${DELIVERY_DECISIONS.join(', ')} for an order workflow`);
         }
-        if (state.status !== 'DELIVERY_FAILED' || decisionsTaken > decisionsCarriedOut || decisionWindowClosed) {
+        const awaiting = state.status === 'DELIVERY_FAILED' || deliveryFailing;
+        if (!awaiting || decisionsTaken > decisionsCarriedOut || decisionWindowClosed) {
           throw new Error(`nothing to decide: status is ${state.status}`);
         }
       },
@@ -194,6 +198,7 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
 
   async function deliver(order: OrderWriteResult): Promise<void> {
     for (;;) {
+      const carrying = decisionsTaken; // the redelivery this attempt carries out, if any
       try {
         await deliverOrderEvent({ order: toWrite, written: order });
         setStatus('DELIVERED');
@@ -201,6 +206,7 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
         const failure = describeActivityFailure(error, toWrite.policy.maxAttempts);
         state.lastError = `${failure.type}: ${failure.message}`;
         showState();
+        deliveryFailing = true;
         const recorded = await recordDeliveryOutcome({
           idempotencyKey: key,
           status: 'DELIVERY_FAILED',
@@ -208,9 +214,14 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
         });
         // An earlier attempt was acknowledged and recorded, only its completion got lost.
         setStatus(recorded === 'DELIVERED' ? 'DELIVERED' : 'DELIVERY_FAILED');
+        deliveryFailing = false;
       }
-      decisionsCarriedOut = decisionsTaken; // a redelivery asked for has now run
-      if (state.status === 'DELIVERED') return;
+      if (state.status === 'DELIVERED') {
+        // Delivered: a decision heard while the failure was being recorded has nothing left to do.
+        decisionsCarriedOut = decisionsTaken;
+        return;
+      }
+      decisionsCarriedOut = carrying; // a decision heard meanwhile is the next one to carry out
 
       // The order stands; only telling the downstream failed. Wait (bounded) for an operator.
       const decided = await condition(() => decision !== undefined, toWrite.policy.decisionTimeoutMs);

@@ -10,7 +10,8 @@ import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
-import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
+import { decideUpdate, deliveryWorkflowIdFor, orderStateQuery } from '../../workflows/definitions.js';
+import { WorkflowUpdateStage } from '@temporalio/client';
 import { decideDelivery, NoPendingDecisionError } from '../../services/submission/operator-decisions.js';
 import { createActivities } from '../../activities/index.js';
 import type { OrderEventPublisher } from '../../services/broker/order-event-publisher.js';
@@ -228,6 +229,30 @@ describe('delivery of order events', () => {
     assert.equal(handledAnswer.status, 'DELIVERED');
     await statusReaches(service, handled.key, 'DELIVERED');
     assertSameKeyAndEvent(handled.key, 1);
+  });
+  it('an operator who decides as soon as the record says DELIVERY_FAILED is heard, before the workflow has caught up', async () => {
+    // The record is written by an activity; the workflow moves to DELIVERY_FAILED only once that
+    // activity's completion reaches it. An operator reading the record in between is not refused.
+    const { key, body } = await submit('DEARLY');
+    downstream.script(key, [{ kind: 'status', status: 400 }]);
+    const held = faults.holdDeliveryOutcome(key);
+    try {
+      assert.equal((await postApproval(service, body)).statusCode, 202);
+      await statusReaches(service, key, 'DELIVERY_FAILED');
+      const handle = service.temporal.workflow.getHandle<typeof orderWorkflow>(orderWorkflowIdFor(key));
+      assert.equal((await handle.query(orderStateQuery)).status, 'SUBMITTED', 'the workflow has not heard it yet');
+      const update = await handle.startUpdate(decideUpdate, {
+        args: [{ decision: 'redeliver', decidedBy: 'early-operator' }],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      held.release();
+      assert.equal((await update.result()).status, 'DELIVERED');
+      assert.equal((await handle.result()).finalStatus, 'DELIVERED');
+      assertSameKeyAndEvent(key, 2);
+      assert.equal(await downstream.effects(key), 1);
+    } finally {
+      held.release();
+    }
   });
   it('the operator path decides while the order workflow still waits: its own update, no delivery workflow', async () => {
     const { key, body } = await submit('DOPWAIT');

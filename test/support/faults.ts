@@ -26,6 +26,7 @@ export type Fault =
 export class FaultPlan {
   private readonly faults = new Map<string, Fault>();
   private readonly delays = new Map<string, number[]>();
+  private readonly heldOutcomes = new Map<string, Promise<void>>();
   set(approvalNo: string, fault: Fault): void {
     this.faults.set(approvalNo, fault);
   }
@@ -35,6 +36,23 @@ export class FaultPlan {
   }
   get(approvalNo: string): Fault | undefined {
     return this.faults.get(approvalNo);
+  }
+  /**
+   * The delivery outcome of `key` is recorded, then its activity holds until `release` is called:
+   * the record already says DELIVERY_FAILED while the workflow has not heard it yet.
+   */
+  holdDeliveryOutcome(key: string): { release: () => void } {
+    let release = () => {};
+    this.heldOutcomes.set(key, new Promise<void>((resolve) => (release = resolve)));
+    return {
+      release: () => {
+        this.heldOutcomes.delete(key);
+        release();
+      },
+    };
+  }
+  heldOutcome(key: string): Promise<void> | undefined {
+    return this.heldOutcomes.get(key);
   }
   /** The `nextRetryDelay` each failure injected for `approvalNo` carried, in order. */
   retryDelaysOf(approvalNo: string): number[] {
@@ -81,6 +99,11 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
           throw toActivityFailure(new Error('the reply was garbled after the commit'), attempt);
         }
         return real.writeOrder(input);
+      },
+      async recordDeliveryOutcome(request: Parameters<Activities['recordDeliveryOutcome']>[0]) {
+        const recorded = await real.recordDeliveryOutcome(request);
+        await plan.heldOutcome(request.idempotencyKey);
+        return recorded;
       },
     };
   };

@@ -34,6 +34,9 @@ export interface DingTalkSuccess {
 
 const NONCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/** DingTalk's deadline for a callback's reply: later, it counts the delivery as failed and sends it again. */
+export const DINGTALK_REPLY_DEADLINE_MS = 1_500;
+
 export function createDingTalkConnector(options: DingTalkConnectorOptions): Connector {
   assertAesKey(options.aesKey, 'the DingTalk aes_key');
   const { toleranceSeconds } = options;
@@ -83,5 +86,5 @@ export function createDingTalkConnector(options: DingTalkConnectorOptions): Conn
     return { ...readDingTalkEvent(eventType, payload, eventId), ack: success() };
   };
 
-  return { vendor: 'dingtalk', vendorDeadlineMs: 1_500, read };
+  return { vendor: 'dingtalk', vendorDeadlineMs: DINGTALK_REPLY_DEADLINE_MS, read };
 }

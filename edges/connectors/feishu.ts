@@ -28,6 +28,9 @@ export const FEISHU_SIGNATURE_HEADERS = {
   signature: 'X-Lark-Signature',
 } as const;
 
+/** Feishu's deadline for a callback's reply: later, it counts the delivery as failed and sends it again. */
+export const FEISHU_REPLY_DEADLINE_MS = 3_000;
+
 /** Feishu's request signature: hex SHA-256 over timestamp, nonce, Encrypt Key and the raw body. */
 export function feishuSignature(timestamp: string, nonce: string, encryptKey: string, rawBody: Buffer): string {
   return createHash('sha256')
@@ -108,5 +111,5 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
     return { ...readFeishuEvent(payload), ack: ACK };
   };
 
-  return { vendor: 'feishu', vendorDeadlineMs: 3_000, read };
+  return { vendor: 'feishu', vendorDeadlineMs: FEISHU_REPLY_DEADLINE_MS, read };
 }

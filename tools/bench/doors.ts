@@ -16,6 +16,8 @@ import {
 } from '../harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback, startFakeFeishu } from '../harness/fake-feishu.js';
 import { approvalBody, signedHeaders, SKUS } from './approvals.js';
+import { FEISHU_REPLY_DEADLINE_MS } from '../../edges/connectors/feishu.js';
+import { DINGTALK_REPLY_DEADLINE_MS } from '../../edges/connectors/dingtalk.js';
 
 export const BURST_DOORS = ['webhook', 'feishu', 'dingtalk'] as const;
 export type BurstDoorName = (typeof BURST_DOORS)[number];
@@ -40,10 +42,6 @@ export interface BurstDoor {
   request(payload: string): DoorRequest;
   close(): Promise<void>;
 }
-
-/** The vendors' reply deadlines (docs/connectors.md): the sender gives up on an answer after them. */
-const FEISHU_DEADLINE_MS = 3_000;
-const DINGTALK_DEADLINE_MS = 1_500;
 
 const randomSku = () => SKUS[Math.floor(Math.random() * SKUS.length)] as string;
 
@@ -80,7 +78,7 @@ export async function feishuDoor(): Promise<BurstDoor> {
       FEISHU_VERIFICATION_TOKEN: token,
       FEISHU_API_BASE_URL: fake.url,
     },
-    timeoutMs: FEISHU_DEADLINE_MS,
+    timeoutMs: FEISHU_REPLY_DEADLINE_MS, // the sender gives up on an answer after the vendor's deadline
     accepted: new Set([200]),
     approval(approvalNo) {
       fake.register(approvalNo, approvedFeishuOrder(randomSku(), 1, 10));
@@ -108,7 +106,7 @@ export async function dingtalkDoor(): Promise<BurstDoor> {
       DINGTALK_TOKEN: token,
       DINGTALK_API_BASE_URL: fake.url,
     },
-    timeoutMs: DINGTALK_DEADLINE_MS,
+    timeoutMs: DINGTALK_REPLY_DEADLINE_MS,
     accepted: new Set([200]),
     approval(approvalNo) {
       fake.register(approvalNo, approvedDingTalkOrder(randomSku(), 1, 10, 'CUST-DT-BENCH'));

@@ -95,45 +95,41 @@ class DeliverThroughConnector extends Step {
   }
 }
 
-/** The same approval pushed over Feishu's long connection (MAIN keys only), its first ack lost or not. */
-class DeliverOverLongConnection extends Step {
-  readonly kind = "deliver over Feishu's long connection";
-  constructor(
-    readonly slot: number,
-    readonly loseAck: boolean,
-  ) {
-    super();
-  }
-  override check() {
-    return SLOTS[this.slot]?.operation === 'MAIN';
-  }
-  protected async act(model: Model, world: World) {
-    await world.deliverLongConnection(model, this.slot, this.loseAck);
-  }
-  toString() {
-    const lost = this.loseAck ? ', the connection dropped before its ack reached Feishu' : '';
-    return `Feishu pushes over its long connection: ${slotLabel(this.slot)} approved (approval_instance)${lost}`;
-  }
-}
+/** How each vendor's outbound connection is named in a run's trace, and what it carries. */
+const VENDOR_CONNECTIONS = {
+  feishu: {
+    kind: "deliver over Feishu's long connection",
+    says: 'Feishu pushes over its long connection: {slot} approved (approval_instance)',
+    lost: ', the connection dropped before its ack reached Feishu',
+  },
+  dingtalk: {
+    kind: "deliver over DingTalk's Stream",
+    says: 'DingTalk pushes over its Stream: {slot} agreed (bpms_instance_change)',
+    lost: ', its first ack lost with the connection',
+  },
+} as const;
 
-/** The same approval pushed over DingTalk's Stream (MAIN keys only), its first ack lost or not. */
-class DeliverOverStream extends Step {
-  readonly kind = "deliver over DingTalk's Stream";
+/** The same approval pushed over a vendor's connection the API holds (MAIN keys only), its first ack lost or not. */
+class DeliverOverVendorConnection extends Step {
+  readonly kind: string;
   constructor(
+    readonly vendor: keyof typeof VENDOR_CONNECTIONS,
     readonly slot: number,
     readonly loseAck: boolean,
   ) {
     super();
+    this.kind = VENDOR_CONNECTIONS[vendor].kind;
   }
   override check() {
     return SLOTS[this.slot]?.operation === 'MAIN';
   }
   protected async act(model: Model, world: World) {
-    await world.deliverStream(model, this.slot, this.loseAck);
+    if (this.vendor === 'feishu') await world.deliverLongConnection(model, this.slot, this.loseAck);
+    else await world.deliverStream(model, this.slot, this.loseAck);
   }
   toString() {
-    const lost = this.loseAck ? ', its first ack lost with the connection' : '';
-    return `DingTalk pushes over its Stream: ${slotLabel(this.slot)} agreed (bpms_instance_change)${lost}`;
+    const { says, lost } = VENDOR_CONNECTIONS[this.vendor];
+    return says.replace('{slot}', slotLabel(this.slot)) + (this.loseAck ? lost : '');
   }
 }
 
@@ -488,6 +484,8 @@ class DecisionWindowPasses extends Step {
 }
 
 const slot = fc.integer({ min: 0, max: SLOTS.length - 1 });
+const overConnection = (vendor: keyof typeof VENDOR_CONNECTIONS) =>
+  fc.tuple(slot, fc.boolean()).map(([s, loseAck]) => new DeliverOverVendorConnection(vendor, s, loseAck));
 
 /** Every command kind, by the name `--without` takes, with its weight. */
 export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
@@ -495,14 +493,8 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
   redeliver: { weight: 2, arbitrary: slot.map((s) => new Redeliver(s)) },
   mcp: { weight: 1, arbitrary: slot.map((s) => new DeliverOverMcp(s)) },
   connector: { weight: 2, arbitrary: slot.map((s) => new DeliverThroughConnector(s)) },
-  'long-connection': {
-    weight: 2,
-    arbitrary: fc.tuple(slot, fc.boolean()).map(([s, loseAck]) => new DeliverOverLongConnection(s, loseAck)),
-  },
-  stream: {
-    weight: 2,
-    arbitrary: fc.tuple(slot, fc.boolean()).map(([s, loseAck]) => new DeliverOverStream(s, loseAck)),
-  },
+  'long-connection': { weight: 2, arbitrary: overConnection('feishu') },
+  stream: { weight: 2, arbitrary: overConnection('dingtalk') },
   concurrent: {
     weight: 2,
     arbitrary: fc.tuple(slot, fc.integer({ min: 2, max: 6 })).map(([s, k]) => new DeliverConcurrently(s, k)),

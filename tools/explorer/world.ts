@@ -309,15 +309,7 @@ export class World {
     if (answer.status !== 503 && (answer.status !== 200 || answer.body !== '')) {
       throw new InvariantViolation('an authentic WeCom callback is acknowledged with an empty 200', where);
     }
-    const { rows } = await this.stack.db.query<{ source: string }>(
-      'SELECT source FROM idempotency_record WHERE idempotent_key = $1',
-      [this.keyOf(slot)],
-    );
-    const state = keyModel(model, slot);
-    if (rows[0]?.source === 'wecom') {
-      state.connectorClaimed = true;
-      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
-    }
+    await this.noteConnectorClaim(model, slot, 'wecom');
     return answer;
   }
 
@@ -359,21 +351,10 @@ export class World {
         `${where}: ${String(error)}`,
       );
     }
-    const { rows } = await this.stack.db.query<{ source: string }>(
-      'SELECT source FROM idempotency_record WHERE idempotent_key = $1',
-      [this.keyOf(slot)],
-    );
-    if (rows.length === 0) {
-      throw new InvariantViolation(
-        'an approval pushed over the long connection is acknowledged only once claimed',
-        where,
-      );
-    }
-    const state = keyModel(model, slot);
-    if (rows[0]?.source === 'feishu') {
-      state.connectorClaimed = true;
-      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
-    }
+    await this.noteConnectorClaim(model, slot, 'feishu', {
+      promise: 'an approval pushed over the long connection is acknowledged only once claimed',
+      where,
+    });
   }
 
   /**
@@ -422,18 +403,32 @@ export class World {
       await sleep(50);
     }
     this.trace(`${where}: SUCCESS after ${stream.deliveries(eventId)} deliveries`);
+    await this.noteConnectorClaim(model, slot, 'dingtalk', {
+      promise: 'an approval pushed over the Stream is acknowledged only once claimed',
+      where,
+    });
+  }
+
+  /**
+   * Which door claimed the slot's key: one a connector claimed first holds the connector's own
+   * copy of the order, which may end in compensation when its stock is scarce. A door that
+   * acknowledges only once claimed passes `unclaimed`, the promise an unclaimed key breaks.
+   */
+  private async noteConnectorClaim(
+    model: Model,
+    slot: number,
+    source: 'wecom' | 'feishu' | 'dingtalk',
+    unclaimed?: { promise: string; where: string },
+  ): Promise<void> {
     const { rows } = await this.stack.db.query<{ source: string }>(
       'SELECT source FROM idempotency_record WHERE idempotent_key = $1',
       [this.keyOf(slot)],
     );
-    if (rows.length === 0) {
-      throw new InvariantViolation('an approval pushed over the Stream is acknowledged only once claimed', where);
-    }
+    if (rows.length === 0 && unclaimed) throw new InvariantViolation(unclaimed.promise, unclaimed.where);
+    if (rows[0]?.source !== source) return;
     const state = keyModel(model, slot);
-    if (rows[0]?.source === 'dingtalk') {
-      state.connectorClaimed = true;
-      if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
-    }
+    state.connectorClaimed = true;
+    if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
   }
 
   private judge(model: Model, slot: number, payload: Payload, answer: Answer, faultActive: boolean, via = ''): void {

@@ -11,7 +11,7 @@ export type TcpProxyMode =
   | { kind: 'pass' }
   /** Every answer reaches the caller `ms` after it arrived, in order. */
   | { kind: 'delay-replies'; ms: number }
-  /** Requests reach the server; every answer is dropped, and the connection stays open. */
+  /** Requests reach the server; every answer is dropped; the connection stays open until the mode changes. */
   | { kind: 'swallow-replies' }
   /**
    * The next request on each connection reaches the server, then every answer on that connection
@@ -132,7 +132,10 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     lostAnswers: () => lost,
     cutAll,
     setMode: async (next) => {
-      if (mode.kind === 'blackhole' && next.kind !== 'blackhole') cutAll();
+      // Bytes that never arrived leave a connection no protocol can resume (HTTP/2's framing and
+      // header tables are out of step): as on a real network, the line that lost them is cut.
+      const lostBytes = mode.kind === 'blackhole' || mode.kind === 'swallow-replies';
+      if (lostBytes && next.kind !== mode.kind) cutAll();
       const wasRefusing = mode.kind === 'refuse';
       mode = next;
       if (next.kind === 'refuse' && !wasRefusing) {

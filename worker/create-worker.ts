@@ -11,6 +11,7 @@ import { noProductMetrics, type ProductMetrics } from '../services/metrics/produ
 import { connectionOptions, type TemporalTarget } from '../services/temporal/connection.js';
 import { workerTracing } from '../services/telemetry/tracing.js';
 import type { WorkflowCode } from './workflow-bundle.js';
+import { WriteSlots } from './write-slots.js';
 
 /** The worker's native connection; the TLS settings were checked when the process connected its client. */
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
@@ -70,6 +71,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   };
   const real = createActivities(activityDeps);
   const tracing = workerTracing();
+  const writeSlots = new WriteSlots(deps.slots.localActivities);
   const worker = await Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -77,13 +79,23 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     workflowBundle: deps.workflows,
     activities: deps.activities ? deps.activities(real, activityDeps) : real,
     interceptors: {
-      activity: [...(tracing?.interceptors.activity ?? []), () => ({ inbound: new ActivityFailureMetrics(metrics) })],
+      activity: [
+        // Outermost: a write counts as running until it has returned, whatever Temporal decided.
+        (context) =>
+          context.info.isLocal ? { inbound: { execute: (input, next) => writeSlots.track(() => next(input)) } } : {},
+        ...(tracing?.interceptors.activity ?? []),
+        () => ({ inbound: new ActivityFailureMetrics(metrics) }),
+      ],
     },
     ...(tracing ? { sinks: tracing.sinks } : {}),
     ...(deps.deployment ? { workerDeploymentOptions: versioned(deps.deployment) } : {}),
-    maxConcurrentActivityTaskExecutions: deps.slots.activities,
-    maxConcurrentLocalActivityExecutions: deps.slots.localActivities,
-    maxConcurrentWorkflowTaskExecutions: deps.slots.workflowTasks,
+    tuner: {
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: deps.slots.workflowTasks },
+      activityTaskSlotSupplier: { type: 'fixed-size', numSlots: deps.slots.activities },
+      localActivityTaskSlotSupplier: writeSlots,
+      // No Nexus operations run here; the SDK's default.
+      nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
+    },
     ...deps.options,
   });
   if (publisher) {

@@ -23,10 +23,16 @@
 // writes (services/config/worker-slots.ts): 50 writes one after another, about 50 x 2.55 s = 128 s.
 // The last write waits about that long for its slot, which counts against its schedule-to-close
 // only (decision 30), set here to 480 s so that three times that nearly fits on a loaded machine.
+//
+// Then one COMMIT's reply held back 12 s, past the attempt's 10 s: Temporal times the attempt out
+// and lets its slot go while the write still holds its connection (the server has committed). The
+// retry must not start until that write has returned: one write on one connection at a time, the
+// retry finding the order written (worker/write-slots.ts). The SDK's own fixed-size supplier runs
+// the retry beside it, two connections in use, and the test fails.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { compensationWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { type Config } from '../../services/config/env.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
 import { createPrismaClient, poolCounts, type PrismaClient } from '../../services/db/prisma-client.js';
@@ -49,6 +55,8 @@ import {
 
 const BURST = 50;
 const COMMIT_HELD_MS = 2_500;
+/** Past ACTIVITY_START_TO_CLOSE_MS: the attempt times out with its COMMIT on its way back. */
+const COMMIT_PAST_ATTEMPT_MS = 12_000;
 const TIMINGS = {
   ACTIVITY_START_TO_CLOSE_MS: '10000',
   DB_STATEMENT_TIMEOUT_MS: '1500',
@@ -128,6 +136,15 @@ describe('a burst of approvals on a worker whose pool is 2 connections to a slow
   let proxy: PgProxy;
   let workerPrisma: PrismaClient;
   let worker: { stop: () => Promise<void> };
+  // Read by the proxy at every COMMIT: a test may hold the replies back longer.
+  const faults = {
+    lostCommitReply: 0,
+    reset: 0,
+    latency: 0,
+    latencyMs: 0,
+    slowCommit: 1,
+    slowCommitMs: COMMIT_HELD_MS,
+  };
 
   before(async () => {
     // The API (and the test's reads) on a pool of their own, straight to the database.
@@ -136,7 +153,7 @@ describe('a burst of approvals on a worker whose pool is 2 connections to a slow
     proxy = await startPgProxy({
       targetPort: Number(databaseUrl.port),
       random: () => 0,
-      faults: { lostCommitReply: 0, reset: 0, latency: 0, latencyMs: 0, slowCommit: 1, slowCommitMs: COMMIT_HELD_MS },
+      faults,
     });
     databaseUrl.hostname = '127.0.0.1';
     databaseUrl.port = String(proxy.port);
@@ -166,8 +183,8 @@ describe('a burst of approvals on a worker whose pool is 2 connections to a slow
     for (let i = 0; i < BURST; i++) approvals.push(await freshApproval(service.prisma, 'BOUND'));
     const keys = approvals.map((each) => each.key);
     // One write first, so that the burst finds the worker's connection open: opening one (the
-    // startup and authentication round trips) on a loaded machine may by itself take longer than
-    // the 400 ms a transaction may take to start, which is not what this test is about.
+    // startup and authentication round trips) on a loaded machine eats into the 2000 ms a
+    // transaction may take to start, which is not what this test is about.
     const first = await freshApproval(service.prisma, 'BOUND-FIRST');
     assert.equal((await postApproval(service, first.body)).statusCode, 202);
     await statusReaches(service, first.key, 'SUBMITTED');
@@ -203,5 +220,40 @@ describe('a burst of approvals on a worker whose pool is 2 connections to a slow
     assert.ok(pool.maxInUse >= 1, `the sampled pool served the writes: ${JSON.stringify(pool)}`);
     assert.ok(pool.samples >= 100, `the pool was sampled throughout the burst: ${JSON.stringify(pool)}`);
     assert.ok(proxy.counts.slowCommits >= BURST, `every write was slowed: ${JSON.stringify(proxy.counts)}`);
+  });
+
+  it('keeps the slot of a timed-out write until the write returns, so that its retry never runs beside it', async () => {
+    // The COMMIT's reply now comes after the attempt's 10 s: Temporal gives up on the attempt and
+    // frees its slot while the write still holds its connection; the server has committed. The
+    // retry (1 s later) finds the order written — but only once the first write has returned.
+    faults.slowCommitMs = COMMIT_PAST_ATTEMPT_MS;
+    const approval = await freshApproval(service.prisma, 'BOUND-TIMEDOUT');
+    const { pool } = await samplingPool(workerPrisma, async () => {
+      assert.equal((await postApproval(service, approval.body)).statusCode, 202);
+      await service.temporal.workflow.getHandle(orderWorkflowIdFor(approval.key)).result();
+    });
+    faults.slowCommitMs = COMMIT_HELD_MS;
+
+    const orders = await service.prisma.orderMain.findMany({ where: { idempotentKey: approval.key } });
+    const record = await service.prisma.idempotencyRecord.findUniqueOrThrow({ where: { idempotentKey: approval.key } });
+    assert.deepEqual(
+      {
+        orders: orders.map((order) => order.writtenAttempt),
+        status: record.status,
+        // Attempt 1 timed out (it committed all the same); attempt 2 found its order.
+        attempts: record.attempts,
+        compensation: await workflowExists(service.temporal, compensationWorkflowIdFor(approval.key)),
+        mostWritesHoldingAConnection: pool.maxInUse,
+        maxWaitingForAConnection: pool.maxWaiting,
+      },
+      {
+        orders: [1],
+        status: 'SUBMITTED',
+        attempts: 2,
+        compensation: false,
+        mostWritesHoldingAConnection: 1,
+        maxWaitingForAConnection: 0,
+      },
+    );
   });
 });

@@ -249,8 +249,21 @@ export async function recompensate(
     );
   }
   const workflowId = compensationWorkflowIdFor(key);
-  const running = (await describeIfExists(deps.temporal, workflowId))?.status.name === 'RUNNING';
-  if (running) return { idempotencyKey: key, workflowId, started: false, previousStatus: record.status };
+  const compensation = await describeIfExists(deps.temporal, workflowId);
+  if (compensation?.status.name === 'RUNNING') {
+    const alreadyRunning = { idempotencyKey: key, workflowId, started: false, previousStatus: record.status };
+    // COMPENSATING: it waits for a decision. FAILED or COMPENSATED: the run has recorded its end
+    // and is closing — or has only just begun and not yet said COMPENSATING. Give it the moment
+    // a run takes to close; one still running after that is the one in compensation.
+    if (record.status === 'COMPENSATING') return alreadyRunning;
+    try {
+      await deps.temporal.withDeadline(Date.now() + WINDOW_CLOSING_MS, () =>
+        waitForRunToClose(deps.temporal, workflowId, compensation.runId),
+      );
+    } catch {
+      return alreadyRunning;
+    }
+  }
 
   // Compensation is recorded per failed run of the order workflow: the latest run is the one.
   // When Temporal's history of it has expired, the database still knows the last failed run —

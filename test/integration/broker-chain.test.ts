@@ -285,7 +285,10 @@ describe('the chain from the webhook to the RabbitMQ consumer, under faults', ()
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         for (let key = histories.shift(); key; key = histories.shift()) {
-          const history = await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).fetchHistory();
+          // Once the run has closed: a retried attempt's start is written to history with its end.
+          const handle = service.temporal.workflow.getHandle(orderWorkflowIdFor(key));
+          await handle.result();
+          const history = await handle.fetchHistory();
           const { deliverOrderEvent = {} } = attemptsByActivityType(historySteps(history));
           for (const [attempt, n] of Object.entries(deliverOrderEvent)) {
             deliveryAttempts[Number(attempt)] = (deliveryAttempts[Number(attempt)] ?? 0) + n;

@@ -81,6 +81,10 @@ describe('delivery of order events to a message broker', () => {
         AMQP_URL: throughProxy(proxy),
         ORDER_EVENTS_EXCHANGE: exchange,
         AMQP_CONFIRM_TIMEOUT_MS: '3000',
+        // Well above the confirm timeout, so that an attempt that waits for a confirm ends on the
+        // confirm's timeout and not on its own, on a loaded machine too.
+        ACTIVITY_START_TO_CLOSE_MS: '7000',
+        ACTIVITY_SCHEDULE_TO_CLOSE_MS: '60000',
       }),
     });
   });
@@ -121,8 +125,11 @@ describe('delivery of order events to a message broker', () => {
   }
 
   /** The delivery's last attempt, and the failure class of the attempt before it. */
+  /** Of a run that has closed: a retried attempt's start is written to history with its end. */
   async function lastDeliveryAttempt(key: string) {
-    const history = await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).fetchHistory();
+    const handle = service.temporal.workflow.getHandle(orderWorkflowIdFor(key));
+    await handle.result();
+    const history = await handle.fetchHistory();
     const deliveries = new Set<string>();
     let last: { attempt: number; retriedAfter: string | undefined } | undefined;
     for (const event of history.events ?? []) {

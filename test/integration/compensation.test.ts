@@ -301,7 +301,11 @@ describe('compensation: a resubmit whose start keeps failing', () => {
     startRefused = false; // Temporal accepts starts again: the step's retry carries the decision out
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
-    const decided = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
+    // The step records the decision once the new run started; that run may write first.
+    const decided = await eventually('the decision recorded', async () => {
+      const row = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
+      return row.decision === null ? undefined : row;
+    });
     assert.deepEqual([decided.decision, decided.decidedBy], ['resubmit', 'test-operator']);
   });
 });

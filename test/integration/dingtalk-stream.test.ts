@@ -246,10 +246,16 @@ describe('DingTalk Stream mode', () => {
     await whileEventsCannotBeRecorded(async () => {
       eventId = pushApproval(instanceId);
       // Killed once its claim waits for the lock: the event is in hand, its key not yet claimed.
-      await eventually('the claim waiting', async () => ((await recordsWaiting()) > 0 ? true : undefined), 10_000);
+      await eventually('the claim waiting', async () => ((await recordsWaiting()) > 0 ? true : undefined), 60_000);
       await apiA.kill('SIGKILL');
     });
-    assert.deepEqual(fake.stream.acks(eventId), [], 'the killed instance acknowledged nothing');
+    // On a loaded machine the claim's lock timeout may run out before the kill lands: LATER is
+    // no acknowledgement either, and DingTalk sends the event again all the same.
+    assert.deepEqual(
+      fake.stream.acks(eventId).filter((ack) => ack.status !== 'LATER'),
+      [],
+      'the killed instance acknowledged nothing',
+    );
     assert.equal(await orderCount(service.prisma, key), 0);
     await apiA.start();
     await acknowledged(eventId);

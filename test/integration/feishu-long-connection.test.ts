@@ -39,7 +39,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-  workflowRuns,
+  visibleRuns,
 } from '../support/service.js';
 
 const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
@@ -145,7 +145,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
     assert.ok(feishu.longConnection.deliveries(pushed) >= 2, 'delivered again after the lost ack');
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal((await ordersOf(key)).length, 1);
-    assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1);
+    assert.equal(await visibleRuns(service.temporal, `order-${key}`), 1);
     assert.equal((await eventsOf(id)).length, 1, 'the redelivery is the same event');
     await feishu.longConnection.connected(2);
   });
@@ -172,7 +172,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
     assert.match((JSON.parse(byWebhook.body) as { type: string }).type, /idempotency-key-conflict$/);
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal((await ordersOf(key)).length, 1);
-    assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1);
+    assert.equal(await visibleRuns(service.temporal, `order-${key}`), 1);
     assert.equal((await eventsOf(id)).length, 2, 'two events recorded (two deliveries ids), one order');
   });
 
@@ -205,7 +205,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
     for (const { key } of [...copied, ...resent]) {
       await statusReaches(service, key, 'SUBMITTED');
       assert.equal((await ordersOf(key)).length, 1, key);
-      assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, key);
+      assert.equal(await visibleRuns(service.temporal, `order-${key}`), 1, key);
     }
     await feishu.longConnection.connected(2);
   });

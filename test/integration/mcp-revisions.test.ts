@@ -56,7 +56,8 @@ function permutations<T>(items: readonly T[]): T[][] {
 }
 
 describe('MCP clients of 2025-06-18, 2025-11-25 and 2026-07-28', () => {
-  const env = testEnv({ MCP_TOKEN, MCP_OPERATOR_TOOLS: '1', LOG_LEVEL: 'warn' });
+  // A wait long enough that the first answer is the written order on a loaded machine too.
+  const env = testEnv({ MCP_TOKEN, MCP_OPERATOR_TOOLS: '1', LOG_LEVEL: 'warn', MCP_SUBMIT_WAIT_MS: '20000' });
   let service: TestService;
   let mcpUrl: URL;
   const opened: Client[] = [];

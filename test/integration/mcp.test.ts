@@ -36,7 +36,8 @@ import {
 import { answerOf, assertOneOrderWritten, MCP_BIN, type ToolAnswer } from '../support/mcp-clients.js';
 
 const MCP_TOKEN = 'test-mcp-token-0123456789abcdef';
-const SUBMIT_WAIT_MS = 6_000;
+// Long enough that a write on a loaded machine is answered with its outcome, as the tests expect.
+const SUBMIT_WAIT_MS = 10_000;
 const ALLOWED_ORIGIN = 'http://agent.example:8080';
 
 interface Submission {
@@ -84,8 +85,9 @@ describe('MCP tools', () => {
     MCP_OPERATOR_TOOLS: '1',
     MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
     MCP_SUBMIT_WAIT_MS: String(SUBMIT_WAIT_MS),
-    // Room for a held write (see WriteGate) to be retried until the test releases it.
-    RETRY_MAX_ATTEMPTS: '6',
+    // Room for a held write (see WriteGate) to be retried until the test releases it: its
+    // retries (backoff up to 1 s) outlast the submit wait.
+    RETRY_MAX_ATTEMPTS: '20',
     LOG_LEVEL: 'warn',
   });
   let service: TestService;

@@ -20,7 +20,7 @@ import {
   startTestService,
   testConfig,
   type TestService,
-  workflowRuns,
+  visibleRuns,
 } from '../support/service.js';
 import { sleep } from '../../tools/harness/time.js';
 import { cli } from '../support/operator-cli.js';
@@ -60,13 +60,18 @@ function plaintextConnector(vendor: OaVendor, vendorDeadlineMs: number): Connect
   };
 }
 
-/** An approval reader whose answers the test scripts per instance: each read takes the next one. */
+type ScriptedAnswer = ApprovalInstance | Error | Promise<ApprovalInstance>;
+
+/**
+ * An approval reader whose answers the test scripts per instance: each read takes the next one. A
+ * promise is an answer the test gives when it is ready.
+ */
 class ScriptedReader implements ApprovalReader {
   readonly reads = new Map<string, number>();
-  private readonly answers = new Map<string, (ApprovalInstance | Error)[]>();
+  private readonly answers = new Map<string, ScriptedAnswer[]>();
   constructor(readonly vendor: OaVendor) {}
 
-  script(instanceId: string, ...answers: (ApprovalInstance | Error)[]): void {
+  script(instanceId: string, ...answers: ScriptedAnswer[]): void {
     this.answers.set(instanceId, answers);
   }
 
@@ -76,6 +81,7 @@ class ScriptedReader implements ApprovalReader {
     // The last answer stays: a vendor keeps answering the same once it settled.
     const answer = answers.length > 1 ? answers.shift() : answers[0];
     if (!answer) return Promise.reject(new OaApiError(this.vendor, 404, undefined, `no such instance ${instanceId}`));
+    if (answer instanceof Promise) return answer;
     return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
   }
 }
@@ -216,7 +222,7 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
       assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
     }
     await sleep(1_000);
-    assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>, the first');
+    assert.equal(await visibleRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>, the first');
     assert.equal(reader.reads.get(id), 1, 'the form was not read again');
     assert.equal((await statusReaches(service, key, 'COMPENSATED')).status, 'COMPENSATED');
     assert.equal((await ordersOf(key)).length, 0);
@@ -294,16 +300,17 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     const sku = await createSku(service.prisma, 10);
     const id = instanceId('FSRACE');
     const key = idempotencyKeyFor(id, 'MAIN');
-    // The first read fails and is retried after its backoff: the revocation lands in between,
-    // when there is no order yet to alert about; the retried read still sees the approval.
-    reader.script(
-      id,
-      new OaApiError('feishu', 503, undefined, 'unavailable'),
-      approvedInstance(id, [{ sku, quantity: '1', unitPrice: '5.00' }]),
-    );
+    // The first read fails and is retried after its backoff; the retried read answers only once
+    // the revocation has landed, when there is no order yet to alert about, and still sees the approval.
+    let answerRetriedRead = () => {};
+    const retriedRead = new Promise<ApprovalInstance>((resolve) => {
+      answerRetriedRead = () => resolve(approvedInstance(id, [{ sku, quantity: '1', unitPrice: '5.00' }]));
+    });
+    reader.script(id, new OaApiError('feishu', 503, undefined, 'unavailable'), retriedRead);
     assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
     assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'REVOKED' })).statusCode, 200);
     assert.equal(await service.prisma.duplicateAlert.count({ where: { clusterKey: key } }), 0, 'no order yet');
+    answerRetriedRead();
 
     const written = await statusReaches(service, key, 'SUBMITTED');
     const alerts = await service.prisma.duplicateAlert.findMany({ where: { clusterKey: key } });

@@ -41,7 +41,7 @@ import {
   statusReaches,
   testConfig,
   type TestService,
-  workflowRuns,
+  visibleRuns,
 } from '../support/service.js';
 import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
 import {
@@ -319,7 +319,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
 
       await sleep(Math.max(0, firstAt + WECOM_REDELIVERY_AFTER_MS - Date.now()));
       assert.deepEqual(answerOf(await post('wecom', wecomCallback(message, wecomCrypto()))), ACK);
-      assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
+      assert.equal(await visibleRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
 
       const orders = await ordersOf(key);
       assert.equal(orders.length, 1, 'one order for the approval');
@@ -476,7 +476,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
         );
         const again = await post(vendor, vendor === 'feishu' ? feishuEvent(id, 'APPROVED') : dingtalkEvent(id), edge);
         assert.equal(again.statusCode, 200, again.body);
-        assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
+        assert.equal(await visibleRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
         assert.equal((await ordersOf(key)).length, 1);
       }
     });
@@ -501,7 +501,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       const again = await post('wecom', wecomEvent(id), edge);
       assert.equal(again.statusCode, 200, again.body);
       await statusReaches(service, key, 'SUBMITTED');
-      assert.equal(await workflowRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
+      assert.equal(await visibleRuns(service.temporal, `order-${key}`), 1, 'one run of order-<key>');
       assert.equal((await ordersOf(key)).length, 1);
     });
 

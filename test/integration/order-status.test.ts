@@ -177,12 +177,13 @@ describe('the guarded status writer', () => {
     );
     await holding;
     const resubmit = guarded(key, 'RECEIVED', { lastError: null }, capturingLog());
-    for (let tries = 0; ; tries += 1) {
+    // Polled until the change is seen waiting, in this file's own database (others run beside it).
+    for (const deadline = Date.now() + 60_000; ; ) {
       const [row] = await prisma.$queryRaw<{ waiting: number }[]>`
         SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE wait_event_type = 'Lock' AND query LIKE '%AS before%'`;
+        WHERE wait_event_type = 'Lock' AND datname = current_database() AND query LIKE '%AS before%'`;
       if ((row?.waiting ?? 0) > 0) break;
-      assert.ok(tries < 200, 'the change waits for the row');
+      assert.ok(Date.now() < deadline, 'the change waits for the row');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     release();

@@ -210,11 +210,13 @@ describe('the start path keeps its promises around the one order', () => {
         'reconciliation to wait on the lock',
         async () => {
           const { rows } = await blocker.query<{ waiting: number }>(
-            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+            // This file's own database only: other files run beside it on the same server.
+            `SELECT count(*)::int AS waiting FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
           );
           return rows[0]?.waiting ? true : undefined;
         },
-        10_000,
+        60_000,
       );
       await service.prisma.$transaction((tx) => insertOrderWithReservation(tx, { ...input, writtenAttempt: 1 }));
       await blocker.query('COMMIT');

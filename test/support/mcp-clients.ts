@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { eventually, orderCount, type TestService, workflowRuns } from './service.js';
+import { eventually, orderCount, type TestService, visibleRuns } from './service.js';
 
 /** The MCP stdio bin, as an agent's configuration names it. */
 export const MCP_BIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'orders-mcp.mjs');
@@ -47,9 +47,5 @@ export async function answerOf(call: Promise<unknown>): Promise<ToolAnswer> {
 export async function assertOneOrderWritten(service: TestService, key: string): Promise<void> {
   await eventually(`the order of ${key}`, async () => ((await orderCount(service.prisma, key)) > 0 ? true : undefined));
   assert.equal(await orderCount(service.prisma, key), 1, 'exactly one order row');
-  const runs = await eventually(`the run of ${key} to be visible`, async () => {
-    const count = await workflowRuns(service.temporal, orderWorkflowIdFor(key));
-    return count > 0 ? count : undefined;
-  });
-  assert.equal(runs, 1, 'exactly one workflow run');
+  assert.equal(await visibleRuns(service.temporal, orderWorkflowIdFor(key)), 1, 'exactly one workflow run');
 }

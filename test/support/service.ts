@@ -327,8 +327,11 @@ export async function workflowExists(temporal: Client, workflowId: string): Prom
 }
 
 /** How many runs of `workflowId` Temporal lists: 1 when no redelivery started it again. */
-export async function workflowRuns(temporal: Client, workflowId: string): Promise<number> {
-  let runs = 0;
-  for await (const _run of temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs += 1;
-  return runs;
+export async function visibleRuns(temporal: Client, workflowId: string): Promise<number> {
+  // Visibility lags behind a start: wait for the run known to exist, then count them all.
+  return eventually(`a run of ${workflowId} to be visible`, async () => {
+    let runs = 0;
+    for await (const _run of temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs += 1;
+    return runs > 0 ? runs : undefined;
+  });
 }

@@ -43,6 +43,8 @@ export interface ManagedProcessOptions {
 
 export function managedProcess(options: ManagedProcessOptions): ManagedProcess {
   let child: ChildProcess | undefined;
+  /** Resolves once the current run has exited and its output has been read to the end. */
+  let closed: Promise<void> = Promise.resolve();
   let log = '';
   /** Keeps a stream's output, and hands `onOutput` its complete lines. */
   const collector = () => {
@@ -72,6 +74,7 @@ export function managedProcess(options: ManagedProcessOptions): ManagedProcess {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child = current;
+      closed = new Promise((resolve) => current.once('close', () => resolve()));
       live.add(current);
       current.once('exit', (code, signal) => {
         live.delete(current);
@@ -89,12 +92,11 @@ export function managedProcess(options: ManagedProcessOptions): ManagedProcess {
         await sleep(100);
       }
     },
+    // Resolves once the process's last lines are in output(): 'exit' may come before its pipes drain.
     kill: async (signal = 'SIGKILL') => {
       const current = child;
-      if (!current || current.exitCode !== null || current.signalCode !== null) return;
-      const exited = new Promise((resolve) => current.once('exit', resolve));
-      current.kill(signal);
-      await exited;
+      if (current && current.exitCode === null && current.signalCode === null) current.kill(signal);
+      await closed;
     },
   };
 }

@@ -162,6 +162,18 @@ function notConfirmed(key: string, cause: unknown): Error {
 /** How long a run whose decision window just closed may take to end. */
 const WINDOW_CLOSING_MS = 10_000;
 
+/** Whether the run closes within WINDOW_CLOSING_MS: false when it still runs (or cannot be read). */
+async function closesSoon(deps: OperatorDeps, workflowId: string, runId: string): Promise<boolean> {
+  try {
+    await deps.temporal.withDeadline(Date.now() + WINDOW_CLOSING_MS, () =>
+      waitForRunToClose(deps.temporal, workflowId, runId),
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface CompensationDecisionRequest {
   idempotencyKey: string;
   decision: CompensationDecision;
@@ -255,12 +267,7 @@ export async function recompensate(
     // COMPENSATING: it waits for a decision. FAILED or COMPENSATED: the run has recorded its end
     // and is closing — or has only just begun and not yet said COMPENSATING. Give it the moment
     // a run takes to close; one still running after that is the one in compensation.
-    if (record.status === 'COMPENSATING') return alreadyRunning;
-    try {
-      await deps.temporal.withDeadline(Date.now() + WINDOW_CLOSING_MS, () =>
-        waitForRunToClose(deps.temporal, workflowId, compensation.runId),
-      );
-    } catch {
+    if (record.status === 'COMPENSATING' || !(await closesSoon(deps, workflowId, compensation.runId))) {
       return alreadyRunning;
     }
   }
@@ -368,11 +375,7 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
         if (!(error instanceof WorkflowUpdateFailedError)) throw error;
         // Refused: its window closed just now (the run ends at once), or another decision is
         // being carried out (the run goes on). Decide once the run has ended; else say why not.
-        try {
-          await deps.temporal.withDeadline(Date.now() + WINDOW_CLOSING_MS, () =>
-            waitForRunToClose(deps.temporal, orderId, order.runId),
-          );
-        } catch {
+        if (!(await closesSoon(deps, orderId, order.runId))) {
           throw new NoPendingDecisionError(
             key,
             `${orderId} refused it (${error.cause?.message ?? error.message}); another decision may be under way — check the key's status`,

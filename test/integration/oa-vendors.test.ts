@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
+import { pino } from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
@@ -37,6 +38,7 @@ import {
 } from '../../tools/harness/fake-feishu.js';
 import {
   createSku,
+  eventually,
   startTestService,
   statusReaches,
   testConfig,
@@ -422,13 +424,30 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     let proxiedTemporal: Client;
     let edge: ProxiedEdge['edge'];
 
+    // The edge's log: what became of the work that went on after its reply.
+    const logged: Array<{ msg: string; idempotencyKey?: string }> = [];
+    const loggedFor = (key: string, msg: string) =>
+      logged.some((line) => line.idempotencyKey === key && line.msg === msg);
+    /** Keys whose start outlives its reply: each must settle before the edge closes. */
+    const goingOnAfterReply = new Set<string>();
+
     before(async () => {
-      proxied = await startProxiedEdge(service, { connectors: connectorsFromConfig(service.config) });
+      const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+      proxied = await startProxiedEdge(service, { connectors: connectorsFromConfig(service.config), logger });
       ({ proxy, temporal: proxiedTemporal, edge } = proxied);
     });
     after(async () => {
-      // A start whose answer was swallowed ends at its own deadline: let it, before closing.
-      await sleep(WEBHOOK_START_TIMEOUT_MS + 500);
+      // A start whose answer was swallowed ends at its own deadline and is then started again: let
+      // each settle before closing.
+      for (const key of goingOnAfterReply) {
+        await eventually(`the start of ${key} settled after its reply`, async () =>
+          loggedFor(key, 'approval event started after its reply') ||
+          loggedFor(key, 'approval event finished after its reply') ||
+          loggedFor(key, 'approval event not started; its claim waits in `orders-cli awaiting`')
+            ? true
+            : undefined,
+        );
+      }
       await proxied.close();
     });
 
@@ -461,6 +480,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
           where: { idempotentKey: idempotencyKeyFor(id, 'MAIN') },
         });
         assert.equal(record?.source, vendor, 'the key is claimed before the reply');
+        goingOnAfterReply.add(idempotencyKeyFor(id, 'MAIN'));
       }
       await proxy.setMode({ kind: 'pass' });
       for (const [vendor, id] of [
@@ -517,9 +537,15 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       assert.equal(answer.statusCode, 200);
       const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
       assert.equal(record?.workflowStartedAt, null, 'claimed, not started');
-      await sleep(WEBHOOK_START_TIMEOUT_MS + 300);
+      goingOnAfterReply.add(key);
+      await eventually('the start failed after the reply', async () =>
+        loggedFor(key, 'approval event failed after its reply') ? true : undefined,
+      );
       await proxy.setMode({ kind: 'pass' });
       await statusReaches(service, key, 'SUBMITTED');
+      await eventually('the edge itself started it again', async () =>
+        loggedFor(key, 'approval event started after its reply') ? true : undefined,
+      );
       assert.equal((await ordersOf(key)).length, 1);
     });
   });

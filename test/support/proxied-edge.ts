@@ -18,7 +18,7 @@ export interface ProxiedEdge {
 /** `config`: the edge's own settings (by default the service's), e.g. another start deadline. */
 export async function startProxiedEdge(
   service: TestService,
-  deps: Pick<AppDeps, 'connectors'> & { config?: Config } = {},
+  deps: Pick<AppDeps, 'connectors' | 'logger'> & { config?: Config } = {},
 ): Promise<ProxiedEdge> {
   const { config = service.config, ...appDeps } = deps;
   const proxy = await startTcpProxy(config.temporal.address as string);

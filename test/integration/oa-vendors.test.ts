@@ -425,30 +425,40 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     let edge: ProxiedEdge['edge'];
 
     // The edge's log: what became of the work that went on after its reply.
-    const logged: Array<{ msg: string; idempotencyKey?: string }> = [];
+    type LogLine = { msg: string; idempotencyKey?: string };
+    const logged: LogLine[] = [];
     const loggedFor = (key: string, msg: string) =>
       logged.some((line) => line.idempotencyKey === key && line.msg === msg);
+    /** Resolves once the edge has logged one of `msgs` for `key`. */
+    const logReaches = (what: string, key: string, ...msgs: string[]) =>
+      eventually(what, () => Promise.resolve(msgs.some((msg) => loggedFor(key, msg)) ? true : undefined));
     /** Keys whose start outlives its reply: each must settle before the edge closes. */
     const goingOnAfterReply = new Set<string>();
 
     before(async () => {
-      const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+      const logger = pino(
+        { level: 'info' },
+        { write: (line: string) => void logged.push(JSON.parse(line) as LogLine) },
+      );
       proxied = await startProxiedEdge(service, { connectors: connectorsFromConfig(service.config), logger });
       ({ proxy, temporal: proxiedTemporal, edge } = proxied);
     });
     after(async () => {
       // A start whose answer was swallowed ends at its own deadline and is then started again: let
       // each settle before closing.
-      for (const key of goingOnAfterReply) {
-        await eventually(`the start of ${key} settled after its reply`, async () =>
-          loggedFor(key, 'approval event started after its reply') ||
-          loggedFor(key, 'approval event finished after its reply') ||
-          loggedFor(key, 'approval event not started; its claim waits in `orders-cli awaiting`')
-            ? true
-            : undefined,
-        );
+      try {
+        for (const key of goingOnAfterReply) {
+          await logReaches(
+            `the start of ${key} settled after its reply`,
+            key,
+            'approval event started after its reply',
+            'approval event finished after its reply',
+            'approval event not started; its claim waits in `orders-cli awaiting`',
+          );
+        }
+      } finally {
+        await proxied.close();
       }
-      await proxied.close();
     });
 
     it('Feishu gets its 200 within 3 s and DingTalk its encrypted success within 1.5 s, the claim kept; each is then one order, and a redelivery a duplicate', async () => {
@@ -538,14 +548,10 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
       assert.equal(record?.workflowStartedAt, null, 'claimed, not started');
       goingOnAfterReply.add(key);
-      await eventually('the start failed after the reply', async () =>
-        loggedFor(key, 'approval event failed after its reply') ? true : undefined,
-      );
+      await logReaches('the start failed after the reply', key, 'approval event failed after its reply');
       await proxy.setMode({ kind: 'pass' });
       await statusReaches(service, key, 'SUBMITTED');
-      await eventually('the edge itself started it again', async () =>
-        loggedFor(key, 'approval event started after its reply') ? true : undefined,
-      );
+      await logReaches('the edge itself started it again', key, 'approval event started after its reply');
       assert.equal((await ordersOf(key)).length, 1);
     });
   });

@@ -38,11 +38,11 @@ import {
 } from '../../tools/harness/fake-feishu.js';
 import {
   createSku,
-  eventually,
   startTestService,
   statusReaches,
   testConfig,
   type TestService,
+  until,
   visibleRuns,
 } from '../support/service.js';
 import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
@@ -431,7 +431,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       logged.some((line) => line.idempotencyKey === key && line.msg === msg);
     /** Resolves once the edge has logged one of `msgs` for `key`. */
     const logReaches = (what: string, key: string, ...msgs: string[]) =>
-      eventually(what, () => Promise.resolve(msgs.some((msg) => loggedFor(key, msg)) ? true : undefined));
+      until(what, () => msgs.some((msg) => loggedFor(key, msg)));
     /** Keys whose start outlives its reply: each must settle before the edge closes. */
     const goingOnAfterReply = new Set<string>();
 

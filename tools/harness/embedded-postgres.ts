@@ -20,9 +20,26 @@ export interface RunningPostgres {
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 
+/** How many of PostgreSQL's last output lines a failed start reports. */
+const LINES_KEPT = 20;
+
+/** PostgreSQL could not start: its own last lines say why (a port in use, a data folder in use, …). */
+export class PostgresStartError extends Error {
+  constructor(readonly lastLines: string[]) {
+    super(`PostgreSQL exited before it was ready:\n${lastLines.join('\n')}`);
+  }
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const database = options.database ?? 'orders';
   mkdirSync(path.dirname(options.dataDir), { recursive: true });
+  const lastLines: string[] = [];
+  const output = (message: unknown) => {
+    const line = String(message).trimEnd();
+    lastLines.push(line);
+    if (lastLines.length > LINES_KEPT) lastLines.shift();
+    options.onOutput?.(line);
+  };
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port: options.port,
@@ -33,11 +50,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : [],
-    onLog: (message) => options.onOutput?.(String(message).trimEnd()),
-    onError: (message) => options.onOutput?.(String(message).trimEnd()),
+    onLog: output,
+    onError: output,
   });
   if (!existsSync(path.join(options.dataDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  // The package rejects with nothing when the server exits before it is ready.
+  await server.start().catch((error: unknown) => {
+    throw error instanceof Error ? error : new PostgresStartError([...lastLines]);
+  });
   const admin = server.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
   try {

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { connectClient, type TemporalTarget } from '../../services/temporal/connection.js';
 import { ensureSearchAttributes } from '../../services/temporal/search-attributes.js';
 import { migrate } from '../../services/db/migrate.js';
-import { type EmbeddedPostgresOptions, startEmbeddedPostgres } from './embedded-postgres.js';
+import { type EmbeddedPostgresOptions, PostgresStartError, startEmbeddedPostgres } from './embedded-postgres.js';
 import { freePort, waitFor } from './ports.js';
 import { startTemporalDevServer, type TemporalDevServerOptions } from './temporal-dev-server.js';
 
@@ -125,10 +125,21 @@ async function startDatabase(
     ...(options.maxDatabaseConnections ? { maxConnections: options.maxDatabaseConnections } : {}),
     onOutput: (line) => options.log?.('postgres', line),
   };
-  const first = await startEmbeddedPostgres(postgresOptions);
+  const first = await startEmbeddedPostgres(postgresOptions).catch(async (error: unknown) => {
+    // A port found free may be taken before PostgreSQL binds it (another process listening, or an
+    // outgoing connection given it as its own end): a port of our choosing is chosen again, once.
+    if (options.ports?.postgres !== undefined || !portTaken(error)) throw error;
+    postgresOptions.port = await freePort();
+    return startEmbeddedPostgres(postgresOptions);
+  });
   const server = restartable(first, () => startEmbeddedPostgres(postgresOptions));
   stops.push(server.stop);
   return { databaseUrl: first.databaseUrl, server };
+}
+
+/** Whether PostgreSQL stopped at start because it could not listen on its port. */
+function portTaken(error: unknown): boolean {
+  return error instanceof PostgresStartError && error.lastLines.some((line) => line.includes('Address already in use'));
 }
 
 async function startTemporal(options: TemporalDevServerOptions, stops: (() => Promise<void>)[]) {

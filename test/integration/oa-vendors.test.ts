@@ -358,9 +358,13 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
       assert.equal((await post('wecom', wecomEvent(id))).statusCode, 200);
       const written = await statusReaches(service, key, 'SUBMITTED');
 
-      for (const spStatus of [6, 6, 7]) {
-        assert.deepEqual(answerOf(await post('wecom', wecomEvent(id, spStatus))), ACK);
+      // The withdrawal twice, as WeCom resends it: the same message (its CreateTime included),
+      // encrypted and signed anew; then the deletion.
+      const withdrawal = wecomApprovalXml({ corpId: wecom.corpId, spNo: id, spStatus: 6, templateId: WECOM_PURCHASE });
+      for (const message of [withdrawal, withdrawal]) {
+        assert.deepEqual(answerOf(await post('wecom', wecomCallback(message, wecomCrypto()))), ACK);
       }
+      assert.deepEqual(answerOf(await post('wecom', wecomEvent(id, 7))), ACK);
       const alerts = await service.prisma.duplicateAlert.findMany({ where: { clusterKey: key } });
       assert.deepEqual(
         alerts.map((alert) => [alert.kind, alert.orderNos]),

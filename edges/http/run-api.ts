@@ -24,6 +24,8 @@ import { createOrderWorker } from '../../worker/run-worker.js';
 import { connectorsFromConfig } from '../connectors/from-config.js';
 import { settleApprovalEventsInFlight } from '../../services/submission/accept-oa-event.js';
 import { intakeLoad } from '../../services/submission/intake-load.js';
+import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
+import { startUnstartedClaims } from '../../services/submission/unstarted-claims.js';
 import { eventConnections } from '../../services/health/event-connections.js';
 import { type AppDeps, buildApp } from './app.js';
 import { type OaConnections, openOaConnections } from './oa-connections.js';
@@ -124,6 +126,17 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // The OA connections close first, before the drain ends: the vendor then pushes to the
   // instances still connected, and an event not yet acknowledged here is pushed again there.
   let oaConnections: OaConnections | undefined;
+  // An OA connector's reply needs the claim only, so a claim may be answered before its start: one
+  // that this process or another did not live to start is started here once it is old enough.
+  const { feishu, dingtalk, wecom } = config.connectors;
+  const unstartedClaims =
+    feishu || dingtalk || wecom
+      ? startUnstartedClaims({
+          deps: submissionDepsFrom(config, prisma, temporal),
+          afterMs: config.connectors.unstartedClaimAfterMs,
+          log,
+        })
+      : undefined;
   const stop = async (signal: string) => {
     if (draining) return;
     draining = true;
@@ -133,8 +146,9 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
       new Promise((resolve) => setTimeout(resolve, config.http.drainMs)),
     ]);
     await app.close();
-    // Approval events answered before their start finished: let those starts end first.
-    await settleApprovalEventsInFlight(config.http.startTimeoutMs);
+    // Approval events answered before their start finished: let those starts end first. What is
+    // left unstarted, an instance still running (or this one, restarted) starts.
+    await Promise.all([unstartedClaims?.stop(), settleApprovalEventsInFlight(config.http.startTimeoutMs)]);
     if (hosted) {
       hosted.worker.shutdown();
       await hosted.running;

@@ -208,6 +208,9 @@ const envSchema = z.object({
     .optional(),
   WECOM_API_BASE_URL: httpUrlSetting.default('https://qyapi.weixin.qq.com'),
   OA_FORM_MAPPING: z.string().min(1).optional(),
+  // An OA approval claimed this long ago whose start nobody confirmed is started by the API: the
+  // vendor, answered once the key was claimed, does not send it again (docs/architecture.md, decision 34).
+  OA_UNSTARTED_CLAIM_AFTER_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   // Signature schemes and secret rotation (docs/http-api.md, docs/downstream.md).
   WEBHOOK_SIGNATURE_SCHEME: z.enum(WEBHOOK_SIGNATURE_SCHEMES).default('oa'),
   WEBHOOK_SECRET_PREVIOUS: secretSetting.optional(),
@@ -400,6 +403,8 @@ export interface ConnectorsConfig {
   wecom: WeComConfig | undefined;
   /** The mapping file, read and validated at start; defined whenever a connector is on. */
   formMapping: { path: string; file: FormMappingFile } | undefined;
+  /** OA_UNSTARTED_CLAIM_AFTER_MS: when a claim nobody started is started by services/submission/unstarted-claims.ts. */
+  unstartedClaimAfterMs: number;
 }
 
 export interface McpConfig {
@@ -653,7 +658,7 @@ function connectorsFrom(env: Env, problems: string[]): ConnectorsConfig {
   } else if (feishu || dingtalk || wecom) {
     problems.push('OA_FORM_MAPPING: required when an OA connector is on (the file that maps approval forms to orders)');
   }
-  return { feishu, dingtalk, wecom, formMapping };
+  return { feishu, dingtalk, wecom, formMapping, unstartedClaimAfterMs: env.OA_UNSTARTED_CLAIM_AFTER_MS };
 }
 
 function dingtalkFrom(env: Env, stream = false): DingTalkConfig {

@@ -187,6 +187,27 @@ export async function findRecordsByStatus(db: Tx, status: OrderStatus, limit: nu
   return rows.map(toRecord);
 }
 
+/**
+ * Claims of `sources` whose workflow start nobody confirmed (RECEIVED, no workflow_started_at) and
+ * that have not changed since `claimedBefore`, the oldest first (the index on status serves it).
+ */
+export async function findUnstartedClaims(
+  db: Tx,
+  options: { sources: readonly string[]; claimedBefore: Date; limit: number },
+): Promise<IdempotencyRecord[]> {
+  const rows = await db.idempotencyRecord.findMany({
+    where: {
+      status: 'RECEIVED',
+      workflowStartedAt: null,
+      source: { in: [...options.sources] },
+      updatedAt: { lte: options.claimedBefore },
+    },
+    orderBy: [{ updatedAt: 'asc' }, { idempotentKey: 'asc' }],
+    take: options.limit,
+  });
+  return rows.map(toRecord);
+}
+
 /** The most recently changed records, optionally of one status: what the operator CLI lists. */
 export async function listRecentRecords(
   db: Tx,

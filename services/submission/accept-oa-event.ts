@@ -154,7 +154,8 @@ export async function acceptApprovalEvent(
     clearTimeout(timer);
   }
   // The reply is due. What is still running finishes on its own. The vendor hears success and
-  // will not send the event again, so a claimed key whose start then fails is started again here.
+  // will not send the event again, so a claimed key whose start then fails is started again here,
+  // and one whose process dies first is started by ./unstarted-claims.ts.
   const finishing = work.then(
     (outcome) => deps.log.info({ idempotencyKey, outcome: outcome.kind }, 'approval event finished after its reply'),
     async (error: unknown) => {
@@ -198,8 +199,9 @@ const inFlight = new Set<Promise<void>>();
 /**
  * Starts a claimed key whose start failed after the vendor had its reply, through the same start
  * path (a found claim, not yet started, is started; one started meanwhile is left alone), a few
- * times with growing pauses. If every try fails, the claim stays and `orders-cli awaiting` lists
- * it as an unconfirmed claim for an operator: never released, never forgotten.
+ * times with growing pauses. If every try fails, the claim stays, never released, never forgotten:
+ * `orders-cli awaiting` lists it as an unconfirmed claim, and the sweep of ./unstarted-claims.ts
+ * starts it once it is OA_UNSTARTED_CLAIM_AFTER_MS old.
  */
 async function startAfterReply(deps: ApprovalEventDeps, event: ApprovalEvent, idempotencyKey: string): Promise<void> {
   for (const delayMs of START_AFTER_REPLY_DELAYS_MS) {

@@ -28,6 +28,8 @@ export interface BurstOptions extends ShapeOptions {
   out: string;
   /** Where the approvals come in: the webhook, or a vendor's callback route. */
   door: BurstDoorName;
+  /** Approvals sent one at a time before the burst (0: it meets processes that served nothing yet). */
+  warmUpApprovals: number;
 }
 
 interface Approval {
@@ -92,11 +94,9 @@ interface ShapeBurst extends DeliveryFigures {
 }
 
 /** Approvals sent one after another before the burst, not counted in it. */
-const WARM_UP_APPROVALS = 30;
-
-async function warmUp(sender: OaSender, door: BurstDoor, prefix: string) {
+async function warmUp(sender: OaSender, door: BurstDoor, prefix: string, approvals: number) {
   const log = deliveryLog();
-  for (let n = 0; n < WARM_UP_APPROVALS; n++) {
+  for (let n = 0; n < approvals; n++) {
     const approvalNo = `${prefix}${n}`;
     await sendAll([{ approvalNo, payload: door.approval(approvalNo) }], 1, sender, log);
   }
@@ -119,10 +119,13 @@ async function burstOn(name: ShapeName, options: BurstOptions): Promise<ShapeBur
     const sender = oaSender({ url: shape.url, door, timeoutMs, maxAttempts: options.maxAttempts });
     // A month-end burst meets a service that has been running: the processes' first requests (the
     // query compiler, the workflow isolates, the pools) are paid before it, one approval at a time.
-    await warmUp(sender, door, `W${options.run}-${name === 'hosting' ? 'H' : 'W'}-`);
+    // Without, the burst is the first traffic, as after a deploy.
+    await warmUp(sender, door, `W${options.run}-${name === 'hosting' ? 'H' : 'W'}-`, options.warmUpApprovals);
     const log = deliveryLog();
     const sampler = sampleProcesses({ ...shape.pids, 'load generator': () => process.pid }, 1_000);
-    console.log(`  ${options.approvals} approvals, ${options.concurrency} senders, sender timeout ${timeoutMs} ms`);
+    console.log(
+      `  ${options.approvals} approvals, ${options.concurrency} senders, sender timeout ${timeoutMs} ms${options.warmUpApprovals === 0 ? ', cold' : `, after ${options.warmUpApprovals} one at a time`}`,
+    );
     const firstWall = Date.now();
     const firstPerf = performance.now();
     await sendAll(approvals, options.concurrency, sender, log);
@@ -263,6 +266,7 @@ export async function runBurst(options: BurstOptions): Promise<boolean> {
       maxAttemptsPerApproval: options.maxAttempts,
       eagerSlots: Number(options.eagerSlots),
       door: options.door,
+      warmUpApprovals: options.warmUpApprovals,
       latency: "from sending a request to its answer (or the sender's timeout), as the sender saw it",
     },
     shapes: Object.fromEntries(results.map((result) => [result.shape, result])),

@@ -45,7 +45,7 @@ const usage = [
   'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',
   '                        [--eager-slots <n>] [--profile <dir>]',
   '       npm run bench -- --burst <approvals> [--burst-concurrency 256] [--burst-door webhook|feishu|dingtalk]',
-  '                        [--out docs/bench] [--eager-slots <n>]',
+  '                        [--burst-warm-up 30] [--out docs/bench] [--eager-slots <n>]',
   '       npm run bench -- --soak <minutes> [--soak-rate <approvals per second>] [--soak-shape hosting|worker-process]',
   '                        [--soak-window 5] [--out docs/bench] [--eager-slots <n>]',
   "  --burst: both shapes, fresh state each, through the webhook or a vendor's callback route; --soak: one shape (hosting by default), at --soak-rate or half",
@@ -74,6 +74,9 @@ try {
       burst: { type: 'string' },
       'burst-concurrency': { type: 'string', default: '256' },
       'burst-door': { type: 'string', default: 'webhook' },
+      // Approvals sent one at a time before the burst; 0: the burst meets processes that served
+      // nothing before it, as a deploy meets its first traffic.
+      'burst-warm-up': { type: 'string', default: '30' },
       soak: { type: 'string' },
       'soak-rate': { type: 'string' },
       'soak-shape': { type: 'string', default: 'hosting' },
@@ -103,6 +106,7 @@ if (
   !positiveInteger(values['eager-slots']) ||
   !positiveInteger(values.burst) ||
   !positiveInteger(values['burst-concurrency']) ||
+  !/^\d+$/.test(values['burst-warm-up']) ||
   !(BURST_DOORS as readonly string[]).includes(values['burst-door']) ||
   !positiveNumber(values.soak) ||
   !positiveNumber(values['soak-rate']) ||
@@ -610,6 +614,7 @@ async function modes(): Promise<boolean> {
         approvals: Number(values.burst),
         concurrency: Number(values['burst-concurrency']),
         door: values['burst-door'] as BurstDoorName,
+        warmUpApprovals: Number(values['burst-warm-up']),
       })) && held;
   }
   if (values.soak && rate) {

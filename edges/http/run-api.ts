@@ -140,6 +140,8 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   const stop = async (signal: string) => {
     if (draining) return;
     draining = true;
+    // No new sweep of unstarted claims while draining; the one under way ends within the start's deadline.
+    const sweepStopped = unstartedClaims?.stop(config.http.startTimeoutMs);
     log.info({ signal, drainMs: config.http.drainMs }, 'draining: new requests get 503, in-flight ones finish');
     await Promise.all([
       oaConnections?.close(Math.min(config.http.drainMs, config.http.startTimeoutMs)),
@@ -148,7 +150,7 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     await app.close();
     // Approval events answered before their start finished: let those starts end first. What is
     // left unstarted, an instance still running (or this one, restarted) starts.
-    await Promise.all([unstartedClaims?.stop(), settleApprovalEventsInFlight(config.http.startTimeoutMs)]);
+    await Promise.all([sweepStopped, settleApprovalEventsInFlight(config.http.startTimeoutMs)]);
     if (hosted) {
       hosted.worker.shutdown();
       await hosted.running;

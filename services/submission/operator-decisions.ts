@@ -13,6 +13,7 @@ import type { CompensationDecision, OrderStatus } from '../../domain/order-statu
 import { latestCompensatedRunId, OPERATOR_RECOMPENSATION } from '../db/compensation-records.js';
 import { findRecord, markWorkflowStarted, type StoredRequest } from '../db/idempotency-records.js';
 import { findOrderByKey } from '../db/order-repository.js';
+import { isOaVendor } from '../../domain/oa-approval.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
 import {
@@ -128,6 +129,8 @@ export async function listOrdersAwaitingDecision(
     // An OA connector's key whose form was never mapped names no order yet.
     const request = row.request as unknown as StoredRequest | null;
     const byCompensation = status === 'COMPENSATING' || status === 'FAILED';
+    // An OA vendor was answered success and never sends the event again: nobody redelivers it.
+    const oaClaim = status === 'RECEIVED' && isOaVendor(row.source);
     return {
       idempotencyKey: row.idempotentKey,
       workflowId: byCompensation ? compensationWorkflowIdFor(row.idempotentKey) : orderWorkflowIdFor(row.idempotentKey),
@@ -138,11 +141,15 @@ export async function listOrdersAwaitingDecision(
       totalAmount: request?.totalAmount ?? '',
       reason:
         row.lastError ??
-        (status === 'RECEIVED' ? 'the workflow start was never confirmed (the sender was answered 503)' : 'unknown'),
+        (oaClaim
+          ? 'the workflow start was never confirmed (an OA claim: the API starts it once OA_UNSTARTED_CLAIM_AFTER_MS old)'
+          : status === 'RECEIVED'
+            ? 'the workflow start was never confirmed (the sender was answered 503)'
+            : 'unknown'),
       attempts: row.attempts,
       waitingSince: row.updatedAt.toISOString(),
       status,
-      nextActions: NEXT_ACTIONS[status],
+      nextActions: oaClaim ? ['resubmit'] : NEXT_ACTIONS[status],
     };
   });
 }

@@ -11,7 +11,12 @@ import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idem
 import type { Operation } from '../../domain/idempotency-key.js';
 import type { CompensationDecision, OrderStatus } from '../../domain/order-status.js';
 import { latestCompensatedRunId, OPERATOR_RECOMPENSATION } from '../db/compensation-records.js';
-import { findRecord, markWorkflowStarted, type StoredRequest } from '../db/idempotency-records.js';
+import {
+  findRecord,
+  type IdempotencyRecord,
+  markWorkflowStarted,
+  type StoredRequest,
+} from '../db/idempotency-records.js';
 import { findOrderByKey } from '../db/order-repository.js';
 import { isOaVendor } from '../../domain/oa-approval.js';
 import type { PrismaClient } from '../db/prisma-client.js';
@@ -19,6 +24,7 @@ import { isTemporalUnreachable } from '../temporal/connection.js';
 import {
   describeIfExists,
   startCompensationWorkflow,
+  type StartedWorkflow,
   startOrderWorkflow,
   waitForRunToClose,
 } from '../temporal/order-workflows.js';
@@ -321,14 +327,28 @@ export async function startUnconfirmedClaim(deps: OperatorDeps, key: string): Pr
   if (!record || record.status !== 'RECEIVED' || record.workflowStartedAt) return undefined;
   // A run that closed without recording any status (terminated before its first step) is
   // replaced: no status means no decision to override, and the write is judged by the unique key.
+  const started = await startClaimFromRecord(deps, record, 'ALLOW_DUPLICATE');
+  return { idempotencyKey: key, workflowId: started.workflowId, status: record.status, outcome: 'STARTED' };
+}
+
+/**
+ * Starts (or attaches to) `order-<key>` for a claim whose start nobody confirmed, built from its
+ * record, and marks the key started — unless a closed run holds the id and `reusePolicy` leaves it
+ * alone: then nothing is marked, and the claim stays listed by `awaiting`.
+ */
+export async function startClaimFromRecord(
+  deps: OperatorDeps,
+  record: IdempotencyRecord,
+  reusePolicy: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE',
+): Promise<StartedWorkflow> {
   const started = await startOrderWorkflow(
     deps.temporal,
     deps.taskQueue,
     workflowInputFromRecord(record, deps.writePolicy),
-    'ALLOW_DUPLICATE',
+    reusePolicy,
   );
-  await markWorkflowStarted(deps.prisma, key);
-  return { idempotencyKey: key, workflowId: started.workflowId, status: record.status, outcome: 'STARTED' };
+  if (!started.closedRunExists) await markWorkflowStarted(deps.prisma, record.idempotencyKey);
+  return started;
 }
 
 /**

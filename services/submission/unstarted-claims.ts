@@ -6,12 +6,12 @@
 // on runs it; several at once still start one workflow per key: the workflow id is the key's, and a
 // start attaches to a running run and never replaces a closed one, as a delivery's start does.
 import type { Logger } from 'pino';
-import { isOaVendor, OA_VENDORS } from '../../domain/oa-approval.js';
-import { findUnstartedClaims, markWorkflowStarted } from '../db/idempotency-records.js';
+import { OA_VENDORS } from '../../domain/oa-approval.js';
+import { findUnstartedClaims, type IdempotencyRecord } from '../db/idempotency-records.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
-import { startOrderWorkflow } from '../temporal/order-workflows.js';
 import { settledWithin } from './accept-oa-event.js';
-import { type SubmissionDeps, workflowInputFromRecord } from './submit-approval.js';
+import { startClaimFromRecord } from './operator-decisions.js';
+import type { SubmissionDeps } from './submit-approval.js';
 
 /** The most claims one sweep starts; the next sweep takes the rest. */
 const CLAIMS_PER_SWEEP = 50;
@@ -38,11 +38,11 @@ export function startUnstartedClaims(options: {
   // said once, not every sweep.
   const leftAlone = new Set<string>();
 
-  const startOne = async (key: string, claim: Parameters<typeof workflowInputFromRecord>[0]) => {
+  const startOne = async (key: string, claim: IdempotencyRecord) => {
     // The edge's start, never an operator's: a closed run that holds the id is not replaced (a
     // run terminated before its first status is for a person to judge, and `awaiting` lists it).
     const started = await deps.temporal.withDeadline(Date.now() + deps.startTimeoutMs, () =>
-      startOrderWorkflow(deps.temporal, deps.taskQueue, workflowInputFromRecord(claim, deps.writePolicy)),
+      startClaimFromRecord(deps, claim, 'REJECT_DUPLICATE'),
     );
     if (started.closedRunExists) {
       if (!leftAlone.has(key)) {
@@ -54,7 +54,6 @@ export function startUnstartedClaims(options: {
       }
       return false;
     }
-    await markWorkflowStarted(deps.prisma, key);
     log.info(
       { idempotencyKey: key, claimedAt: claim.updatedAt },
       `claimed approval started: no start was confirmed within ${afterMs} ms of its claim`,
@@ -72,7 +71,7 @@ export function startUnstartedClaims(options: {
     for (const claim of claims) {
       if (stopped || started >= CLAIMS_PER_SWEEP) break;
       const key = claim.idempotencyKey;
-      if (!isOaVendor(claim.source) || leftAlone.has(key)) continue;
+      if (leftAlone.has(key)) continue;
       try {
         if (await startOne(key, claim)) started += 1;
       } catch (error) {

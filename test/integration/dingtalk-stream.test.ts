@@ -15,6 +15,7 @@ import {
   approvedDingTalkOrder,
   dingtalkApprovalPayload,
   dingtalkCallback,
+  dingtalkSettings,
   dingtalkStreamApproval,
   type FakeDingTalk,
   randomDingTalkAesKey,
@@ -51,12 +52,7 @@ describe('DingTalk Stream mode', () => {
   before(async () => {
     fake = await startFakeDingTalk({ redeliverAfterMs: REDELIVER_AFTER_MS });
     const settings = {
-      OA_FORM_MAPPING: MAPPING,
-      DINGTALK_APP_KEY: fake.appKey,
-      DINGTALK_APP_SECRET: fake.appSecret,
-      DINGTALK_AES_KEY,
-      DINGTALK_TOKEN,
-      DINGTALK_API_BASE_URL: fake.url,
+      ...dingtalkSettings(fake, { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN }, MAPPING),
       WEBHOOK_START_TIMEOUT_MS: '3000',
     };
     // The worker (and the webhook, by inject) in this process; the Stream in the API processes.

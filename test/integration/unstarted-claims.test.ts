@@ -15,6 +15,7 @@ import {
   approvedDingTalkOrder,
   dingtalkApprovalPayload,
   dingtalkCallback,
+  dingtalkSettings,
   type FakeDingTalk,
   randomDingTalkAesKey,
   startFakeDingTalk,
@@ -53,12 +54,7 @@ describe('an OA approval answered before its start, and the start left undone by
   before(async () => {
     fake = await startFakeDingTalk();
     settings = {
-      OA_FORM_MAPPING: MAPPING,
-      DINGTALK_APP_KEY: fake.appKey,
-      DINGTALK_APP_SECRET: fake.appSecret,
-      DINGTALK_AES_KEY,
-      DINGTALK_TOKEN,
-      DINGTALK_API_BASE_URL: fake.url,
+      ...dingtalkSettings(fake, { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN }, MAPPING),
       WEBHOOK_START_TIMEOUT_MS: '3000',
     };
     // The worker in this process; the callbacks in API processes.

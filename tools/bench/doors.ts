@@ -11,6 +11,7 @@ import {
   approvedDingTalkOrder,
   dingtalkApprovalPayload,
   dingtalkCallback,
+  dingtalkSettings,
   randomDingTalkAesKey,
   startFakeDingTalk,
 } from '../harness/fake-dingtalk.js';
@@ -98,14 +99,7 @@ export async function dingtalkDoor(): Promise<BurstDoor> {
   const token = randomBytes(12).toString('hex');
   return {
     name: 'dingtalk',
-    env: {
-      OA_FORM_MAPPING: mappingFile(),
-      DINGTALK_APP_KEY: fake.appKey,
-      DINGTALK_APP_SECRET: fake.appSecret,
-      DINGTALK_AES_KEY: aesKey,
-      DINGTALK_TOKEN: token,
-      DINGTALK_API_BASE_URL: fake.url,
-    },
+    env: dingtalkSettings(fake, { aesKey, token }, mappingFile()),
     timeoutMs: DINGTALK_REPLY_DEADLINE_MS,
     accepted: new Set([200]),
     approval(approvalNo) {

@@ -60,6 +60,25 @@ export interface FakeDingTalk extends FakeOaApi<DingTalkInstance> {
   stream: FakeDingTalkStream;
 }
 
+/**
+ * The settings that turn the DingTalk connector on against `fake`: its app, its open API (and Stream
+ * gateway), the callback's `aesKey` and `token`, and the form mapping file.
+ */
+export function dingtalkSettings(
+  fake: Pick<FakeDingTalk, 'appKey' | 'appSecret' | 'url'>,
+  callback: { aesKey: string; token: string },
+  formMapping: string,
+): Record<string, string> {
+  return {
+    OA_FORM_MAPPING: formMapping,
+    DINGTALK_APP_KEY: fake.appKey,
+    DINGTALK_APP_SECRET: fake.appSecret,
+    DINGTALK_AES_KEY: callback.aesKey,
+    DINGTALK_TOKEN: callback.token,
+    DINGTALK_API_BASE_URL: fake.url,
+  };
+}
+
 export async function startFakeDingTalk(
   options: { tokenTtlSeconds?: number; redeliverAfterMs?: number } = {},
 ): Promise<FakeDingTalk> {

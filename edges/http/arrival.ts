@@ -67,10 +67,9 @@ export function arrivalOf(request: FastifyRequest): number {
 
 /**
  * What the webhook leaves for the way to and from the sender: a fifth of its deadline, at least
- * half a second. Measured in a burst of 2,000 at c = 256 on two cores, the first requests were read
- * up to 0.6 s after they were sent, more than the loop's lag accounts for (a burst's connections are
- * accepted and read over several turns); the answer itself leaves in milliseconds. The rest is the
- * start path's (claim and start).
+ * half a second. Before a request is read its connection may wait in the listening sockets' queue,
+ * which no clock here sees (edges/http/accept-sockets.ts keeps that short); the answer itself
+ * leaves in milliseconds. The rest is the start path's (claim and start).
  */
 export function webhookAnswerBudgetMs(startTimeoutMs: number): number {
   return startTimeoutMs - Math.max(500, Math.round(startTimeoutMs / 5));

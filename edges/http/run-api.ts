@@ -27,6 +27,7 @@ import { intakeLoad } from '../../services/submission/intake-load.js';
 import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import { startUnstartedClaims } from '../../services/submission/unstarted-claims.js';
 import { eventConnections } from '../../services/health/event-connections.js';
+import { acceptSocketCount, type AcceptSockets, openAcceptSockets, reusePortOptions } from './accept-sockets.js';
 import { type AppDeps, buildApp } from './app.js';
 import { type OaConnections, openOaConnections } from './oa-connections.js';
 
@@ -40,6 +41,8 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // A connector is on when its settings are present (the mapping file was read and checked above).
   log.info({ connectors: connectorStates(config) }, 'OA connectors: a callback that is off answers 404');
   const hostsWorker = config.http.hostsWorker;
+  // Sockets on the port that the runtime cannot share stop the process now, with the setting to fix.
+  const acceptSockets = acceptSocketCount(config.http.acceptSockets);
   // A hosted worker's slots that cannot fit the pool beside the API stop the process now.
   const slots = hostsWorker ? workerSlots(config, true) : undefined;
   // The API has its own probes: they report the worker it hosts. Said once, so that a probe aimed
@@ -126,6 +129,7 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // The OA connections close first, before the drain ends: the vendor then pushes to the
   // instances still connected, and an event not yet acknowledged here is pushed again there.
   let oaConnections: OaConnections | undefined;
+  let extraSockets: AcceptSockets | undefined;
   // An OA connector's reply needs the claim only, so a claim may be answered before its start: one
   // that this process or another did not live to start is started here once it is old enough.
   const { feishu, dingtalk, wecom } = config.connectors;
@@ -147,7 +151,10 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
       oaConnections?.close(Math.min(config.http.drainMs, config.http.startTimeoutMs)),
       new Promise((resolve) => setTimeout(resolve, config.http.drainMs)),
     ]);
+    // The port's other sockets stop with the server's own; the requests they brought in finish first.
+    extraSockets?.stop();
     await app.close();
+    await extraSockets?.closed();
     // Approval events answered before their start finished: let those starts end first. What is
     // left unstarted, an instance still running (or this one, restarted) starts.
     await Promise.all([sweepStopped, settleApprovalEventsInFlight(config.http.startTimeoutMs)]);
@@ -171,7 +178,13 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   process.on('SIGINT', () => void stopOrExit('SIGINT'));
   process.on('SIGTERM', () => void stopOrExit('SIGTERM'));
 
-  await app.listen({ port: config.http.port, host: config.http.host });
+  const { port, host } = config.http;
+  await app.listen(acceptSockets > 1 ? reusePortOptions(host, port) : { port, host });
+  // A stop begun while the port opened has passed the point where it stops these: stop them here.
+  const sockets = await openAcceptSockets(app.server, acceptSockets);
+  if (draining) sockets.stop();
+  else extraSockets = sockets;
+  if (acceptSockets > 1) log.info({ acceptSockets }, 'new connections are accepted on several sockets of the port');
   if (!draining) oaConnections = openOaConnections({ config, prisma, temporal, metrics, intake, log, connections });
   if (config.metrics) log.info(`metrics at http://${config.metrics.host}:${config.metrics.port}/metrics`);
 }

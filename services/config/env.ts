@@ -128,6 +128,9 @@ const envSchema = z.object({
   // The most deliveries (webhook, OA callbacks, MCP submissions) one API process takes at once; one
   // more is answered 503 + Retry-After at once (docs/architecture.md, decision 34). Unset: no cap.
   INTAKE_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(100_000).optional(),
+  // Listening sockets the API shares its port among (SO_REUSEPORT), each accepted from once per turn
+  // of the event loop (edges/http/accept-sockets.ts). Unset: 8 where the runtime can, else 1.
+  HTTP_ACCEPT_SOCKETS: z.coerce.number().int().min(1).max(64).optional(),
   DOWNSTREAM_URL: httpUrlSetting.optional(),
   DOWNSTREAM_SECRET: signingSecretSetting.optional(),
   DOWNSTREAM_TIMEOUT_MS: milliseconds(3_000),
@@ -313,6 +316,8 @@ export interface Config {
     hostsWorker: boolean;
     /** The most deliveries taken at once (INTAKE_MAX_IN_FLIGHT); undefined: no cap. */
     maxInFlight: number | undefined;
+    /** HTTP_ACCEPT_SOCKETS as set; undefined: as many as the runtime allows (edges/http/accept-sockets.ts). */
+    acceptSockets: number | undefined;
   };
   worker: {
     maxConcurrentActivities: number;
@@ -496,6 +501,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       drainMs: env.SHUTDOWN_DRAIN_MS,
       hostsWorker: env.API_HOSTS_WORKER,
       maxInFlight: env.INTAKE_MAX_IN_FLIGHT,
+      acceptSockets: env.HTTP_ACCEPT_SOCKETS,
     },
     worker: {
       maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,

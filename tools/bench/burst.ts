@@ -8,6 +8,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { acceptSocketCount } from '../../edges/http/accept-sockets.js';
+import { loadConfig } from '../../services/config/env.js';
 import { sleep } from '../harness/time.js';
 import { type BurstDoor, type BurstDoorName, openDoor } from './doors.js';
 import { drainAndTally, exactlyOnceHeld, printDeliveryFigures, type DeliveryFigures } from './delivery-report.js';
@@ -267,6 +269,9 @@ export async function runBurst(options: BurstOptions): Promise<boolean> {
       eagerSlots: Number(options.eagerSlots),
       door: options.door,
       warmUpApprovals: options.warmUpApprovals,
+      // The runtime decides how many sockets the API accepts on (edges/http/accept-sockets.ts).
+      node: process.versions.node,
+      acceptSockets: acceptSocketCount(loadConfig().http.acceptSockets),
       latency: "from sending a request to its answer (or the sender's timeout), as the sender saw it",
     },
     shapes: Object.fromEntries(results.map((result) => [result.shape, result])),

@@ -1,5 +1,5 @@
 // How many listening sockets the API accepts its connections on, and the extra ones themselves.
-// Since libuv 1.45 (Node.js 20 on) a listening socket is accepted from once per turn of the event
+// Since libuv 1.45 (Node.js 20.3 on) a listening socket is accepted from once per turn of the event
 // loop, whatever its queue holds; a busy process — a burst's requests in flight, a hosted worker —
 // turns every 10–100 ms, so a wave of new connections waited seconds in the kernel's queue, unseen
 // by any deadline counted in the process. Several sockets on the port (SO_REUSEPORT) are each
@@ -56,9 +56,14 @@ export interface AcceptSockets {
 /**
  * Opens `count - 1` more sockets beside `server`'s own, which must already listen with
  * `reusePort: true`, on the same address and port, and hands each connection they accept to
- * `server` as if it had accepted it: the same routes, limits and shutdown.
+ * `server` as if it had accepted it: the same routes, limits, socket options and shutdown.
+ * `onError`: a socket that fails after it listens (an accept failing for want of descriptors).
  */
-export async function openAcceptSockets(server: HttpServer, count: number): Promise<AcceptSockets> {
+export async function openAcceptSockets(
+  server: HttpServer,
+  count: number,
+  onError: (error: Error) => void,
+): Promise<AcceptSockets> {
   const address = server.address();
   if (count <= 1 || address === null || typeof address === 'string') {
     return { stop: () => undefined, closed: () => Promise.resolve() };
@@ -66,12 +71,16 @@ export async function openAcceptSockets(server: HttpServer, count: number): Prom
   const extra: net.Server[] = [];
   try {
     for (let i = 1; i < count; i += 1) {
-      const listener = net.createServer((connection) => server.emit('connection', connection));
+      // The options an HTTP server gives the sockets it accepts itself.
+      const listener = net.createServer({ allowHalfOpen: true, noDelay: true, keepAlive: false }, (connection) =>
+        server.emit('connection', connection),
+      );
       extra.push(listener);
       await new Promise<void>((resolve, reject) => {
         listener.once('error', reject);
         listener.listen(reusePortOptions(address.address, address.port), () => {
           listener.off('error', reject);
+          listener.on('error', onError);
           resolve();
         });
       });
@@ -87,6 +96,21 @@ export async function openAcceptSockets(server: HttpServer, count: number): Prom
     },
     closed: () => Promise.all(closed).then(() => undefined),
   };
+}
+
+/**
+ * Fails as a plain listen would (EADDRINUSE) when something already listens on `host`:`port`:
+ * sockets that share a port would otherwise join it silently — a second instance on the same
+ * address, or an old one not yet gone — and take a share of its connections. Port 0 is always free.
+ */
+export async function portIsFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
 /** Listen options that share the port; `reusePort` is the runtime's from Node.js 22.12 on, not yet in these types. */

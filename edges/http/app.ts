@@ -122,6 +122,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // With tracing on, a span per request; the routes below run their work inside it.
   registerRequestSpans(app);
 
+  // A request that came in before the drain began closes its connection with its answer too: a
+  // connection kept alive would hold the stop for the keep-alive timeout (72 s) after it answered.
+  app.addHook('onSend', async (_request, reply) => {
+    if (deps.draining?.()) reply.header('connection', 'close');
+  });
   app.addHook('onRequest', async (request, reply) => {
     if (!deps.draining?.() || request.routeOptions.url === '/livez') return;
     reply.header('connection', 'close');

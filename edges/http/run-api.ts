@@ -27,7 +27,13 @@ import { intakeLoad } from '../../services/submission/intake-load.js';
 import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
 import { startUnstartedClaims } from '../../services/submission/unstarted-claims.js';
 import { eventConnections } from '../../services/health/event-connections.js';
-import { acceptSocketCount, type AcceptSockets, openAcceptSockets, reusePortOptions } from './accept-sockets.js';
+import {
+  acceptSocketCount,
+  type AcceptSockets,
+  openAcceptSockets,
+  portIsFree,
+  reusePortOptions,
+} from './accept-sockets.js';
 import { type AppDeps, buildApp } from './app.js';
 import { type OaConnections, openOaConnections } from './oa-connections.js';
 
@@ -179,9 +185,12 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   process.on('SIGTERM', () => void stopOrExit('SIGTERM'));
 
   const { port, host } = config.http;
+  if (acceptSockets > 1) await portIsFree(host, port);
   await app.listen(acceptSockets > 1 ? reusePortOptions(host, port) : { port, host });
   // A stop begun while the port opened has passed the point where it stops these: stop them here.
-  const sockets = await openAcceptSockets(app.server, acceptSockets);
+  const sockets = await openAcceptSockets(app.server, acceptSockets, (error) =>
+    log.error({ err: error }, 'a listening socket of the port failed; the others go on accepting'),
+  );
   if (draining) sockets.stop();
   else extraSockets = sockets;
   if (acceptSockets > 1) log.info({ acceptSockets }, 'new connections are accepted on several sockets of the port');

@@ -4,7 +4,8 @@
 // its port among HTTP_ACCEPT_SOCKETS sockets where the runtime can, or stops saying it cannot.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,16 +18,21 @@ import { writeDevStackFile } from '../../services/config/dev-stack-file.js';
 import {
   approval,
   createSku,
+  eventually,
   postApproval,
+  signedHeaders,
   startTestService,
   statusReaches,
   stackEnv,
   type TestService,
   uniqueApprovalNo,
+  until,
 } from '../support/service.js';
+import { listeningSockets } from '../support/listening-sockets.js';
 import { apiProcess, processEnv, sendApproval } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SHARES_PORTS = reusePortAvailable(process.versions.node, process.platform);
 
 describe('entry points read only the settings they use', () => {
   let service: TestService;
@@ -79,32 +85,91 @@ describe('entry points read only the settings they use', () => {
     assert.match(stderr, /WEBHOOK_SECRET: required \(every webhook request is verified with it\)/);
   });
 
-  it('the HTTP API listens on HTTP_ACCEPT_SOCKETS sockets of its port where the runtime can share it, else stops saying so', async () => {
-    if (!reusePortAvailable(process.versions.node, process.platform)) {
+  it(
+    'the HTTP API stops when HTTP_ACCEPT_SOCKETS asks for more sockets than the runtime can share a port among',
+    { skip: SHARES_PORTS && 'this runtime shares a port among sockets' },
+    async () => {
       const { code, stderr } = await apiThatStops({
         HTTP_ACCEPT_SOCKETS: '2',
         WEBHOOK_SECRET: 'a-secret-of-enough-length',
       });
       assert.notEqual(code, 0);
       assert.match(stderr, /HTTP_ACCEPT_SOCKETS: 2 sockets on one port need SO_REUSEPORT/);
-      return;
-    }
-    const api = await apiProcess('api-3-sockets', processEnv(service.config, { HTTP_ACCEPT_SOCKETS: '3' }));
+    },
+  );
+
+  it('the HTTP API listens on its sockets, answers a delivery in flight when stopped and closes its connection with it', async () => {
+    const sockets = SHARES_PORTS ? 3 : 1;
+    // A task queue no worker polls: a start is accepted and its write never comes, so a sender that
+    // asks to wait is still waiting when the API is told to stop.
+    const api = await apiProcess(
+      `api-${sockets}-sockets`,
+      processEnv(service.config, {
+        ...(SHARES_PORTS ? { HTTP_ACCEPT_SOCKETS: String(sockets) } : {}),
+        TEMPORAL_TASK_QUEUE: `unpolled-${uniqueApprovalNo('Q')}`,
+        SHUTDOWN_DRAIN_MS: '200',
+      }),
+    );
     try {
       await api.start();
-      assert.equal(listenersOn(api.port), 3, 'three listening sockets on the port, as ss -ltn shows them');
-      const answer = await sendApproval(
-        api.url,
-        approval(uniqueApprovalNo('SOCKETS'), await createSku(service.prisma, 5)),
+      await until(
+        `${sockets} listening sockets on the port, as ss -ltn shows them`,
+        () => listeningSockets(api.port).length === sockets,
       );
+      const sku = await createSku(service.prisma, 5);
+      const answer = await sendApproval(api.url, approval(uniqueApprovalNo('SOCKETS'), sku));
       assert.equal(answer.status, 202);
-      await api.kill('SIGTERM');
-      assert.equal(listenersOn(api.port), 0, 'every socket of the port closed with the process');
+
+      const waitingNo = uniqueApprovalNo('SOCKETS');
+      const waiting = waitingAnswer(api.port, JSON.stringify(approval(waitingNo, sku)), 'wait=3');
+      const waitingKey = idempotencyKeyFor(waitingNo, 'MAIN');
+      await eventually('the waiting delivery claimed', () =>
+        service.prisma.idempotencyRecord
+          .findUnique({ where: { idempotentKey: waitingKey } })
+          .then((row) => row ?? undefined),
+      );
+      const stopped = api.kill('SIGTERM');
+      const { status, connection } = await waiting;
+      assert.equal(status, 202, 'a delivery in flight when the stop began is answered');
+      assert.equal(connection, 'close', 'its connection closes with the answer instead of holding the stop');
+      await stopped;
+      assert.equal(listeningSockets(api.port).length, 0, 'every socket of the port closed with the process');
     } finally {
       await api.kill('SIGKILL');
     }
   });
 });
+
+/** POSTs a signed approval with `Prefer`, on a kept-alive connection; the answer's status and Connection header. */
+function waitingAnswer(
+  port: number,
+  payload: string,
+  prefer: string,
+): Promise<{ status: number; connection?: string }> {
+  const agent = new http.Agent({ keepAlive: true });
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/webhooks/oa/approvals',
+        method: 'POST',
+        agent,
+        headers: { ...signedHeaders(payload), prefer },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => {
+          agent.destroy();
+          const { connection } = response.headers;
+          resolve({ status: response.statusCode ?? 0, ...(connection ? { connection } : {}) });
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
 
 /** Runs the API with `env` over addresses nobody listens on (its checks come before any connection). */
 function apiThatStops(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
@@ -126,14 +191,4 @@ function apiThatStops(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: s
       (error, _stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
     );
   });
-}
-
-/** Listening TCP sockets on `port` (IPv4), read from the kernel's table as `ss -ltn` reads it. */
-function listenersOn(port: number): number {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  return readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([, local, , state]) => local?.endsWith(`:${hexPort}`) && state === '0A').length;
 }

@@ -20,7 +20,7 @@ import { WEBHOOK_PATH } from '../../edges/http/openapi.js';
 import { randomDingTalkAesKey, startFakeDingTalk, type FakeDingTalk } from '../../tools/harness/fake-dingtalk.js';
 import { startFakeFeishu, type FakeFeishu } from '../../tools/harness/fake-feishu.js';
 import { randomWeComAesKey, startFakeWeCom, type FakeWeCom } from '../../tools/harness/fake-wecom.js';
-import { backtrackingXmlChildren } from '../support/backtracking-parsers.js';
+import { backtrackingXmlChildren } from '../../tools/harness/backtracking-parsers.js';
 import { signedHeaders, startTestService, testConfig, type TestService } from '../support/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

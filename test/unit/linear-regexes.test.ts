@@ -14,7 +14,11 @@ import ts from 'typescript';
 import { redactUrl, scrubbed } from '../../domain-node/redact-url.js';
 import { MAX_BODY_BYTES } from '../../edges/http/app.js';
 import { xmlChildren } from '../../edges/connectors/xml.js';
-import { BACKTRACKING_URL, BACKTRACKING_XML_TOKEN, backtrackingXmlChildren } from '../support/backtracking-parsers.js';
+import {
+  BACKTRACKING_URL,
+  BACKTRACKING_XML_TOKEN,
+  backtrackingXmlChildren,
+} from '../../tools/harness/backtracking-parsers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The folders whose code runs in the product, the reference consumer included. */

@@ -225,9 +225,9 @@ describe('regular expressions on what a stranger sends', () => {
     }
   });
 
-  it('finds the expressions the WeCom reader and the URL scrubber used to run, at a quarter of the limit', () => {
+  it('finds the expressions the WeCom reader and the URL scrubber used to run, at an eighth of the limit', () => {
     for (const regex of [BACKTRACKING_XML_TOKEN, BACKTRACKING_URL]) {
-      assert.notDeepEqual(slowInputs(regex, MAX_BODY_BYTES / 4, BUDGET_MS, 1), [], String(regex));
+      assert.notDeepEqual(slowInputs(regex, MAX_BODY_BYTES / 8, BUDGET_MS, 1), [], String(regex));
     }
   });
 });

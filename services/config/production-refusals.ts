@@ -53,7 +53,8 @@ const normalised = (value: string) =>
  */
 export function isPlaceholderSecret(value: string): boolean {
   const trimmed = value.trim();
-  if (/^<.*>$/s.test(trimmed) || /^\$(\{.*\}|[A-Za-z_]\w*)$/s.test(trimmed)) return true;
+  // `$NAME` in capitals only, as variables are named: a generated secret may well begin with `$`.
+  if (/^<.*>$/s.test(trimmed) || /^\$(\{.*\}|[A-Z_][A-Z0-9_]*)$/s.test(trimmed)) return true;
   const plain = normalised(value);
   return (
     PLACEHOLDER_VALUES.some((placeholder) => normalised(placeholder) === plain) ||

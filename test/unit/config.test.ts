@@ -643,6 +643,10 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
     const config = loadConfig({ ...OWN, NODE_ENV: 'production' });
     assert.equal(config.connectors.feishu?.apiBaseUrl, 'https://open.feishu.cn');
     assert.equal(config.webhook.secret, OWN.WEBHOOK_SECRET);
+    // A generated secret may begin with `$` or `<`: only a whole `${…}`, `$NAME` or `<…>` is a placeholder.
+    for (const secret of ['$generated_0123456789abcdef', '<generated-0123456789abcdef']) {
+      assert.equal(loadConfig({ ...OWN, NODE_ENV: 'production', MCP_TOKEN: secret }).mcp.token, secret);
+    }
   });
 
   it("refuses a vendor's API over http://, naming the setting and not the URL; outside production it is taken", () => {

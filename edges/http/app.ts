@@ -31,6 +31,7 @@ import {
   databaseMigrated,
   type PolledWorker,
   readiness,
+  sharedCheck,
   temporalAnswers,
   workerPolling,
 } from '../../services/health/readiness.js';
@@ -256,27 +257,28 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const contract = openApiDocument();
   app.get(OPENAPI_PATH, (_request, reply) => reply.send(contract));
 
-  // Both name the part that is down, never its own error text (services/health/readiness.ts).
-  const dependencies = async (request: FastifyRequest) => {
+  // Both name the part that is down, never its own error text (services/health/readiness.ts), and
+  // share one check a second however many probes ask (docs/architecture.md, decision 42).
+  const dependencies = sharedCheck(async () => {
     const [database, temporal] = await Promise.all([
-      databaseMigrated(deps.prisma, request.log),
-      temporalAnswers(deps.temporal, request.log),
+      databaseMigrated(deps.prisma, app.log),
+      temporalAnswers(deps.temporal, app.log),
     ]);
     return { database, temporal };
-  };
+  });
   // A held connection that is down changes the body, not the status: the callbacks still work.
-  app.get('/healthz', async (request, reply) => {
-    const answer = readiness(await dependencies(request));
+  app.get('/healthz', async (_request, reply) => {
+    const answer = readiness(await dependencies());
     const connections = deps.eventConnections?.states() ?? {};
     const held = Object.keys(connections).length > 0;
     return reply.code(answer.statusCode).send(held ? { ...answer.body, connections } : answer.body);
   });
   // What a platform's readiness probe asks: the dependencies, and the worker this process hosts.
   // While draining the hook above answers it 503, as it answers /healthz.
-  app.get('/readyz', async (request, reply) => {
+  app.get('/readyz', async (_request, reply) => {
     const worker = deps.hostedWorker;
     const answer = readiness({
-      ...(await dependencies(request)),
+      ...(await dependencies()),
       ...(worker ? { worker: workerPolling(worker) } : {}),
     });
     return reply.code(answer.statusCode).send(answer.body);

@@ -276,7 +276,7 @@ function componentSchemas(): Json {
       required: ['status', 'database', 'temporal'],
       properties: {
         status: { type: 'string', enum: ['ok', 'unavailable'] },
-        database: { type: 'string', description: '`ok`, `unreachable` or `migrations pending: <names>`' },
+        database: { type: 'string', description: '`ok`, `unreachable` or `migrations pending` (which ones: the log)' },
         temporal: { type: 'string', enum: ['ok', 'unreachable'] },
         connections: {
           type: 'object',

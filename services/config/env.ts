@@ -12,6 +12,7 @@ import {
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { webOrigin } from '../../domain-node/web-origin.js';
 import { type TemporalConnectionConfig, temporalConnectionFrom, temporalSettingsShape } from './temporal-settings.js';
+import { productionProblems } from './production-refusals.js';
 
 /** How Feishu's events reach the service: `callback` (POST /webhooks/feishu) or `long-connection`. */
 export const FEISHU_EVENT_MODES = ['callback', 'long-connection'] as const;
@@ -484,6 +485,8 @@ export function loadConfig(source: EnvSource = process.env): Config {
   }
   problems.push(...deploymentProblems(env));
   problems.push(...rotationProblems(env));
+  // Plain http:// to a vendor and the examples' placeholder secrets (services/config/production-refusals.ts).
+  if (env.NODE_ENV === 'production') problems.push(...productionProblems(present));
   const temporal = temporalConnectionFrom(env, present, problems);
   const connectors = connectorsFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);

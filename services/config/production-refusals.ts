@@ -67,8 +67,7 @@ export function isPlaceholderSecret(value: string): boolean {
  * it carries none. Read from the text, not through `URL`: an unexpanded `${…}` is no valid URL.
  */
 export function urlPassword(url: string): string | undefined {
-  // A compose file's `${NAME:?message}` stands for the password whole, `?` and spaces included.
-  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/((?:\$\{[^}]*\}|[^/?#])*)/.exec(url)?.[1] ?? '';
+  const authority = authorityOf(url);
   const at = authority.lastIndexOf('@');
   if (at < 0) return undefined;
   const userinfo = authority.slice(0, at);
@@ -80,6 +79,36 @@ export function urlPassword(url: string): string | undefined {
   } catch {
     return password;
   }
+}
+
+/**
+ * What follows `scheme://` up to the first `/`, `?` or `#`, where a compose file's `${NAME:?message}`
+ * counts whole, `?` and spaces included. One pass: the `}` that closes a `${` is searched for once
+ * and remembered, so a run of `${` without one costs no more than its length.
+ */
+function authorityOf(url: string): string {
+  const sep = url.indexOf('://');
+  if (sep < 1 || !isScheme(url.slice(0, sep))) return '';
+  const start = sep + 3;
+  let end = start;
+  let close = -2;
+  while (end < url.length) {
+    if (url.startsWith('${', end)) {
+      if (close !== -1 && close < end) close = url.indexOf('}', end + 2);
+      if (close !== -1) {
+        end = close + 1;
+        continue;
+      }
+    }
+    if ('/?#'.includes(url[end] ?? '')) break;
+    end += 1;
+  }
+  return url.slice(start, end);
+}
+
+/** A URL scheme: a letter, then letters, digits, `+`, `.` and `-`. */
+function isScheme(text: string): boolean {
+  return [...text].every((char, at) => (at === 0 ? /[A-Za-z]/ : /[A-Za-z0-9+.-]/).test(char));
 }
 
 /** With NODE_ENV=production: each setting of `settings` (as given, empty ones dropped) it refuses, named. */

@@ -2,8 +2,9 @@
 // listed here with the text it meets, the list is checked against the source (a new expression
 // fails this file until it is listed), and each one is run on inputs built to make a backtracking
 // engine try every split: runs of one or two of its own characters after each of its literal
-// parts, at the body limit of 256 KiB. The two expressions the WeCom reader and the URL scrubber
-// used to run are the broken variants: the same check finds both.
+// parts (alone and after a letter), at the body limit of 256 KiB. The expressions the WeCom
+// reader, the URL scrubber and the production check's password reader used to run are the broken
+// variants: the same check finds each.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -16,6 +17,7 @@ import { MAX_BODY_BYTES } from '../../edges/http/app.js';
 import { xmlChildren } from '../../edges/connectors/xml.js';
 import {
   BACKTRACKING_URL,
+  BACKTRACKING_URL_AUTHORITY,
   BACKTRACKING_XML_TOKEN,
   backtrackingXmlChildren,
 } from '../../tools/harness/backtracking-parsers.js';
@@ -76,6 +78,12 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['services/config/temporal-settings.ts', '/^Invalid TOML document: /', 'error message'],
   ['services/config/temporal-settings.ts', '/^[a-z0-9][a-z0-9.-]*$/', 'setting'],
   ['services/config/temporal-settings.ts', '/^[\\x20-\\x7e]*$/', 'setting'],
+  ['services/config/production-refusals.ts', '/[\\s_-]+/g', 'setting'],
+  ['services/config/production-refusals.ts', '/^<.*>$/s', 'setting'],
+  ['services/config/production-refusals.ts', '/[A-Za-z]/', 'setting'],
+  ['services/config/production-refusals.ts', '/[A-Za-z0-9+.-]/', 'setting'],
+  ['services/config/production-refusals.ts', '/^\\$(\\{.*\\}|[A-Z_][A-Z0-9_]*)$/s', 'setting'],
+  ['services/config/production-refusals.ts', '/^http:/i', 'setting'],
   ['services/db/order-repository.ts', '/"/g', 'own output'],
   ['services/oa/dingtalk-reader.ts', '/QpsLimit|Throttling/i', 'input'],
   ['services/telemetry/span-conventions.ts', '/^\\[(.*)\\]$/', 'setting'],
@@ -164,7 +172,9 @@ function alphabetOf(source: string): string[] {
 function* hostileShapes(source: string): Generator<{ part: string; unit: string }> {
   const alphabet = alphabetOf(source);
   const units = [...alphabet, ...alphabet.flatMap((a) => alphabet.map((b) => a + b))];
-  for (const part of literalParts(source)) for (const unit of units) yield { part, unit };
+  // A part also after a letter: an expression anchored on a scheme or a name reaches it only so.
+  const parts = literalParts(source).flatMap((part) => (part === '' ? [part] : [part, `a${part}`]));
+  for (const part of parts) for (const unit of units) yield { part, unit };
 }
 
 /** A shape at about `size` characters. */
@@ -225,8 +235,8 @@ describe('regular expressions on what a stranger sends', () => {
     }
   });
 
-  it('finds the expressions the WeCom reader and the URL scrubber used to run, at an eighth of the limit', () => {
-    for (const regex of [BACKTRACKING_XML_TOKEN, BACKTRACKING_URL]) {
+  it('finds the expressions the WeCom reader, the URL scrubber and the password reader used to run, at an eighth of the limit', () => {
+    for (const regex of [BACKTRACKING_XML_TOKEN, BACKTRACKING_URL, BACKTRACKING_URL_AUTHORITY]) {
       assert.notDeepEqual(slowInputs(regex, MAX_BODY_BYTES / 8, BUDGET_MS, 1), [], String(regex));
     }
   });

@@ -1,7 +1,7 @@
-// The two readers of untrusted text as they were before they became linear, kept here (never in
-// the product) as the broken variants the stall checks must catch and as the references the
-// linear ones must agree with on small inputs: the WeCom XML reader built on one regular
-// expression, and the URL finder of `scrubbed`. On `<` followed by a long run of letters, or on
+// Readers of text as they were before they became linear, kept here (never in the product) as the
+// broken variants the stall checks must catch and as the references the linear ones must agree
+// with on small inputs: the WeCom XML reader built on one regular expression, the URL finder of
+// `scrubbed`, and the authority reader of the production check's URL passwords. On `<` followed by a long run of letters, or on
 // `a.a.a.…`, each tries every way to split the run and takes time quadratic in its length.
 
 /** The WeCom XML reader's tokenizer as it was: its tag alternative backtracks on `<` + letters. */
@@ -10,6 +10,9 @@ export const BACKTRACKING_XML_TOKEN =
 
 /** The URL finder as it was: every word start of a scheme is tried against the whole run. */
 export const BACKTRACKING_URL = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi;
+
+/** The authority of a URL as the production check first read it: each `${` without a `}` scans to the end. */
+export const BACKTRACKING_URL_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/((?:\$\{[^}]*\}|[^/?#])*)/;
 
 const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 

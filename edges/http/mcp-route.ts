@@ -5,10 +5,10 @@
 // first, then the token is checked; a refused request runs no tool. The token decides the tools:
 // MCP_TOKEN submits and reads statuses, MCP_OPERATOR_TOKEN also lists and calls the operator tools
 // (docs/architecture.md, decision 39); to the submit token they do not exist, and a call of one is
-// refused as a call of any unknown tool is. What passes both goes to the
-// SDK's web-standard handler, which answers each revision in its own: 2026-07-28 (the `_meta`
-// envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers it checks) and
-// 2025-11-25, 2025-06-18 and older (the `MCP-Protocol-Version` header after `initialize`).
+// refused as a call of any unknown tool is. What passes both checks goes to the SDK's
+// web-standard handler, which answers each revision in its own: 2026-07-28 (the `_meta` envelope
+// and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers it checks) and 2025-11-25,
+// 2025-06-18 and older (the `MCP-Protocol-Version` header after `initialize`).
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { webOrigin } from '../../domain-node/web-origin.js';
@@ -33,8 +33,8 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpDeps): void {
     { operatorTools: operatorToken ? 'MCP_OPERATOR_TOKEN only' : 'off', allowedOrigins },
     `MCP Streamable HTTP transport at ${MCP_PATH} (bearer token required)`,
   );
-  // MCP_OPERATOR_TOOLS once offered the operator tools to MCP_TOKEN here; now it switches the stdio
-  // bin's only, and saying so at start keeps an upgrade from losing them without a word.
+  // MCP_OPERATOR_TOOLS switches the stdio bin's tools only: an API that has it without the operator
+  // token says so at start, so whoever set it for /mcp learns why the tools are not there.
   if (operatorTools && !operatorToken) {
     deps.log.warn(
       `MCP_OPERATOR_TOOLS is set but MCP_OPERATOR_TOKEN is not: ${MCP_PATH} offers no operator tools ` +

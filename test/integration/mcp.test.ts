@@ -736,6 +736,35 @@ describe('MCP tools', () => {
     }
   });
 
+  it('MCP_OPERATOR_TOOLS without MCP_OPERATOR_TOKEN offers no operator tool over HTTP, and start-up says so', async () => {
+    const lines: string[] = [];
+    const { default: pino } = await import('pino');
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const config = loadConfig({ ...env, MCP_OPERATOR_TOKEN: '' });
+    const app = buildApp({ config, prisma: service.prisma, temporal: service.temporal, logger });
+    try {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${MCP_TOKEN}`,
+        },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      assert.equal(response.statusCode, 200);
+      for (const name of OPERATOR_TOOLS) assert.ok(!response.body.includes(name), `${name} is not listed`);
+      assert.ok(response.body.includes('submit_approved_order'), response.body);
+      assert.ok(
+        lines.some((line) => /MCP_OPERATOR_TOOLS is set but MCP_OPERATOR_TOKEN is not/.test(line)),
+        'a start-up line says why the operator tools are not offered',
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
   it('the stdio servers wrote nothing but protocol messages to stdout', () => {
     assert.deepEqual(
       stdioErrors.map((error) => error.message),

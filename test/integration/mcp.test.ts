@@ -34,7 +34,7 @@ import {
   uniqueApprovalNo,
   workflowExists,
 } from '../support/service.js';
-import { answerOf, assertOneOrderWritten, MCP_BIN, type ToolAnswer } from '../support/mcp-clients.js';
+import { answerOf, assertOneOrderWritten, MCP_BIN, mcpRequest, type ToolAnswer } from '../support/mcp-clients.js';
 
 const MCP_TOKEN = 'test-mcp-token-0123456789abcdef';
 const MCP_OPERATOR_TOKEN = 'test-mcp-operator-token-0123456789';
@@ -403,15 +403,8 @@ describe('MCP tools', () => {
 
   /** One JSON-RPC request to /mcp with `token`, answered as JSON or as an event stream's message. */
   async function rpc(token: string, method: string, params: Record<string, unknown>): Promise<RpcAnswer> {
-    const response = await fetch(mcpUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
+    const request = mcpRequest(token, method, params);
+    const response = await fetch(mcpUrl, { method: request.method, headers: request.headers, body: request.payload });
     assert.equal(response.status, 200, `${method} with ${token === MCP_TOKEN ? 'the submit' : 'the operator'} token`);
     const text = await response.text();
     const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? text);
@@ -743,16 +736,7 @@ describe('MCP tools', () => {
     const config = loadConfig({ ...env, MCP_OPERATOR_TOKEN: '' });
     const app = buildApp({ config, prisma: service.prisma, temporal: service.temporal, logger });
     try {
-      const response = await app.inject({
-        method: 'POST',
-        url: '/mcp',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${MCP_TOKEN}`,
-        },
-        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-      });
+      const response = await app.inject(mcpRequest(MCP_TOKEN, 'tools/list', {}));
       assert.equal(response.statusCode, 200);
       for (const name of OPERATOR_TOOLS) assert.ok(!response.body.includes(name), `${name} is not listed`);
       assert.ok(response.body.includes('submit_approved_order'), response.body);

@@ -57,6 +57,7 @@ import {
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
+import { mcpRequest } from '../support/mcp-clients.js';
 import { type RawError, rawErrorText, TOLD_TYPES } from '../support/raw-errors.js';
 import {
   approval,
@@ -671,21 +672,9 @@ describe('the public status answer', () => {
 
     await statusReaches(service, key, 'COMPENSATING', authorized);
     const answer = await getOrder(service, key, authorized);
-    const overMcp = await service.app.inject({
-      method: 'POST',
-      url: '/mcp',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${MCP_TOKEN}`,
-      },
-      payload: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'get_order_status', arguments: { idempotencyKey: key } },
-      }),
-    });
+    const overMcp = await service.app.inject(
+      mcpRequest(MCP_TOKEN, 'tools/call', { name: 'get_order_status', arguments: { idempotencyKey: key } }),
+    );
 
     const connectionLost = TABLE.find((row) => row.errorClass === 'ConnectionLost')?.told;
     assert.deepEqual(answer.json<OrderView>().lastError, connectionLost);

@@ -13,9 +13,10 @@ import {
   KnownFailure,
   orderNotFound,
 } from '../../services/failure-outcome.js';
-import { readOrderStatus } from '../../services/submission/order-status-view.js';
+import { publicStatusView, readOrderStatus } from '../../services/submission/order-status-view.js';
 import { type StartGuard, submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
+import { bearerTokenRefusal } from '../mcp/bearer-token.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerOaRoutes } from './oa-routes.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
@@ -222,12 +223,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return reply.code(code).send(submission);
   });
 
+  // A status for whoever asks, or with STATUS_TOKEN for its holders only. Either way the last error
+  // is the classification table's code and sentence: the raw text stays with the operator.
+  const statusToken = config.statusToken;
   app.get<{ Params: { key: string } }>('/orders/:key', async (request, reply) => {
+    if (statusToken !== undefined) {
+      // Before the key is even parsed: one answer whatever was wrong, the log says what.
+      const refusal = bearerTokenRefusal(request.headers.authorization, statusToken, 'STATUS_TOKEN');
+      if (refusal) {
+        request.log.warn({ reason: refusal }, 'GET /orders refused: the request could not be authenticated');
+        throw refusedAtTheDoor('invalid-token', { 'www-authenticate': 'Bearer realm="orders"' });
+      }
+    }
     const key = request.params.key;
     if (!parseIdempotencyKey(key)) throw new KnownFailure(invalidKey('/key'));
     const view = await readOrderStatus(deps, key);
     if (!view) throw new KnownFailure(orderNotFound(key));
-    return reply.send(view);
+    return reply.send(publicStatusView(view));
   });
 
   // The OA connectors' callbacks: approval events whose order is read from the approval form.

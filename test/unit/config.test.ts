@@ -52,8 +52,10 @@ describe('configuration', () => {
       previousToken: undefined,
       submitWaitMs: 8_000,
       operatorTools: false,
+      operatorToken: undefined,
       allowedOrigins: [],
     });
+    assert.equal(config.statusToken, undefined);
     assert.equal(config.http.hostsWorker, false);
   });
 
@@ -91,11 +93,41 @@ describe('configuration', () => {
       previousToken: undefined,
       submitWaitMs: 9_000,
       operatorTools: true,
+      operatorToken: undefined,
       allowedOrigins: [],
     });
     assert.equal(loadConfig({ MCP_OPERATOR_TOOLS: 'false' }).mcp.operatorTools, false);
     assert.match(problemsOf({ MCP_OPERATOR_TOOLS: 'yes' }).join('\n'), /^MCP_OPERATOR_TOOLS:/m);
     assert.match(problemsOf({ MCP_TOKEN: 'short' }).join('\n'), /^MCP_TOKEN:/m);
+  });
+
+  it('reads MCP_OPERATOR_TOKEN and STATUS_TOKEN, each held to the floor of every shared secret', () => {
+    const config = loadConfig({
+      MCP_TOKEN: 'the-submit-token-0123',
+      MCP_OPERATOR_TOKEN: 'the-operator-token-0123',
+      STATUS_TOKEN: 'the-status-token-0123',
+    });
+    assert.equal(config.mcp.operatorToken, 'the-operator-token-0123');
+    assert.equal(config.statusToken, 'the-status-token-0123');
+    for (const name of ['MCP_OPERATOR_TOKEN', 'STATUS_TOKEN']) {
+      assert.match(
+        problemsOf({ [name]: 'short' }).join('\n'),
+        new RegExp(`^${name}: must be at least 16 characters`, 'm'),
+      );
+    }
+  });
+
+  it('refuses an operator token equal to the submit token or the one it replaces, without repeating it', () => {
+    const token = 'the-same-token-0123456789';
+    const other = 'another-token-0123456789';
+    for (const [env, equals] of [
+      [{ MCP_TOKEN: token, MCP_OPERATOR_TOKEN: token }, 'MCP_TOKEN'],
+      [{ MCP_TOKEN: other, MCP_TOKEN_PREVIOUS: token, MCP_OPERATOR_TOKEN: token }, 'MCP_TOKEN_PREVIOUS'],
+    ] as const) {
+      const problems = problemsOf(env).join('\n');
+      assert.match(problems, new RegExp(`^MCP_OPERATOR_TOKEN: equals ${equals}; the operator token must differ`, 'm'));
+      assert.doesNotMatch(problems, new RegExp(token));
+    }
   });
 
   it('reads MCP_ALLOWED_ORIGINS as a list of origins, each in the form a browser sends it', () => {

@@ -1,8 +1,9 @@
-// The idempotency key is born here and only here (docs/architecture.md, decision 1). Every entry point — the
-// signed webhook, the MCP tool, the Feishu, DingTalk and WeCom connectors — calls this module; nothing
-// downstream ever builds a key of its own, and a retry never builds a new one. The seed's classic pitfall was a key regenerated
-// per attempt (a fresh UUID on every retry): deriving it from business identifiers makes a
-// regenerated key identical anyway, and passing it as workflow input means it is never rebuilt.
+// The idempotency key is born here and only here (docs/architecture.md, decision 1). Every entry
+// point — the signed webhook, the MCP tool, the Feishu, DingTalk and WeCom connectors — calls this
+// module; nothing downstream ever builds a key of its own, and a retry never builds a new one. The
+// seed's classic pitfall was a key regenerated per attempt (a fresh UUID on every retry): deriving
+// it from business identifiers makes a regenerated key identical anyway, and passing it as workflow
+// input means it is never rebuilt.
 //
 // This file is imported by workflow code: keep it free of Node built-ins.
 

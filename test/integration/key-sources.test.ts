@@ -2,8 +2,8 @@
 // doors — the signed webhook, MCP over HTTP, the Feishu, DingTalk and WeCom callbacks — deliver one
 // approval, the second with the first's order or another: the first claim stands, a delivery
 // through another door is refused with that door's usual conflict answer, counted for that door and
-// listed by `awaiting`, and one order exists, the first's. The webhook and MCP with the same order
-// are one approval: a duplicate. And the squat the decision is about, step by step through the real
+// listed by `awaiting`, and the first's order is the one order (none when it is short of stock).
+// The webhook and MCP with the same order are one approval: a duplicate. And the squat the decision is about, step by step through the real
 // CLI: a webhook claim of a WeCom approval number, then the real approval, which is not silent.
 // Real routes, start path, worker, Temporal and PostgreSQL; only the vendors' open APIs are fakes.
 import assert from 'node:assert/strict';
@@ -25,6 +25,7 @@ import {
   approval,
   createSku,
   eventually,
+  orderCount,
   orderedQuantities,
   postApproval,
   startTestService,
@@ -156,21 +157,22 @@ describe('a key belongs to the door that claimed it', () => {
   /** The doors that name their order: the same order through either is one approval. */
   const ORDER_NAMING = new Set<KeySource>(['webhook', 'mcp']);
 
-  it('the first door keeps the key; another door is refused, counted for it and listed, and one order stands', async () => {
+  it('the first door keeps the key; another door is refused, counted for it and listed; only the first order can be written', async () => {
     const doors = fc.constantFrom(...KEY_SOURCES);
     await fc.assert(
-      fc.asyncProperty(doors, doors, fc.boolean(), async (first, second, sameOrder) => {
+      fc.asyncProperty(doors, doors, fc.boolean(), fc.boolean(), async (first, second, sameOrder, inStock) => {
         const approvalNo = uniqueApprovalNo('KS');
         const key = idempotencyKeyFor(approvalNo, 'MAIN');
-        const sku = await createSku(service.prisma, 100);
+        // Short of stock, the first claim's order is never written: it waits in compensation.
+        const sku = await createSku(service.prisma, inStock ? 100 : 1);
         const firstAnswer = await deliver(first, approvalNo, sku, 2);
         assert.ok([200, 202].includes(firstAnswer.status), `${first} first: ${firstAnswer.status} ${firstAnswer.body}`);
-        await statusReaches(service, key, 'SUBMITTED');
+        await statusReaches(service, key, inStock ? 'SUBMITTED' : 'COMPENSATING');
         const before = refused.get(second) ?? 0;
 
         const answer = await deliver(second, approvalNo, sku, sameOrder ? 2 : 3);
 
-        const where = `${first} then ${second}, ${sameOrder ? 'the same order' : 'another order'}`;
+        const where = `${first} then ${second}, ${sameOrder ? 'the same order' : 'another order'}${inStock ? '' : ', the first short of stock'}`;
         const anotherDoor = first !== second && !(sameOrder && ORDER_NAMING.has(first) && ORDER_NAMING.has(second));
         if (anotherDoor) {
           if (second === 'webhook') {
@@ -212,9 +214,11 @@ describe('a key belongs to the door that claimed it', () => {
           assert.equal(refused.get(second) ?? 0, before, `${where}: not counted`);
           assert.deepEqual(await conflictsListed(key), [], `${where}: not listed`);
         }
-        assert.deepEqual(await orderedQuantities(service.prisma, key), [2], `${where}: one order, the first's`);
+        if (inStock)
+          assert.deepEqual(await orderedQuantities(service.prisma, key), [2], `${where}: one order, the first's`);
+        else assert.equal(await orderCount(service.prisma, key), 0, `${where}: no order`);
       }),
-      { numRuns: 30 },
+      { numRuns: 40 },
     );
   });
 

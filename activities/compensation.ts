@@ -5,6 +5,7 @@
 // their errors go to the compensationStep retry policy as they are.
 import { log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import { COMPENSATION_ENDED } from '../domain/error-classification.js';
 import { orderWorkflowIdFor } from '../domain/idempotency-key.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
 import {
@@ -186,7 +187,8 @@ export function createCompensationActivities(deps: {
       prisma,
       request.idempotencyKey,
       'FAILED',
-      { lastError: request.reason, orderLanded: request.landed === true },
+      // Typed like every recorded failure, so the public answer tells it by its type alone.
+      { lastError: `${COMPENSATION_ENDED}: ${request.reason}`, orderLanded: request.landed === true },
       log,
     );
     log.error('compensation ended without a decision', {

@@ -23,7 +23,7 @@ import { eventSignatureHeaders } from '../domain-node/signature.js';
 import type { DeliveryTarget, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { OrderEventPublisher } from '../services/broker/order-event-publisher.js';
-import { classifyError } from '../domain/error-classification.js';
+import { classifyError, MARKED_HANDLED } from '../domain/error-classification.js';
 import { toActivityFailure } from './activity-failure.js';
 import { errorTypeOf, inSpan, KEY_ATTRIBUTE, traceHeaders } from '../services/telemetry/tracing.js';
 import { httpClientAttributes, httpSpanName } from '../services/telemetry/span-conventions.js';
@@ -226,7 +226,7 @@ export function createDeliveryActivities(deps: {
     if (request.status === 'DELIVERED' && request.decidedBy !== undefined) {
       // Marked handled: the downstream was never told, so say who decided that and why it was needed.
       const before = (await findRecord(deps.prisma, request.idempotencyKey))?.lastError;
-      lastError = `marked handled by ${request.decidedBy}; the downstream was not told${before ? ` (last delivery error: ${before})` : ''}`;
+      lastError = `${MARKED_HANDLED}: marked handled by ${request.decidedBy}; the downstream was not told${before ? ` (last delivery error: ${before})` : ''}`;
     }
     const transition = await transitionStatus(
       deps.prisma,

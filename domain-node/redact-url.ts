@@ -51,9 +51,54 @@ export function redactRequestTarget(target: string): string {
     : `${target.slice(0, query)}?${redactQuery(target.slice(query + 1).split('#')[0] ?? '')}`;
 }
 
-/** Every URL in `text` without its query (the endpoint's carries the ticket), and no secret of `secrets`. */
+/**
+ * Every URL in `text` without its query (the endpoint's carries the ticket), and no secret of `secrets`.
+ * Runs on every line a vendor's SDK logs, so it is linear: a URL is found from its `://`, its scheme
+ * read backwards and its rest forwards, each character at most twice (a regular expression that
+ * tries every start of a scheme backtracks: 64 KB of `a.a.…` held the event loop for seconds).
+ */
 export function scrubbed(text: string, secrets: readonly string[]): string {
-  let clean = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (url) => redactUrl(url));
+  let clean = '';
+  let copied = 0;
+  for (let sep = text.indexOf('://'); sep !== -1; sep = text.indexOf('://', Math.max(sep + 1, copied))) {
+    const start = schemeStart(text, sep, copied);
+    if (start === undefined) continue;
+    let end = sep + 3;
+    while (end < text.length && !endsUrl(text.charCodeAt(end))) end += 1;
+    if (end === sep + 3) continue;
+    clean += text.slice(copied, start) + redactUrl(text.slice(start, end));
+    copied = end;
+  }
+  clean += text.slice(copied);
   for (const secret of secrets) if (secret) clean = clean.split(secret).join(REDACTED);
   return clean;
 }
+
+/**
+ * Where the scheme before the `://` at `sep` begins — the leftmost letter at a word's start in the
+ * run of scheme characters (`A-Za-z0-9+.-`) that ends there — or undefined when there is none. The
+ * run is not read back past `floor`, the end of the URL before it; runs end at `:` or `/`, so no two
+ * `://` read the same characters.
+ */
+function schemeStart(text: string, sep: number, floor: number): number | undefined {
+  let runStart = sep;
+  while (runStart > floor && isSchemeChar(text.charCodeAt(runStart - 1))) runStart -= 1;
+  for (let at = runStart; at < sep; at += 1) {
+    if (isLetter(text.charCodeAt(at)) && (at === 0 || !isWordChar(text.charCodeAt(at - 1)))) return at;
+  }
+  return undefined;
+}
+
+const isLetter = (code: number) => (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+const isDigit = (code: number) => code >= 48 && code <= 57;
+const isSchemeChar = (code: number) => isLetter(code) || isDigit(code) || code === 43 || code === 46 || code === 45;
+const isWordChar = (code: number) => isLetter(code) || isDigit(code) || code === 95;
+
+/** What ends a URL in running text: white space (as ECMAScript counts it), quotes, backquotes and angle brackets. */
+const URL_ENDS = new Set(
+  [
+    ...[0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff],
+    ...Array.from({ length: 11 }, (_, i) => 0x2000 + i),
+  ].concat(["'", '"', '`', '<', '>'].map((quote) => quote.charCodeAt(0))),
+);
+const endsUrl = (code: number) => URL_ENDS.has(code);

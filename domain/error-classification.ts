@@ -1,7 +1,8 @@
-// The one place that decides whether a failure is retried (docs/architecture.md, decision 5), and
-// the recognisers behind what a failure means to a caller (services/failure-outcome.ts,
-// docs/architecture.md, decision 15). Every other module asks `classifyError`; tests walk TABLE
-// row by row.
+// The one place that decides whether a failure is retried (docs/architecture.md, decision 5), the
+// recognisers behind what a failure means to a caller (services/failure-outcome.ts,
+// docs/architecture.md, decision 15), and what an outsider is told of a recorded failure: each
+// row's code and sentence (docs/architecture.md, decision 40). Every other module asks
+// `classifyError` or `publicErrorOf`; tests walk TABLE row by row.
 //
 // The rule from the seed: retry only what is safe to retry. The write is idempotent (unique key),
 // so a lost connection is safe to retry even when it hit the COMMIT and the outcome is unknown —
@@ -71,7 +72,19 @@ export interface ErrorSignals {
   errors: unknown[];
 }
 
+/**
+ * What a caller outside is told of a failure (`GET /orders/<key>`, `get_order_status`): a stable
+ * code and one sentence. Never the failure's own text, which may carry database hosts and
+ * addresses, a vendor's or a downstream's words, form values or an operator's name; that text
+ * stays in the log and with the operator (`orders-cli status`, `awaiting`).
+ */
+export interface PublicError {
+  code: string;
+  message: string;
+}
+
 interface Row extends Classification {
+  told: PublicError;
   matches: (signals: ErrorSignals) => boolean;
 }
 
@@ -105,24 +118,28 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'IdempotencyKeyConflict',
     retryable: false,
+    told: { code: 'idempotency-key-conflict', message: 'The key already belongs to a different order.' },
     why: 'the key already belongs to a different order; a retry would conflict again',
     matches: (s) => isA(s, IdempotencyConflictError),
   },
   {
     errorClass: 'InsufficientStock',
     retryable: false,
+    told: { code: 'insufficient-stock', message: 'A line of the order asks for more stock than is available.' },
     why: 'a business rule: retrying cannot create stock',
     matches: (s) => isA(s, InsufficientStockError),
   },
   {
     errorClass: 'UnknownSku',
     retryable: false,
+    told: { code: 'unknown-sku', message: 'A line of the order names a SKU the inventory does not know.' },
     why: 'a business rule: the SKU does not exist',
     matches: (s) => isA(s, UnknownSkuError),
   },
   {
     errorClass: 'UnmappableForm',
     retryable: false,
+    told: { code: 'unmappable-form', message: 'The approval form does not map to an order.' },
     why: 'a business failure: the approval form does not map to an order, and reading it again gives the same form',
     matches: (s) => isA(s, UnmappableFormError),
   },
@@ -131,30 +148,35 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'DownstreamTimeout',
     retryable: true,
+    told: { code: 'downstream-timeout', message: 'The downstream system did not answer in time.' },
     why: 'no answer within the per-attempt timeout: it may have been applied; the retry carries the same key',
     matches: (s) => isA(s, DownstreamTimeoutError) || has(s, 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'),
   },
   {
     errorClass: 'DownstreamRateLimited',
     retryable: true,
+    told: { code: 'downstream-rate-limited', message: 'The downstream system asked to be called again later.' },
     why: '429 (or 408): the downstream asks us to come back later (Retry-After honoured, capped)',
     matches: (s) => httpStatus(s) === 429 || httpStatus(s) === 408,
   },
   {
     errorClass: 'DownstreamUnavailable',
     retryable: true,
+    told: { code: 'downstream-unavailable', message: 'The downstream system failed to take the event.' },
     why: '5xx: the downstream failed; safe to retry only because the call is idempotent by key',
     matches: (s) => (httpStatus(s) ?? 0) >= 500,
   },
   {
     errorClass: 'DownstreamAuthFailed',
     retryable: false,
+    told: { code: 'downstream-auth-failed', message: "The downstream system refused the service's credentials." },
     why: '401/403: our credentials or signature are refused; retrying sends the same ones',
     matches: (s) => httpStatus(s) === 401 || httpStatus(s) === 403,
   },
   {
     errorClass: 'DownstreamRejected',
     retryable: false,
+    told: { code: 'downstream-rejected', message: 'The downstream system refused the event.' },
     why: '4xx: the downstream refuses this event; it will refuse it again',
     matches: (s) => (httpStatus(s) ?? 0) >= 400 && (httpStatus(s) ?? 0) < 500,
   },
@@ -163,30 +185,35 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'BrokerUnroutable',
     retryable: false,
+    told: { code: 'broker-unroutable', message: 'The message broker has no queue for the event.' },
     why: 'the broker returned the message: no queue is bound for its routing key, and publishing again is returned again until one is',
     matches: (s) => isA(s, BrokerUnroutableError),
   },
   {
     errorClass: 'BrokerNacked',
     retryable: true,
+    told: { code: 'broker-refused', message: 'The message broker did not take the event.' },
     why: 'the broker refused responsibility for the message (its own failure); the retry publishes the same message id',
     matches: (s) => isA(s, BrokerNackedError),
   },
   {
     errorClass: 'BrokerConfirmTimeout',
     retryable: true,
+    told: { code: 'broker-timeout', message: 'The message broker did not confirm the event in time.' },
     why: 'no confirm within the per-attempt timeout: the message may be queued; the retry publishes the same message id',
     matches: (s) => isA(s, BrokerConfirmTimeoutError),
   },
   {
     errorClass: 'BrokerUnavailable',
     retryable: true,
+    told: { code: 'broker-unavailable', message: 'The message broker could not be reached.' },
     why: 'the broker connection was refused or closed, or a channel failed; if it closed after the publish the message may be queued, and the retry publishes the same message id',
     matches: (s) => isA(s, BrokerUnavailableError),
   },
   {
     errorClass: 'DeliveryTargetMissing',
     retryable: true,
+    told: { code: 'delivery-target-missing', message: 'The worker that ran the delivery lacks one of its targets.' },
     why: 'this worker lacks a delivery target the order was written for (a deploy under way); the retry may run on a worker that has it, and nothing was sent to only some targets',
     matches: (s) => isA(s, DeliveryTargetMissingError),
   },
@@ -196,6 +223,7 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'OaApiUnavailable',
     retryable: true,
+    told: { code: 'oa-unavailable', message: 'The OA system could not be reached.' },
     why: 'the OA API failed (5xx) or gave no answer (timeout, connection refused); a read is safe to repeat',
     matches: (s) => {
       const error = oaApiError(s);
@@ -205,18 +233,21 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'OaApiRateLimited',
     retryable: true,
+    told: { code: 'oa-rate-limited', message: 'The OA system asked to be called again later.' },
     why: '429: the OA API asks us to come back later (Retry-After honoured, capped)',
     matches: (s) => oaApiError(s)?.status === 429,
   },
   {
     errorClass: 'OaApiRefused',
     retryable: false,
+    told: { code: 'oa-refused', message: 'The OA system refused to give the approval.' },
     why: 'the OA API refused the read (credentials after one token refresh, unknown instance, malformed answer); it will refuse it again',
     matches: (s) => isA(s, OaApiError),
   },
   {
     errorClass: 'ConnectionLost',
     retryable: true,
+    told: { code: 'connection-lost', message: 'A connection the step needs was lost or refused.' },
     why:
       'the connection failed before or during the write; if it was the COMMIT the outcome is ' +
       'unknown, and the retry is safe because the unique key finds the committed order',
@@ -231,30 +262,41 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'StatementTimeout',
     retryable: true,
+    told: { code: 'database-timeout', message: 'The database did not finish the write in time; nothing was kept.' },
     why: 'the statement timeout cancelled the write and rolled it back; nothing was committed',
     matches: (s) => has(s, '57014'),
   },
   {
     errorClass: 'LockTimeout',
     retryable: true,
+    told: {
+      code: 'database-lock-timeout',
+      message: 'The database could not lock what the write needs in time; nothing was kept.',
+    },
     why: 'a lock was not granted in time; the transaction rolled back',
     matches: (s) => has(s, '55P03'),
   },
   {
     errorClass: 'Deadlock',
     retryable: true,
+    told: {
+      code: 'database-deadlock',
+      message: 'The database broke a deadlock by undoing the write; nothing was kept.',
+    },
     why: 'PostgreSQL broke a deadlock by rolling this transaction back',
     matches: (s) => has(s, '40P01'),
   },
   {
     errorClass: 'SerializationFailure',
     retryable: true,
+    told: { code: 'database-write-conflict', message: 'A concurrent write won; nothing of this one was kept.' },
     why: 'a concurrent transaction won; PostgreSQL rolled this one back and asks for a retry',
     matches: (s) => has(s, '40001', 'P2034') || hasKind(s, 'TransactionWriteConflict'),
   },
   {
     errorClass: 'DatabaseBusy',
     retryable: true,
+    told: { code: 'database-busy', message: 'The database had no connection free in time.' },
     why: 'no connection or transaction slot was free in time; nothing was written',
     matches: (s) =>
       has(s, '53300', '53400', 'P2024', 'P2028') ||
@@ -264,6 +306,7 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'AuthFailed',
     retryable: false,
+    told: { code: 'auth-failed', message: "A service refused the service's own credentials." },
     why: 'authentication or authorisation failed; retrying with the same credentials fails again',
     matches: (s) =>
       has(s, '28000', '28P01', '42501', 'P1000') || hasKind(s, 'AuthenticationFailed', 'DatabaseAccessDenied'),
@@ -271,6 +314,7 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'ConstraintViolation',
     retryable: false,
+    told: { code: 'constraint-violation', message: "The database refused the order's data." },
     why: 'a constraint other than the idempotency key refused the data; it will refuse it again',
     matches: (s) =>
       hasSqlStateClass(s, '23') ||
@@ -280,6 +324,7 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'InvalidData',
     retryable: false,
+    told: { code: 'invalid-data', message: 'The database refused a value of the order as invalid.' },
     why: 'the database rejected a value as invalid; retrying sends the same value',
     matches: (s) => hasSqlStateClass(s, '22') || hasKind(s, 'LengthMismatch', 'ValueOutOfRange', 'InvalidInputValue'),
   },
@@ -288,6 +333,7 @@ export const TABLE: readonly Row[] = [
   {
     errorClass: 'TemporalUnavailable',
     retryable: true,
+    told: { code: 'temporal-unavailable', message: 'The workflow service could not be reached.' },
     why:
       'the Temporal service was not reached or did not answer before the deadline (gRPC UNAVAILABLE, ' +
       'DEADLINE_EXCEEDED, or CANCELLED by our own deadline); workflow ids derive from the key, so calling ' +
@@ -300,11 +346,61 @@ export const TABLE: readonly Row[] = [
   },
 ];
 
-const UNCLASSIFIED: Classification = {
+const UNCLASSIFIED: Classification & { told: PublicError } = {
   errorClass: 'Unclassified',
   retryable: false,
   why: 'not a failure we know to be safe to retry: fail fast into compensation',
+  told: { code: 'unclassified-error', message: 'The step failed for a reason the service does not classify.' },
 };
+
+/** The type the workflow records for an attempt that ran out of time (no activity throws it). */
+export const ACTIVITY_TIMEOUT = 'ActivityTimeout';
+/** The type recorded when an operator runs compensation again (`orders-cli recompensate`). */
+export const OPERATOR_RECOMPENSATION = 'OperatorRecompensation';
+/** The type recorded when compensation ends without a decision (FAILED). */
+export const COMPENSATION_ENDED = 'CompensationEnded';
+/** The type recorded when an operator marks a failed delivery handled. */
+export const MARKED_HANDLED = 'MarkedHandled';
+
+/**
+ * The rest of what a key's record may say (`<type>: <message>`) beside the table's classes: steps
+ * of the workflows and the operator, which no activity throws, told like the rows above.
+ */
+export const RECORDED_OUTCOMES: Readonly<Record<string, PublicError>> = {
+  [ACTIVITY_TIMEOUT]: { code: 'attempt-timed-out', message: 'An attempt did not finish within its time limit.' },
+  [OPERATOR_RECOMPENSATION]: {
+    code: 'compensation-rerun',
+    message: 'An operator ran compensation again; the order waits for a decision.',
+  },
+  [COMPENSATION_ENDED]: {
+    code: 'compensation-ended',
+    message: 'Compensation ended without a decision; an operator has to act.',
+  },
+  [MARKED_HANDLED]: {
+    code: 'marked-handled',
+    message: 'An operator marked the delivery handled; the service did not tell the downstream system.',
+  },
+};
+
+/** Every type a record may name, with what is told of it; any other type is told as unclassified. */
+const TOLD_BY_TYPE: ReadonlyMap<string, PublicError> = new Map([
+  ...TABLE.map((row) => [row.errorClass, row.told] as const),
+  ...Object.entries(RECORDED_OUTCOMES),
+  [UNCLASSIFIED.errorClass, UNCLASSIFIED.told],
+]);
+
+/** What the table tells an outsider of a failure it did not classify. */
+export const UNCLASSIFIED_TOLD: PublicError = UNCLASSIFIED.told;
+
+/**
+ * What an outsider is told of a recorded failure, `<type>: <message>` as the workflows and
+ * activities record it: the type's code and sentence, never a word of the message. A text with no
+ * known type is told as unclassified.
+ */
+export function publicErrorOf(recorded: string): PublicError {
+  const type = /^([A-Za-z][A-Za-z0-9]*): /.exec(recorded)?.[1];
+  return (type === undefined ? undefined : TOLD_BY_TYPE.get(type)) ?? UNCLASSIFIED.told;
+}
 
 /** The delay a failure asked for itself (HTTP Retry-After), if any. */
 export function requestedRetryDelayMs(error: unknown): number | undefined {
@@ -321,8 +417,7 @@ export function errorInChain<T extends Error>(
 
 export function classifyError(error: unknown): Classification {
   const signals = collectSignals(error);
-  const row = TABLE.find((candidate) => candidate.matches(signals));
-  if (!row) return UNCLASSIFIED;
+  const row = TABLE.find((candidate) => candidate.matches(signals)) ?? UNCLASSIFIED;
   const { errorClass, retryable, why } = row;
   return { errorClass, retryable, why };
 }

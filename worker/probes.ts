@@ -2,7 +2,8 @@
 // `GET /livez` answers 200 while the event loop runs; `GET /readyz` answers 200 while the worker
 // polls its task queue and both the database and Temporal answer, else 503 naming the part that is
 // not ready. (The SDK keeps a worker RUNNING while its polls fail, so its state alone would report
-// a worker cut off from Temporal as ready.)
+// a worker cut off from Temporal as ready.) The database and Temporal checks are shared by every
+// probe for a second (services/health/readiness.ts, `sharedCheck`).
 // Plain node:http: the worker serves nothing else over HTTP.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import {
   databaseAnswers,
   type PolledWorker,
   readiness,
+  sharedCheck,
   temporalAnswers,
   workerPolling,
 } from '../services/health/readiness.js';
@@ -35,16 +37,16 @@ export interface WorkerProbes {
 /** Listens at once, so that liveness answers while the worker is still being set up. */
 export async function serveWorkerProbes(options: { host: string; port: number; log: Logger }): Promise<WorkerProbes> {
   const { log } = options;
-  let target: ProbedWorker | undefined;
+  let target:
+    | { worker: PolledWorker; dependencies: () => Promise<Record<'database' | 'temporal', string>> }
+    | undefined;
 
   const ready = async () => {
     if (!target) return readiness({ worker: 'starting' });
-    // The worker's state is safe to show as it is; the dependencies' reasons go to the log only.
-    const [database, temporal] = await Promise.all([
-      databaseAnswers(target.prisma, log),
-      temporalAnswers(target.temporal, log),
-    ]);
-    return readiness({ worker: workerPolling(target.worker), database, temporal });
+    // The worker's state is read at each probe (it costs nothing); the dependencies' reasons go to
+    // the log only, and their checks are shared, one a second (services/health/readiness.ts).
+    const { worker, dependencies } = target;
+    return readiness({ worker: workerPolling(worker), ...(await dependencies()) });
   };
 
   const server = createServer((request, response) => {
@@ -74,8 +76,15 @@ export async function serveWorkerProbes(options: { host: string; port: number; l
 
   return {
     port,
-    watch: (next) => {
-      target = next;
+    watch: ({ worker, prisma, temporal }) => {
+      const dependencies = sharedCheck(async () => {
+        const [database, temporalState] = await Promise.all([
+          databaseAnswers(prisma, log),
+          temporalAnswers(temporal, log),
+        ]);
+        return { database, temporal: temporalState };
+      });
+      target = { worker, dependencies };
     },
     close: () =>
       new Promise<void>((resolve) => {

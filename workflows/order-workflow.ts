@@ -19,6 +19,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ACTIVITY_TIMEOUT } from '../domain/error-classification.js';
 import { canTransition, type OrderStatus as Status } from '../domain/order-status.js';
 import type * as activities from '../activities/index.js';
 import {
@@ -284,7 +285,7 @@ function describeActivityFailure(error: unknown, maxAttempts: number): ActivityF
   if (cause instanceof TimeoutFailure) {
     const retryState = wrapped ? `; retry state ${error.retryState ?? 'unknown'}` : '';
     return {
-      type: 'ActivityTimeout',
+      type: ACTIVITY_TIMEOUT,
       message: `the attempt timed out (${cause.timeoutType ?? 'timeout'})${retryState}`,
       attempts: exhausted ? maxAttempts : 0,
     };

@@ -13,9 +13,10 @@ import {
   KnownFailure,
   orderNotFound,
 } from '../../services/failure-outcome.js';
-import { readOrderStatus } from '../../services/submission/order-status-view.js';
+import { publicStatusView, readOrderStatus } from '../../services/submission/order-status-view.js';
 import { type StartGuard, submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
+import { bearerTokenRefusal } from '../mcp/bearer-token.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerOaRoutes } from './oa-routes.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
@@ -31,6 +32,7 @@ import {
   databaseMigrated,
   type PolledWorker,
   readiness,
+  sharedCheck,
   temporalAnswers,
   workerPolling,
 } from '../../services/health/readiness.js';
@@ -221,12 +223,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return reply.code(code).send(submission);
   });
 
+  // A status for whoever asks, or with STATUS_TOKEN for its holders only. Either way the last error
+  // is the classification table's code and sentence: the raw text stays with the operator.
+  const statusToken = config.statusToken;
   app.get<{ Params: { key: string } }>('/orders/:key', async (request, reply) => {
+    if (statusToken !== undefined) {
+      // Before the key is even parsed: one answer whatever was wrong, the log says what.
+      const refusal = bearerTokenRefusal(request.headers.authorization, statusToken, 'STATUS_TOKEN');
+      if (refusal) {
+        request.log.warn({ reason: refusal }, 'GET /orders refused: the request could not be authenticated');
+        throw refusedAtTheDoor('invalid-token', { 'www-authenticate': 'Bearer realm="orders"' });
+      }
+    }
     const key = request.params.key;
     if (!parseIdempotencyKey(key)) throw new KnownFailure(invalidKey('/key'));
     const view = await readOrderStatus(deps, key);
     if (!view) throw new KnownFailure(orderNotFound(key));
-    return reply.send(view);
+    return reply.send(publicStatusView(view));
   });
 
   // The OA connectors' callbacks: approval events whose order is read from the approval form.
@@ -257,27 +270,28 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const contract = openApiDocument();
   app.get(OPENAPI_PATH, (_request, reply) => reply.send(contract));
 
-  // Both name the part that is down, never its own error text (services/health/readiness.ts).
-  const dependencies = async (request: FastifyRequest) => {
+  // Both name the part that is down, never its own error text (services/health/readiness.ts), and
+  // share one check a second however many probes ask (docs/architecture.md, decision 42).
+  const dependencies = sharedCheck(async () => {
     const [database, temporal] = await Promise.all([
-      databaseMigrated(deps.prisma, request.log),
-      temporalAnswers(deps.temporal, request.log),
+      databaseMigrated(deps.prisma, app.log),
+      temporalAnswers(deps.temporal, app.log),
     ]);
     return { database, temporal };
-  };
+  });
   // A held connection that is down changes the body, not the status: the callbacks still work.
-  app.get('/healthz', async (request, reply) => {
-    const answer = readiness(await dependencies(request));
+  app.get('/healthz', async (_request, reply) => {
+    const answer = readiness(await dependencies());
     const connections = deps.eventConnections?.states() ?? {};
     const held = Object.keys(connections).length > 0;
     return reply.code(answer.statusCode).send(held ? { ...answer.body, connections } : answer.body);
   });
   // What a platform's readiness probe asks: the dependencies, and the worker this process hosts.
   // While draining the hook above answers it 503, as it answers /healthz.
-  app.get('/readyz', async (request, reply) => {
+  app.get('/readyz', async (_request, reply) => {
     const worker = deps.hostedWorker;
     const answer = readiness({
-      ...(await dependencies(request)),
+      ...(await dependencies()),
       ...(worker ? { worker: workerPolling(worker) } : {}),
     });
     return reply.code(answer.statusCode).send(answer.body);

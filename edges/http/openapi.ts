@@ -138,6 +138,11 @@ function orderStatusOperation(): Json {
   return {
     operationId: 'getOrderStatus',
     summary: 'Where a key stands',
+    description:
+      'Open while STATUS_TOKEN is unset; with it, only `Authorization: Bearer <STATUS_TOKEN>` is answered, and ' +
+      'every other request gets the same 401, checked before the key.',
+    // No security requirement, or the status bearer token when STATUS_TOKEN is set.
+    security: [{}, { statusBearer: [] }],
     parameters: [
       {
         name: 'key',
@@ -149,7 +154,7 @@ function orderStatusOperation(): Json {
     ],
     responses: {
       '200': json(ref('OrderStatusView'), 'The key’s status, from the database (live attempts while retrying)'),
-      ...problemAnswers('invalid-key', 'order-not-found', ...DEPENDENCIES, ...EVERY_ROUTE),
+      ...problemAnswers('invalid-key', 'invalid-token', 'order-not-found', ...DEPENDENCIES, ...EVERY_ROUTE),
     },
   };
 }
@@ -267,7 +272,18 @@ function componentSchemas(): Json {
         orderId: { type: 'string' },
         orderNo: { type: 'string' },
         attempts: { type: 'integer', minimum: 0 },
-        lastError: { type: 'string' },
+        lastError: {
+          type: 'object',
+          description:
+            'Why the last attempt failed, told by the classification table (domain/error-classification.ts): ' +
+            'a stable code and its sentence, never the error’s own text (the operator CLI shows that)',
+          required: ['code', 'message'],
+          additionalProperties: false,
+          properties: {
+            code: { type: 'string', examples: ['insufficient-stock', 'connection-lost', 'downstream-unavailable'] },
+            message: { type: 'string', examples: ['A line of the order asks for more stock than is available.'] },
+          },
+        },
       },
     },
     OrderStatus: { type: 'string', enum: [...ORDER_STATUSES] },
@@ -276,7 +292,7 @@ function componentSchemas(): Json {
       required: ['status', 'database', 'temporal'],
       properties: {
         status: { type: 'string', enum: ['ok', 'unavailable'] },
-        database: { type: 'string', description: '`ok`, `unreachable` or `migrations pending: <names>`' },
+        database: { type: 'string', description: '`ok`, `unreachable` or `migrations pending` (which ones: the log)' },
         temporal: { type: 'string', enum: ['ok', 'unreachable'] },
         connections: {
           type: 'object',
@@ -434,7 +450,12 @@ export function openApiDocument(): Json {
             'WEBHOOK_SIGNATURE_SCHEME=standard: space-separated `v1,<base64>` entries, HMAC-SHA256 over ' +
             '`"<id>.<timestamp>.<raw body bytes>"` (Standard Webhooks; domain-node/signature.ts); one match passes.',
         },
-        mcpBearer: { type: 'http', scheme: 'bearer', description: 'MCP_TOKEN' },
+        mcpBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'MCP_TOKEN (submit and status tools), or MCP_OPERATOR_TOKEN (the operator tools as well)',
+        },
+        statusBearer: { type: 'http', scheme: 'bearer', description: 'STATUS_TOKEN, when it is set' },
       },
     },
   };

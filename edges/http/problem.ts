@@ -31,7 +31,10 @@ export const PROBLEM_TYPES = {
       'missing or wrong signature, a stale timestamp, or signed in the scheme WEBHOOK_SIGNATURE_SCHEME does ' +
       'not name; one answer, whichever check failed',
   },
-  'invalid-token': { status: 401, when: '/mcp without the right bearer token (with WWW-Authenticate)' },
+  'invalid-token': {
+    status: 401,
+    when: '/mcp, or GET /orders/{key} while STATUS_TOKEN is set, without the right bearer token (with WWW-Authenticate)',
+  },
   'decision-refused': { status: 403, when: 'an operator decision the key cannot take in its status' },
   'origin-not-allowed': { status: 403, when: '/mcp from a browser origin MCP_ALLOWED_ORIGINS does not list' },
   'order-not-found': { status: 404, when: 'GET /orders/{key} for an unknown key' },

@@ -13,6 +13,7 @@ import {
   Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import type { DecisionDoor } from '../../domain/decided-by.js';
 import { revisionOf, schemaDialectFor } from './revisions.js';
 import type { McpDeps, Tool, ToolContext } from './tool.js';
 import { getOrderStatusTool } from './tools/get-order-status.js';
@@ -30,16 +31,21 @@ const INSTRUCTIONS =
   'writes a second order. When a submission answers with status RECEIVED, follow up with get_order_status.';
 
 export interface McpServerOptions {
-  /** Offer list_orders_awaiting_decision, decide_compensation and decide_delivery. */
-  operatorTools: boolean;
+  /**
+   * Offer list_orders_awaiting_decision, decide_compensation and decide_delivery, their decisions
+   * recorded as taken through this door; false: not offered, and a call is refused as for any
+   * tool that does not exist.
+   */
+  operatorTools: DecisionDoor | false;
 }
 
 export function toolsFor(deps: McpDeps, options: McpServerOptions): Tool[] {
+  const door = options.operatorTools;
   return [
     submitApprovedOrderTool(deps),
     getOrderStatusTool(deps),
-    ...(options.operatorTools
-      ? [listOrdersAwaitingDecisionTool(deps), decideCompensationTool(deps), decideDeliveryTool(deps)]
+    ...(door
+      ? [listOrdersAwaitingDecisionTool(deps), decideCompensationTool(deps, door), decideDeliveryTool(deps, door)]
       : []),
   ];
 }

@@ -1,5 +1,7 @@
 // One plain sentence per status, for a model reading a tool's answer: where the order stands and
-// what, if anything, to do next. The statuses are the one list of domain/order-status.ts.
+// what, if anything, to do next. The statuses are the one list of domain/order-status.ts; a last
+// error is named by its public code, never in its own words.
+import type { PublicError } from '../../domain/error-classification.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 
 export interface StatusFacts {
@@ -7,12 +9,12 @@ export interface StatusFacts {
   status: OrderStatus;
   orderNo?: string | undefined;
   attempts: number;
-  lastError?: string | undefined;
+  lastError?: PublicError | undefined;
 }
 
 export function statusSentence(facts: StatusFacts): string {
   const order = facts.orderNo ? `Order ${facts.orderNo}` : 'The order';
-  const because = facts.lastError ? ` (${facts.lastError})` : '';
+  const because = facts.lastError ? ` (${facts.lastError.code})` : '';
   switch (facts.status) {
     case 'RECEIVED': {
       const attempt = facts.attempts > 1 ? ` (attempt ${facts.attempts}${because})` : '';

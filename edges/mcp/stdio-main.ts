@@ -57,8 +57,10 @@ await runMain(
     const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));
+    // No token here: whoever can start the bin already has the operator's own access to the
+    // database and Temporal. Its decisions are marked as taken over stdio.
     const operatorTools = flags.operatorTools || config.mcp.operatorTools;
-    const tools = toolsFor({ config, prisma, temporal, log }, { operatorTools });
+    const tools = toolsFor({ config, prisma, temporal, log }, { operatorTools: operatorTools && 'mcp-stdio' });
     const connection = serveStdio(mcpServerFactory(tools), {
       onerror: (error) => log.warn({ err: error }, 'MCP stdio message refused'),
     });

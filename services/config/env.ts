@@ -12,6 +12,7 @@ import {
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { webOrigin } from '../../domain-node/web-origin.js';
 import { type TemporalConnectionConfig, temporalConnectionFrom, temporalSettingsShape } from './temporal-settings.js';
+import { productionProblems } from './production-refusals.js';
 
 /** How Feishu's events reach the service: `callback` (POST /webhooks/feishu) or `long-connection`. */
 export const FEISHU_EVENT_MODES = ['callback', 'long-connection'] as const;
@@ -180,7 +181,14 @@ const envSchema = z.object({
     .min(1)
     .max(50_000, 'must stay below the 60 s MCP clients wait')
     .default(8_000),
+  // The stdio bin's switch for the operator tools (as its --operator-tools); over HTTP they exist
+  // only with MCP_OPERATOR_TOKEN (docs/architecture.md, decision 39).
   MCP_OPERATOR_TOOLS: switchSetting,
+  // The bearer token that alone lists and calls the operator tools over /mcp; unset: no operator
+  // tools over HTTP. MCP_TOKEN keeps submitting and reading statuses.
+  MCP_OPERATOR_TOKEN: secretSetting.optional(),
+  // When set, GET /orders/<key> asks for it as a bearer token (docs/http-api.md#reading-a-status).
+  STATUS_TOKEN: secretSetting.optional(),
   // Browser origins /mcp serves (docs/mcp.md#browsers-and-origin); none by default.
   MCP_ALLOWED_ORIGINS: originListSetting,
   LOG_LEVEL: logLevelSetting,
@@ -357,6 +365,8 @@ export interface Config {
   safetyNets: { scanIntervalMinutes: number; nearDuplicateWindowMinutes: number };
   logLevel: Env['LOG_LEVEL'];
   mcp: McpConfig;
+  /** STATUS_TOKEN: the bearer token `GET /orders/<key>` asks for; undefined: the route is open. */
+  statusToken: string | undefined;
   connectors: ConnectorsConfig;
 }
 
@@ -419,8 +429,13 @@ export interface McpConfig {
   previousToken: string | undefined;
   /** How long `submit_approved_order` waits for the write before answering with the status. */
   submitWaitMs: number;
-  /** Whether the operator tools (listing and deciding compensations) are offered. */
+  /**
+   * MCP_OPERATOR_TOOLS: whether the stdio bin offers the operator tools (listing and deciding
+   * compensations). Over HTTP they follow `operatorToken` alone.
+   */
   operatorTools: boolean;
+  /** MCP_OPERATOR_TOKEN: the only bearer token `/mcp` lists and runs the operator tools for; undefined: never. */
+  operatorToken: string | undefined;
   /** The browser origins `/mcp` serves (normalised); a request with another `Origin` is refused. */
   allowedOrigins: readonly string[];
 }
@@ -484,6 +499,9 @@ export function loadConfig(source: EnvSource = process.env): Config {
   }
   problems.push(...deploymentProblems(env));
   problems.push(...rotationProblems(env));
+  problems.push(...operatorTokenProblems(env));
+  // Plain http:// to a vendor and the examples' placeholder secrets (services/config/production-refusals.ts).
+  if (env.NODE_ENV === 'production') problems.push(...productionProblems(present));
   const temporal = temporalConnectionFrom(env, present, problems);
   const connectors = connectorsFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -572,8 +590,10 @@ export function loadConfig(source: EnvSource = process.env): Config {
       previousToken: env.MCP_TOKEN_PREVIOUS,
       submitWaitMs: env.MCP_SUBMIT_WAIT_MS,
       operatorTools: env.MCP_OPERATOR_TOOLS,
+      operatorToken: env.MCP_OPERATOR_TOKEN,
       allowedOrigins: env.MCP_ALLOWED_ORIGINS,
     },
+    statusToken: env.STATUS_TOKEN,
     connectors,
   };
 }
@@ -773,6 +793,18 @@ function rotationProblems(env: Env): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * The operator token is a right of its own: equal to a submit token (the current one or the one
+ * being replaced) it would hand the operator tools to every submitting client.
+ */
+function operatorTokenProblems(env: Env): string[] {
+  const operator = env.MCP_OPERATOR_TOKEN;
+  if (operator === undefined) return [];
+  return (['MCP_TOKEN', 'MCP_TOKEN_PREVIOUS'] as const)
+    .filter((name) => env[name] === operator)
+    .map((name) => `MCP_OPERATOR_TOKEN: equals ${name}; the operator token must differ from the submit token`);
 }
 
 /** Timeouts are layered, inner < outer (docs/architecture.md, decision 6); a ladder upside down is refused. */

@@ -4,6 +4,7 @@
 import type { CompensationDecision } from '../../domain/order-status.js';
 import type { CompensationRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
+import { OPERATOR_RECOMPENSATION } from '../../domain/error-classification.js';
 
 export interface NewCompensation {
   idempotencyKey: string;
@@ -27,8 +28,9 @@ export interface CompensationRecord extends NewCompensation {
 /** Who records a decision when compensation continues a landed order on its own (the workflow's `decidedBy`). */
 const RECONCILIATION = 'reconciliation';
 
-/** The reason type of a compensation an operator ran again (`recompensate`). */
-export const OPERATOR_RECOMPENSATION = 'OperatorRecompensation';
+// The reason type of a compensation an operator ran again (`recompensate`); the classification
+// module names it, as it names every type a key's record may carry.
+export { OPERATOR_RECOMPENSATION };
 
 /** The record of one failed run, if compensation recorded it. */
 export async function findCompensation(

@@ -1,7 +1,9 @@
 // The readiness checks behind both processes' probes (the API's /healthz and /readyz, the worker's
 // /readyz). Each names the state of one part in a word a stranger may read, never the driver's or
 // the SDK's own message: that can carry hosts, users and internals, and probes are answered to
-// whoever asks. The precise reason goes to the log at warn.
+// whoever asks. The precise reason goes to the log at warn. The probes ask them through
+// `sharedCheck`: they are unauthenticated, and each check takes a pooled connection the deliveries
+// need (docs/architecture.md, decision 42).
 import type { Client } from '@temporalio/client';
 import type { State } from '@temporalio/worker';
 import { pendingMigrations } from '../db/migrate.js';
@@ -26,7 +28,10 @@ export async function databaseAnswers(prisma: PrismaClient, log: ProbeLog): Prom
   }
 }
 
-/** `databaseAnswers`, then every migration applied (else `migrations pending: <names>`). */
+/**
+ * `databaseAnswers`, then every migration applied, else `migrations pending`: which ones goes to
+ * the log only, since the names tell a stranger what the release is and what it is about to change.
+ */
 export async function databaseMigrated(prisma: PrismaClient, log: ProbeLog): Promise<string> {
   // Reach the database first: the migration check reads an unreadable table as "all pending".
   const reached = await databaseAnswers(prisma, log);
@@ -36,7 +41,9 @@ export async function databaseMigrated(prisma: PrismaClient, log: ProbeLog): Pro
       pendingMigrations((sql) => prisma.$queryRawUnsafe(sql)),
       'the migration table',
     );
-    return pending.length === 0 ? 'ok' : `migrations pending: ${pending.join(', ')}`;
+    if (pending.length === 0) return 'ok';
+    log.warn({ pending }, 'health check: migrations pending');
+    return 'migrations pending';
   } catch (error) {
     log.warn({ err: error }, 'health check: migrations could not be read');
     return 'unreachable';
@@ -78,6 +85,35 @@ export interface Readiness {
 export function readiness(parts: Record<string, string>): Readiness {
   const ready = Object.values(parts).every((state) => state === 'ok');
   return { statusCode: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', ...parts } };
+}
+
+/** How long a check's result answers every probe after it: a probe period is 5–10 s, a burst of probes comes within one. */
+export const CHECK_REUSED_FOR_MS = 1_000;
+
+/**
+ * `check`, run for every caller at once: while one run is in flight every caller shares it, and its
+ * result answers every call for `reusedForMs` after it ended. Any number of probes then cost one
+ * `SELECT 1`, one migration read and one Temporal call a second, instead of one pooled connection
+ * each, taken from the deliveries' claims. A change of state shows within that second.
+ */
+export function sharedCheck<T>(check: () => Promise<T>, reusedForMs = CHECK_REUSED_FOR_MS): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  let last: { result: T; endedAt: number } | undefined;
+  return () => {
+    if (last && performance.now() - last.endedAt < reusedForMs) return Promise.resolve(last.result);
+    running ??= check().then(
+      (result) => {
+        last = { result, endedAt: performance.now() };
+        running = undefined;
+        return result;
+      },
+      (error: unknown) => {
+        running = undefined;
+        throw error;
+      },
+    );
+    return running;
+  };
 }
 
 async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {

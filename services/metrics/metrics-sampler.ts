@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { classifyError } from '../../domain/error-classification.js';
 import { messageOf } from '../../domain/errors.js';
-import { redactUrl } from '../../domain-node/redact-url.js';
+import { scrubbed } from '../../domain-node/redact-url.js';
 import { countKeysByStatus } from '../db/key-counts.js';
 import type { Db } from '../db/prisma-client.js';
 import { type ProductMetrics, WAITING_STATUSES } from './product-metrics.js';
@@ -34,7 +34,7 @@ export function startMetricsSampler(options: {
     } catch (error) {
       // The class and the message, any URL in it redacted: a driver's message may name the database URL.
       log.warn(
-        { errorClass: classifyError(error).errorClass, reason: withUrlsRedacted(messageOf(error)) },
+        { errorClass: classifyError(error).errorClass, reason: scrubbed(messageOf(error), []) },
         'metrics: could not count the waiting keys; orders_keys keeps its last sample',
       );
     }
@@ -45,8 +45,4 @@ export function startMetricsSampler(options: {
   timer.unref();
   void sample();
   return { sample, stop: () => clearInterval(timer) };
-}
-
-function withUrlsRedacted(text: string): string {
-  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`]+/gi, (url) => redactUrl(url));
 }

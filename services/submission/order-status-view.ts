@@ -1,7 +1,11 @@
-// What a caller sees of one key (`GET /orders/<key>`). The database answers — it outlives
-// Temporal's history retention — and, while the write is still being retried, the workflow's
-// pending activity adds the live attempt count and the last error.
+// Where one key stands. The database answers — it outlives Temporal's history retention — and,
+// while the write is still being retried, the workflow's pending activity adds the live attempt
+// count and the last error. The operator reads it whole (`orders-cli status`); a caller outside
+// (`GET /orders/<key>`, `get_order_status`) reads `publicStatusView`, whose last error is the
+// classification table's code and sentence, never the error's own text (docs/architecture.md,
+// decision 40).
 import type { Client } from '@temporalio/client';
+import { ACTIVITY_TIMEOUT, type PublicError, publicErrorOf } from '../../domain/error-classification.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import { orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { findRecord } from '../db/idempotency-records.js';
@@ -16,7 +20,18 @@ export interface OrderStatusView {
   orderId?: string;
   orderNo?: string;
   attempts: number;
+  /** The last failure as recorded, `<type>: <message>`: for the operator and the log only. */
   lastError?: string;
+}
+
+/** What a caller outside is told of a key: the view with its last error told by the table. */
+export interface PublicOrderStatusView extends Omit<OrderStatusView, 'lastError'> {
+  lastError?: PublicError;
+}
+
+export function publicStatusView(view: OrderStatusView): PublicOrderStatusView {
+  const { lastError, ...rest } = view;
+  return lastError === undefined ? rest : { ...rest, lastError: publicErrorOf(lastError) };
 }
 
 export async function readOrderStatus(
@@ -60,7 +75,10 @@ async function pendingWrite(
     const description = await temporal.workflow.getHandle(workflowId).describe();
     const pending = description.raw.pendingActivities?.[0];
     if (!pending) return undefined;
-    const lastError = pending.lastFailure?.message ?? undefined;
+    // `<type>: <message>` as the record keeps it: the type is what the public answer is told by.
+    const failure = pending.lastFailure;
+    const type = failure?.applicationFailureInfo?.type ?? (failure?.timeoutFailureInfo ? ACTIVITY_TIMEOUT : undefined);
+    const lastError = failure?.message ? (type ? `${type}: ${failure.message}` : failure.message) : undefined;
     return { attempt: pending.attempt ?? 1, ...(lastError ? { lastError } : {}) };
   } catch {
     // Temporal unreachable or the history gone: the database's answer stands.

@@ -20,6 +20,7 @@ import {
   freshApproval,
   orderCount,
   postApproval,
+  recordedLastError,
   stackEnv,
   startTestService,
   statusReaches,
@@ -193,8 +194,9 @@ describe('delivery of order events to a message broker', () => {
     const { key, body } = await submit('B2');
     assert.equal((await postApproval(service, body)).statusCode, 202);
     const failed = await statusReaches(service, key, 'DELIVERY_FAILED');
+    assert.equal(failed.lastError?.code, 'broker-unroutable');
     assert.match(
-      failed.lastError ?? '',
+      await recordedLastError(service, key),
       new RegExp(`BrokerUnroutable: no queue bound to exchange ${exchange} for routing key order.created`),
     );
     // Every attempt sends to every target: one HTTP arrival means one attempt.
@@ -248,8 +250,9 @@ describe('delivery of order events to a message broker', () => {
     const { key, body } = await submit('B4');
     assert.equal((await postApproval(service, body)).statusCode, 202);
     const failed = await statusReaches(service, key, 'DELIVERY_FAILED');
+    assert.equal(failed.lastError?.code, 'broker-refused');
     assert.match(
-      failed.lastError ?? '',
+      await recordedLastError(service, key),
       new RegExp(`BrokerNacked: the broker nacked the event on exchange ${exchange}`),
     );
     assert.equal(downstream.arrivals(key).length, 3, 'every attempt of RETRY_MAX_ATTEMPTS=3 sent to both targets');
@@ -262,7 +265,11 @@ describe('delivery of order events to a message broker', () => {
     try {
       assert.equal((await postApproval(service, body)).statusCode, 202);
       const failed = await statusReaches(service, key, 'DELIVERY_FAILED');
-      assert.match(failed.lastError ?? '', /BrokerConfirmTimeout: the broker did not confirm the event within 3000 ms/);
+      assert.equal(failed.lastError?.code, 'broker-timeout');
+      assert.match(
+        await recordedLastError(service, key),
+        /BrokerConfirmTimeout: the broker did not confirm the event within 3000 ms/,
+      );
     } finally {
       await proxy.setMode({ kind: 'pass' });
     }

@@ -25,11 +25,12 @@ import {
   createSku,
   eventually,
   getOrder,
-  type OrderView,
-  statusReaches,
   orderCount,
+  type OrderView,
   postApproval,
+  recordedLastError,
   startTestService,
+  statusReaches,
   stockOf,
   type TestService,
   uniqueApprovalNo,
@@ -83,7 +84,8 @@ describe('compensation', () => {
 
     const view = await statusReaches(service, key, 'COMPENSATING');
     assert.equal(view.attempts, 1, 'a business failure is never retried');
-    assert.match(view.lastError ?? '', /InsufficientStock/);
+    assert.equal(view.lastError?.code, 'insufficient-stock');
+    assert.match(await recordedLastError(service, key), /InsufficientStock/);
     assert.equal(await orderCount(service.prisma, key), 0);
     assert.equal(await reservationsOf(key), 0);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 1, reserved: 0 });
@@ -148,7 +150,8 @@ describe('compensation', () => {
 
     const view = await statusReaches(service, key, 'COMPENSATING');
     assert.equal(view.attempts, 3, 'the policy allows three attempts, no more');
-    assert.match(view.lastError ?? '', /ConnectionLost/);
+    assert.equal(view.lastError?.code, 'connection-lost');
+    assert.match(await recordedLastError(service, key), /ConnectionLost/);
     assert.equal(await orderCount(service.prisma, key), 0);
 
     faults.clear(approvalNo); // the database is back

@@ -23,12 +23,13 @@ import {
   eventually,
   freshApproval,
   getOrder,
-  type OrderView,
-  statusReaches,
   orderCount,
+  type OrderView,
   postApproval,
+  recordedLastError,
   stackEnv,
   startTestService,
+  statusReaches,
   testConfig,
   type TestService,
   uniqueApprovalNo,
@@ -114,7 +115,8 @@ describe('delivery of order events', () => {
       downstream.script(key, [{ kind: 'status', status }]);
       assert.equal((await postApproval(service, body)).statusCode, 202);
       const view = await statusReaches(service, key, 'DELIVERY_FAILED');
-      assert.match(view.lastError ?? '', new RegExp(`${reason}: downstream answered ${status}`));
+      assert.equal(view.lastError?.code, status === 400 ? 'downstream-rejected' : 'downstream-auth-failed');
+      assert.match(await recordedLastError(service, key), new RegExp(`${reason}: downstream answered ${status}`));
       assertSameKeyAndEvent(key, 1);
       assert.equal(await downstream.effects(key), 0);
       assert.equal(await orderCount(service.prisma, key), 1, 'the order itself stands');
@@ -176,7 +178,8 @@ describe('delivery of order events', () => {
       assert.equal(await workflowExists(operator.temporal, deliveryWorkflowIdFor(key)), true);
       const view = JSON.parse((await getOrder(operator, key)).body) as OrderView;
       assert.equal(view.status, 'DELIVERY_FAILED');
-      assert.match(view.lastError ?? '', /DeliveryTargetMissing: .*broker.*AMQP_URL/);
+      assert.equal(view.lastError?.code, 'delivery-target-missing');
+      assert.match(await recordedLastError(operator, key), /DeliveryTargetMissing: .*broker.*AMQP_URL/);
       assertSameKeyAndEvent(key, 1); // the first, refused attempt only: nothing went to the downstream alone
       assert.deepEqual(published, [key]);
     } finally {

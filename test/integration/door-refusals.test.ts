@@ -21,6 +21,7 @@ import type { Connector, InboundCallback, InboundRequest } from '../../edges/con
 import { FEISHU_SIGNATURE_HEADERS, feishuSignature } from '../../edges/connectors/feishu.js';
 import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
 import { headerOf, jsonObjectOf, objectOf, sameSecret, textOf } from '../../edges/connectors/inbound.js';
+import { type MessageCrypto, openSealed } from '../../edges/connectors/message-crypto.js';
 import { xmlChildren } from '../../edges/connectors/xml.js';
 import { buildApp } from '../../edges/http/app.js';
 import { OA_EVENT_COLUMNS } from '../../services/db/oa-events.js';
@@ -470,6 +471,31 @@ function reasonsInTheAnswer(connector: Connector): Connector {
   };
 }
 
+/**
+ * The WeCom URL check as it was: any signed, fresh ciphertext in `echostr` answered with its
+ * plaintext, so a captured event replayed as a GET was answered with the approval it carried.
+ * Kept here, never in the product.
+ */
+function echoesAnyPlaintextWeCom(genuine: Connector, crypto: MessageCrypto): Connector {
+  return {
+    ...genuine,
+    read: (request) => {
+      if (request.method !== 'GET') return genuine.read(request);
+      const opened = openSealed(crypto, {
+        signature: request.query.msg_signature,
+        timestamp: request.query.timestamp,
+        nonce: request.query.nonce,
+        ciphertext: request.query.echostr,
+      });
+      if (!opened.ok) return { kind: 'refused', reason: opened.reason };
+      return {
+        kind: 'challenge',
+        reply: { status: 200, headers: { 'content-type': 'text/plain' }, body: opened.message },
+      };
+    },
+  };
+}
+
 describe('one answer per door: a forged or replayed request is refused alike and leaves nothing behind', () => {
   let service: TestService;
   let feishu: FakeFeishu;
@@ -823,6 +849,43 @@ describe('one answer per door: a forged or replayed request is refused alike and
       await assertCheckFindsReasonsInTheAnswer('wecom', url, wecomForgery, (forged, id) =>
         forgedWeCom(forged, id, wecom.corpId),
       );
+    });
+
+    /** A genuine event callback, captured, and sent back as a URL check: its query, its Encrypt as the echostr. */
+    const capturedEventAsUrlCheck = fc.record({
+      spStatus: fc.constantFrom(1, 2, 3, 4, 6, 7, 10),
+      templateId: fc.stringMatching(/^[A-Za-z0-9]{1,32}$/),
+    });
+    const replayedAsUrlCheck = (event: { spStatus: number; templateId: string }, id: string): Sent => {
+      const crypto = { token: WECOM_TOKEN, encodingAesKey: WECOM_AES_KEY, corpId: wecom.corpId };
+      const callback = wecomCallback(wecomApprovalXml({ corpId: wecom.corpId, spNo: id, ...event }), crypto);
+      const encrypt = xmlChildren(callback.rawBody.toString('utf8'))?.get('Encrypt');
+      assert.ok(encrypt);
+      return { method: 'GET', headers: {}, query: { ...callback.query, echostr: encrypt }, rawBody: '' };
+    };
+
+    it('a captured event replayed as a URL check gets the door’s one refusal, never the approval it carries', async () => {
+      const first = await firstRefusal(app, url);
+      await fc.assert(doorCheck(app, url, first, capturedEventAsUrlCheck, replayedAsUrlCheck), { numRuns: RUNS });
+    });
+
+    it('the check finds a URL check that answers any plaintext it can open', async () => {
+      const crypto: MessageCrypto = {
+        token: WECOM_TOKEN,
+        aesKey: WECOM_AES_KEY,
+        receiverId: wecom.corpId,
+        toleranceSeconds: TOLERANCE_SECONDS,
+        timestampUnit: 'seconds',
+        now: Date.now,
+        names: { aesKey: 'EncodingAESKey', receiver: 'corp id' },
+      };
+      const genuine = connectorsFromConfig(service.config).wecom as Connector;
+      const broken = await appWith({ wecom: echoesAnyPlaintextWeCom(genuine, crypto) });
+      const result = await fc.check(
+        doorCheck(broken, url, await firstRefusal(broken, url), capturedEventAsUrlCheck, replayedAsUrlCheck),
+        { numRuns: RUNS, endOnFailure: true },
+      );
+      assert.ok(result.failed, 'the check must fail against a URL check that echoes an event');
     });
 
     it('a genuine URL check is answered with its plaintext, and a genuine event replayed inside the window is a duplicate', async () => {

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
+import pg from 'pg';
+import { pino } from 'pino';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { buildApp } from '../../edges/http/app.js';
+import { migrate } from '../../services/db/migrate.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import { clientOn } from '../../services/temporal/connection.js';
+import { freshDatabaseOn } from '../../tools/harness/stack.js';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
@@ -17,7 +25,9 @@ import {
   createSku,
   eventually,
   postApproval,
+  stackEnv,
   startTestService,
+  statusReaches,
   testConfig,
   type TestService,
   uniqueApprovalNo,
@@ -258,8 +268,12 @@ describe('the API’s /readyz', () => {
   it('is 503 naming Temporal while it is unreachable, and 200 again once it answers', async () => {
     assert.equal((await get(edge.edge, '/readyz')).statusCode, 200);
     await edge.proxy.setMode({ kind: 'refuse' });
-    const down = await get(edge.edge, '/readyz');
-    assert.equal(down.statusCode, 503);
+    // Within a second: the check before the refusal answers that long.
+    const down = await eventually('/readyz to answer 503', async () => {
+      const ready = await get(edge.edge, '/readyz');
+      assert.equal(ready.statusCode, 503);
+      return ready;
+    });
     assert.deepEqual(down.json(), { status: 'unavailable', database: 'ok', temporal: 'unreachable' });
     assert.equal((await get(edge.edge, '/livez')).statusCode, 200);
     await edge.proxy.setMode({ kind: 'pass' });
@@ -292,5 +306,141 @@ describe('the API’s /readyz', () => {
       { status: 'unavailable', database: 'ok', temporal: 'ok', worker: undefined },
     );
     assert.ok(['stopping', 'draining', 'drained', 'stopped'].includes(body.worker!), body.worker);
+  });
+});
+
+type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+describe('probes cannot drain the pool the deliveries claim with', () => {
+  const PROBES = 500;
+  const APPROVALS = 40;
+  let service: TestService;
+  const stops: (() => Promise<void>)[] = [];
+  /** The statements of the readiness checks, as the API's own database client sent them. */
+  const checks = { select1: 0, migrationReads: 0, temporal: 0 };
+
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => {
+    for (const stop of stops.reverse()) await stop();
+    await service.stop();
+  });
+
+  /**
+   * An API like the product's on the service's task queue, with a pool of 3 connections, its
+   * database client and Temporal connection counting what the checks send.
+   */
+  async function countedApi() {
+    const config = testConfig({
+      TEMPORAL_TASK_QUEUE: service.config.temporal.taskQueue,
+      DB_POOL_SIZE: '3',
+      // A start deadline a loaded machine does not reach: a refusal here is the pool's, not the clock's.
+      WEBHOOK_START_TIMEOUT_MS: '15000',
+    });
+    const pooled = createPrismaClient({
+      databaseUrl: config.databaseUrl as string,
+      poolSize: config.dbPoolSize,
+      statementTimeoutMs: config.writePolicy.statementTimeoutMs,
+    });
+    const prisma = pooled.$extends({
+      query: {
+        $queryRawUnsafe({ args, query }) {
+          const [sql] = args as unknown as [string];
+          if (sql === 'SELECT 1') checks.select1 += 1;
+          if (sql.includes('"_prisma_migrations"')) checks.migrationReads += 1;
+          return query(args);
+        },
+      },
+    }) as unknown as PrismaClient;
+    const connection = await Connection.connect({
+      address: config.temporal.address as string,
+      interceptors: [
+        (options, nextCall) => {
+          if (options.method_definition.path.endsWith('/GetSystemInfo')) checks.temporal += 1;
+          // gRPC's types want its class; the call the next interceptor returns is one at run time.
+          return nextCall(options) as ReturnType<GrpcInterceptor>;
+        },
+      ],
+    });
+    const temporal = clientOn(connection, config.temporal.namespace);
+    const app = buildApp({ config, prisma, temporal });
+    await app.ready();
+    stops.push(async () => {
+      await app.close();
+      await Promise.all([pooled.$disconnect(), connection.close()]);
+    });
+    return app;
+  }
+
+  it(`${PROBES} probes during a burst of ${APPROVALS} approvals: every approval is accepted, the checks run about once a second`, async (t) => {
+    const app = await countedApi();
+    const sku = await createSku(service.prisma, 10 * APPROVALS);
+    // Connections made before the burst, and no check yet whose result the burst's probes could reuse.
+    assert.equal((await postApproval({ app }, approval(uniqueApprovalNo('PROBE-WARM'), sku))).statusCode, 202);
+    Object.assign(checks, { select1: 0, migrationReads: 0, temporal: 0 });
+
+    const began = performance.now();
+    const approvals = Array.from({ length: APPROVALS }, () => uniqueApprovalNo('PROBE-BURST'));
+    const [answers, probes] = await Promise.all([
+      Promise.all(approvals.map((approvalNo) => postApproval({ app }, approval(approvalNo, sku)))),
+      Promise.all(
+        Array.from({ length: PROBES }, (_, i) => app.inject({ method: 'GET', url: i % 2 ? '/readyz' : '/healthz' })),
+      ),
+    ]);
+    const seconds = (performance.now() - began) / 1000;
+
+    // One check at a time, each answering for a second after it: at most one a second and one more.
+    const most = Math.ceil(seconds) + 1;
+    const counted = `${JSON.stringify(checks)} for ${PROBES} probes in ${seconds.toFixed(1)} s`;
+    t.diagnostic(counted);
+    for (const count of Object.values(checks)) assert.ok(count >= 1 && count <= most, counted);
+    const refused = answers.filter((answer) => answer.statusCode !== 202 && answer.statusCode !== 201);
+    assert.deepEqual(
+      refused.map((answer) => `${answer.statusCode} ${answer.body}`),
+      [],
+      'every approval is answered 202 or 201, none 503',
+    );
+    // Every probe is answered from a check: as many different answers as checks at most.
+    const bodies = new Set(probes.map((probe) => `${probe.statusCode} ${probe.body}`));
+    assert.ok(bodies.size <= checks.select1, [...bodies].join('\n'));
+    assert.ok(bodies.has('200 {"status":"ok","database":"ok","temporal":"ok"}'), [...bodies].join('\n'));
+    for (const approvalNo of approvals) {
+      await statusReaches(service, idempotencyKeyFor(approvalNo, 'MAIN'), 'SUBMITTED');
+    }
+  });
+
+  it('a pending migration: the body says so without naming it, the log names it', async () => {
+    const databaseUrl = await freshDatabaseOn(stackEnv().databaseUrl, stops);
+    const applied = await migrate(databaseUrl);
+    const last = applied.at(-1)!;
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    try {
+      await admin.query('DELETE FROM "_prisma_migrations" WHERE migration_name = $1', [last]);
+    } finally {
+      await admin.end();
+    }
+    const prisma = createPrismaClient({ databaseUrl, poolSize: 1, statementTimeoutMs: 1_000 });
+    const lines: { msg: string; pending?: string[] }[] = [];
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    );
+    const app = buildApp({ config: service.config, prisma, temporal: service.temporal, logger });
+    await app.ready();
+    stops.push(async () => {
+      await app.close();
+      await prisma.$disconnect();
+    });
+    for (const url of ['/readyz', '/healthz']) {
+      const ready = await app.inject({ method: 'GET', url });
+      assert.equal(ready.statusCode, 503);
+      assert.deepEqual(ready.json(), { status: 'unavailable', database: 'migrations pending', temporal: 'ok' });
+      assert.ok(!ready.body.includes(last), ready.body);
+    }
+    const logged = lines.filter((line) => line.msg === 'health check: migrations pending');
+    assert.ok(logged.length > 0, 'the log says which');
+    for (const line of logged) assert.deepEqual(line.pending, [last]);
   });
 });

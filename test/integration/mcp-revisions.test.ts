@@ -29,6 +29,7 @@ import {
 } from '../support/service.js';
 
 const MCP_TOKEN = 'test-mcp-revisions-token-0123456789';
+const MCP_OPERATOR_TOKEN = 'test-mcp-revisions-operator-token-0123';
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 
@@ -57,7 +58,14 @@ function permutations<T>(items: readonly T[]): T[][] {
 
 describe('MCP clients of 2025-06-18, 2025-11-25 and 2026-07-28', () => {
   // A wait long enough that the first answer is the written order on a loaded machine too.
-  const env = testEnv({ MCP_TOKEN, MCP_OPERATOR_TOOLS: '1', LOG_LEVEL: 'warn', MCP_SUBMIT_WAIT_MS: '20000' });
+  // The operator tools: over stdio by MCP_OPERATOR_TOOLS, over HTTP to MCP_OPERATOR_TOKEN.
+  const env = testEnv({
+    MCP_TOKEN,
+    MCP_OPERATOR_TOKEN,
+    MCP_OPERATOR_TOOLS: '1',
+    LOG_LEVEL: 'warn',
+    MCP_SUBMIT_WAIT_MS: '20000',
+  });
   let service: TestService;
   let mcpUrl: URL;
   const opened: Client[] = [];
@@ -76,7 +84,7 @@ describe('MCP clients of 2025-06-18, 2025-11-25 and 2026-07-28', () => {
   });
 
   /** A client of `revision` over HTTP, with what it sent. */
-  async function overHttp(revision: Revision) {
+  async function overHttp(revision: Revision, token = MCP_TOKEN) {
     const sent: SentRequest[] = [];
     const recording = async (input: string | URL | Request, init?: RequestInit) => {
       const headers = new Headers(init?.headers);
@@ -92,7 +100,7 @@ describe('MCP clients of 2025-06-18, 2025-11-25 and 2026-07-28', () => {
       return fetch(input, init);
     };
     const transport = new StreamableHTTPClientTransport(mcpUrl, {
-      requestInit: { headers: { authorization: `Bearer ${MCP_TOKEN}` } },
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
       fetch: recording,
     });
     const client = clientOf(revision);
@@ -204,7 +212,7 @@ describe('MCP clients of 2025-06-18, 2025-11-25 and 2026-07-28', () => {
   it('every revision lists the same tools with the same annotations, in JSON Schema 2020-12 from 2025-11-25 on and in draft-07 to 2025-06-18', async () => {
     const listed = [];
     for (const revision of REVISIONS) {
-      const { client } = await overHttp(revision);
+      const { client } = await overHttp(revision, MCP_OPERATOR_TOKEN);
       const stdio = await overStdio(revision);
       listed.push({ revision, http: await client.listTools(), stdio: await stdio.listTools() });
     }

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Context } from '@temporalio/activity';
+import fc from 'fast-check';
 import {
   Client,
   type Progress,
@@ -33,12 +34,23 @@ import {
   uniqueApprovalNo,
   workflowExists,
 } from '../support/service.js';
-import { answerOf, assertOneOrderWritten, MCP_BIN, type ToolAnswer } from '../support/mcp-clients.js';
+import { answerOf, assertOneOrderWritten, MCP_BIN, mcpRequest, type ToolAnswer } from '../support/mcp-clients.js';
 
 const MCP_TOKEN = 'test-mcp-token-0123456789abcdef';
+const MCP_OPERATOR_TOKEN = 'test-mcp-operator-token-0123456789';
+const OPERATOR_TOOLS = ['list_orders_awaiting_decision', 'decide_compensation', 'decide_delivery'];
+const SUBMIT_TOOLS = ['submit_approved_order', 'get_order_status'];
 // Long enough that a write on a loaded machine is answered with its outcome, as the tests expect.
 const SUBMIT_WAIT_MS = 10_000;
 const ALLOWED_ORIGIN = 'http://agent.example:8080';
+
+/** A JSON-RPC answer as /mcp sends it. */
+interface RpcAnswer {
+  jsonrpc: string;
+  id: number;
+  result?: unknown;
+  error?: { code: number; message: string };
+}
 
 interface Submission {
   idempotencyKey: string;
@@ -82,6 +94,8 @@ describe('MCP tools', () => {
   const gate = new WriteGate();
   const env = testEnv({
     MCP_TOKEN,
+    MCP_OPERATOR_TOKEN,
+    // The stdio bin's switch; over HTTP the operator tools follow the token alone.
     MCP_OPERATOR_TOOLS: '1',
     MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
     MCP_SUBMIT_WAIT_MS: String(SUBMIT_WAIT_MS),
@@ -171,7 +185,7 @@ describe('MCP tools', () => {
   }
 
   it('tools/list shows every tool with its input schema, output schema and annotations, over both transports', async () => {
-    for (const client of [stdio[0] as Client, await connectHttp()]) {
+    for (const client of [stdio[0] as Client, await connectHttp(MCP_OPERATOR_TOKEN)]) {
       const { tools } = await client.listTools();
       const byName = new Map(tools.map((tool) => [tool.name, tool]));
       assert.deepEqual([...byName.keys()].sort(), [
@@ -387,6 +401,66 @@ describe('MCP tools', () => {
     await assertOneOrderWritten(service, idempotencyKeyFor(approvalNo, 'MAIN'));
   });
 
+  /** One JSON-RPC request to /mcp with `token`, answered as JSON or as an event stream's message. */
+  async function rpc(token: string, method: string, params: Record<string, unknown>): Promise<RpcAnswer> {
+    const request = mcpRequest(token, method, params);
+    const response = await fetch(mcpUrl, { method: request.method, headers: request.headers, body: request.payload });
+    assert.equal(response.status, 200, `${method} with ${token === MCP_TOKEN ? 'the submit' : 'the operator'} token`);
+    const text = await response.text();
+    const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? text);
+    return JSON.parse(data) as RpcAnswer;
+  }
+
+  it('the submit token lists no operator tool, and a call of one is refused exactly as a call of a tool that does not exist', async () => {
+    const listed = async (token: string) =>
+      ((await rpc(token, 'tools/list', {})).result as { tools: { name: string }[] }).tools.map((tool) => tool.name);
+    assert.deepEqual((await listed(MCP_TOKEN)).sort(), [...SUBMIT_TOOLS].sort());
+    assert.deepEqual((await listed(MCP_OPERATOR_TOKEN)).sort(), [...SUBMIT_TOOLS, ...OPERATOR_TOOLS].sort());
+
+    // Empty arguments: a tool that exists refuses them as a tool result and runs nothing (the
+    // awaiting list reads, changing nothing); one that does not is a protocol error naming the call.
+    const unknownToolAnswer = (name: string) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32602, message: `Unknown tool: ${name}` },
+    });
+    const toolName = fc.oneof(
+      fc.constantFrom(...SUBMIT_TOOLS, ...OPERATOR_TOOLS),
+      fc.stringMatching(/^[a-z][a-z_]{0,30}$/).filter((name) => ![...SUBMIT_TOOLS, ...OPERATOR_TOOLS].includes(name)),
+    );
+    await fc.assert(
+      fc.asyncProperty(toolName, fc.constantFrom(MCP_TOKEN, MCP_OPERATOR_TOKEN), async (name, token) => {
+        const offered = SUBMIT_TOOLS.includes(name) || (token === MCP_OPERATOR_TOKEN && OPERATOR_TOOLS.includes(name));
+        const answer = await rpc(token, 'tools/call', { name, arguments: {} });
+        if (offered) assert.ok(answer.result, `${name} is called: ${JSON.stringify(answer)}`);
+        // To the submit token an operator tool is one more name it does not know: the same answer, word for word.
+        else assert.deepEqual(answer, unknownToolAnswer(name));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('a decision over stdio is recorded as taken over stdio, under the name the caller gave', async () => {
+    const sku = await createSku(service.prisma, 0);
+    const key = idempotencyKeyFor(uniqueApprovalNo('MCPSTDIODECIDE'), 'MAIN');
+    const client = stdio[1] as Client;
+    await submit(client, approval(key.split(':')[1] as string, sku));
+    await eventually(`${key} to wait for a decision`, async () => {
+      const answer = await callTool(client, 'get_order_status', { idempotencyKey: key });
+      return answer.structured?.status === 'COMPENSATING' ? answer : undefined;
+    });
+
+    const decided = await callTool(client, 'decide_compensation', {
+      idempotencyKey: key,
+      decision: 'abandon',
+      decidedBy: 'stdio-operator',
+    });
+
+    assert.equal(decided.isError, undefined, decided.text);
+    const record = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
+    assert.equal(record.decidedBy, 'mcp-stdio:stdio-operator');
+  });
+
   it('/mcp refuses a browser origin MCP_ALLOWED_ORIGINS does not list with 403, before the token, and runs no tool', async () => {
     const sku = await createSku(service.prisma, 100);
     const approvalNo = uniqueApprovalNo('MCPORIGIN');
@@ -574,7 +648,7 @@ describe('MCP tools', () => {
     assert.equal(notYet.isError, true);
     assert.match(notYet.text, /no compensation is running/);
 
-    const decided = await callTool(await connectHttp(), 'decide_compensation', {
+    const decided = await callTool(await connectHttp(MCP_OPERATOR_TOKEN), 'decide_compensation', {
       idempotencyKey: key,
       decision: 'abandon',
       decidedBy: 'mcp-test-operator',
@@ -587,7 +661,8 @@ describe('MCP tools', () => {
       outcome: 'ABANDONED',
     });
     const record = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
-    assert.deepEqual([record.decision, record.decidedBy], ['abandon', 'mcp-test-operator']);
+    // The name is the caller's word; the door it came through is what the server checked.
+    assert.deepEqual([record.decision, record.decidedBy], ['abandon', 'mcp-operator:mcp-test-operator']);
 
     const twice = await callTool(client, 'decide_compensation', {
       idempotencyKey: key,
@@ -648,6 +723,26 @@ describe('MCP tools', () => {
       assert.ok(
         lines.some((line) => /MCP_TOKEN is not set: the MCP HTTP transport is off/.test(line)),
         'a start-up line says the transport is off',
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('MCP_OPERATOR_TOOLS without MCP_OPERATOR_TOKEN offers no operator tool over HTTP, and start-up says so', async () => {
+    const lines: string[] = [];
+    const { default: pino } = await import('pino');
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const config = loadConfig({ ...env, MCP_OPERATOR_TOKEN: '' });
+    const app = buildApp({ config, prisma: service.prisma, temporal: service.temporal, logger });
+    try {
+      const response = await app.inject(mcpRequest(MCP_TOKEN, 'tools/list', {}));
+      assert.equal(response.statusCode, 200);
+      for (const name of OPERATOR_TOOLS) assert.ok(!response.body.includes(name), `${name} is not listed`);
+      assert.ok(response.body.includes('submit_approved_order'), response.body);
+      assert.ok(
+        lines.some((line) => /MCP_OPERATOR_TOOLS is set but MCP_OPERATOR_TOKEN is not/.test(line)),
+        'a start-up line says why the operator tools are not offered',
       );
     } finally {
       await app.close();

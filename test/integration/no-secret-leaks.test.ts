@@ -15,8 +15,16 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client as McpClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Context } from '@temporalio/activity';
+import fc from 'fast-check';
 import pg from 'pg';
+import { toActivityFailure } from '../../activities/activity-failure.js';
+import { TABLE } from '../../domain/error-classification.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { loadConfig } from '../../services/config/env.js';
+import { claimRecord } from '../../services/db/idempotency-records.js';
+import { readOrderStatus } from '../../services/submission/order-status-view.js';
+import type { OrderWorkflowInput } from '../../workflows/definitions.js';
 import { signBody } from '../../domain-node/signature.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
@@ -49,13 +57,36 @@ import {
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
-import { approval, eventually, exampleMappingFile, stackEnv, uniqueApprovalNo, until } from '../support/service.js';
+import { mcpRequest } from '../support/mcp-clients.js';
+import { type RawError, rawErrorText, TOLD_TYPES } from '../support/raw-errors.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  exampleMappingFile,
+  getOrder,
+  type OrderView,
+  postApproval,
+  stackEnv,
+  startTestService,
+  statusReaches,
+  testEnv,
+  type TestService,
+  uniqueApprovalNo,
+  until,
+} from '../support/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
 const DINGTALK_PURCHASE = 'PROC-FAKE';
 const WECOM_PURCHASE = 'TEMPLATE-FAKE';
+
+/** What the downstream answers its 500 with: a host, an address, an egress IP and form values, as real ones do. */
+const DOWNSTREAM_INTERNAL_PARTS = ['erp-db-7.corp.internal', '10.20.30.40', '203.0.113.77', 'CUST-PRIVATE-42'];
+const DOWNSTREAM_INTERNALS =
+  `the ERP's database ${DOWNSTREAM_INTERNAL_PARTS[0]} (${DOWNSTREAM_INTERNAL_PARTS[1]}) is down; errmsg: egress ` +
+  `${DOWNSTREAM_INTERNAL_PARTS[2]} not allowed; form: customer=${DOWNSTREAM_INTERNAL_PARTS[3]}`;
 
 /** A value no output of the service has any business showing, recognisable wherever it lands. */
 const probe = (name: string) => `probe-${name}-${randomBytes(6).toString('hex')}`;
@@ -94,6 +125,8 @@ describe('no secret in any output', () => {
     WEBHOOK_SECRET_PREVIOUS: probe('webhook-previous'),
     MCP_TOKEN: probe('mcp-token'),
     MCP_TOKEN_PREVIOUS: probe('mcp-token-previous'),
+    MCP_OPERATOR_TOKEN: probe('mcp-operator-token'),
+    STATUS_TOKEN: probe('status-token'),
     DOWNSTREAM_SECRET: probe('downstream-secret'),
     DOWNSTREAM_SECRET_PREVIOUS: probe('downstream-previous'),
     FEISHU_ENCRYPT_KEY: probe('feishu-encrypt-key'),
@@ -119,6 +152,7 @@ describe('no secret in any output', () => {
   let api: ApiProcess;
   let worker: ManagedProcess;
   let metricsText: string[];
+  let statusOverMcp: string;
   const keys: string[] = [];
 
   /** Sends a request to the API and keeps its answer for the search. */
@@ -152,7 +186,7 @@ describe('no secret in any output', () => {
       request.resume();
       request.on('end', () => {
         downstreamPosts += 1;
-        response.writeHead(500, { 'content-type': 'text/plain' }).end('the ERP is down');
+        response.writeHead(500, { 'content-type': 'text/plain' }).end(DOWNSTREAM_INTERNALS);
       });
     });
     await new Promise<void>((resolve) => downstream.listen(0, '127.0.0.1', resolve));
@@ -196,6 +230,8 @@ describe('no secret in any output', () => {
       WEBHOOK_SECRET_PREVIOUS: secrets.WEBHOOK_SECRET_PREVIOUS,
       MCP_TOKEN: secrets.MCP_TOKEN,
       MCP_TOKEN_PREVIOUS: secrets.MCP_TOKEN_PREVIOUS,
+      MCP_OPERATOR_TOKEN: secrets.MCP_OPERATOR_TOKEN,
+      STATUS_TOKEN: secrets.STATUS_TOKEN,
       DOWNSTREAM_URL: downstreamUrl,
       DOWNSTREAM_SECRET: secrets.DOWNSTREAM_SECRET,
       DOWNSTREAM_SECRET_PREVIOUS: secrets.DOWNSTREAM_SECRET_PREVIOUS,
@@ -368,6 +404,7 @@ describe('no secret in any output', () => {
     for (const extra of [
       { authorization: `Bearer ${secrets.MCP_TOKEN}` } as Record<string, string>,
       { authorization: `Bearer ${secrets.MCP_TOKEN_PREVIOUS}` },
+      { authorization: `Bearer ${secrets.MCP_OPERATOR_TOKEN}` },
       { authorization: `Bearer ${probe('wrong-mcp-token')}` },
       { authorization: `Bearer ${secrets.MCP_TOKEN}`, origin: 'http://evil.example' },
     ]) {
@@ -391,15 +428,28 @@ describe('no secret in any output', () => {
       arguments: { ...approval(stdioApprovalNo, await createSku()) },
     });
     answers.push({ request: 'orders-mcp tool call', status: 0, headers: {}, body: JSON.stringify(result) });
-    keys.push(idempotencyKeyFor(stdioApprovalNo, 'MAIN'));
+    const stdioKey = idempotencyKeyFor(stdioApprovalNo, 'MAIN');
+    keys.push(stdioKey);
 
     // Every accepted approval reaches DELIVERY_FAILED: written, then refused by the downstream.
+    const orderUrl = (key: string) => `${api.url}/orders/${encodeURIComponent(key)}`;
     for (const key of keys) {
       await eventually(`${key} to reach DELIVERY_FAILED`, async () => {
-        const view = await send('GET /orders/<key>', `${api.url}/orders/${encodeURIComponent(key)}`);
+        const view = await send('GET /orders/<key>', orderUrl(key), {
+          headers: { authorization: `Bearer ${secrets.STATUS_TOKEN}` },
+        });
         return view.body.includes('"status":"DELIVERY_FAILED"') ? view : undefined;
       });
     }
+    // The status door refuses without its token, and with a wrong one: searched like every answer.
+    await send('GET /orders/<key> without a token', orderUrl(keys[0] as string));
+    await send('GET /orders/<key> with a wrong token', orderUrl(keys[0] as string), {
+      headers: { authorization: `Bearer ${probe('wrong-status-token')}` },
+    });
+    // The MCP status tool tells the same view.
+    const told = await client.callTool({ name: 'get_order_status', arguments: { idempotencyKey: stdioKey } });
+    statusOverMcp = JSON.stringify(told);
+    answers.push({ request: 'orders-mcp get_order_status', status: 0, headers: {}, body: statusOverMcp });
     await send('GET /healthz', `${api.url}/healthz`);
     await send('GET /readyz', `${api.url}/readyz`);
     await send('worker GET /readyz', `http://127.0.0.1:${workerProbes}/readyz`);
@@ -456,8 +506,8 @@ describe('no secret in any output', () => {
     );
     assert.deepEqual(
       statuses.filter((status) => status.startsWith('/mcp')),
-      ['/mcp 200', '/mcp 200', '/mcp 401', '/mcp 403'],
-      'the new token and the one it replaces are served, a wrong token and a foreign origin refused',
+      ['/mcp 200', '/mcp 200', '/mcp 200', '/mcp 401', '/mcp 403'],
+      'the new token, the one it replaces and the operator token are served, a wrong token and a foreign origin refused',
     );
     assert.equal(keys.length, 9);
     assert.ok(downstreamPosts >= keys.length, 'the downstream was called for every order');
@@ -503,6 +553,40 @@ describe('no secret in any output', () => {
     assert.deepEqual(leaks(secrets, httpAnswers()), []);
   });
 
+  it("a status answer tells the downstream's failure by code and sentence, never its body, over HTTP and MCP", async () => {
+    const views = answers.filter((answer) => answer.request === 'GET /orders/<key>' && answer.status === 200);
+    const failed = views.filter((view) => view.body.includes('"status":"DELIVERY_FAILED"'));
+    assert.equal(failed.length, keys.length, 'each key was read once it had failed');
+    const expected = TABLE.find((row) => row.errorClass === 'DownstreamUnavailable')?.told;
+    for (const view of failed) {
+      assert.deepEqual((JSON.parse(view.body) as { lastError?: unknown }).lastError, expected, view.body);
+    }
+    assert.match(statusOverMcp, /"code":"downstream-unavailable"/);
+    for (const { source, text } of [
+      ...failed.map((view) => ({ source: 'GET /orders/<key>', text: view.body })),
+      { source: 'get_order_status', text: statusOverMcp },
+    ]) {
+      for (const internal of DOWNSTREAM_INTERNAL_PARTS)
+        assert.ok(!text.includes(internal), `${source} repeats ${internal}`);
+    }
+    // The raw text is the operator's: the key's record keeps it for `orders-cli status`.
+    const { rows } = await admin.query<{ last_error: string }>(
+      'SELECT last_error FROM idempotency_record WHERE idempotent_key = $1',
+      [keys[0]],
+    );
+    assert.ok(rows[0]?.last_error.includes(DOWNSTREAM_INTERNALS), rows[0]?.last_error);
+  });
+
+  it('GET /orders without STATUS_TOKEN, or with a wrong one, is refused with the one answer of the door', () => {
+    const refusals = answers.filter((answer) => /^GET \/orders\/<key> with(out)? a/.test(answer.request));
+    assert.deepEqual(
+      refusals.map((answer) => answer.status),
+      [401, 401],
+    );
+    assert.equal(new Set(refusals.map((answer) => answer.body)).size, 1);
+    assert.equal(refusals[0]?.headers['www-authenticate'], 'Bearer realm="orders"');
+  });
+
   it('the /metrics text of the API and the worker carries no secret', () => {
     assert.deepEqual(
       leaks(
@@ -520,5 +604,142 @@ describe('no secret in any output', () => {
     assert.deepEqual(leaks(secrets, [{ source: 'the unredacted span', text: JSON.stringify(unredacted) }]), [
       'the DOWNSTREAM_URL query token in the unredacted span',
     ]);
+  });
+});
+
+describe('the public status answer', () => {
+  const STATUS_TOKEN = probe('status-token');
+  const MCP_TOKEN = probe('mcp-token');
+  const authorized = { authorization: `Bearer ${STATUS_TOKEN}` };
+  /** What the database's refusal of one write says: its host, its address, the form's values. */
+  const DATABASE_INTERNAL_PARTS = ['db-primary-3.corp.internal', '10.66.12.7', 'CUST-PRIVATE-7', 'ECONNREFUSED'];
+  let service: TestService;
+
+  before(async () => {
+    service = await startTestService({
+      config: loadConfig(
+        testEnv({
+          STATUS_TOKEN,
+          MCP_TOKEN,
+          RETRY_MAX_ATTEMPTS: '2',
+          RETRY_INITIAL_INTERVAL_MS: '100',
+          RETRY_MAX_INTERVAL_MS: '200',
+          LOG_LEVEL: 'silent',
+        }),
+      ),
+      activities: (real) => ({
+        ...real,
+        async writeOrder(input: OrderWorkflowInput) {
+          if (!input.approvalNo.startsWith('LEAKDB')) return real.writeOrder(input);
+          const [host, address, customer] = DATABASE_INTERNAL_PARTS;
+          const refused = Object.assign(
+            new Error(`connect ECONNREFUSED ${address}:5432 (${host}) while writing the order of ${customer}`),
+            { code: 'ECONNREFUSED' },
+          );
+          throw toActivityFailure(refused, Context.current().info.attempt, input.policy);
+        },
+      }),
+    });
+  });
+  after(() => service?.stop());
+
+  /** A key whose record says it failed with `lastError`, as a workflow leaves it waiting for a decision. */
+  async function keyFailedWith(lastError: string): Promise<string> {
+    const approvalNo = uniqueApprovalNo('LEAKROW');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    await claimRecord(service.prisma, {
+      idempotencyKey: key,
+      approvalNo,
+      operation: 'MAIN',
+      fingerprint: 'f'.repeat(64),
+      request: null,
+      workflowId: `order-${key}`,
+    });
+    await service.prisma.idempotencyRecord.update({
+      where: { idempotentKey: key },
+      data: { status: 'COMPENSATING', attempts: 1, lastError },
+    });
+    return key;
+  }
+
+  it("a write the database refuses with its host, its address and the form's values is told by code and sentence, over HTTP and MCP", async () => {
+    const approvalNo = uniqueApprovalNo('LEAKDB');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal(
+      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
+      202,
+    );
+
+    await statusReaches(service, key, 'COMPENSATING', authorized);
+    const answer = await getOrder(service, key, authorized);
+    const overMcp = await service.app.inject(
+      mcpRequest(MCP_TOKEN, 'tools/call', { name: 'get_order_status', arguments: { idempotencyKey: key } }),
+    );
+
+    const connectionLost = TABLE.find((row) => row.errorClass === 'ConnectionLost')?.told;
+    assert.deepEqual(answer.json<OrderView>().lastError, connectionLost);
+    assert.match(overMcp.body, /"lastError":\{"code":"connection-lost","message":"[^"]+"\}/);
+    for (const [source, text] of [
+      ['GET /orders/<key>', answer.body],
+      ['get_order_status', overMcp.body],
+    ] as const) {
+      for (const part of DATABASE_INTERNAL_PARTS) assert.ok(!text.includes(part), `${source} repeats ${part}`);
+    }
+    // The operator still reads it whole (`orders-cli status` reads this view).
+    const operatorView = await readOrderStatus(service, key);
+    assert.match(operatorView?.lastError ?? '', /^ConnectionLost: connect ECONNREFUSED 10\.66\.12\.7:5432/);
+  });
+
+  it("for every row of the classification table the answer is the row's code and sentence, never the recorded message", async () => {
+    const anyRaw: RawError = { text: 'connect ECONNREFUSED 192.0.2.1:5432', parts: ['192.0.2.1', 'ECONNREFUSED'] };
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...TOLD_TYPES), rawErrorText, async ([type, told], raw) => {
+        const key = await keyFailedWith(`${type}: ${raw.text}`);
+        const answer = await getOrder(service, key, authorized);
+        assert.equal(answer.statusCode, 200, answer.body);
+        assert.deepEqual(answer.json<OrderView>().lastError, told, type);
+        for (const part of raw.parts) assert.ok(!answer.body.includes(part), `${type}: the answer repeats ${part}`);
+      }),
+      // Every row once as an example, then generated rows and texts.
+      { examples: TOLD_TYPES.map((row) => [row, anyRaw]), numRuns: 30 },
+    );
+  });
+
+  it('GET /orders answers one refusal to a missing, wrong or malformed STATUS_TOKEN, whatever the key, and serves the right one', async () => {
+    const known = await keyFailedWith('InsufficientStock: insufficient stock for SKU-1');
+    const keys = fc.constantFrom(known, idempotencyKeyFor(uniqueApprovalNo('LEAKNONE'), 'MAIN'), 'not-a-key');
+    const token = fc.stringMatching(/^[\x21-\x7e]{1,64}$/).filter((value) => value !== STATUS_TOKEN);
+    const authorization = fc.oneof(
+      fc.constant(undefined),
+      token.map((value) => `Bearer ${value}`),
+      fc.constantFrom(
+        `Basic ${STATUS_TOKEN}`,
+        STATUS_TOKEN,
+        `Bearer ${STATUS_TOKEN}x`,
+        'Bearer ',
+        `Token ${STATUS_TOKEN}`,
+      ),
+      token,
+    );
+    const refusals = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(keys, authorization, async (key, header) => {
+        const answer = await getOrder(service, key, header === undefined ? {} : { authorization: header });
+        assert.equal(answer.statusCode, 401, `${header} for ${key}: ${answer.body}`);
+        assert.equal(answer.headers['www-authenticate'], 'Bearer realm="orders"');
+        refusals.add(`${String(answer.headers['content-type'])} ${answer.body}`);
+      }),
+      { numRuns: 60 },
+    );
+    assert.equal(refusals.size, 1, [...refusals].join('\n'));
+
+    // The refusals were the token's doing: the same requests with it are answered for the key.
+    assert.equal((await getOrder(service, known, authorized)).statusCode, 200);
+    assert.equal((await getOrder(service, known, { authorization: `bearer ${STATUS_TOKEN}` })).statusCode, 200);
+    assert.equal((await getOrder(service, 'not-a-key', authorized)).statusCode, 400);
+    assert.equal(
+      (await getOrder(service, idempotencyKeyFor(uniqueApprovalNo('LEAKNONE'), 'MAIN'), authorized)).statusCode,
+      404,
+    );
   });
 });

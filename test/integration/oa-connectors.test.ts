@@ -16,8 +16,9 @@ import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 import type { ApprovalInstance, ApprovalReader } from '../../services/oa/approval-reader.js';
 import {
   createSku,
-  statusReaches,
+  recordedLastError,
   startTestService,
+  statusReaches,
   testConfig,
   type TestService,
   visibleRuns,
@@ -191,8 +192,10 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
 
     const view = await statusReaches(service, key, 'COMPENSATING');
-    assert.match(view.lastError ?? '', /^UnmappableForm: /);
-    assert.match(view.lastError ?? '', /table "Items" row 1 column "Quantity": must be a whole number/);
+    assert.equal(view.lastError?.code, 'unmappable-form');
+    const recorded = await recordedLastError(service, key);
+    assert.match(recorded, /^UnmappableForm: /);
+    assert.match(recorded, /table "Items" row 1 column "Quantity": must be a whole number/);
     assert.equal(reader.reads.get(id), 1, 'a business failure is not retried');
     assert.equal((await ordersOf(key)).length, 0);
 
@@ -250,7 +253,8 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     reader.script(id, new OaApiError('feishu', 403, undefined, 'feishu refused the read: no permission (403)'));
     assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
     const view = await statusReaches(service, key, 'COMPENSATING');
-    assert.match(view.lastError ?? '', /feishu refused the read: no permission \(403\)/);
+    assert.equal(view.lastError?.code, 'oa-refused');
+    assert.match(await recordedLastError(service, key), /feishu refused the read: no permission \(403\)/);
     assert.equal(reader.reads.get(id), 1, 'a refused read is not retried');
     assert.equal((await ordersOf(key)).length, 0);
   });

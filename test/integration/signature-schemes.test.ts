@@ -17,6 +17,7 @@ import {
   createSku,
   orderCount,
   postApproval,
+  recordedLastError,
   signedHeaders,
   standardSignedHeaders,
   statusReaches,
@@ -219,7 +220,8 @@ describe('after a downstream secret rotation', () => {
     const body = approval(approvalNo, await createSku(service.prisma, 10));
     assert.equal((await postApproval(service, body)).statusCode, 202);
     const view = await statusReaches(service, key, 'DELIVERY_FAILED');
-    assert.match(view.lastError ?? '', /DownstreamAuthFailed: downstream answered 401/);
+    assert.equal(view.lastError?.code, 'downstream-auth-failed');
+    assert.match(await recordedLastError(service, key), /DownstreamAuthFailed: downstream answered 401/);
     assert.equal(await downstream.effects(key), 0);
     assert.equal(await orderCount(service.prisma, key), 1, 'the order itself stands');
   });

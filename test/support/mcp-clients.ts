@@ -49,3 +49,17 @@ export async function assertOneOrderWritten(service: TestService, key: string): 
   assert.equal(await orderCount(service.prisma, key), 1, 'exactly one order row');
   assert.equal(await visibleRuns(service.temporal, orderWorkflowIdFor(key)), 1, 'exactly one workflow run');
 }
+
+/** One JSON-RPC request to `/mcp` with `token`, as `app.inject` takes it (no session: the transport is stateless). */
+export function mcpRequest(token: string, method: string, params: Record<string, unknown>) {
+  return {
+    method: 'POST' as const,
+    url: '/mcp',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+    },
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  };
+}

@@ -251,8 +251,9 @@ export async function postApproval(
   });
 }
 
-export async function getOrder(service: Pick<TestService, 'app'>, key: string) {
-  return service.app.inject({ method: 'GET', url: `/orders/${encodeURIComponent(key)}` });
+/** `GET /orders/<key>`; `headers` carry `Authorization` where STATUS_TOKEN is set. */
+export async function getOrder(service: Pick<TestService, 'app'>, key: string, headers: Record<string, string> = {}) {
+  return service.app.inject({ method: 'GET', url: `/orders/${encodeURIComponent(key)}`, headers });
 }
 
 /** What `GET /orders/<key>` answers. */
@@ -263,7 +264,14 @@ export interface OrderView {
   attempts: number;
   orderId?: string;
   orderNo?: string;
-  lastError?: string;
+  /** The classification table's code and sentence; the raw text is `recordedLastError`'s. */
+  lastError?: { code: string; message: string };
+}
+
+/** The last error as the key's record keeps it: the operator's view, never the public answer's. */
+export async function recordedLastError(service: Pick<TestService, 'prisma'>, key: string): Promise<string> {
+  const record = await service.prisma.idempotencyRecord.findUniqueOrThrow({ where: { idempotentKey: key } });
+  return record.lastError ?? '';
 }
 
 /** Polls `GET /orders/<key>` until the key reaches `status`, and returns that view; else fails with the last answer. */
@@ -271,9 +279,10 @@ export async function statusReaches(
   service: Pick<TestService, 'app'>,
   key: string,
   status: string,
+  headers: Record<string, string> = {},
 ): Promise<OrderView> {
   return eventually(`${key} to reach ${status}`, async () => {
-    const response = await getOrder(service, key);
+    const response = await getOrder(service, key, headers);
     const view = response.json<OrderView>();
     if (response.statusCode === 200 && view.status === status) return view;
     throw new Error(`GET /orders answered ${response.statusCode} ${response.body}`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bearerTokenMatches, bearerTokenRefusal } from '../../edges/mcp/bearer-token.js';
+import { bearerTokenHolder, bearerTokenMatches, bearerTokenRefusal } from '../../edges/mcp/bearer-token.js';
 
 describe('the MCP bearer token', () => {
   it('accepts the bearer token only when it matches exactly', () => {
@@ -39,5 +39,20 @@ describe('the MCP bearer token', () => {
     assert.equal(bearerTokenMatches(`Bearer ${previous}`, [current, undefined]), false, 'the rotation has ended');
     assert.equal(bearerTokenMatches(`Bearer ${current}x`, [current, previous]), false);
     assert.equal(bearerTokenMatches('Bearer ', [current, previous]), false);
+  });
+
+  it('names the holder whose token was sent, never one whose token is unset, and names the setting when none matches', () => {
+    const submit = 'the-submit-token-0123456789';
+    const operator = 'the-operator-token-0123456789';
+    const holders = { MCP_TOKEN: [submit, undefined] as const, MCP_OPERATOR_TOKEN: operator };
+    assert.deepEqual(bearerTokenHolder(`Bearer ${submit}`, holders), { holder: 'MCP_TOKEN' });
+    assert.deepEqual(bearerTokenHolder(`Bearer ${operator}`, holders), { holder: 'MCP_OPERATOR_TOKEN' });
+    assert.deepEqual(bearerTokenHolder(`Bearer ${operator}`, { MCP_TOKEN: submit, MCP_OPERATOR_TOKEN: undefined }), {
+      refusal: 'the bearer token does not match MCP_TOKEN or MCP_OPERATOR_TOKEN',
+    });
+    assert.equal(
+      bearerTokenRefusal(`Bearer ${submit}`, operator, 'STATUS_TOKEN'),
+      'the bearer token does not match STATUS_TOKEN',
+    );
   });
 });

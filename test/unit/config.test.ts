@@ -1,9 +1,20 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { parseAllDocuments } from 'yaml';
 import { unrecoverableBrokerFailure } from '../../examples/consumer/broker-consumer.js';
 import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError, connectorStates, loadConfig, SETTING_NAMES } from '../../services/config/env.js';
+import {
+  CREDENTIAL_URL_SETTINGS,
+  isPlaceholderSecret,
+  SECRET_SETTINGS,
+  urlPassword,
+  VENDOR_API_SETTINGS,
+} from '../../services/config/production-refusals.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -41,8 +52,10 @@ describe('configuration', () => {
       previousToken: undefined,
       submitWaitMs: 8_000,
       operatorTools: false,
+      operatorToken: undefined,
       allowedOrigins: [],
     });
+    assert.equal(config.statusToken, undefined);
     assert.equal(config.http.hostsWorker, false);
   });
 
@@ -80,11 +93,41 @@ describe('configuration', () => {
       previousToken: undefined,
       submitWaitMs: 9_000,
       operatorTools: true,
+      operatorToken: undefined,
       allowedOrigins: [],
     });
     assert.equal(loadConfig({ MCP_OPERATOR_TOOLS: 'false' }).mcp.operatorTools, false);
     assert.match(problemsOf({ MCP_OPERATOR_TOOLS: 'yes' }).join('\n'), /^MCP_OPERATOR_TOOLS:/m);
     assert.match(problemsOf({ MCP_TOKEN: 'short' }).join('\n'), /^MCP_TOKEN:/m);
+  });
+
+  it('reads MCP_OPERATOR_TOKEN and STATUS_TOKEN, each held to the floor of every shared secret', () => {
+    const config = loadConfig({
+      MCP_TOKEN: 'the-submit-token-0123',
+      MCP_OPERATOR_TOKEN: 'the-operator-token-0123',
+      STATUS_TOKEN: 'the-status-token-0123',
+    });
+    assert.equal(config.mcp.operatorToken, 'the-operator-token-0123');
+    assert.equal(config.statusToken, 'the-status-token-0123');
+    for (const name of ['MCP_OPERATOR_TOKEN', 'STATUS_TOKEN']) {
+      assert.match(
+        problemsOf({ [name]: 'short' }).join('\n'),
+        new RegExp(`^${name}: must be at least 16 characters`, 'm'),
+      );
+    }
+  });
+
+  it('refuses an operator token equal to the submit token or the one it replaces, without repeating it', () => {
+    const token = 'the-same-token-0123456789';
+    const other = 'another-token-0123456789';
+    for (const [env, equals] of [
+      [{ MCP_TOKEN: token, MCP_OPERATOR_TOKEN: token }, 'MCP_TOKEN'],
+      [{ MCP_TOKEN: other, MCP_TOKEN_PREVIOUS: token, MCP_OPERATOR_TOKEN: token }, 'MCP_TOKEN_PREVIOUS'],
+    ] as const) {
+      const problems = problemsOf(env).join('\n');
+      assert.match(problems, new RegExp(`^MCP_OPERATOR_TOKEN: equals ${equals}; the operator token must differ`, 'm'));
+      assert.doesNotMatch(problems, new RegExp(token));
+    }
   });
 
   it('reads MCP_ALLOWED_ORIGINS as a list of origins, each in the form a browser sends it', () => {
@@ -557,5 +600,234 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
       problemsOf(app).join('\n'),
       /^DINGTALK_AES_KEY, DINGTALK_TOKEN: required with DINGTALK_APP_KEY, DINGTALK_APP_SECRET/m,
     );
+  });
+});
+
+describe('what production refuses to run with (NODE_ENV=production)', () => {
+  const MAPPING = fileURLToPath(new URL('../../examples/oa-form-mapping.json', import.meta.url));
+  /** Every secret and every connector set, each to a value of its own: accepted in production. */
+  const OWN: Record<string, string> = {
+    DATABASE_URL: 'postgresql://orders:a-password-of-its-own-0123@db.internal:5432/orders',
+    AMQP_URL: 'amqps://orders:a-broker-password-0123@mq.internal:5671',
+    TEMPORAL_ADDRESS: 'orders.acct.tmprl.cloud:7233',
+    TEMPORAL_API_KEY: 'temporal-api-key-of-its-own-0123',
+    WEBHOOK_SECRET: 'webhook-secret-of-its-own-0123',
+    WEBHOOK_SECRET_PREVIOUS: 'webhook-secret-before-it-0123',
+    DOWNSTREAM_URL: 'https://erp.internal/events',
+    DOWNSTREAM_SECRET: 'downstream-secret-of-its-own-0123',
+    DOWNSTREAM_SECRET_PREVIOUS: 'downstream-secret-before-it-0123',
+    MCP_TOKEN: 'mcp-token-of-its-own-0123456',
+    MCP_TOKEN_PREVIOUS: 'mcp-token-before-it-0123456',
+    OA_FORM_MAPPING: MAPPING,
+    FEISHU_APP_ID: 'cli_0123456789abcdef',
+    FEISHU_APP_SECRET: 'feishu-app-secret-of-its-own',
+    FEISHU_ENCRYPT_KEY: 'feishu-encrypt-key-of-its-own',
+    FEISHU_VERIFICATION_TOKEN: 'feishu-verification-token',
+    DINGTALK_APP_KEY: 'ding-app-key',
+    DINGTALK_APP_SECRET: 'ding-app-secret-of-its-own',
+    DINGTALK_AES_KEY: 'b'.repeat(43),
+    DINGTALK_TOKEN: 'ding-token-of-its-own',
+    WECOM_CORP_ID: 'wecom-corp',
+    WECOM_AGENT_SECRET: 'wecom-agent-secret-of-its-own',
+    WECOM_TOKEN: 'wecom-token-of-its-own',
+    WECOM_ENCODING_AES_KEY: 'c'.repeat(43),
+  };
+  const OUTSIDE_PRODUCTION = [{ NODE_ENV: 'test' }, { NODE_ENV: 'development' }, {}];
+
+  /** The refusal's message; fails when the settings are accepted. */
+  const refusal = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      assert.ok(error instanceof ConfigError, String(error));
+      return error.message;
+    }
+    return assert.fail('expected the configuration to be refused');
+  };
+
+  /** A placeholder as an operator may write it: any case, `-` or `_`, spaces around it. */
+  const asWritten = (placeholder: string) =>
+    fc
+      .record({
+        upper: fc.array(fc.boolean(), { minLength: placeholder.length, maxLength: placeholder.length }),
+        separator: fc.constantFrom('-', '_', ' ', ''),
+        around: fc.constantFrom('', ' ', '\t', '  '),
+      })
+      .map(
+        ({ upper, separator, around }) =>
+          around +
+          [...placeholder.replace(/-/g, separator)]
+            .map((c, i) => (upper[i] ? c.toUpperCase() : c.toLowerCase()))
+            .join('') +
+          around,
+      );
+  const placeholders = fc.oneof(
+    fc.constantFrom('replace-me-with-32-random-characters', 'replace-me', 'changeme', 'change-me').chain(asWritten),
+    // "replace-me…": whatever follows the words.
+    fc.string({ minLength: 1, maxLength: 24 }).map((rest) => `replace-me-${rest}`),
+    // How docs write "yours here", and a variable a shell or a compose file left unexpanded.
+    fc.string({ minLength: 1, maxLength: 24 }).map((inner) => `<${inner}>`),
+    fc.constantFrom(...SECRET_SETTINGS).map((name) => `\${${name}}`),
+    fc.constantFrom(...SECRET_SETTINGS).map((name) => `$${name}`),
+  );
+
+  it('accepts every secret and connector set to a value of its own, over https://', () => {
+    const config = loadConfig({ ...OWN, NODE_ENV: 'production' });
+    assert.equal(config.connectors.feishu?.apiBaseUrl, 'https://open.feishu.cn');
+    assert.equal(config.webhook.secret, OWN.WEBHOOK_SECRET);
+    // A generated secret may begin with `$` or `<`: only a whole `${…}`, `$NAME` or `<…>` is a placeholder.
+    for (const secret of ['$generated_0123456789abcdef', '<generated-0123456789abcdef']) {
+      assert.equal(loadConfig({ ...OWN, NODE_ENV: 'production', MCP_TOKEN: secret }).mcp.token, secret);
+    }
+  });
+
+  it("refuses a vendor's API over http://, naming the setting and not the URL; outside production it is taken", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...VENDOR_API_SETTINGS),
+        fc.constantFrom('http', 'HTTP', 'Http'),
+        fc.domain(),
+        fc.constantFrom('', '/', '/open-apis', ':8080/api'),
+        (name, scheme, host, rest) => {
+          const url = `${scheme}://${host}${rest}`;
+          const message = refusal({ ...OWN, NODE_ENV: 'production', [name]: url });
+          assert.match(message, new RegExp(`^\\s*${name}: must be an https:// URL in production`, 'm'));
+          assert.equal(message.match(/^\s*[A-Z_]+:/gm)?.length, 1, `one problem: ${message}`);
+          assert.ok(!message.includes(host), message);
+          for (const outside of OUTSIDE_PRODUCTION) {
+            const { feishu, dingtalk, wecom } = loadConfig({ ...OWN, ...outside, [name]: url }).connectors;
+            const taken = { FEISHU_API_BASE_URL: feishu, DINGTALK_API_BASE_URL: dingtalk, WECOM_API_BASE_URL: wecom }[
+              name
+            ];
+            assert.equal(new URL(taken!.apiBaseUrl).host, new URL(url).host);
+          }
+        },
+      ),
+    );
+  });
+
+  it('refuses a secret that is a placeholder, in any case and spacing, naming the setting and never the value', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...SECRET_SETTINGS), placeholders, (name, placeholder) => {
+        assert.ok(isPlaceholderSecret(placeholder), JSON.stringify(placeholder));
+        const message = refusal({ ...OWN, NODE_ENV: 'production', [name]: placeholder });
+        assert.match(message, new RegExp(`^\\s*${name}: `, 'm'));
+        assert.ok(!message.includes(placeholder.trim()), `the value is not repeated: ${message}`);
+        // Outside production nothing changes: the value is taken, or refused as before, for its form.
+        for (const outside of OUTSIDE_PRODUCTION) {
+          try {
+            loadConfig({ ...OWN, ...outside, [name]: placeholder });
+          } catch (error) {
+            assert.ok(error instanceof ConfigError);
+            assert.doesNotMatch(error.message, /placeholder/);
+          }
+        }
+      }),
+    );
+    // The examples' own value fits every setting's form: outside production it is simply taken.
+    const example = 'replace-me-with-32-random-characters';
+    assert.equal(loadConfig({ ...OWN, NODE_ENV: 'test', WEBHOOK_SECRET: example }).webhook.secret, example);
+  });
+
+  it('refuses a database or broker URL whose password is a placeholder, without repeating it', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...CREDENTIAL_URL_SETTINGS), placeholders, (name, placeholder) => {
+        const url = OWN[name]!.replace(/:[^:@/]+@/, `:${encodeURIComponent(placeholder)}@`);
+        assert.equal(urlPassword(url), placeholder);
+        const message = refusal({ ...OWN, NODE_ENV: 'production', [name]: url });
+        assert.match(message, new RegExp(`^\\s*${name}: its password is a placeholder`, 'm'));
+        assert.ok(!message.includes(placeholder.trim()) && !message.includes(url), message);
+        assert.doesNotThrow(() => loadConfig({ ...OWN, NODE_ENV: 'test', [name]: url }));
+      }),
+    );
+  });
+});
+
+describe('the secrets the repository shows (deploy/, examples/, .env examples, docs/)', () => {
+  const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+  const NAMES: readonly string[] = [...SECRET_SETTINGS, ...CREDENTIAL_URL_SETTINGS];
+  const filesUnder = (dir: string): string[] =>
+    existsSync(path.join(ROOT, dir))
+      ? readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+          entry.isDirectory() ? filesUnder(`${dir}/${entry.name}`) : [`${dir}/${entry.name}`],
+        )
+      : [];
+
+  interface Shown {
+    where: string;
+    name: string;
+    value: string;
+  }
+
+  /** Every value a parsed YAML or JSON document gives a named setting: `NAME: value` and `{ name, value }`. */
+  function fromDocument(where: string, node: unknown, found: Shown[]): void {
+    if (Array.isArray(node)) {
+      for (const item of node) fromDocument(where, item, found);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    const entries = Object.entries(node as Record<string, unknown>);
+    const { name, value } = node as { name?: unknown; value?: unknown };
+    if (typeof name === 'string' && NAMES.includes(name) && typeof value === 'string')
+      found.push({ where, name, value });
+    for (const [key, child] of entries) {
+      if (NAMES.includes(key) && typeof child === 'string') found.push({ where, name: key, value: child });
+      else fromDocument(where, child, found);
+    }
+  }
+
+  /** `NAME=value` (and, in example files, `NAME: value`) in any text, comments included. */
+  function fromText(where: string, text: string, separators: string, names: readonly string[], found: Shown[]) {
+    const pattern = new RegExp(
+      `(?<![{$\\w])(${names.join('|')})\\s*[${separators}]\\s*(?:"([^"]*)"|'([^']*)'|(\\$\\{[^}]*\\}|[^\\s'"\`,;]+))`,
+      'g',
+    );
+    for (const match of text.matchAll(pattern)) {
+      found.push({ where, name: match[1]!, value: match[2] ?? match[3] ?? match[4]! });
+    }
+  }
+
+  function shownSecrets(): Shown[] {
+    const found: Shown[] = [];
+    const examples = [
+      ...filesUnder('deploy'),
+      ...filesUnder('examples'),
+      ...readdirSync(ROOT).filter((file) => /^\.env|\.env\.example$/.test(file)),
+    ];
+    for (const file of examples) {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      if (/\.ya?ml$/.test(file)) for (const doc of parseAllDocuments(text)) fromDocument(file, doc.toJS(), found);
+      if (file.endsWith('.json')) fromDocument(file, JSON.parse(text), found);
+      fromText(file, text, ':=', NAMES, found);
+    }
+    // The docs' shell lines. Their URLs name the development stack on the loopback, not a secret.
+    for (const file of [...filesUnder('docs').filter((doc) => doc.endsWith('.md')), 'README.md']) {
+      fromText(file, readFileSync(path.join(ROOT, file), 'utf8'), '=', SECRET_SETTINGS, found);
+    }
+    return found;
+  }
+
+  it('every secret value shown is one production refuses: an example added later cannot slip past', () => {
+    const shown = shownSecrets();
+    const secrets = shown
+      .map(({ where, name, value }) => ({
+        where: `${where}: ${name}`,
+        secret: (CREDENTIAL_URL_SETTINGS as readonly string[]).includes(name) ? urlPassword(value) : value,
+      }))
+      // Empty is unset; a URL without a password carries no secret.
+      .filter((entry): entry is { where: string; secret: string } => Boolean(entry.secret));
+    const passing = secrets.filter(({ secret }) => !isPlaceholderSecret(secret)).map(({ where }) => where);
+    assert.deepEqual(passing, [], 'values an example shows that production would run with');
+    // The scan reads what it should: the example Secret, compose's variables, the docs' samples.
+    const where = new Set(secrets.map((entry) => entry.where));
+    for (const expected of [
+      'deploy/kubernetes/secret.example.yaml: WEBHOOK_SECRET',
+      'deploy/kubernetes/secret.example.yaml: DATABASE_URL',
+      'deploy/compose.yaml: WEBHOOK_SECRET',
+      'deploy/compose.yaml: DATABASE_URL',
+      'docs/downstream.md: DOWNSTREAM_SECRET',
+    ]) {
+      assert.ok(where.has(expected), `${expected} was read (${[...where].join(', ')})`);
+    }
   });
 });

@@ -6,14 +6,16 @@
 // the process's own shutdown. Nothing here runs a cluster or compose: the image itself is built
 // and run by test/image/image.test.ts (`npm run test:image`).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { parse, parseAllDocuments } from 'yaml';
 import { openApiDocument } from '../../edges/http/openapi.js';
-import { type Config, loadConfig } from '../../services/config/env.js';
+import { type Config, ConfigError, loadConfig } from '../../services/config/env.js';
+import { urlPassword } from '../../services/config/production-refusals.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
 import { serveWorkerProbes, type WorkerProbes } from '../../worker/probes.js';
 import { FORCED_STOP_AFTER_GRACE_MS } from '../../worker/run-worker.js';
@@ -151,10 +153,28 @@ function envSources(manifests: Manifest[], kind: 'ConfigMap' | 'Secret'): Map<st
   );
 }
 
-function kubernetesWorkloads(defaultCommand: string[]): Workload[] {
+/**
+ * The example Secret's values as an operator sets them: each placeholder (a URL's password, or the
+ * whole value) replaced by a value of their own. As written they are refused in production.
+ */
+function operatorSecrets(values: Record<string, string>): Record<string, string> {
+  const own = `operators-own-${randomBytes(16).toString('hex')}`;
+  return Object.fromEntries(
+    Object.entries(values).map(([name, value]) => {
+      if (value === '') return [name, value];
+      const password = urlPassword(value);
+      return [name, password === undefined ? own : value.replace(`:${password}@`, `:${own}@`)];
+    }),
+  );
+}
+
+/** `asWritten`: the example Secret's placeholders as they are, not as an operator replaces them. */
+function kubernetesWorkloads(defaultCommand: string[], asWritten = false): Workload[] {
   const manifests = kubernetesManifests();
   const configMaps = envSources(manifests, 'ConfigMap');
-  const secrets = envSources(manifests, 'Secret');
+  const secrets = new Map(
+    [...envSources(manifests, 'Secret')].map(([name, values]) => [name, asWritten ? values : operatorSecrets(values)]),
+  );
   return manifests
     .filter((manifest) => manifest.kind === 'Deployment' || manifest.kind === 'Job')
     .flatMap((manifest) => {
@@ -259,6 +279,40 @@ describe('the deployment examples under deploy/', () => {
       ...workloads.flatMap((workload) => Object.keys(workload.env).map((name) => `${workload.where}: ${name}`)),
     ].filter((entry) => !documented.has(entry.slice(entry.lastIndexOf(' ') + 1)));
     assert.deepEqual(undocumented, []);
+  });
+
+  it('leave the Secret out of the kustomization: `kubectl apply -k` never overwrites the real one', () => {
+    const { resources } = parse(read(`${KUBERNETES}/kustomization.yaml`)) as { resources: string[] };
+    assert.ok(!resources.includes('secret.example.yaml'), 'secret.example.yaml is not a resource');
+    for (const resource of resources) {
+      assert.ok(existsSync(path.join(ROOT, KUBERNETES, resource)), `${resource} exists`);
+      const kinds = parseAllDocuments(read(`${KUBERNETES}/${resource}`)).map((doc) => (doc.toJS() as Manifest).kind);
+      assert.ok(!kinds.includes('Secret'), `${resource} defines no Secret`);
+    }
+    // What the workloads read from the Secret is documented beside it, for the one created apart.
+    assert.ok(
+      kubernetesManifests().some(
+        (manifest) => manifest.kind === 'Secret' && manifest.metadata?.name === 'orders-secrets',
+      ),
+      'secret.example.yaml lists the keys of orders-secrets',
+    );
+  });
+
+  it("stop in production on the example Secret's placeholders as written, naming each setting and not its value", () => {
+    const refused = kubernetesWorkloads(image.command, true).map((workload) => {
+      try {
+        configOf(workload);
+      } catch (error) {
+        assert.ok(error instanceof ConfigError, workload.where);
+        return error.message;
+      }
+      return assert.fail(`${workload.where}: started with the example Secret's placeholders`);
+    });
+    for (const message of refused) {
+      assert.match(message, /^\s*DATABASE_URL: its password is a placeholder/m);
+      assert.match(message, /^\s*WEBHOOK_SECRET: holds a placeholder/m);
+      assert.doesNotMatch(message, /replace-me/);
+    }
   });
 
   it('give every process settings it accepts at start, a worker slots its pool can hold', () => {

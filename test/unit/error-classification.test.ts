@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { deliveryTargetsOf, missingTargets } from '../../activities/delivery.js';
-import { classifyError, type ErrorClass, TABLE } from '../../domain/error-classification.js';
+import fc from 'fast-check';
+import {
+  classifyError,
+  type ErrorClass,
+  publicErrorOf,
+  TABLE,
+  UNCLASSIFIED_TOLD,
+} from '../../domain/error-classification.js';
 import {
   BrokerConfirmTimeoutError,
   BrokerNackedError,
@@ -17,6 +24,7 @@ import {
   UnknownSkuError,
   UnmappableFormError,
 } from '../../domain/errors.js';
+import { rawErrorText, TOLD_TYPES } from '../support/raw-errors.js';
 
 const socketError = (code: string) =>
   Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code, errno: -1, syscall: 'connect' });
@@ -244,6 +252,49 @@ describe('activity failure', () => {
       assert.equal(failure.nonRetryable, true);
       assert.equal(failure.nextRetryDelay, undefined);
       assert.deepEqual((failure.details?.[0] as { attempt: number }).attempt, 2);
+    }
+  });
+});
+
+describe('what an outsider is told of a recorded failure', () => {
+  it('tells every type the table and the recorded outcomes name by its own code and sentence, never a word of the message', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...TOLD_TYPES), fc.string({ minLength: 1, maxLength: 80 }), ([type, told], raw) => {
+        assert.deepEqual(publicErrorOf(`${type}: ${raw}`), told);
+      }),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...TOLD_TYPES), rawErrorText, ([type], raw) => {
+        const answer = JSON.stringify(publicErrorOf(`${type}: ${raw.text}`));
+        for (const part of raw.parts) assert.ok(!answer.includes(part), `${answer} repeats ${part}`);
+      }),
+    );
+  });
+
+  it('tells a text of no known type as unclassified', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 80 }),
+          rawErrorText.map((raw) => raw.text),
+        ),
+        (raw) => {
+          fc.pre(!TOLD_TYPES.some(([type]) => raw.startsWith(`${type}: `)));
+          assert.deepEqual(publicErrorOf(raw), UNCLASSIFIED_TOLD);
+        },
+      ),
+    );
+    assert.deepEqual(publicErrorOf('TypeError: fetch failed'), UNCLASSIFIED_TOLD);
+    assert.deepEqual(publicErrorOf('decision window ran out'), UNCLASSIFIED_TOLD);
+  });
+
+  it('gives every type a code of its own, in kebab case, and a sentence', () => {
+    const codes = TOLD_TYPES.map(([, told]) => told.code);
+    assert.equal(new Set(codes).size, codes.length, codes.join());
+    for (const [type, told] of TOLD_TYPES) {
+      assert.match(told.code, /^[a-z]+(-[a-z]+)*$/, type);
+      assert.match(told.message, /^[A-Z].*\.$/, type);
     }
   });
 });

@@ -5,11 +5,17 @@ import { describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
-import { DECIDED_BY_MAX_LENGTH } from '../../domain/decided-by.js';
+import {
+  DECIDED_BY_MAX_LENGTH,
+  DECISION_DOORS,
+  decidedThrough,
+  MARKED_DECIDED_BY_MAX_LENGTH,
+} from '../../domain/decided-by.js';
+import { publicErrorOf } from '../../domain/error-classification.js';
 import { IdempotencyConflictError } from '../../domain/errors.js';
 import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { schemaDialectFor } from '../../edges/mcp/revisions.js';
-import { createMcpServer, toolsFor } from '../../edges/mcp/server.js';
+import { createMcpServer, type McpServerOptions, toolsFor } from '../../edges/mcp/server.js';
 import { statusSentence } from '../../edges/mcp/status-sentences.js';
 import type { McpDeps } from '../../edges/mcp/tool.js';
 import { errorResult, invalidArgumentsResult } from '../../edges/mcp/tool-results.js';
@@ -45,7 +51,7 @@ interface ListedSchemas {
 /** A session over stdio's path (the revision settled at initialize) that asks for tools/list. */
 async function toolsListedTo(revision: string): Promise<ListedSchemas[]> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const server = createMcpServer(toolsFor(untouchableDeps(), { operatorTools: true }));
+  const server = createMcpServer(toolsFor(untouchableDeps(), { operatorTools: 'mcp-operator' }));
   const answers = new Map<unknown, (result: unknown) => void>();
   clientSide.onmessage = (message: JSONRPCMessage) => {
     if ('id' in message && 'result' in message) answers.get(message.id)?.(message.result);
@@ -82,20 +88,23 @@ const body = {
 
 describe('MCP tools', () => {
   it('offers the operator tools only when asked to', () => {
-    const names = (operatorTools: boolean) => toolsFor(untouchableDeps(), { operatorTools }).map((tool) => tool.name);
+    const names = (operatorTools: McpServerOptions['operatorTools']) =>
+      toolsFor(untouchableDeps(), { operatorTools }).map((tool) => tool.name);
     assert.deepEqual(names(false), ['submit_approved_order', 'get_order_status']);
-    assert.deepEqual(names(true), [
-      'submit_approved_order',
-      'get_order_status',
-      'list_orders_awaiting_decision',
-      'decide_compensation',
-      'decide_delivery',
-    ]);
+    for (const door of DECISION_DOORS) {
+      assert.deepEqual(names(door), [
+        'submit_approved_order',
+        'get_order_status',
+        'list_orders_awaiting_decision',
+        'decide_compensation',
+        'decide_delivery',
+      ]);
+    }
   });
 
   it('says of every tool what calling it again does: each hint set, and every tool idempotent in effect', () => {
     const annotations = Object.fromEntries(
-      toolsFor(untouchableDeps(), { operatorTools: true }).map((tool) => [
+      toolsFor(untouchableDeps(), { operatorTools: 'mcp-operator' }).map((tool) => [
         tool.name,
         tool.listings['draft-2020-12'].annotations,
       ]),
@@ -134,7 +143,7 @@ describe('MCP tools', () => {
 
   it('says the same in both dialects: the listed schemas differ in their $schema only', () => {
     const without$schema = ({ $schema: _, ...rest }: Record<string, unknown>) => rest;
-    for (const tool of toolsFor(untouchableDeps(), { operatorTools: true })) {
+    for (const tool of toolsFor(untouchableDeps(), { operatorTools: 'mcp-operator' })) {
       const [draft7, draft2020] = [tool.listings['draft-7'], tool.listings['draft-2020-12']];
       assert.deepEqual(without$schema(draft7.inputSchema), without$schema(draft2020.inputSchema), tool.name);
       assert.deepEqual(
@@ -171,17 +180,20 @@ describe('MCP tools', () => {
     }
   });
 
-  it('takes a decidedBy as long as the decision record stores, and refuses a longer one naming the field', async () => {
-    const decide = toolsFor(untouchableDeps(), { operatorTools: true }).find(
+  it('takes a decidedBy as long as the decision record stores after the longest door mark, and refuses a longer one naming the field', async () => {
+    const decide = toolsFor(untouchableDeps(), { operatorTools: 'mcp-operator' }).find(
       (tool) => tool.name === 'decide_compensation',
     );
     assert.ok(decide);
     const context = { signal: new AbortController().signal, reportProgress: () => Promise.resolve() };
     const args = (decidedBy: string) => ({ idempotencyKey: 'APPROVAL:AP-1:MAIN', decision: 'abandon', decidedBy });
     // Accepted arguments reach Temporal, which the untouchable dependencies answer as unexpected.
-    const longest = await decide.call(args('o'.repeat(DECIDED_BY_MAX_LENGTH)), context);
+    for (const door of DECISION_DOORS) {
+      assert.ok(decidedThrough(door, 'o'.repeat(MARKED_DECIDED_BY_MAX_LENGTH)).length <= DECIDED_BY_MAX_LENGTH, door);
+    }
+    const longest = await decide.call(args('o'.repeat(MARKED_DECIDED_BY_MAX_LENGTH)), context);
     assert.doesNotMatch(textOf(longest), /arguments were refused/);
-    const tooLong = await decide.call(args('o'.repeat(DECIDED_BY_MAX_LENGTH + 1)), context);
+    const tooLong = await decide.call(args('o'.repeat(MARKED_DECIDED_BY_MAX_LENGTH + 1)), context);
     assert.equal(tooLong.isError, true);
     assert.match(textOf(tooLong), /^The arguments were refused and nothing was started/);
     assert.match(textOf(tooLong), /- \/decidedBy: /);
@@ -240,8 +252,13 @@ describe('MCP tools', () => {
   it('has a sentence for every status that says what to do next while it is still running', () => {
     const key = 'APPROVAL:AP-1:MAIN';
     assert.match(
-      statusSentence({ idempotencyKey: key, status: 'RECEIVED', attempts: 2, lastError: 'ConnectionLost: reset' }),
-      /still being written \(attempt 2 \(ConnectionLost: reset\)\)\. Call get_order_status with idempotencyKey "APPROVAL:AP-1:MAIN"/,
+      statusSentence({
+        idempotencyKey: key,
+        status: 'RECEIVED',
+        attempts: 2,
+        lastError: publicErrorOf('ConnectionLost: connect ECONNREFUSED 10.1.2.3:5432'),
+      }),
+      /still being written \(attempt 2 \(connection-lost\)\)\. Call get_order_status with idempotencyKey "APPROVAL:AP-1:MAIN"/,
     );
     assert.equal(
       statusSentence({ idempotencyKey: key, status: 'SUBMITTED', attempts: 1, orderNo: 'SO-1' }),

@@ -188,6 +188,58 @@ describe('WeCom connector', () => {
     );
   });
 
+  it('answers a URL check only with an echo: a plaintext of markup, white space or over 128 characters is refused', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ minLength: 129, maxLength: 400 }).filter((text) => !text.includes('\0')),
+          fc.tuple(fc.string({ maxLength: 60 }), fc.string({ maxLength: 60 })).map(([a, b]) => `${a}<${b}`),
+          fc
+            .tuple(fc.string({ maxLength: 60 }), fc.constantFrom(' ', '\n', '\t', '\u00e9'))
+            .map(([a, b]) => `x${a}${b}`),
+          fc.constant(''),
+        ),
+        (plaintext) => {
+          const reason = refusal(connector.read(wecomUrlCheck(plaintext, CRYPTO)));
+          assert.match(reason, /not an echo|longer than any echo/);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    for (const echo of ['1', '5927782489442352469', 'x'.repeat(128)]) {
+      const read = connector.read(wecomUrlCheck(echo, CRYPTO));
+      assert.equal(read.kind === 'challenge' && read.reply.body, echo);
+    }
+  });
+
+  it('refuses a genuine event replayed as a URL check before decrypting it: its echostr is longer than an echo', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{12,20}$/), fc.constantFrom(1, 2, 3, 4, 6, 7, 10), (spNo, spStatus) => {
+        const event = wecomCallback(approvalXml(spNo, spStatus), CRYPTO);
+        const encrypt = xmlChildren(event.rawBody.toString('utf8'))?.get('Encrypt');
+        assert.ok(encrypt);
+        const replayed = {
+          ...event,
+          method: 'GET' as const,
+          query: { ...event.query, echostr: encrypt },
+          rawBody: Buffer.alloc(0),
+        };
+        assert.match(refusal(connector.read(replayed)), /longer than any echo/);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('searches the signed body for its Encrypt alone: a valid ciphertext in any envelope is read, a missing one refused', () => {
+    const ciphertext = sealMessage(CRYPTO.encodingAesKey, approvalXml('202612040001', 2), CRYPTO.corpId);
+    const genuine = wecomCallback(approvalXml('202612040001', 2), CRYPTO, { ciphertext });
+    const withEnvelope = (body: string) => ({ ...genuine, rawBody: Buffer.from(body, 'utf8') });
+    assert.equal(connector.read(withEnvelope(`<xml><Encrypt><![CDATA[${ciphertext}]]></Encrypt></xml>`)).kind, 'event');
+    assert.equal(connector.read(withEnvelope(`<Encrypt>${ciphertext}</Encrypt>`)).kind, 'event');
+    assert.match(refusal(connector.read(withEnvelope(`<xml><encrypt>${ciphertext}</encrypt></xml>`))), /no ciphertext/);
+    assert.match(refusal(connector.read(withEnvelope(`<xml><Encrypt>${ciphertext}</xml>`))), /no ciphertext/);
+  });
+
   it('a URL check built by the harness is answered with its echo', () => {
     const read = connector.read(wecomUrlCheck('echo-42', CRYPTO));
     assert.deepEqual(read.kind === 'challenge' && read.reply.body, 'echo-42');

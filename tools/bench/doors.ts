@@ -58,6 +58,13 @@ export function webhookDoor(secret: string): BurstDoor {
   };
 }
 
+/**
+ * A fake vendor answers plain http:// on the loopback, which production refuses for a vendor's API
+ * (services/config/production-refusals.ts): its door runs the API outside production, which
+ * changes nothing else the bench measures (the same entry points, the same settings otherwise).
+ */
+const FAKE_VENDOR = { NODE_ENV: 'test' } as const;
+
 /** The example mapping, written where the API can read it. */
 function mappingFile(): string {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'bench-mapping-')), 'oa-form-mapping.json');
@@ -72,6 +79,7 @@ export async function feishuDoor(): Promise<BurstDoor> {
   return {
     name: 'feishu',
     env: {
+      ...FAKE_VENDOR,
       OA_FORM_MAPPING: mappingFile(),
       FEISHU_APP_ID: fake.appId,
       FEISHU_APP_SECRET: fake.appSecret,
@@ -99,7 +107,7 @@ export async function dingtalkDoor(): Promise<BurstDoor> {
   const token = randomBytes(12).toString('hex');
   return {
     name: 'dingtalk',
-    env: dingtalkSettings(fake, { aesKey, token }, mappingFile()),
+    env: { ...FAKE_VENDOR, ...dingtalkSettings(fake, { aesKey, token }, mappingFile()) },
     timeoutMs: DINGTALK_REPLY_DEADLINE_MS,
     accepted: new Set([200]),
     approval(approvalNo) {

@@ -1,10 +1,11 @@
 // `get_order_status`: where an order stands, by its idempotency key or by the approval it came
-// from (the key is derived, never guessed). Read-only: the same view as `GET /orders/<key>`.
+// from (the key is derived, never guessed). Read-only: the same public view as `GET /orders/<key>`,
+// its last error told by code and sentence, never in its own words.
 import { z } from 'zod';
 import { APPROVAL_NO_PATTERN, idempotencyKeyFor, OPERATIONS } from '../../../domain/idempotency-key.js';
 import { ORDER_STATUSES } from '../../../domain/order-status.js';
 import { KnownFailure, orderNotFound } from '../../../services/failure-outcome.js';
-import { readOrderStatus } from '../../../services/submission/order-status-view.js';
+import { publicStatusView, readOrderStatus } from '../../../services/submission/order-status-view.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';
 
@@ -40,7 +41,13 @@ export const statusOutputSchema = z.strictObject({
   orderId: z.string().optional(),
   orderNo: z.string().optional(),
   attempts: z.number().int().describe('write attempts so far'),
-  lastError: z.string().optional().describe('why the last attempt failed, while one did'),
+  lastError: z
+    .strictObject({
+      code: z.string().describe('stable, e.g. insufficient-stock or connection-lost'),
+      message: z.string().describe('one sentence saying what the code means'),
+    })
+    .optional()
+    .describe('why the last attempt failed, while one did'),
 });
 
 export function getOrderStatusTool(deps: McpDeps): Tool {
@@ -59,7 +66,8 @@ export function getOrderStatusTool(deps: McpDeps): Tool {
     async run(key) {
       const view = await readOrderStatus(deps, key);
       if (!view) throw new KnownFailure(orderNotFound(key));
-      return { structured: view, sentence: statusSentence(view) };
+      const told = publicStatusView(view);
+      return { structured: told, sentence: statusSentence(told) };
     },
   });
 }

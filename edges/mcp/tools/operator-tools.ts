@@ -1,9 +1,10 @@
-// The operator tools, offered only when the server is started with them (--operator-tools or
-// MCP_OPERATOR_TOOLS=1): every key waiting for a person, and the decisions on them — resubmit or
-// abandon a write that failed for good, redeliver or mark handled a delivery that failed. All go
-// through services/submission/operator-decisions.ts, the operator path every surface shares.
+// The operator tools, offered over stdio when the bin is started with them (--operator-tools or
+// MCP_OPERATOR_TOOLS=1) and over HTTP to MCP_OPERATOR_TOKEN alone: every key waiting for a person,
+// and the decisions on them — resubmit or abandon a write that failed for good, redeliver or mark
+// handled a delivery that failed. All go through services/submission/operator-decisions.ts, the
+// operator path every surface shares; each decision is recorded with the door it came through.
 import { z } from 'zod';
-import { DECIDED_BY_MAX_LENGTH } from '../../../domain/decided-by.js';
+import { type DecisionDoor, decidedThrough, MARKED_DECIDED_BY_MAX_LENGTH } from '../../../domain/decided-by.js';
 import { COMPENSATION_DECISIONS, ORDER_STATUSES } from '../../../domain/order-status.js';
 import { OPERATIONS } from '../../../domain/idempotency-key.js';
 import { PRINTABLE_ASCII } from '../../../domain/order-input.js';
@@ -40,9 +41,9 @@ const awaitingOutputSchema = z.strictObject({
 const decidedBy = z
   .string()
   .min(1)
-  .max(DECIDED_BY_MAX_LENGTH)
+  .max(MARKED_DECIDED_BY_MAX_LENGTH)
   .regex(PRINTABLE_ASCII, 'must be printable ASCII')
-  .describe('the operator who decided');
+  .describe('the operator who decided; recorded after the door the decision came through, e.g. mcp-operator:alice');
 
 function operatorDeps(deps: McpDeps): OperatorDeps {
   return {
@@ -108,7 +109,7 @@ export function listOrdersAwaitingDecisionTool(deps: McpDeps): Tool {
   });
 }
 
-export function decideCompensationTool(deps: McpDeps): Tool {
+export function decideCompensationTool(deps: McpDeps, door: DecisionDoor): Tool {
   return defineTool(deps.log, {
     name: 'decide_compensation',
     title: 'Resubmit or abandon an order waiting in compensation',
@@ -129,11 +130,12 @@ export function decideCompensationTool(deps: McpDeps): Tool {
     // decision, so the same call again is refused and changes nothing.
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async run(request) {
+      const recorded = { ...request, decidedBy: decidedThrough(door, request.decidedBy) };
       const result =
         request.decision === 'resubmit'
-          ? await resubmit(operatorDeps(deps), request)
-          : await decideCompensation(deps.temporal, request);
-      deps.log.info({ ...request, status: result.status }, 'operator decision taken through MCP');
+          ? await resubmit(operatorDeps(deps), recorded)
+          : await decideCompensation(deps.temporal, recorded);
+      deps.log.info({ ...recorded, status: result.status }, 'operator decision taken through MCP');
       return decisionAnswer(request.decision, result);
     },
   });
@@ -141,7 +143,7 @@ export function decideCompensationTool(deps: McpDeps): Tool {
 
 const deliveryDecisionOutputSchema = decisionOutput(DELIVERY_DECISIONS);
 
-export function decideDeliveryTool(deps: McpDeps): Tool {
+export function decideDeliveryTool(deps: McpDeps, door: DecisionDoor): Tool {
   return defineTool(deps.log, {
     name: 'decide_delivery',
     title: 'Redeliver or mark handled an order whose delivery failed',
@@ -160,8 +162,9 @@ export function decideDeliveryTool(deps: McpDeps): Tool {
     outputSchema: deliveryDecisionOutputSchema,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     async run(request) {
-      const result = await decideDelivery(operatorDeps(deps), request);
-      deps.log.info({ ...request, status: result.status }, 'delivery decision taken through MCP');
+      const recorded = { ...request, decidedBy: decidedThrough(door, request.decidedBy) };
+      const result = await decideDelivery(operatorDeps(deps), recorded);
+      deps.log.info({ ...recorded, status: result.status }, 'delivery decision taken through MCP');
       return decisionAnswer(request.decision, result);
     },
   });

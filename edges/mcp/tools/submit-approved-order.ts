@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { approvalSchema } from '../../../domain/order-input.js';
 import { ORDER_STATUSES } from '../../../domain/order-status.js';
-import { readOrderStatus } from '../../../services/submission/order-status-view.js';
+import { publicErrorOf } from '../../../domain/error-classification.js';
+import { publicStatusView, readOrderStatus } from '../../../services/submission/order-status-view.js';
 import { submissionDepsFrom, submitApproval } from '../../../services/submission/submit-approval.js';
 import { waitForOutcome } from '../../../services/submission/wait-for-outcome.js';
 import { statusSentence } from '../status-sentences.js';
@@ -55,7 +56,7 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
               waitMs,
               `status ${snapshot.status}` +
                 (snapshot.attempts > 1 ? `, attempt ${snapshot.attempts}` : '') +
-                (snapshot.lastError ? `, last error: ${snapshot.lastError}` : ''),
+                (snapshot.lastError ? `, last error: ${publicErrorOf(snapshot.lastError).code}` : ''),
             ),
         }).catch((error: unknown) => deps.log.warn({ err: error }, 'MCP submission progress could not be read'));
       };
@@ -82,7 +83,8 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
       );
       // The record adds the attempts and the last error. It lags the run when the write failed
       // for good (compensation records COMPENSATING once it has reconciled): the run's word wins.
-      const stored = (await readOrderStatus(deps, submission.idempotencyKey)) ?? { ...submission, attempts: 0 };
+      const read = await readOrderStatus(deps, submission.idempotencyKey);
+      const stored = read ? publicStatusView(read) : { ...submission, attempts: 0 };
       const view =
         stored.status === 'RECEIVED' && submission.status !== 'RECEIVED'
           ? { ...stored, status: submission.status, orderNo: submission.orderNo }

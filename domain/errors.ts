@@ -41,6 +41,27 @@ export class IdempotencyConflictError extends Error {
   }
 }
 
+/**
+ * The key was claimed through another door (docs/architecture.md, decision 38): a conflict like any
+ * other at the door, which names no difference — what the key's owner asked for is not the
+ * caller's to learn. The sources are for the log and the operator's listing.
+ */
+export class KeySourceConflictError extends IdempotencyConflictError {
+  constructor(
+    key: string,
+    /** The door that claimed the key first and holds it. */
+    readonly claimedBy: string,
+    /** The door whose delivery was refused. */
+    readonly door: string,
+    storedFingerprint: string,
+    incomingFingerprint: string,
+  ) {
+    super(key, storedFingerprint, incomingFingerprint);
+    this.message = `idempotency key ${key} was claimed through ${claimedBy}; a delivery through ${door} is refused`;
+    this.name = 'KeySourceConflictError';
+  }
+}
+
 /** The downstream answered with a non-2xx status. Whether it is retried is the table's call. */
 export class DownstreamHttpError extends Error {
   readonly type = 'DownstreamHttpError';

@@ -1,8 +1,9 @@
-// The idempotency key is born here and only here (docs/architecture.md, decision 1). Every entry point — the OA
-// webhook today, the MCP tool later — calls this module; nothing downstream ever builds a key of
-// its own, and a retry never builds a new one. The seed's classic pitfall was a key regenerated
-// per attempt (a fresh UUID on every retry): deriving it from business identifiers makes a
-// regenerated key identical anyway, and passing it as workflow input means it is never rebuilt.
+// The idempotency key is born here and only here (docs/architecture.md, decision 1). Every entry
+// point — the signed webhook, the MCP tool, the Feishu, DingTalk and WeCom connectors — calls this
+// module; nothing downstream ever builds a key of its own, and a retry never builds a new one. The
+// seed's classic pitfall was a key regenerated per attempt (a fresh UUID on every retry): deriving
+// it from business identifiers makes a regenerated key identical anyway, and passing it as workflow
+// input means it is never rebuilt.
 //
 // This file is imported by workflow code: keep it free of Node built-ins.
 
@@ -31,6 +32,31 @@ export function parseIdempotencyKey(key: string): { approvalNo: string; operatio
   const match = IDEMPOTENCY_KEY_PATTERN.exec(key);
   if (!match) return undefined;
   return { approvalNo: match[1] as string, operation: match[2] as Operation };
+}
+
+/**
+ * The doors a key can be claimed through: the signed webhook, the MCP tool and the OA connectors.
+ * A claim records its door, and the key belongs to it (docs/architecture.md, decision 38).
+ */
+export const KEY_SOURCES = ['webhook', 'mcp', 'feishu', 'dingtalk', 'wecom'] as const;
+export type KeySource = (typeof KEY_SOURCES)[number];
+
+/**
+ * The doors whose deliveries name their order (the approval number and operation of one OA, the
+ * order in the body): the same order through either is the same approval, however it came.
+ */
+const ORDER_NAMING_SOURCES: readonly KeySource[] = ['webhook', 'mcp'];
+
+/**
+ * Whether a delivery through `door` of a key `claimedBy` claimed is refused as another source's:
+ * always, for a key an OA connector claimed or a connector's delivery of a key another door claimed
+ * (the connector's order is read from its OA's form, and a guessed instance id must not take it);
+ * between the webhook and the MCP tool only when the orders differ — the same order through the
+ * other door is a redelivery (`sameOrder`: the fingerprints are equal).
+ */
+export function isKeySourceConflict(claimedBy: KeySource, door: KeySource, sameOrder: boolean): boolean {
+  if (claimedBy === door) return false;
+  return !(sameOrder && ORDER_NAMING_SOURCES.includes(claimedBy) && ORDER_NAMING_SOURCES.includes(door));
 }
 
 /** The order workflow's id: a redelivered webhook lands on the same workflow. */

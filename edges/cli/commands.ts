@@ -7,7 +7,8 @@ import { listRecentRecords } from '../../services/db/idempotency-records.js';
 import { listDuplicateAlerts, scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import { purgeExpiredRecords } from '../../services/db/retention.js';
 import { DECIDED_BY_MAX_LENGTH, decidedByProblem } from '../../domain/decided-by.js';
-import { idempotencyKeyFor, parseIdempotencyKey } from '../../domain/idempotency-key.js';
+import { idempotencyKeyFor, KEY_SOURCES, type KeySource, parseIdempotencyKey } from '../../domain/idempotency-key.js';
+import { clearKeySourceConflicts } from '../../services/db/key-source-conflicts.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
 import {
   type AwaitingDecision,
@@ -277,15 +278,43 @@ export const COMMANDS: Command[] = [
   {
     name: 'awaiting',
     summary:
-      'every key waiting for a person (COMPENSATING, DELIVERY_FAILED, FAILED, unconfirmed starts) and what to do next',
+      'every key waiting for a person (COMPENSATING, DELIVERY_FAILED, FAILED, unconfirmed starts, key source conflicts) and what to do next',
     usage:
-      '[--limit N] [--unconfirmed-after SECONDS]\n\nThe longest waiting first. NEXT lists the commands that move a key on, the usual first;\nsender-redelivery: the sender was answered 503 and should send again, else `resubmit`.\nA claim whose start was not confirmed is listed once it is SECONDS old (default 60; 0: at once).',
+      '[--limit N] [--unconfirmed-after SECONDS]\n\nThe longest waiting first. NEXT lists the commands that move a key on, the usual first;\nsender-redelivery: the sender was answered 503 and should send again, else `resubmit`.\nKEY_SOURCE_CONFLICT: a delivery through another door than the one holding the key was refused; check, then `clear-conflict`.\nA claim whose start was not confirmed is listed once it is SECONDS old (default 60; 0: at once).',
     options: { limit: { type: 'string' }, 'unconfirmed-after': { type: 'string' } },
     run: async (context, values) => {
       const listed = await listOrdersAwaitingDecision(context.prisma(), positiveInteger(values, 'limit', 50), {
         unconfirmedAfterMs: nonNegativeInteger(values, 'unconfirmed-after', UNCONFIRMED_AFTER_MS / 1000) * 1000,
       });
       return awaitingResult(listed);
+    },
+  },
+  {
+    name: 'clear-conflict',
+    summary: 'clear a key source conflict listed by `awaiting`, once its claim was checked',
+    usage:
+      `${KEY_USAGE} [--door SOURCE] [--by NAME]\n\nA delivery through another door than the one that claimed the key was refused and is\n` +
+      `listed by \`awaiting\` as KEY_SOURCE_CONFLICT (docs/operations.md). Clears the key's open\nconflicts, or only those of --door (${KEY_SOURCES.join(', ')}); a later refusal lists it again.\nExit code 1 when none was open. NAME is recorded (default: cli:<user>).`,
+    options: { ...by, ...keyOptions, door: { type: 'string' } },
+    run: async (context, values, positionals) => {
+      const key = keyArgument(positionals, values);
+      const door = values.door;
+      if (door !== undefined && !(KEY_SOURCES as readonly unknown[]).includes(door)) {
+        throw new UsageError(`--door must be one of ${KEY_SOURCES.join(', ')}`);
+      }
+      const cleared = await clearKeySourceConflicts(context.prisma(), {
+        idempotencyKey: key,
+        door: door as KeySource | undefined,
+        clearedBy: decidedBy(values),
+      });
+      return {
+        ok: cleared > 0,
+        data: { idempotencyKey: key, cleared },
+        human:
+          cleared > 0
+            ? `cleared ${cleared} key source conflict(s) of ${key}`
+            : `no open key source conflict of ${key}${typeof door === 'string' ? ` through ${door}` : ''}`,
+      };
     },
   },
   decision(

@@ -207,7 +207,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
     const submission = await inRequestSpan(request, () =>
       submitApproval(
-        { ...submissionDepsFrom(config, deps.prisma, deps.temporal), startGuard: deps.startGuard, intake },
+        { ...submissionDepsFrom(config, deps.prisma, deps.temporal), startGuard: deps.startGuard, intake, metrics },
         parsed.value,
         'webhook',
         { deadline, ...(wait === undefined ? {} : { waitUntil: deadline.arrivedAt + wait * 1000 }) },
@@ -261,6 +261,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     log: app.log,
     startGuard: deps.startGuard,
     intake,
+    metrics,
   });
 
   app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));

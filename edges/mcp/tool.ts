@@ -9,6 +9,7 @@ import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { StartGuard } from '../../services/submission/submit-approval.js';
 import type { IntakeLoad } from '../../services/submission/intake-load.js';
+import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { toFieldErrors } from '../../domain/order-input.js';
 import type { Client } from '@temporalio/client';
@@ -27,6 +28,8 @@ export interface McpDeps {
   startGuard?: StartGuard;
   /** The process's intake, shared with the other doors (edges/http/app.ts); none over stdio. */
   intake?: IntakeLoad;
+  /** The process's metrics (edges/http/app.ts); none over stdio, which has no metrics endpoint. */
+  metrics?: ProductMetrics;
 }
 
 /** An idempotency key as an argument: only a well-formed key is looked up. */

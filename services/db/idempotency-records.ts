@@ -3,8 +3,7 @@
 // index on order_main stays the final judge. The status is claimed here as RECEIVED and changed
 // only by order-status-writer.ts.
 import type { CanonicalOrder } from '../../domain/canonical-order.js';
-import type { Operation } from '../../domain/idempotency-key.js';
-import type { OaVendor } from '../../domain/oa-approval.js';
+import type { KeySource, Operation } from '../../domain/idempotency-key.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import { Prisma, type IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
@@ -15,8 +14,8 @@ export interface StoredRequest {
   totalAmount: string;
 }
 
-/** Where a key's approval came from: the signed webhook, the MCP tool, or an OA connector. */
-export type ApprovalSource = 'webhook' | 'mcp' | OaVendor;
+/** The door a key was claimed through, which owns it: the signed webhook, the MCP tool, or an OA connector. */
+export type ApprovalSource = KeySource;
 
 export interface IdempotencyRecord {
   idempotencyKey: string;
@@ -44,8 +43,8 @@ export interface NewRecord {
   /** Null for an OA connector's claim: the order is known once the workflow has read the form. */
   fingerprint: string | null;
   request: StoredRequest | null;
-  /** `webhook` unless said otherwise. */
-  source?: ApprovalSource;
+  /** The door the delivery came through: the key belongs to it (docs/architecture.md, decision 38). */
+  source: ApprovalSource;
   workflowId: string;
 }
 
@@ -81,7 +80,7 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
       INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, source, workflow_id,
                                       status)
       SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-             ${record.request === null ? null : JSON.stringify(record.request)}::jsonb, ${record.source ?? 'webhook'},
+             ${record.request === null ? null : JSON.stringify(record.request)}::jsonb, ${record.source},
              ${record.workflowId}, 'RECEIVED'
       WHERE NOT EXISTS (SELECT 1 FROM existing_order)
       ON CONFLICT (idempotent_key) DO NOTHING

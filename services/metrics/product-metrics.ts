@@ -1,6 +1,7 @@
 // The product's own metrics — what on-call needs beyond the SDK's worker metrics: how webhooks were
 // answered, orders written, duplicates absorbed (at the edge, and at the unique index — a rising
-// count there means a caller regenerates keys), failures by error class, compensations, deliveries,
+// count there means a caller regenerates keys), deliveries refused because another door holds their
+// key, failures by error class, compensations, deliveries,
 // broker publishes, the end-to-end and start latencies, and the sampled gauges (waiting keys, the
 // process's memory). Emitted through Temporal's metric meter, so they share the worker's
 // Prometheus endpoint. Durations are in seconds, as Prometheus's base unit.
@@ -8,6 +9,7 @@ import { type MetricMeter, noopMetricMeter } from '@temporalio/common';
 import { TABLE } from '../../domain/error-classification.js';
 import type { DuplicateKind } from '../../domain/safety-nets.js';
 import type { OrderStatus } from '../../domain/order-status.js';
+import { KEY_SOURCES, type KeySource } from '../../domain/idempotency-key.js';
 
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'conflict' | 'refused';
 export type DeliveryOutcome = 'acknowledged' | 'failed' | 'marked_handled';
@@ -34,9 +36,12 @@ export interface ProductMetrics {
   memorySampled(residentBytes: number): void;
   /** An outbound event connection (Feishu's long connection, DingTalk's Stream) is up, or not. */
   connectionUp(vendor: string, up: boolean): void;
+  /** A delivery through `door` was refused: another door holds its key (docs/architecture.md, decision 38). */
+  keySourceConflict(door: KeySource): void;
   /**
-   * The refusals the alert rules watch, exported at 0 by the process that answers webhooks, so that
-   * the first one is an increase and not a series that appears.
+   * The refusals the alert rules watch — the 503s, and the deliveries refused as another door's —
+   * exported at 0 by the process that answers webhooks, so that the first one is an increase and
+   * not a series that appears.
    */
   webhookRefusalsAtZero(): void;
 }
@@ -84,6 +89,11 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
   const deliveries = meter.createCounter('orders_deliveries', 'events', 'downstream deliveries ended, by outcome');
   const publishes = meter.createCounter('orders_broker_publishes', 'messages', 'broker publishes, by outcome');
   const alerts = meter.createCounter('orders_alerts', 'alerts', 'operator alerts recorded or grown, by kind');
+  const sourceConflicts = meter.createCounter(
+    'orders_key_source_conflicts',
+    'requests',
+    'deliveries refused because another door holds their key, by the door refused',
+  );
   const latency = meter.createHistogram(
     END_TO_END_LATENCY,
     'float',
@@ -123,8 +133,10 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     keysCounted: (status, count) => keys.set(count, { status }),
     memorySampled: (residentBytes) => memory.set(residentBytes),
     connectionUp: (vendor, up) => connections.set(up ? 1 : 0, { vendor }),
+    keySourceConflict: (door) => sourceConflicts.add(1, { door }),
     webhookRefusalsAtZero: () => {
       for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });
+      for (const door of KEY_SOURCES) sourceConflicts.add(0, { door });
     },
   };
   return neverThrowing(metrics);

@@ -10,7 +10,7 @@ import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 import { alertLogLine, type AlertChange } from '../db/duplicate-scan.js';
 import { oaEventOutOfBounds, recordOaEvent } from '../db/oa-events.js';
 import { recordRevocationAlert } from '../db/revocation-alerts.js';
-import { IdempotencyConflictError } from '../../domain/errors.js';
+import { IdempotencyConflictError, KeySourceConflictError } from '../../domain/errors.js';
 import { type FormMappingFile, isOrderDefinition } from '../../domain/form-mapping.js';
 import { KnownFailure, RETRY_AFTER_SECONDS } from '../failure-outcome.js';
 import type { ProductMetrics } from '../metrics/product-metrics.js';
@@ -44,7 +44,8 @@ export type ApprovalEventOutcome =
   | { kind: 'not-an-order'; idempotencyKey: undefined; definitionCode: string | undefined }
   /**
    * Acknowledged and logged, nothing done: the instance id cannot be a key, or the key belongs to
-   * another source. Answering an error would only make the vendor send it again, forever.
+   * another source (then also counted and listed by `orders-cli awaiting`). Answering an error
+   * would only make the vendor send it again, forever.
    */
   | { kind: 'unusable'; idempotencyKey: string | undefined; reason: string };
 
@@ -128,7 +129,14 @@ export async function acceptApprovalEvent(
         return { kind: 'submitted', idempotencyKey, submission };
       } catch (error) {
         if (!(error instanceof IdempotencyConflictError)) throw error;
-        deps.log.warn({ idempotencyKey, err: error }, 'approval event unusable: its key belongs to another order');
+        // Another door claimed the instance's key first: the start path counted and recorded it
+        // for `orders-cli awaiting` (docs/architecture.md, decision 38), the vendor is acknowledged.
+        deps.log.warn(
+          { idempotencyKey, err: error },
+          error instanceof KeySourceConflictError
+            ? 'approval event refused: another door holds its key; listed by `orders-cli awaiting`'
+            : 'approval event unusable: its key belongs to another order',
+        );
         return { kind: 'unusable', idempotencyKey, reason: error.message };
       }
     }

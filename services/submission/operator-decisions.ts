@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { WritePolicy } from '../config/env.js';
-import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { compensationWorkflowIdFor, orderWorkflowIdFor, parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import type { Operation } from '../../domain/idempotency-key.js';
 import type { CompensationDecision, OrderStatus } from '../../domain/order-status.js';
 import { latestCompensatedRunId, OPERATOR_RECOMPENSATION } from '../db/compensation-records.js';
@@ -17,6 +17,7 @@ import {
   markWorkflowStarted,
   type StoredRequest,
 } from '../db/idempotency-records.js';
+import { listOpenKeySourceConflicts } from '../db/key-source-conflicts.js';
 import { findOrderByKey } from '../db/order-repository.js';
 import { isOaVendor } from '../../domain/oa-approval.js';
 import type { PrismaClient } from '../db/prisma-client.js';
@@ -66,8 +67,14 @@ export class NoPendingDecisionError extends Error {
   }
 }
 
-/** The statuses in which a key waits for a person (RECEIVED: only a claim whose start was never confirmed). */
-export type AwaitingStatus = Extract<OrderStatus, 'COMPENSATING' | 'DELIVERY_FAILED' | 'FAILED' | 'RECEIVED'>;
+/**
+ * The statuses in which a key waits for a person (RECEIVED: only a claim whose start was never
+ * confirmed), and KEY_SOURCE_CONFLICT: a delivery through another door than the one that holds the
+ * key was refused (docs/architecture.md, decision 38) — not an order status, the key's own is unchanged.
+ */
+export type AwaitingStatus =
+  | Extract<OrderStatus, 'COMPENSATING' | 'DELIVERY_FAILED' | 'FAILED' | 'RECEIVED'>
+  | 'KEY_SOURCE_CONFLICT';
 
 /** What an operator can do next, by the status a key waits in, the usual first. */
 const NEXT_ACTIONS: Record<AwaitingStatus, string[]> = {
@@ -77,6 +84,8 @@ const NEXT_ACTIONS: Record<AwaitingStatus, string[]> = {
   FAILED: ['recompensate', 'resubmit', 'abandon'],
   // The sender was answered 503 and should redeliver; if it does not, an operator starts it.
   RECEIVED: ['sender-redelivery', 'resubmit'],
+  // A person checks the claim against the refused door's approval (docs/operations.md), then clears it.
+  KEY_SOURCE_CONFLICT: ['clear-conflict'],
 };
 
 /**
@@ -94,8 +103,9 @@ export interface AwaitingDecision {
   customerId: string;
   currency: string;
   totalAmount: string;
-  /** Why the key waits: the last error (`<type>: <message>`). */
+  /** Why the key waits: the last error (`<type>: <message>`), or which door was refused and who holds the key. */
   reason: string;
+  /** The write's attempts; for KEY_SOURCE_CONFLICT, the deliveries refused. */
   attempts: number;
   /** Since when the key waits: its last status change (ISO 8601). */
   waitingSince: string;
@@ -107,14 +117,67 @@ export interface AwaitingDecision {
 /**
  * Every key waiting for a person, the longest waiting first: compensations waiting for a
  * decision (COMPENSATING), refused deliveries (DELIVERY_FAILED), compensations that ended without
- * one (FAILED), and claims whose workflow start was never confirmed (RECEIVED with no
- * workflow_started_at — the sender was answered 503). The idempotency record answers: every way
- * into and out of these states moves it.
+ * one (FAILED), claims whose workflow start was never confirmed (RECEIVED with no
+ * workflow_started_at — the sender was answered 503), and deliveries refused because another door
+ * holds their key (KEY_SOURCE_CONFLICT, until cleared). The idempotency record answers for the
+ * first four: every way into and out of these states moves it.
  */
 export async function listOrdersAwaitingDecision(
   prisma: PrismaClient,
   limit: number,
   options: { unconfirmedAfterMs?: number } = {},
+): Promise<AwaitingDecision[]> {
+  const [keys, conflicts] = await Promise.all([
+    listKeysAwaitingDecision(prisma, limit, options),
+    listKeySourceConflictsAwaiting(prisma, limit),
+  ]);
+  return [...keys, ...conflicts]
+    .sort(
+      (a, b) =>
+        a.waitingSince.localeCompare(b.waitingSince) ||
+        a.idempotencyKey.localeCompare(b.idempotencyKey) ||
+        a.status.localeCompare(b.status),
+    )
+    .slice(0, limit);
+}
+
+/** The open key source conflicts as waiting entries, with the holding claim's order where it names one. */
+async function listKeySourceConflictsAwaiting(prisma: PrismaClient, limit: number): Promise<AwaitingDecision[]> {
+  const conflicts = await listOpenKeySourceConflicts(prisma, limit);
+  if (conflicts.length === 0) return [];
+  const records = await prisma.idempotencyRecord.findMany({
+    where: { idempotentKey: { in: [...new Set(conflicts.map((conflict) => conflict.idempotencyKey))] } },
+  });
+  const requests = new Map(
+    records.map((record) => [record.idempotentKey, record.request as unknown as StoredRequest | null]),
+  );
+  return conflicts.map((conflict) => {
+    const key = conflict.idempotencyKey;
+    const parts = parseIdempotencyKey(key);
+    const request = requests.get(key);
+    return {
+      idempotencyKey: key,
+      workflowId: orderWorkflowIdFor(key),
+      approvalNo: parts?.approvalNo ?? '',
+      operation: parts?.operation ?? 'MAIN',
+      customerId: request?.order.customerId ?? '',
+      currency: request?.order.currency ?? '',
+      totalAmount: request?.totalAmount ?? '',
+      reason:
+        `a ${conflict.door} delivery was refused: the key was claimed through ${conflict.claimedBy}; ` +
+        `check that claim against the ${conflict.door} approval (docs/operations.md, key source conflicts), then clear it`,
+      attempts: conflict.refusals,
+      waitingSince: conflict.firstRefusedAt.toISOString(),
+      status: 'KEY_SOURCE_CONFLICT',
+      nextActions: NEXT_ACTIONS.KEY_SOURCE_CONFLICT,
+    };
+  });
+}
+
+async function listKeysAwaitingDecision(
+  prisma: PrismaClient,
+  limit: number,
+  options: { unconfirmedAfterMs?: number },
 ): Promise<AwaitingDecision[]> {
   const rows = await prisma.idempotencyRecord.findMany({
     where: {
@@ -131,7 +194,7 @@ export async function listOrdersAwaitingDecision(
     take: limit,
   });
   return rows.map((row) => {
-    const status = row.status as AwaitingStatus;
+    const status = row.status as Exclude<AwaitingStatus, 'KEY_SOURCE_CONFLICT'>;
     // An OA connector's key whose form was never mapped names no order yet.
     const request = row.request as unknown as StoredRequest | null;
     const byCompensation = status === 'COMPENSATING' || status === 'FAILED';

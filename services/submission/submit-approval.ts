@@ -4,10 +4,15 @@
 // travels as workflow input.
 import type { Client } from '@temporalio/client';
 import type { Config, WritePolicy } from '../config/env.js';
-import { IdempotencyConflictError } from '../../domain/errors.js';
+import { IdempotencyConflictError, KeySourceConflictError } from '../../domain/errors.js';
 import { canonicalOrder, describeDifferences, totalAmountOf } from '../../domain/canonical-order.js';
 import { fingerprintOf } from '../../domain-node/fingerprint.js';
-import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import {
+  idempotencyKeyFor,
+  isKeySourceConflict,
+  type KeySource,
+  orderWorkflowIdFor,
+} from '../../domain/idempotency-key.js';
 import type { Approval } from '../../domain/order-input.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import {
@@ -17,7 +22,9 @@ import {
   type IdempotencyRecord,
   type NewRecord,
 } from '../db/idempotency-records.js';
+import { recordKeySourceConflict } from '../db/key-source-conflicts.js';
 import { findOrderByKey } from '../db/order-repository.js';
+import type { ProductMetrics } from '../metrics/product-metrics.js';
 import type { PrismaClient } from '../db/prisma-client.js';
 import { isTemporalUnreachable } from '../temporal/connection.js';
 import { startOrderWorkflow, startOrderWorkflowForOutcome } from '../temporal/order-workflows.js';
@@ -45,6 +52,8 @@ export interface SubmissionDeps {
   startGuard?: StartGuard | undefined;
   /** This process's intake: how many deliveries it takes at once, and what a shed one hears. */
   intake?: IntakeLoad | undefined;
+  /** Where a delivery refused as another door's is counted; none: not counted (it is still recorded). */
+  metrics?: Pick<ProductMetrics, 'keySourceConflict'> | undefined;
 }
 
 /**
@@ -248,12 +257,13 @@ function policyInput(policy: WritePolicy): OrderWorkflowInput['policy'] {
 
 /**
  * Accepts one delivery of an approval that names its order (the signed webhook, the MCP tool).
- * See `acceptDelivery` for what happens; a key reused for a different order is a conflict.
+ * See `acceptDelivery` for what happens; a key reused for a different order is a conflict, and so
+ * is a key an OA connector claimed. The same order through the other of the two is a duplicate.
  */
 export async function submitApproval(
   deps: SubmissionDeps,
   approval: Approval,
-  source: 'webhook' | 'mcp' = 'webhook',
+  source: Extract<KeySource, 'webhook' | 'mcp'>,
   options: DeliveryOptions = {},
 ): Promise<Submission> {
   const input = workflowInputFor(approval, deps.writePolicy);
@@ -274,7 +284,8 @@ export async function submitApproval(
  * the instance: the key is claimed with no order yet, and the workflow reads the order from the form
  * (docs/architecture.md, decision 17). Every delivery of the instance from its OA — a redelivered
  * event or a second event — is the same order: a duplicate. A key another source claimed (a webhook
- * approval number equal to the instance id, another vendor's instance) is a conflict.
+ * approval number equal to the instance id, another vendor's instance) is a conflict, kept for an
+ * operator (docs/architecture.md, decision 38).
  */
 export async function submitApprovalForm(
   deps: SubmissionDeps,
@@ -301,8 +312,10 @@ export async function submitApprovalForm(
  *    kept (docs/architecture.md, decision 34).
  * 1. claim the key (INSERT … ON CONFLICT DO NOTHING), reading the key's order in the same
  *    statement. An order row, when there is one, is the final judge: a different fingerprint is a
- *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges. A
- *    delivery that names only an approval form has no fingerprint and is never a conflict.
+ *    conflict and leaves nothing behind. Otherwise the record's first fingerprint judges. The key
+ *    belongs to the door that claimed it: a delivery through another door is a conflict, counted
+ *    and recorded for an operator (`refuseAnotherSource`). A delivery that names only an approval
+ *    form has no fingerprint: from its own OA it is never a conflict.
  * 2. a key whose workflow is known to exist — marked started, or past RECEIVED, or with its order
  *    written — is never started again: a redelivery never overrides an operator, also after the
  *    closed run left Temporal's retention (`oneStartPerKey`).
@@ -395,6 +408,8 @@ async function takeDelivery(
       : await claiming;
   onClaimed?.(key);
   if (orderFingerprint !== undefined) {
+    // A record purged by retention took its door with it: the order row then judges alone.
+    if (record) await refuseAnotherSource(deps, record, claim, incoming === orderFingerprint);
     if (incoming !== null && orderFingerprint !== incoming) {
       const differences =
         record?.fingerprint === orderFingerprint && record.request && claim.request
@@ -412,21 +427,13 @@ async function takeDelivery(
   }
   // Without an order row the claim statement always leaves a record (it inserts one or finds one).
   if (!record) throw new Error(`idempotency record ${key} vanished after insert`);
-  // An approval form's key belongs to the OA it came from: the same instance id from another
-  // vendor, or a webhook or MCP approval number that happens to equal it, is another order.
-  if (incoming === null && record.source !== (claim.source ?? 'webhook')) {
-    throw new IdempotencyConflictError(key, record.fingerprint ?? '', '', [
-      `source (the key belongs to a ${record.source} approval, this delivery is a ${claim.source} one)`,
-    ]);
-  }
+  await refuseAnotherSource(deps, record, claim, incoming !== null && record.fingerprint === incoming);
   if (incoming !== null && record.fingerprint !== incoming) {
     throw new IdempotencyConflictError(
       key,
       record.fingerprint ?? '',
       incoming,
-      record.request && claim.request
-        ? describeDifferences(record.request.order, claim.request.order)
-        : [`order (the key belongs to a ${record.source} approval whose form is not read yet)`],
+      record.request && claim.request ? describeDifferences(record.request.order, claim.request.order) : [],
     );
   }
   const guard = deps.startGuard ?? oneStartPerKey;
@@ -471,6 +478,36 @@ async function takeDelivery(
     status: submission.status === 'RECEIVED' ? outcome.status : submission.status,
     ...(outcome.orderNo ? { orderNo: outcome.orderNo } : {}),
   };
+}
+
+/**
+ * A key belongs to the door that claimed it (docs/architecture.md, decision 38): a delivery through
+ * another door is refused as a conflict — the same answer a conflict gets at that door, naming no
+ * difference and no door — and, unlike a conflict within one door, it is made visible: counted
+ * (`orders_key_source_conflicts_total{door}`) and recorded for `orders-cli awaiting`. The record is
+ * written before the refusal: a failed write is the delivery's failure, and its sender tries again.
+ */
+async function refuseAnotherSource(
+  deps: SubmissionDeps,
+  record: IdempotencyRecord,
+  claim: Pick<NewRecord, 'fingerprint' | 'source'>,
+  sameOrder: boolean,
+): Promise<void> {
+  if (!isKeySourceConflict(record.source, claim.source, sameOrder)) return;
+  deps.metrics?.keySourceConflict(claim.source);
+  await recordKeySourceConflict(deps.prisma, {
+    idempotencyKey: record.idempotencyKey,
+    door: claim.source,
+    claimedBy: record.source,
+    fingerprint: claim.fingerprint,
+  });
+  throw new KeySourceConflictError(
+    record.idempotencyKey,
+    record.source,
+    claim.source,
+    record.fingerprint ?? '',
+    claim.fingerprint ?? '',
+  );
 }
 
 /**

@@ -225,6 +225,34 @@ describe('metrics on METRICS_PORT', () => {
       );
     }
   });
+  it('exports the deliveries refused as another door’s at 0 for every door, and counts one for the door refused', async () => {
+    const doors = ['webhook', 'mcp', 'feishu', 'dingtalk', 'wecom'];
+    const refused = (samples: Sample[]) =>
+      Object.fromEntries(
+        doors.map((door) => [
+          door,
+          samples.find((sample) => sample.name === 'orders_key_source_conflicts_total' && sample.labels.door === door)
+            ?.value,
+        ]),
+      );
+    assert.deepEqual(refused(await scrape(ports.api)), Object.fromEntries(doors.map((door) => [door, 0])));
+    // A WeCom approval claimed its key; the webhook then sends an approval numbered like it.
+    const approvalNo = uniqueApprovalNo('METRIC-SRC');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    await service.prisma.idempotencyRecord.create({
+      data: {
+        idempotentKey: key,
+        approvalNo,
+        operation: 'MAIN',
+        workflowId: `order-${key}`,
+        status: 'RECEIVED',
+        source: 'wecom',
+      },
+    });
+    const sku = await createSku(service.prisma, 10);
+    assert.equal((await sendApproval(api.url, approval(approvalNo, sku))).status, 422);
+    assert.deepEqual(refused(await scrape(ports.api)), { webhook: 1, mcp: 0, feishu: 0, dingtalk: 0, wecom: 0 });
+  });
   // After an order (delivered), a refusal and a compensation, the tests above: the series exist.
   it('exports every metric the alert rules and the dashboard query', async () => {
     const [fromApi, fromWorker] = [await scrapeText(ports.api), await scrapeText(ports.worker)];

@@ -654,6 +654,7 @@ describe('the public status answer', () => {
       fingerprint: 'f'.repeat(64),
       request: null,
       workflowId: `order-${key}`,
+      source: 'webhook',
     });
     await service.prisma.idempotencyRecord.update({
       where: { idempotentKey: key },

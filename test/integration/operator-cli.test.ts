@@ -163,6 +163,7 @@ describe('operator CLI (orders-cli)', () => {
       operation: 'MAIN',
       fingerprint: input.fingerprint,
       request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
+      source: 'webhook',
       workflowId: orderWorkflowIdFor(key),
     });
     await service.prisma.$executeRaw`

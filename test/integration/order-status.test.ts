@@ -63,6 +63,7 @@ describe('the guarded status writer', () => {
         order: { customerId: 'C', currency: 'CNY', lines: [] },
         totalAmount: '0',
       },
+      source: 'webhook',
       workflowId: `order-${key}`,
     });
     await prisma.$executeRaw`

@@ -125,6 +125,7 @@ describe('the order write (one statement in one transaction)', () => {
         operation: order.operation,
         fingerprint: order.fingerprint,
         request: { approvedAt: order.approvedAt, order: order.order, totalAmount: order.totalAmount },
+        source: 'webhook',
         workflowId: `order-${order.idempotencyKey}`,
       });
       assert.ok(claim.record, 'a new key is claimed');

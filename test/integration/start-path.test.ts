@@ -178,6 +178,7 @@ describe('the start path keeps its promises around the one order', () => {
       submitApproval(
         submissionDepsFrom(service.config, dyingBeforeAnyDelete(service.prisma), service.temporal),
         conflicting,
+        'webhook',
       ),
       (error: Error) => error.name === 'IdempotencyConflictError' || error.message === 'the process died here',
     );

@@ -89,6 +89,8 @@ export async function startTestService(
     readers?: WorkerDeps['readers'];
     /** The OA connectors of the HTTP edge; by default those the config turns on. */
     connectors?: AppDeps['connectors'];
+    /** Where the HTTP edge counts; by default nowhere. */
+    metrics?: AppDeps['metrics'];
   } = {},
 ): Promise<TestService> {
   quietRuntime();
@@ -134,6 +136,7 @@ export async function startTestService(
     prisma,
     temporal,
     connectors: options.connectors ?? connectorsFromConfig(config),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   await app.ready();
   return {

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import {
   compensationWorkflowIdFor,
   idempotencyKeyFor,
   idempotencyKeyOfWorkflowId,
+  isKeySourceConflict,
+  KEY_SOURCES,
   orderWorkflowIdFor,
   parseIdempotencyKey,
 } from '../../domain/idempotency-key.js';
@@ -53,5 +56,22 @@ describe('idempotency key', () => {
     for (const workflowId of ['duplicate-scan', key, '-APPROVAL:AP-7:MAIN', 'order-APPROVAL:AP 7:MAIN', 'order-']) {
       assert.equal(idempotencyKeyOfWorkflowId(workflowId), undefined, workflowId);
     }
+  });
+
+  it('belongs to the door that claimed it: another door is refused, but for the webhook and MCP with the same order', () => {
+    const door = fc.constantFrom(...KEY_SOURCES);
+    fc.assert(
+      fc.property(door, door, fc.boolean(), (claimedBy, delivered, sameOrder) => {
+        const namesItsOrder = (source: string) => source === 'webhook' || source === 'mcp';
+        const expected =
+          claimedBy !== delivered && !(sameOrder && namesItsOrder(claimedBy) && namesItsOrder(delivered));
+        assert.equal(isKeySourceConflict(claimedBy, delivered, sameOrder), expected);
+      }),
+    );
+    assert.equal(isKeySourceConflict('webhook', 'wecom', true), true, 'a squatted WeCom approval number');
+    assert.equal(isKeySourceConflict('wecom', 'webhook', true), true, 'a right guess of the form still takes nothing');
+    assert.equal(isKeySourceConflict('webhook', 'mcp', true), false, 'one approval through two order-naming doors');
+    assert.equal(isKeySourceConflict('mcp', 'webhook', false), true);
+    assert.equal(isKeySourceConflict('feishu', 'feishu', false), false, "a vendor's redelivery");
   });
 });

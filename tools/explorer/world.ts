@@ -75,8 +75,8 @@ export interface KeyModel {
    * An OA connector claimed the key (its record's source is `wecom`, `feishu` or `dingtalk`): the
    * vendor hears 200 (WeCom) or an ack (Feishu's long connection, DingTalk's Stream) by its
    * protocol, so its one first delivery is
-   * no 202 the explorer sees, and a webhook delivery of the same approval before its form is read
-   * is refused as another source's (422).
+   * no 202 the explorer sees, and a webhook or MCP delivery of the same approval is refused as
+   * another door's (422), before its form is read and after (docs/architecture.md, decision 38).
    */
   connectorClaimed: boolean;
   /** Its write may have failed for good (it exceeds stock, or met a dead database): an operator may decide. */
@@ -446,8 +446,8 @@ export class World {
       throw new InvariantViolation('a malformed unitPrice is refused with 400', where);
     }
     const state = keyModel(model, slot);
-    // The connector's key belongs to its OA: the webhook's copy is refused until the form it read
-    // names the same order, and a duplicate after.
+    // The connector's key belongs to its OA: the webhook's and MCP's copies are refused, whatever
+    // the form it read names (decision 38).
     const anotherSourceHolds = answer.status === 422 && state.connectorClaimed;
     if (payload.kind === 'right' && (answer.status === 400 || answer.status === 422) && !anotherSourceHolds) {
       throw new InvariantViolation('the right payload is never refused', where);

@@ -29,10 +29,10 @@ const awaitingOutputSchema = z.strictObject({
       customerId: z.string(),
       currency: z.string(),
       totalAmount: z.string(),
-      reason: z.string().describe('why it waits: the last error'),
-      attempts: z.number().int(),
+      reason: z.string().describe('why it waits: the last error, or the door refused and the one holding the key'),
+      attempts: z.number().int().describe("the write's attempts; for KEY_SOURCE_CONFLICT, the deliveries refused"),
       waitingSince: z.string().describe('ISO 8601'),
-      status: z.enum(['COMPENSATING', 'DELIVERY_FAILED', 'FAILED', 'RECEIVED']),
+      status: z.enum(['COMPENSATING', 'DELIVERY_FAILED', 'FAILED', 'RECEIVED', 'KEY_SOURCE_CONFLICT']),
       nextActions: z.array(z.string()).describe('what moves it on, the usual first'),
     }),
   ),
@@ -90,7 +90,9 @@ export function listOrdersAwaitingDecisionTool(deps: McpDeps): Tool {
       'resubmits or abandons), DELIVERY_FAILED (written, but the downstream refused it; decide_delivery ' +
       'redelivers or marks it handled), FAILED (compensation ended without a decision; an operator runs ' +
       '`orders-cli recompensate`, then decides), and RECEIVED (accepted but its start was never confirmed; the ' +
-      'sender should send it again, or decide_compensation resubmit starts it). Read-only.',
+      'sender should send it again, or decide_compensation resubmit starts it), and KEY_SOURCE_CONFLICT (a ' +
+      'delivery through another door than the one that claimed the key was refused; a person checks the claim ' +
+      'and clears it with `orders-cli clear-conflict`). Read-only.',
     inputSchema: z.strictObject({
       limit: z.number().int().min(1).max(100).default(20).describe('at most this many orders (default 20)'),
     }),

@@ -67,6 +67,7 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
             ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
             startGuard: deps.startGuard,
             intake: deps.intake,
+            metrics: deps.metrics,
           },
           approval,
           'mcp',

@@ -1,0 +1,75 @@
+// Deliveries refused because another door holds their key (docs/architecture.md, decision 38),
+// kept for an operator: the door's answer is a conflict like any other, so what tells a person
+// is this table — listed by `orders-cli awaiting` until cleared — with the counter and alert of
+// services/metrics/product-metrics.ts. One row per key and refused door, however often it comes.
+import type { KeySource } from '../../domain/idempotency-key.js';
+import type { Tx } from './prisma-client.js';
+
+export interface KeySourceConflict {
+  idempotencyKey: string;
+  /** The door whose delivery was refused. */
+  door: KeySource;
+  /** The door that holds the key. */
+  claimedBy: KeySource;
+  /** The refused delivery's order, when it named one. */
+  fingerprint: string | null;
+  refusals: number;
+  firstRefusedAt: Date;
+  lastRefusedAt: Date;
+}
+
+/**
+ * Records one refused delivery: a new row, or one more refusal of an open one; a row an operator
+ * cleared is opened again (a second attempt after the clearing is news).
+ */
+export async function recordKeySourceConflict(
+  db: Tx,
+  conflict: Pick<KeySourceConflict, 'idempotencyKey' | 'door' | 'claimedBy' | 'fingerprint'>,
+): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO key_source_conflict (idempotent_key, door, claimed_by, fingerprint)
+    VALUES (${conflict.idempotencyKey}, ${conflict.door}, ${conflict.claimedBy}, ${conflict.fingerprint})
+    ON CONFLICT (idempotent_key, door) DO UPDATE SET
+      claimed_by = EXCLUDED.claimed_by,
+      fingerprint = EXCLUDED.fingerprint,
+      refusals = CASE WHEN key_source_conflict.cleared_at IS NULL THEN key_source_conflict.refusals + 1 ELSE 1 END,
+      first_refused_at = CASE WHEN key_source_conflict.cleared_at IS NULL
+        THEN key_source_conflict.first_refused_at ELSE now() END,
+      last_refused_at = now(),
+      cleared_at = NULL,
+      cleared_by = NULL`;
+}
+
+/** The conflicts no operator has cleared, the longest waiting first. */
+export async function listOpenKeySourceConflicts(db: Tx, limit: number): Promise<KeySourceConflict[]> {
+  const rows = await db.keySourceConflict.findMany({
+    where: { clearedAt: null },
+    orderBy: [{ firstRefusedAt: 'asc' }, { idempotentKey: 'asc' }, { door: 'asc' }],
+    take: limit,
+  });
+  return rows.map((row) => ({
+    idempotencyKey: row.idempotentKey,
+    door: row.door as KeySource,
+    claimedBy: row.claimedBy as KeySource,
+    fingerprint: row.fingerprint,
+    refusals: row.refusals,
+    firstRefusedAt: row.firstRefusedAt,
+    lastRefusedAt: row.lastRefusedAt,
+  }));
+}
+
+/** Clears the key's open conflicts (of one door, or every door): how many were open. */
+export async function clearKeySourceConflicts(
+  db: Tx,
+  request: { idempotencyKey: string; door?: KeySource | undefined; clearedBy: string },
+): Promise<number> {
+  const cleared = await db.keySourceConflict.updateMany({
+    where: {
+      idempotentKey: request.idempotencyKey,
+      clearedAt: null,
+      ...(request.door ? { door: request.door } : {}),
+    },
+    data: { clearedAt: new Date(), clearedBy: request.clearedBy },
+  });
+  return cleared.count;
+}

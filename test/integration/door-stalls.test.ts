@@ -21,6 +21,7 @@ import { randomDingTalkAesKey, startFakeDingTalk, type FakeDingTalk } from '../.
 import { startFakeFeishu, type FakeFeishu } from '../../tools/harness/fake-feishu.js';
 import { randomWeComAesKey, startFakeWeCom, type FakeWeCom } from '../../tools/harness/fake-wecom.js';
 import { backtrackingXmlChildren } from '../../tools/harness/backtracking-parsers.js';
+import { cpuMillisecondsSince, filled } from '../../tools/harness/hostile-input.js';
 import { signedHeaders, startTestService, testConfig, type TestService } from '../support/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,10 +37,6 @@ interface Hostile {
   headers: Record<string, string>;
   body?: string;
 }
-
-/** `unit` repeated after `prefix` to `size` characters in all. */
-const filled = (size: number, unit: string, prefix = '') =>
-  prefix + unit.repeat(Math.floor((size - prefix.length) / unit.length));
 
 /** The bodies that cost a backtracking reader the most, each at `size` characters. */
 function hostileBodies(size: number): string[] {
@@ -103,9 +100,9 @@ async function probeWhileSending(
       const cpuBefore = process.cpuUsage();
       const answer = await fetch(`${base}/livez`);
       await answer.arrayBuffer();
-      const cpu = process.cpuUsage(cpuBefore);
+
       probesMs.push(performance.now() - started);
-      probesCpuMs.push((cpu.user + cpu.system) / 1000);
+      probesCpuMs.push(cpuMillisecondsSince(cpuBefore));
       assert.equal(answer.status, 200);
     }
   })();

@@ -21,6 +21,7 @@ import {
   BACKTRACKING_XML_TOKEN,
   backtrackingXmlChildren,
 } from '../../tools/harness/backtracking-parsers.js';
+import { cpuMillisecondsOf, filled } from '../../tools/harness/hostile-input.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The folders whose code runs in the product, the reference consumer included. */
@@ -178,10 +179,6 @@ function* hostileShapes(source: string): Generator<{ part: string; unit: string 
   for (const part of parts) for (const unit of units) yield { part, unit };
 }
 
-/** A shape at about `size` characters. */
-const inputOf = ({ part, unit }: { part: string; unit: string }, size: number) =>
-  part + unit.repeat(Math.max(1, Math.ceil((size - part.length) / unit.length)));
-
 /** Runs `regex` over `text` as the product does: every match of a global one, else the first. */
 function runOver(regex: RegExp, text: string): void {
   if (!regex.global) {
@@ -195,17 +192,6 @@ function runOver(regex: RegExp, text: string): void {
 }
 
 /**
- * The CPU time `work` takes, in milliseconds: what it makes the event loop wait for. The wall clock
- * would also count the time a loaded machine lets the process sleep, which no expression causes.
- */
-function millisecondsFor(work: () => void): number {
-  const before = process.cpuUsage();
-  work();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000;
-}
-
-/**
  * The inputs on which `regex` takes longer than `budgetMs` at `size` characters (the first
  * `enough` of them). Each shape is first tried at 16 KiB, where a linear expression takes
  * microseconds and a quadratic one tens of milliseconds; only the suspects run again at full size.
@@ -213,8 +199,8 @@ function millisecondsFor(work: () => void): number {
 function slowInputs(regex: RegExp, size: number, budgetMs: number, enough = Infinity): string[] {
   const slow: string[] = [];
   for (const shape of hostileShapes(regex.source)) {
-    if (millisecondsFor(() => runOver(regex, inputOf(shape, 16 * 1024))) < budgetMs / 10) continue;
-    const ms = millisecondsFor(() => runOver(regex, inputOf(shape, size)));
+    if (cpuMillisecondsOf(() => runOver(regex, filled(16 * 1024, shape.unit, shape.part))) < budgetMs / 10) continue;
+    const ms = cpuMillisecondsOf(() => runOver(regex, filled(size, shape.unit, shape.part)));
     if (ms > budgetMs) slow.push(`${JSON.stringify(shape)} × ${size}: ${ms.toFixed(0)} ms`);
     if (slow.length >= enough) break;
   }
@@ -244,8 +230,7 @@ describe('regular expressions on what a stranger sends', () => {
 });
 
 describe('the linear readers', () => {
-  const worst = (unit: string, prefix = '') =>
-    prefix + unit.repeat(Math.floor((MAX_BODY_BYTES - prefix.length) / unit.length));
+  const worst = (unit: string, prefix = '') => filled(MAX_BODY_BYTES, unit, prefix);
 
   it(`read a body at the limit built against them in under ${BUDGET_MS} ms`, () => {
     const hostile = [
@@ -264,7 +249,7 @@ describe('the linear readers', () => {
       worst('a', 'http://'),
     ];
     for (const text of hostile) {
-      const ms = millisecondsFor(() => {
+      const ms = cpuMillisecondsOf(() => {
         xmlChildren(text);
         scrubbed(text, ['secret']);
       });

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { scrubbed } from '../../domain-node/redact-url.js';
 import { xmlChildren } from '../../edges/connectors/xml.js';
 import { BACKTRACKING_URL, backtrackingXmlChildren } from '../harness/backtracking-parsers.js';
+import { cpuMillisecondsOf, filled } from '../harness/hostile-input.js';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '16,64,256' } } });
 const sizesKiB = (values.sizes ?? '').split(',').map(Number);
@@ -14,9 +15,6 @@ if (sizesKiB.some((size) => !Number.isInteger(size) || size < 1 || size > 1024))
   console.error('usage: npm run bench:hostile -- [--sizes 16,64,256] (KiB, 1 to 1024)');
   process.exit(2);
 }
-
-const filled = (size: number, unit: string, prefix = '') =>
-  prefix + unit.repeat(Math.floor((size - prefix.length) / unit.length));
 
 const READERS = [
   {
@@ -35,13 +33,6 @@ const READERS = [
   },
 ];
 
-function cpuMs(work: () => void): number {
-  const before = process.cpuUsage();
-  work();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000;
-}
-
 console.log('| reader | input | size | before (ms of CPU) | after (ms of CPU) |');
 console.log('|---|---|---|---|---|');
 for (const reader of READERS) {
@@ -50,8 +41,8 @@ for (const reader of READERS) {
     // One warm read each, so the figure is the read and not the compilation.
     reader.after(text.slice(0, 1024));
     reader.before(text.slice(0, 1024));
-    const after = cpuMs(() => reader.after(text));
-    const before = cpuMs(() => reader.before(text));
+    const after = cpuMillisecondsOf(() => reader.after(text));
+    const before = cpuMillisecondsOf(() => reader.before(text));
     console.log(`| ${reader.name} | ${reader.shown} | ${kib} KiB | ${before.toFixed(1)} | ${after.toFixed(2)} |`);
   }
 }

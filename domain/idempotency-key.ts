@@ -7,6 +7,8 @@
 //
 // This file is imported by workflow code: keep it free of Node built-ins.
 
+import { OA_VENDORS } from './oa-approval.js';
+
 export const OPERATIONS = ['MAIN', 'SUPPLEMENT'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
@@ -38,7 +40,7 @@ export function parseIdempotencyKey(key: string): { approvalNo: string; operatio
  * The doors a key can be claimed through: the signed webhook, the MCP tool and the OA connectors.
  * A claim records its door, and the key belongs to it (docs/architecture.md, decision 38).
  */
-export const KEY_SOURCES = ['webhook', 'mcp', 'feishu', 'dingtalk', 'wecom'] as const;
+export const KEY_SOURCES = ['webhook', 'mcp', ...OA_VENDORS] as const;
 export type KeySource = (typeof KEY_SOURCES)[number];
 
 /**

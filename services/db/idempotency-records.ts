@@ -14,9 +14,6 @@ export interface StoredRequest {
   totalAmount: string;
 }
 
-/** The door a key was claimed through, which owns it: the signed webhook, the MCP tool, or an OA connector. */
-export type ApprovalSource = KeySource;
-
 export interface IdempotencyRecord {
   idempotencyKey: string;
   approvalNo: string;
@@ -24,7 +21,7 @@ export interface IdempotencyRecord {
   /** Null while a key claimed by an OA connector waits for its form to be read and mapped. */
   fingerprint: string | null;
   request: StoredRequest | null;
-  source: ApprovalSource;
+  source: KeySource;
   workflowId: string;
   status: OrderStatus;
   attempts: number;
@@ -44,7 +41,7 @@ export interface NewRecord {
   fingerprint: string | null;
   request: StoredRequest | null;
   /** The door the delivery came through: the key belongs to it (docs/architecture.md, decision 38). */
-  source: ApprovalSource;
+  source: KeySource;
   workflowId: string;
 }
 
@@ -247,7 +244,7 @@ function toRecord(row: RecordRow): IdempotencyRecord {
     operation: row.operation as Operation,
     fingerprint: row.fingerprint,
     request: row.request as unknown as StoredRequest | null,
-    source: row.source as ApprovalSource,
+    source: row.source as KeySource,
     workflowId: row.workflowId,
     status: row.status as OrderStatus,
     attempts: row.attempts,

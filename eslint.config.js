@@ -12,6 +12,8 @@ const PRODUCT = [
   'edges/**/*.ts',
   'examples/**/*.ts',
   'services/**/*.ts',
+  'submission/**/*.ts',
+  'vendors/**/*.ts',
   'worker/**/*.ts',
   'workflows/**/*.ts',
 ];
@@ -23,7 +25,15 @@ const NO_EDGES = {
   group: ['**/edges/**'],
   message: 'Only an edge imports an edge: services, activities and the worker serve every edge alike.',
 };
-const NO_TESTS = { group: ['**/test/**'], message: 'Only tests import test support.' };
+const NO_HEART = {
+  group: ['**/submission/**', '**/vendors/**'],
+  message: 'services/ is plumbing: it serves the start path and the vendors and never imports them.',
+};
+const NO_VENDORS = {
+  group: ['**/vendors/**'],
+  message: 'The start path knows no vendor: a vendor imports submission/, never the other way round.',
+};
+const NO_TESTS = { group: ['**/test/**'], message: 'Only tests import a test; shared helpers live in tools/harness.' };
 const NO_NODE = { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' };
 const NO_NODE_DOMAIN = {
   group: ['**/domain-node/**'],
@@ -65,8 +75,16 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS] }] },
   },
   {
-    files: ['services/**/*.ts', 'activities/**/*.ts', 'worker/**/*.ts', 'domain-node/**/*.ts'],
+    files: ['activities/**/*.ts', 'worker/**/*.ts', 'domain-node/**/*.ts', 'vendors/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES] }] },
+  },
+  {
+    files: ['services/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES, NO_HEART] }] },
+  },
+  {
+    files: ['submission/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES, NO_VENDORS] }] },
   },
   {
     files: ['domain/**/*.ts'],

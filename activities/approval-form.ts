@@ -10,7 +10,7 @@ import type { OaVendor } from '../domain/oa-approval.js';
 import { fingerprintOf } from '../domain-node/fingerprint.js';
 import { recordMappedOrder } from '../services/db/idempotency-records.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
-import type { ApprovalReader } from '../services/oa/approval-reader.js';
+import type { ApprovalReader } from '../vendors/approval-reader.js';
 import type { FormOrderWorkflowInput, OrderWorkflowInput } from '../workflows/definitions.js';
 import { toActivityFailure } from './activity-failure.js';
 

@@ -9,7 +9,7 @@ import type { PrismaClient } from '../services/db/prisma-client.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { FormMappingFile } from '../domain/form-mapping.js';
 import type { OaVendor } from '../domain/oa-approval.js';
-import type { ApprovalReader } from '../services/oa/approval-reader.js';
+import type { ApprovalReader } from '../vendors/approval-reader.js';
 import { createApprovalFormActivities } from './approval-form.js';
 import { createCompensationActivities } from './compensation.js';
 import { createDeliveryActivities, deliveryTargetsOf } from './delivery.js';

@@ -1,5 +1,5 @@
 // The one place that decides whether a failure is retried (docs/architecture.md, decision 5), the
-// recognisers behind what a failure means to a caller (services/failure-outcome.ts,
+// recognisers behind what a failure means to a caller (submission/failure-outcome.ts,
 // docs/architecture.md, decision 15), and what an outsider is told of a recorded failure: each
 // row's code and sentence (docs/architecture.md, decision 40). Every other module asks
 // `classifyError` or `publicErrorOf`; tests walk TABLE row by row.

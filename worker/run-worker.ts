@@ -20,7 +20,7 @@ import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/tempor
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
-import { readersFromConfig } from '../services/oa/readers-from-config.js';
+import { readersFromConfig } from '../vendors/readers-from-config.js';
 import { serveWorkerProbes } from './probes.js';
 
 /**

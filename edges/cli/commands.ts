@@ -19,9 +19,9 @@ import {
   recompensate,
   resubmit,
   UNCONFIRMED_AFTER_MS,
-} from '../../services/submission/operator-decisions.js';
-import { orderNotFound } from '../../services/failure-outcome.js';
-import { readOrderStatus } from '../../services/submission/order-status-view.js';
+} from '../../submission/operator-decisions.js';
+import { orderNotFound } from '../../submission/failure-outcome.js';
+import { readOrderStatus } from '../../submission/order-status-view.js';
 import { runsByBuild } from '../../services/temporal/worker-deployment.js';
 import { historyFromFile, historyFromServer, replayHistories } from '../../worker/replay.js';
 import type { CommandContext } from './context.js';

@@ -1,8 +1,8 @@
 // How the CLI tells an operator that a command failed: the failure in its own words on stderr
 // (`{"error": …}` with --json) and the exit code its kind means — 2 for input refused field by
 // field (a usage error), 1 for every other failure. The meaning comes from
-// services/failure-outcome.ts (docs/architecture.md, decision 15).
-import type { FailureOutcome } from '../../services/failure-outcome.js';
+// submission/failure-outcome.ts (docs/architecture.md, decision 15).
+import type { FailureOutcome } from '../../submission/failure-outcome.js';
 
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;

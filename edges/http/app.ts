@@ -12,22 +12,22 @@ import {
   invalidKey,
   KnownFailure,
   orderNotFound,
-} from '../../services/failure-outcome.js';
-import { publicStatusView, readOrderStatus } from '../../services/submission/order-status-view.js';
-import { type StartGuard, submissionDepsFrom, submitApproval } from '../../services/submission/submit-approval.js';
+} from '../../submission/failure-outcome.js';
+import { publicStatusView, readOrderStatus } from '../../submission/order-status-view.js';
+import { type StartGuard, submissionDepsFrom, submitApproval } from '../../submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { bearerTokenRefusal } from '../mcp/bearer-token.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerOaRoutes } from './oa-routes.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
-import type { Connector } from '../connectors/connector.js';
+import type { Connector } from '../../vendors/connector.js';
 import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE, refusedAtTheDoor } from './problem.js';
 import { requestedWaitSeconds } from './prefer.js';
 import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
 import { verifyWebhookSignature } from '../../domain-node/signature.js';
 import { inRequestSpan, registerRequestSpans } from './request-spans.js';
 import { arrivalOf, registerArrivals, webhookDeadline } from './arrival.js';
-import { type IntakeLoad, intakeLoad } from '../../services/submission/intake-load.js';
+import { type IntakeLoad, intakeLoad } from '../../submission/intake-load.js';
 import {
   databaseMigrated,
   type PolledWorker,

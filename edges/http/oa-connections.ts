@@ -1,6 +1,6 @@
 // The OA event connections the API process opens itself (docs/architecture.md, decision 35):
 // Feishu's long connection when FEISHU_EVENT_MODE=long-connection, DingTalk's Stream
-// (edges/http/dingtalk-stream-door.ts) when DINGTALK_EVENT_MODE=stream. Each event a connection
+// (vendors/dingtalk/stream-door.ts) when DINGTALK_EVENT_MODE=stream. Each event a connection
 // delivers goes where a callback's goes — `acceptApprovalEvent`, through the one start path, with
 // the process's intake — under the connection's ack budget (Feishu: 2 s of its 3 s; DingTalk's
 // Stream: WEBHOOK_START_TIMEOUT_MS, no shorter deadline being known), counted from the arrival;
@@ -16,11 +16,11 @@ import {
   acceptApprovalEvent,
   approvalEventDepsFrom,
   type ApprovalEventOutcome,
-} from '../../services/submission/accept-oa-event.js';
-import type { IntakeLoad } from '../../services/submission/intake-load.js';
-import type { OaEvent } from '../connectors/connector.js';
-import { FEISHU_LONG_CONNECTION_ACK_MS, openFeishuLongConnection } from '../connectors/feishu-long-connection.js';
-import { openDingTalkStreamDoor } from './dingtalk-stream-door.js';
+} from '../../submission/accept-oa-event.js';
+import type { IntakeLoad } from '../../submission/intake-load.js';
+import type { OaEvent } from '../../vendors/connector.js';
+import { FEISHU_LONG_CONNECTION_ACK_MS, openFeishuLongConnection } from '../../vendors/feishu/long-connection.js';
+import { openDingTalkStreamDoor } from '../../vendors/dingtalk/stream-door.js';
 import { replyBudgetMs } from './oa-routes.js';
 
 export interface OaConnectionDeps {

@@ -1,7 +1,7 @@
 // The OA connectors' callback routes: `POST /webhooks/feishu`, `POST /webhooks/dingtalk` and
 // `GET|POST /webhooks/wecom` (WeCom checks its URL with a GET). The vendor's connector reads the
 // callback (edges/connectors); this route answers what it says, and
-// hands an approval event to services/submission/accept-oa-event.ts within the vendor's deadline.
+// hands an approval event to submission/accept-oa-event.ts within the vendor's deadline.
 // A connector that is off (its settings absent) has no route: 404 problem+json. A callback the
 // connector refuses gets the door's one answer, whatever the reason, which only the log hears
 // (docs/architecture.md, decision 26); an authentic callback is always acknowledged.
@@ -11,14 +11,10 @@ import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
 import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
-import {
-  acceptApprovalEvent,
-  approvalEventDepsFrom,
-  type ReplyDeadline,
-} from '../../services/submission/accept-oa-event.js';
-import type { IntakeLoad } from '../../services/submission/intake-load.js';
+import { acceptApprovalEvent, approvalEventDepsFrom, type ReplyDeadline } from '../../submission/accept-oa-event.js';
+import type { IntakeLoad } from '../../submission/intake-load.js';
 import { arrivalOf } from './arrival.js';
-import type { Connector, ConnectorReply } from '../connectors/connector.js';
+import type { Connector, ConnectorReply } from '../../vendors/connector.js';
 import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
 import { inRequestSpan } from './request-spans.js';
 

@@ -1,9 +1,9 @@
 // RFC 9457 problem details: every error answer of the HTTP API. A failure's meaning comes from
-// services/failure-outcome.ts; this file only says it in HTTP — status, type, title, detail and
+// submission/failure-outcome.ts; this file only says it in HTTP — status, type, title, detail and
 // Retry-After. The refusals only HTTP has (body size, media type, signature, malformed JSON, no
 // such route) are built where fastify meets them, in app.ts.
 import type { FieldError } from '../../domain/order-input.js';
-import type { FailureOutcome } from '../../services/failure-outcome.js';
+import type { FailureOutcome } from '../../submission/failure-outcome.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 // Relative references (RFC 9457 §3.1.1), documented in docs/http-api.md, "Errors".

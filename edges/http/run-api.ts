@@ -21,11 +21,11 @@ import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { startMetricsSampler } from '../../services/metrics/metrics-sampler.js';
 import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker } from '../../worker/run-worker.js';
-import { connectorsFromConfig } from '../connectors/from-config.js';
-import { settleApprovalEventsInFlight } from '../../services/submission/accept-oa-event.js';
-import { intakeLoad } from '../../services/submission/intake-load.js';
-import { submissionDepsFrom } from '../../services/submission/submit-approval.js';
-import { startUnstartedClaims } from '../../services/submission/unstarted-claims.js';
+import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
+import { settleApprovalEventsInFlight } from '../../submission/accept-oa-event.js';
+import { intakeLoad } from '../../submission/intake-load.js';
+import { submissionDepsFrom } from '../../submission/submit-approval.js';
+import { startUnstartedClaims } from '../../submission/unstarted-claims.js';
 import { eventConnections } from '../../services/health/event-connections.js';
 import {
   acceptSocketCount,

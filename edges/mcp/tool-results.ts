@@ -1,11 +1,11 @@
 // Tool answers a model can act on. Business and input failures are results with `isError: true`
 // and plain sentences (what went wrong, whether anything was written, whether calling again
 // helps); protocol errors stay for protocol misuse. No stack trace ever leaves the server: details
-// of the unexpected stay in the log. What a failure means is decided in services/failure-outcome.ts
+// of the unexpected stay in the log. What a failure means is decided in submission/failure-outcome.ts
 // (docs/architecture.md, decision 15); this file only words it for a model.
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FieldError } from '../../domain/order-input.js';
-import { failureOutcome, type FailureOutcome, invalidInput } from '../../services/failure-outcome.js';
+import { failureOutcome, type FailureOutcome, invalidInput } from '../../submission/failure-outcome.js';
 
 /** The answer itself, plus the same JSON as text for clients that do not read structuredContent. */
 export function successResult(structured: Record<string, unknown>, sentence: string): CallToolResult {

@@ -418,7 +418,7 @@ export interface ConnectorsConfig {
   wecom: WeComConfig | undefined;
   /** The mapping file, read and validated at start; defined whenever a connector is on. */
   formMapping: { path: string; file: FormMappingFile } | undefined;
-  /** OA_UNSTARTED_CLAIM_AFTER_MS: when a claim nobody started is started by services/submission/unstarted-claims.ts. */
+  /** OA_UNSTARTED_CLAIM_AFTER_MS: when a claim nobody started is started by submission/unstarted-claims.ts. */
   unstartedClaimAfterMs: number;
 }
 

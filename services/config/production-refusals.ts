@@ -3,7 +3,7 @@
 // repository itself shows (deploy/, examples/, docs/). An example applied as it is would otherwise
 // run with a secret anyone can read here, and pass every other check. Each refusal names the setting,
 // never its value. Outside production nothing here applies: tests and `npm run dev` use http://
-// fakes of the vendors. test/unit/config.test.ts reads every example file and holds each secret it
+// fakes of the vendors. test/unit/services/config/env.test.ts reads every example file and holds each secret it
 // sets to `isPlaceholderSecret`, so an example value added later is refused too or fails that test.
 
 /** The settings that hold a secret as they are. */

@@ -3,7 +3,7 @@
 // has to find the broken promise and shrink it to a short story.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runToolForResult } from '../support/tool-result.js';
+import { runToolForResult } from '../../tools/harness/tool-result.js';
 
 interface ExplorerResult {
   failed: boolean;

@@ -3,7 +3,7 @@
 // variant (a key regenerated per attempt) must be reported with duplicates.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runToolForResult } from '../support/tool-result.js';
+import { runToolForResult } from '../../tools/harness/tool-result.js';
 
 interface ChaosResult {
   checks: { name: string; value: string | number; ok: boolean }[];

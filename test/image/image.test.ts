@@ -1,5 +1,5 @@
 // The container image as shipped: the repository's Dockerfile built with podman on a Node base made
-// from Debian's packages (test/support/node-base-image.ts), what it holds, then the image run
+// from Debian's packages (tools/harness/node-base-image.ts), what it holds, then the image run
 // against the suite's Temporal dev server and PostgreSQL — the migrations into an empty database,
 // the API and the worker as containers with a read-only root, one approval through them, the
 // operator CLI, SIGTERM.
@@ -16,9 +16,9 @@ import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-
 import { CONTAINER_TOOLS_INSTALL, missingContainerTools } from '../../tools/harness/container-tools.js';
 import { freePort } from '../../tools/harness/ports.js';
 import { freshDatabaseOn } from '../../tools/harness/stack.js';
-import { nodeBaseImage } from '../support/node-base-image.js';
-import { type Container, podman, runOnce, startContainer } from '../support/podman.js';
-import { sendApproval } from '../support/processes.js';
+import { nodeBaseImage } from '../../tools/harness/node-base-image.js';
+import { type Container, podman, runOnce, startContainer } from '../../tools/harness/podman.js';
+import { sendApproval } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -26,7 +26,7 @@ import {
   stackEnv,
   TEST_WEBHOOK_SECRET,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const IMAGE = 'localhost/exactly-once-orders:test';

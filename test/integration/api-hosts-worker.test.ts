@@ -10,7 +10,7 @@ import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { makeBuildCurrent, versioningOf } from '../../tools/harness/worker-deployment.js';
-import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
+import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -20,7 +20,7 @@ import {
   stockOf,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 import { sleep } from '../../tools/harness/time.js';
 
 /**

@@ -37,7 +37,7 @@ import { type Config } from '../../services/config/env.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
 import { createPrismaClient, poolCounts, type PrismaClient } from '../../services/db/prisma-client.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
-import { readersFromConfig } from '../../services/oa/readers-from-config.js';
+import { readersFromConfig } from '../../vendors/readers-from-config.js';
 import { tracingOn } from '../../services/telemetry/tracing.js';
 import { connectWorker, createWorker } from '../../worker/create-worker.js';
 import { workflowCode } from '../../worker/workflow-bundle.js';
@@ -52,7 +52,7 @@ import {
   testConfig,
   type TestService,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const BURST = 50;
 const COMMIT_HELD_MS = 2_500;

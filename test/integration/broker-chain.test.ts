@@ -17,8 +17,8 @@ import { seededRandom } from '../../tools/chaos/prng.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
 import { attemptsByActivityType, historySteps } from '../../tools/harness/history.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
-import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
-import { consumerLogLines, deleteTopology } from '../support/broker-consumer.js';
+import { AMQP_URL, brokerForSuite } from '../../tools/harness/rabbitmq.js';
+import { consumerLogLines, deleteTopology } from '../../tools/harness/broker-consumer.js';
 import {
   approval,
   type ApprovalBody,
@@ -30,7 +30,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 import { sleep } from '../../tools/harness/time.js';
 
 const RUN = randomBytes(3).toString('hex');

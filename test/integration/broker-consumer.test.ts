@@ -20,9 +20,9 @@ import { standardSignatureHeaders } from '../../domain-node/signature.js';
 import { seededRandom } from '../../tools/chaos/prng.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
-import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
-import { type ConsumerLogLine, consumerLogLines, deleteTopology } from '../support/broker-consumer.js';
-import { eventually, stackEnv } from '../support/service.js';
+import { AMQP_URL, brokerForSuite } from '../../tools/harness/rabbitmq.js';
+import { type ConsumerLogLine, consumerLogLines, deleteTopology } from '../../tools/harness/broker-consumer.js';
+import { eventually, stackEnv } from '../../tools/harness/service.js';
 
 const RUN = randomBytes(3).toString('hex');
 /** DOWNSTREAM_SECRET of the service whose messages the consumer takes. */
@@ -107,7 +107,7 @@ describe('the RabbitMQ consumer of order.created', () => {
       realConsumer: (extra: Record<string, string> = {}) => consumer('examples/consumer/broker-main.ts', extra),
       /** The real consumer with a wait, or a hang, between each commit and its ack. */
       lateAckConsumer: (afterCommit: 'hang' | 'hold' | number) =>
-        consumer('test/support/broker-consumer-late-ack.ts', { BROKER_CONSUMER_AFTER_COMMIT: String(afterCommit) }),
+        consumer('tools/harness/broker-consumer-late-ack.ts', { BROKER_CONSUMER_AFTER_COMMIT: String(afterCommit) }),
       effects: async (): Promise<Map<string, number>> => {
         const { rows } = await pool
           .query<{

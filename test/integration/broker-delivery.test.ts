@@ -2,7 +2,7 @@
 // contracted, publisher confirms as "delivered", a message no queue takes as a failure an operator
 // redelivers, and a connection cut between the publish and its confirm as a retry whose second copy
 // carries the same message id. Needs a broker: AMQP_URL, or RabbitMQ on the local default port
-// (test/support/rabbitmq.ts).
+// (tools/harness/rabbitmq.ts).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -13,8 +13,8 @@ import { eventIdFor } from '../../domain-node/order-event.js';
 import { verifyStandardSignatureOfAnyAge } from '../../domain-node/signature.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
-import { cli } from '../support/operator-cli.js';
-import { processEnv, workerProcess } from '../support/processes.js';
+import { cli } from '../../tools/harness/operator-cli.js';
+import { processEnv, workerProcess } from '../../tools/harness/processes.js';
 import {
   eventually,
   freshApproval,
@@ -26,8 +26,8 @@ import {
   statusReaches,
   testConfig,
   type TestService,
-} from '../support/service.js';
-import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
+} from '../../tools/harness/service.js';
+import { AMQP_URL, brokerForSuite } from '../../tools/harness/rabbitmq.js';
 
 const SECRET = 'downstream-secret-0123456789';
 

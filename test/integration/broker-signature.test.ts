@@ -21,9 +21,9 @@ import {
 import { standardSignatureHeaders } from '../../domain-node/signature.js';
 import { createOrderEventPublisher } from '../../services/broker/order-event-publisher.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
-import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
-import { type ConsumerLogLine, consumerLogLines, deleteTopology } from '../support/broker-consumer.js';
-import { DOWNSTREAM_SECRET, forge, freshEvent } from '../support/forged-events.js';
+import { AMQP_URL, brokerForSuite } from '../../tools/harness/rabbitmq.js';
+import { type ConsumerLogLine, consumerLogLines, deleteTopology } from '../../tools/harness/broker-consumer.js';
+import { DOWNSTREAM_SECRET, forge, freshEvent } from '../../tools/harness/forged-events.js';
 import {
   approval,
   createSku,
@@ -35,7 +35,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const RUN = randomBytes(3).toString('hex');
 

@@ -9,7 +9,7 @@ import { findRecord } from '../../services/db/idempotency-records.js';
 import { canonicalOrder, totalAmountOf } from '../../domain/canonical-order.js';
 import { fingerprintOf } from '../../domain-node/fingerprint.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { workflowInputFor } from '../../submission/submit-approval.js';
 import { startCompensationWorkflow, startOrderWorkflow } from '../../services/temporal/order-workflows.js';
 import {
   type CompensationInput,
@@ -19,7 +19,7 @@ import {
   type DecisionResult,
 } from '../../workflows/definitions.js';
 import type { compensationWorkflow } from '../../workflows/compensation-workflow.js';
-import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
+import { FaultPlan, startServiceWithFaults } from '../../tools/harness/faults.js';
 import {
   approval,
   createSku,
@@ -34,7 +34,7 @@ import {
   stockOf,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 describe('compensation', () => {
   const faults = new FaultPlan();

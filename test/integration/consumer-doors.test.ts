@@ -1,4 +1,4 @@
-// The doors of both reference consumers over generated forgeries (test/support/forged-events.ts):
+// The doors of both reference consumers over generated forgeries (tools/harness/forged-events.ts):
 // events without a signature, signed with another key, or genuine but with the body, webhook-id,
 // webhook-timestamp or signature changed afterwards. Each is a well-formed event of a fresh key,
 // so only the signature check stands between it and the ledger. The broker consumer runs on a
@@ -24,8 +24,8 @@ import {
 import { createConsumer, REFUSED } from '../../examples/consumer/consumer.js';
 import { brokerEventVerifier, type EventVerifier, httpEventVerifier } from '../../examples/consumer/event-signature.js';
 import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY, type OrderCreatedEvent } from '../../domain-node/order-event.js';
-import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
-import { deleteTopology } from '../support/broker-consumer.js';
+import { AMQP_URL, brokerForSuite } from '../../tools/harness/rabbitmq.js';
+import { deleteTopology } from '../../tools/harness/broker-consumer.js';
 import {
   anyForgery,
   anyRefusalWithWindow,
@@ -35,8 +35,8 @@ import {
   freshEvent,
   genuine,
   type SignedDelivery,
-} from '../support/forged-events.js';
-import { eventually, stackEnv } from '../support/service.js';
+} from '../../tools/harness/forged-events.js';
+import { eventually, stackEnv } from '../../tools/harness/service.js';
 
 const RUN = randomBytes(3).toString('hex');
 /** The signature check taken out: what the generated checks must find. */

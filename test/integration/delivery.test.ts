@@ -12,11 +12,11 @@ import { eventIdFor } from '../../domain-node/order-event.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { decideUpdate, deliveryWorkflowIdFor, orderStateQuery } from '../../workflows/definitions.js';
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { decideDelivery, NoPendingDecisionError } from '../../services/submission/operator-decisions.js';
+import { decideDelivery, NoPendingDecisionError } from '../../submission/operator-decisions.js';
 import { createActivities } from '../../activities/index.js';
 import type { OrderEventPublisher } from '../../services/broker/order-event-publisher.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
-import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
+import { FaultPlan, startServiceWithFaults } from '../../tools/harness/faults.js';
 import {
   approval,
   createSku,
@@ -34,7 +34,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const SECRET = 'downstream-secret-0123456789';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,4 +1,4 @@
-// The DingTalk Stream connection (edges/connectors/dingtalk-stream.ts) against the fake gateway
+// The DingTalk Stream connection (vendors/dingtalk/stream.ts) against the fake gateway
 // speaking the protocol (tools/harness/fake-dingtalk-stream.ts): the endpoint and its one-time
 // ticket, the acknowledgement sent only with what the handler resolved, LATER bringing the event
 // back, the ping echoed, a silent connection given up, `disconnect` answered with a new
@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { openDingTalkStream, type StreamEvent, type StreamTimings } from '../../edges/connectors/dingtalk-stream.js';
-import type { StreamAckStatus } from '../../edges/connectors/dingtalk-stream-frames.js';
+import { openDingTalkStream, type StreamEvent, type StreamTimings } from '../../vendors/dingtalk/stream.js';
+import type { StreamAckStatus } from '../../vendors/dingtalk/stream-frames.js';
 import type { ConnectionState } from '../../services/health/event-connections.js';
 import { dingtalkStreamApproval, type FakeDingTalk, startFakeDingTalk } from '../../tools/harness/fake-dingtalk.js';
-import { until } from '../support/service.js';
+import { until } from '../../tools/harness/service.js';
 
 const TIMINGS: Partial<StreamTimings> = {
   firstRetryMs: 100,

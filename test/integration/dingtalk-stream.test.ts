@@ -21,7 +21,7 @@ import {
   randomDingTalkAesKey,
   startFakeDingTalk,
 } from '../../tools/harness/fake-dingtalk.js';
-import { type ApiProcess, apiProcess, processEnv } from '../support/processes.js';
+import { type ApiProcess, apiProcess, processEnv } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -34,7 +34,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');

@@ -17,12 +17,12 @@ import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-
 import type { OaVendor } from '../../domain/oa-approval.js';
 import { feishuStatus } from '../../domain/oa-status.js';
 import { signBody } from '../../domain-node/signature.js';
-import type { Connector, InboundCallback, InboundRequest } from '../../edges/connectors/connector.js';
-import { FEISHU_SIGNATURE_HEADERS, feishuSignature } from '../../edges/connectors/feishu.js';
-import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
-import { headerOf, jsonObjectOf, objectOf, sameSecret, textOf } from '../../edges/connectors/inbound.js';
-import { type MessageCrypto, openSealed } from '../../edges/connectors/message-crypto.js';
-import { xmlChildren } from '../../edges/connectors/xml.js';
+import type { Connector, InboundCallback, InboundRequest } from '../../vendors/connector.js';
+import { FEISHU_SIGNATURE_HEADERS, feishuSignature } from '../../vendors/feishu/connector.js';
+import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
+import { headerOf, jsonObjectOf, objectOf, sameSecret, textOf } from '../../vendors/inbound.js';
+import { type MessageCrypto, openSealed } from '../../vendors/message-crypto.js';
+import { xmlChildren } from '../../vendors/wecom/xml.js';
 import { buildApp } from '../../edges/http/app.js';
 import { OA_EVENT_COLUMNS } from '../../services/db/oa-events.js';
 import {
@@ -68,7 +68,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');

@@ -12,8 +12,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { Connector } from '../../edges/connectors/connector.js';
-import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
+import type { Connector } from '../../vendors/connector.js';
+import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
 import { buildApp, MAX_BODY_BYTES } from '../../edges/http/app.js';
 import { MCP_PATH } from '../../edges/http/mcp-route.js';
 import { WEBHOOK_PATH } from '../../edges/http/openapi.js';
@@ -22,7 +22,7 @@ import { startFakeFeishu, type FakeFeishu } from '../../tools/harness/fake-feish
 import { randomWeComAesKey, startFakeWeCom, type FakeWeCom } from '../../tools/harness/fake-wecom.js';
 import { backtrackingXmlChildren } from '../../tools/harness/backtracking-parsers.js';
 import { cpuMillisecondsSince, filled } from '../../tools/harness/hostile-input.js';
-import { signedHeaders, startTestService, testConfig, type TestService } from '../support/service.js';
+import { signedHeaders, startTestService, testConfig, type TestService } from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** How late `/livez` may answer while the doors read hostile bodies. */

@@ -27,9 +27,9 @@ import {
   type TestService,
   uniqueApprovalNo,
   until,
-} from '../support/service.js';
-import { listeningSockets } from '../support/listening-sockets.js';
-import { apiProcess, processEnv, sendApproval } from '../support/processes.js';
+} from '../../tools/harness/service.js';
+import { listeningSockets } from '../../tools/harness/listening-sockets.js';
+import { apiProcess, processEnv, sendApproval } from '../../tools/harness/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SHARES_PORTS = reusePortAvailable(process.versions.node, process.platform);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import type { OrderResult } from '../../workflows/definitions.js';
-import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
+import { FaultPlan, startServiceWithFaults } from '../../tools/harness/faults.js';
 import {
   approval,
   createSku,
@@ -14,7 +14,7 @@ import {
   stockOf,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 interface Accepted {
   idempotencyKey: string;

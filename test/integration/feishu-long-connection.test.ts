@@ -12,12 +12,12 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { openFeishuLongConnection } from '../../edges/connectors/feishu-long-connection.js';
+import { openFeishuLongConnection } from '../../vendors/feishu/long-connection.js';
 import { openOaConnections } from '../../edges/http/oa-connections.js';
 import { createPrismaClient } from '../../services/db/prisma-client.js';
 import { type ConnectionState, eventConnections } from '../../services/health/event-connections.js';
 import { noProductMetrics } from '../../services/metrics/product-metrics.js';
-import { intakeLoad } from '../../services/submission/intake-load.js';
+import { intakeLoad } from '../../submission/intake-load.js';
 import {
   approvedFeishuOrder,
   type FakeFeishu,
@@ -27,7 +27,7 @@ import {
   startFakeFeishu,
 } from '../../tools/harness/fake-feishu.js';
 import { freePort } from '../../tools/harness/ports.js';
-import { type ApiProcess, apiProcess, processEnv } from '../support/processes.js';
+import { type ApiProcess, apiProcess, processEnv } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -40,7 +40,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   visibleRuns,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
 const FEISHU_TOKEN = 'feishu-verification-token';

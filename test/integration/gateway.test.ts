@@ -14,7 +14,7 @@ import {
   type NginxGateway,
   startNginxGateway,
   webhookReadTimeoutMs,
-} from '../support/nginx-gateway.js';
+} from '../../tools/harness/nginx-gateway.js';
 import {
   type ApiProcess,
   apiProcess,
@@ -22,7 +22,7 @@ import {
   processEnv,
   sendApproval,
   workerProcess,
-} from '../support/processes.js';
+} from '../../tools/harness/processes.js';
 import {
   approval,
   type ApprovalBody,
@@ -34,7 +34,7 @@ import {
   stockOf,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const APPROVALS = 50;
 /** Senders working at once, as an OA's delivery threads would. */

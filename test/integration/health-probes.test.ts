@@ -18,8 +18,8 @@ import { freshDatabaseOn } from '../../tools/harness/stack.js';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
-import { processEnv, workerProcess } from '../support/processes.js';
-import { startProxiedEdge, type ProxiedEdge } from '../support/proxied-edge.js';
+import { processEnv, workerProcess } from '../../tools/harness/processes.js';
+import { startProxiedEdge, type ProxiedEdge } from '../../tools/harness/proxied-edge.js';
 import {
   approval,
   createSku,
@@ -31,7 +31,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 interface Probe {
   status: number;

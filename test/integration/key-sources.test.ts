@@ -14,13 +14,13 @@ import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontex
 import fc from 'fast-check';
 import { idempotencyKeyFor, KEY_SOURCES, type KeySource } from '../../domain/idempotency-key.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../services/submission/operator-decisions.js';
+import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
 import { approvedDingTalkOrder, dingtalkApprovalPayload, dingtalkCallback } from '../../tools/harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback } from '../../tools/harness/fake-feishu.js';
 import { approvedWeComOrder, wecomApprovalXml, wecomCallback } from '../../tools/harness/fake-wecom.js';
-import { type FakeVendors, startFakeVendors } from '../support/fake-vendors.js';
-import { answerOf } from '../support/mcp-clients.js';
-import { cli } from '../support/operator-cli.js';
+import { type FakeVendors, startFakeVendors } from '../../tools/harness/fake-vendors.js';
+import { answerOf } from '../../tools/harness/mcp-clients.js';
+import { cli } from '../../tools/harness/operator-cli.js';
 import {
   approval,
   createSku,
@@ -34,7 +34,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   until,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const MAPPING = fileURLToPath(new URL('../../examples/oa-form-mapping.json', import.meta.url));
 const MCP_TOKEN = 'key-sources-mcp-token-0123456789abcdef';

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { buildApp } from '../../edges/http/app.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
-import { intakeLoad, type IntakeLoad } from '../../services/submission/intake-load.js';
+import { intakeLoad, type IntakeLoad } from '../../submission/intake-load.js';
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import {
@@ -25,7 +25,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 interface Answer {
   status: number;

@@ -9,8 +9,8 @@ import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { findRecord } from '../../services/db/idempotency-records.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
 import { type HistoryStep, historySteps } from '../../tools/harness/history.js';
-import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
-import { processEnv, workerProcess } from '../support/processes.js';
+import { FaultPlan, startServiceWithFaults } from '../../tools/harness/faults.js';
+import { processEnv, workerProcess } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -22,7 +22,7 @@ import {
   stockOf,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 /**
  * The steps of the order's run that concern the write, timers and lost workflow tasks included;
@@ -69,7 +69,7 @@ describe('a worker killed after the commit, before its workflow task completes',
     // Until the kill, the worker whose write hangs after its commit is the only one polling.
     dying = managedProcess({
       name: 'worker-dies-after-commit',
-      entry: 'test/support/worker-dies-after-commit.ts',
+      entry: 'tools/harness/worker-dies-after-commit.ts',
       env,
       readyLine: 'worker polling',
     });

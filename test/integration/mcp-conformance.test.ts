@@ -14,9 +14,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../services/config/env.js';
-import { runCommand } from '../support/command.js';
-import { NODE_24, node24Absence } from '../support/node24.js';
-import { startTestService, testEnv, type TestService } from '../support/service.js';
+import { runCommand } from '../../tools/harness/command.js';
+import { NODE_24, node24Absence } from '../../tools/harness/node24.js';
+import { startTestService, testEnv, type TestService } from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SUITE = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');

@@ -13,9 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { loadConfig } from '../../services/config/env.js';
-import { runCommand } from '../support/command.js';
-import { assertOneOrderWritten, MCP_BIN } from '../support/mcp-clients.js';
-import { NODE_24, node24Absence } from '../support/node24.js';
+import { runCommand } from '../../tools/harness/command.js';
+import { assertOneOrderWritten, MCP_BIN } from '../../tools/harness/mcp-clients.js';
+import { NODE_24, node24Absence } from '../../tools/harness/node24.js';
 import {
   approval,
   createSku,
@@ -24,7 +24,7 @@ import {
   testEnv,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INSPECTOR = path.join(

@@ -17,7 +17,7 @@ import {
   MCP_BIN,
   REVISIONS,
   type Revision,
-} from '../support/mcp-clients.js';
+} from '../../tools/harness/mcp-clients.js';
 import {
   approval,
   createSku,
@@ -26,7 +26,7 @@ import {
   testEnv,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const MCP_TOKEN = 'test-mcp-revisions-token-0123456789';
 const MCP_OPERATOR_TOKEN = 'test-mcp-revisions-operator-token-0123';

@@ -33,8 +33,14 @@ import {
   type TestService,
   uniqueApprovalNo,
   workflowExists,
-} from '../support/service.js';
-import { answerOf, assertOneOrderWritten, MCP_BIN, mcpRequest, type ToolAnswer } from '../support/mcp-clients.js';
+} from '../../tools/harness/service.js';
+import {
+  answerOf,
+  assertOneOrderWritten,
+  MCP_BIN,
+  mcpRequest,
+  type ToolAnswer,
+} from '../../tools/harness/mcp-clients.js';
 
 const MCP_TOKEN = 'test-mcp-token-0123456789abcdef';
 const MCP_OPERATOR_TOKEN = 'test-mcp-operator-token-0123456789';

@@ -10,10 +10,10 @@ import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { networkInterfaces } from 'node:os';
 import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { decideCompensation } from '../../services/submission/operator-decisions.js';
-import { dashboardQueries, rules } from '../support/deploy-queries.js';
-import { metricNamesIn } from '../support/promql-names.js';
-import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
+import { decideCompensation } from '../../submission/operator-decisions.js';
+import { dashboardQueries, rules } from '../../tools/harness/deploy-queries.js';
+import { metricNamesIn } from '../../tools/harness/promql-names.js';
+import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -22,7 +22,7 @@ import {
   statusReaches,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 interface Sample {
   name: string;

@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migrate, readMigrations } from '../../services/db/migrate.js';
-import { readSchemaDmmf, schemaDrift } from '../support/schema-drift.js';
-import { stackEnv } from '../support/service.js';
+import { readSchemaDmmf, schemaDrift } from '../../tools/harness/schema-drift.js';
+import { stackEnv } from '../../tools/harness/service.js';
 
 const SCHEMA = fileURLToPath(new URL('../../prisma/schema.prisma', import.meta.url));
 

@@ -23,7 +23,7 @@ import { TABLE } from '../../domain/error-classification.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { loadConfig } from '../../services/config/env.js';
 import { claimRecord } from '../../services/db/idempotency-records.js';
-import { readOrderStatus } from '../../services/submission/order-status-view.js';
+import { readOrderStatus } from '../../submission/order-status-view.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
 import { signBody } from '../../domain-node/signature.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
@@ -55,10 +55,10 @@ import {
   wecomUrlCheck,
 } from '../../tools/harness/fake-wecom.js';
 import { freePort } from '../../tools/harness/ports.js';
-import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
-import { type ApiProcess, apiProcess, workerProcess } from '../support/processes.js';
-import { mcpRequest } from '../support/mcp-clients.js';
-import { type RawError, rawErrorText, TOLD_TYPES } from '../support/raw-errors.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../../tools/harness/otlp-receiver.js';
+import { type ApiProcess, apiProcess, workerProcess } from '../../tools/harness/processes.js';
+import { mcpRequest } from '../../tools/harness/mcp-clients.js';
+import { type RawError, rawErrorText, TOLD_TYPES } from '../../tools/harness/raw-errors.js';
 import {
   approval,
   createSku,
@@ -74,7 +74,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   until,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');

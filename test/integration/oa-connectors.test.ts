@@ -9,11 +9,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
-import type { Connector, InboundCallback } from '../../edges/connectors/connector.js';
+import type { Connector, InboundCallback } from '../../vendors/connector.js';
 import { OaApiError } from '../../domain/errors.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
-import type { ApprovalInstance, ApprovalReader } from '../../services/oa/approval-reader.js';
+import type { ApprovalInstance, ApprovalReader } from '../../vendors/approval-reader.js';
 import {
   createSku,
   recordedLastError,
@@ -22,9 +22,9 @@ import {
   testConfig,
   type TestService,
   visibleRuns,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 import { sleep } from '../../tools/harness/time.js';
-import { cli } from '../support/operator-cli.js';
+import { cli } from '../../tools/harness/operator-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');

@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { classifyError, requestedRetryDelayMs } from '../../domain/error-classification.js';
 import { OaApiError } from '../../domain/errors.js';
-import type { ApprovalReader } from '../../services/oa/approval-reader.js';
-import { createDingTalkReader } from '../../services/oa/dingtalk-reader.js';
-import { createFeishuReader } from '../../services/oa/feishu-reader.js';
+import type { ApprovalReader } from '../../vendors/approval-reader.js';
+import { createDingTalkReader } from '../../vendors/dingtalk/reader.js';
+import { createFeishuReader } from '../../vendors/feishu/reader.js';
 import { type FakeDingTalk, startFakeDingTalk } from '../../tools/harness/fake-dingtalk.js';
 import { type FakeFeishu, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
 import {
@@ -19,7 +19,7 @@ import {
   wecomTable,
   wecomText,
 } from '../../tools/harness/fake-wecom.js';
-import { createWeComReader } from '../../services/oa/wecom-reader.js';
+import { createWeComReader } from '../../vendors/wecom/reader.js';
 import type { FakeOaApi } from '../../tools/harness/fake-oa-api.js';
 
 /** What a vendor's fake and reader share, so one set of tests covers both. */

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { connectorsFromConfig } from '../../edges/connectors/from-config.js';
+import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { sleep } from '../../tools/harness/time.js';
@@ -44,8 +44,8 @@ import {
   type TestService,
   until,
   visibleRuns,
-} from '../support/service.js';
-import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
+} from '../../tools/harness/service.js';
+import { type ProxiedEdge, startProxiedEdge } from '../../tools/harness/proxied-edge.js';
 import {
   approvedWeComOrder,
   type FakeWeCom,

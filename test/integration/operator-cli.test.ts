@@ -15,7 +15,7 @@ import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from
 import { eventIdFor } from '../../domain-node/order-event.js';
 import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
 import { COMMANDS } from '../../edges/cli/commands.js';
-import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { workflowInputFor } from '../../submission/submit-approval.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import {
   approval,
@@ -28,8 +28,8 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
-import { cli, type CliRun } from '../support/operator-cli.js';
+} from '../../tools/harness/service.js';
+import { cli, type CliRun } from '../../tools/harness/operator-cli.js';
 
 /** One row of `orders-cli awaiting --json`. */
 interface AwaitingRow {

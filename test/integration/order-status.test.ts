@@ -24,7 +24,7 @@ import {
   transitionStatus,
 } from '../../services/db/order-status-writer.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
-import { createSku, stackEnv, uniqueApprovalNo } from '../support/service.js';
+import { createSku, stackEnv, uniqueApprovalNo } from '../../tools/harness/service.js';
 
 type Writer = (key: string, to: OrderStatus, details: StatusDetails, log: TransitionLog) => Promise<Transition>;
 

@@ -14,7 +14,7 @@ import {
   isIdempotencyKeyViolation,
   type NewOrder,
 } from '../../services/db/order-repository.js';
-import { createSku, stackEnv, stockOf, uniqueApprovalNo } from '../support/service.js';
+import { createSku, stackEnv, stockOf, uniqueApprovalNo } from '../../tools/harness/service.js';
 
 function newOrder(lines: CanonicalLine[]): NewOrder {
   const approvalNo = uniqueApprovalNo('W');

@@ -26,8 +26,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { freshDatabaseOn } from '../../tools/harness/stack.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { cli } from '../support/operator-cli.js';
-import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
+import { cli } from '../../tools/harness/operator-cli.js';
+import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -38,7 +38,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The production install: no development dependencies, and none of the optional peers they bring. */

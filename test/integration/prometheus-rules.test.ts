@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { dashboardQueries, RULES_FILE, RULES_TEST_FILE, rules } from '../support/deploy-queries.js';
-import { metricNamesIn } from '../support/promql-names.js';
+import { dashboardQueries, RULES_FILE, RULES_TEST_FILE, rules } from '../../tools/harness/deploy-queries.js';
+import { metricNamesIn } from '../../tools/harness/promql-names.js';
 
 function promtool(...args: string[]): { status: number | null; output: string } {
   const result = spawnSync('promtool', args, { encoding: 'utf8' });

@@ -27,7 +27,7 @@ import {
   statusReaches,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 /** Triggers a schedule now and returns the result of the run it started, and that run's id. */
 async function runScheduleOnce<T>(temporal: Client, scheduleId: string): Promise<{ result: T; workflowId: string }> {

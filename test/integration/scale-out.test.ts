@@ -12,7 +12,7 @@ import {
   processEnv,
   sendApproval,
   workerProcess,
-} from '../support/processes.js';
+} from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -22,7 +22,7 @@ import {
   stockOf,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const DRAIN_MS = 1_500;
 const WORKER_GRACE_MS = 5_000;

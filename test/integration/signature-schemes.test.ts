@@ -11,7 +11,7 @@ import { buildApp } from '../../edges/http/app.js';
 import { EVENT_HEADERS, verifySignature } from '../../domain-node/signature.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { type DownstreamService, startDownstreamService } from '../support/downstream-service.js';
+import { type DownstreamService, startDownstreamService } from '../../tools/harness/downstream-service.js';
 import {
   approval,
   createSku,
@@ -25,7 +25,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const WEBHOOK_NEW = 'webhook-secret-new-0123456789';
 const WEBHOOK_OLD = 'webhook-secret-old-0123456789';

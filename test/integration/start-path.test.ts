@@ -11,8 +11,8 @@ import { findRecord } from '../../services/db/idempotency-records.js';
 import { insertOrderWithReservation } from '../../services/db/order-repository.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { decideCompensation, listOrdersAwaitingDecision } from '../../services/submission/operator-decisions.js';
-import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../services/submission/submit-approval.js';
+import { decideCompensation, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
+import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../submission/submit-approval.js';
 import { startCompensationWorkflow } from '../../services/temporal/order-workflows.js';
 import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { sleep } from '../../tools/harness/time.js';
@@ -31,8 +31,8 @@ import {
   uniqueApprovalNo,
   type WebhookAnswer,
   workflowExists,
-} from '../support/service.js';
-import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
+} from '../../tools/harness/service.js';
+import { type ProxiedEdge, startProxiedEdge } from '../../tools/harness/proxied-edge.js';
 
 describe('the start path keeps its promises around the one order', () => {
   let service: TestService;

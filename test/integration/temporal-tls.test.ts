@@ -11,7 +11,7 @@ import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-
 import { buildApp } from '../../edges/http/app.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { findRecord } from '../../services/db/idempotency-records.js';
-import { apiProcess, processEnv, sendApproval, workerProcess } from '../support/processes.js';
+import { apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import {
   approval,
   createSku,
@@ -23,14 +23,14 @@ import {
   type TestService,
   uniqueApprovalNo,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 import {
   makeThrowawayPki,
   mtlsProfile,
   startTlsProxy,
   type ThrowawayPki,
   type TlsProxy,
-} from '../support/tls-proxy.js';
+} from '../../tools/harness/tls-proxy.js';
 
 describe('Temporal over mTLS (TLS-terminating proxy, throwaway CA)', () => {
   let service: TestService;

@@ -44,10 +44,10 @@ import {
   testEnv,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
-import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
-import { apiProcess, processEnv, sendApproval } from '../support/processes.js';
-import { AMQP_URL, brokerForSuite } from '../support/rabbitmq.js';
+} from '../../tools/harness/service.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../../tools/harness/otlp-receiver.js';
+import { apiProcess, processEnv, sendApproval } from '../../tools/harness/processes.js';
+import { AMQP_URL, brokerForSuite } from '../../tools/harness/rabbitmq.js';
 
 const SECRET = 'downstream-secret-0123456789';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';

@@ -21,7 +21,7 @@ import {
   startFakeDingTalk,
 } from '../../tools/harness/fake-dingtalk.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
-import { type ApiProcess, apiProcess, processEnv } from '../support/processes.js';
+import { type ApiProcess, apiProcess, processEnv } from '../../tools/harness/processes.js';
 import {
   createSku,
   orderCount,
@@ -33,7 +33,7 @@ import {
   until,
   visibleRuns,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');

@@ -23,7 +23,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   workflowExists,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 interface ProblemBody {
   type: string;

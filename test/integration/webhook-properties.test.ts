@@ -4,8 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { anyBody, validBody } from '../support/approval-arbitraries.js';
-import { createSku, postApproval, startTestService, type TestService, uniqueApprovalNo } from '../support/service.js';
+import { anyBody, validBody } from '../../tools/harness/approval-arbitraries.js';
+import {
+  createSku,
+  postApproval,
+  startTestService,
+  type TestService,
+  uniqueApprovalNo,
+} from '../../tools/harness/service.js';
 
 const EXPECTED = new Set([400, 200, 201, 202, 422]);
 

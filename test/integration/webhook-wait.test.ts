@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { findRecord } from '../../services/db/idempotency-records.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { FaultPlan, startServiceWithFaults } from '../support/faults.js';
-import { type ProxiedEdge, startProxiedEdge } from '../support/proxied-edge.js';
+import { FaultPlan, startServiceWithFaults } from '../../tools/harness/faults.js';
+import { type ProxiedEdge, startProxiedEdge } from '../../tools/harness/proxied-edge.js';
 import {
   approval,
   createSku,
@@ -17,7 +17,7 @@ import {
   type TestService,
   uniqueApprovalNo,
   type WebhookAnswer,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 // The longest wait honoured here (WEBHOOK_MAX_WAIT_MS less the start deadline), many times the second
 // a write takes on a loaded machine: a test that expects the order number asks for all of it, and

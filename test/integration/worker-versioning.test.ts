@@ -12,7 +12,7 @@ import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/work
 import pg from 'pg';
 import type { createActivities } from '../../activities/index.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { decideCompensation, decideDelivery } from '../../services/submission/operator-decisions.js';
+import { decideCompensation, decideDelivery } from '../../submission/operator-decisions.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { runsByBuild } from '../../services/temporal/worker-deployment.js';
@@ -21,8 +21,8 @@ import { historyFromServer, replayHistories } from '../../worker/replay.js';
 import { type WorkflowCode, workflowCode } from '../../worker/workflow-bundle.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { makeBuildCurrent, versioningOf } from '../../tools/harness/worker-deployment.js';
-import { cli } from '../support/operator-cli.js';
-import { ROLLOUT_CHANGE } from '../support/rollout/change.js';
+import { cli } from '../../tools/harness/operator-cli.js';
+import { ROLLOUT_CHANGE } from '../../tools/harness/rollout/change.js';
 import {
   approval,
   createSku,
@@ -34,7 +34,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 const SECRET = 'rollout-downstream-secret-0123456789';
 const DEPLOYMENT = `orders-rollout-${randomBytes(3).toString('hex')}`;

@@ -15,12 +15,12 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import type { ApprovalReader } from '../../services/oa/approval-reader.js';
-import { decideDelivery } from '../../services/submission/operator-decisions.js';
-import { submissionDepsFrom, submitApprovalForm } from '../../services/submission/submit-approval.js';
+import type { ApprovalReader } from '../../vendors/approval-reader.js';
+import { decideDelivery } from '../../submission/operator-decisions.js';
+import { submissionDepsFrom, submitApprovalForm } from '../../submission/submit-approval.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from '../../workflows/safety-net-workflows.js';
-import { FaultPlan, faultyActivities } from '../support/faults.js';
+import { FaultPlan, faultyActivities } from '../../tools/harness/faults.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import {
   approval,
@@ -33,7 +33,7 @@ import {
   testConfig,
   type TestService,
   uniqueApprovalNo,
-} from '../support/service.js';
+} from '../../tools/harness/service.js';
 
 // Always the current shape: fixtures of earlier shapes live in folders of their own and stay as recorded.
 const OUT = fileURLToPath(new URL('./histories/', import.meta.url));

@@ -69,24 +69,59 @@ describe('house rules', () => {
 
   it('refuses product code that imports a tool or a test, and tools that import tests', async () => {
     const product = await violations(
-      'services/submission/wait-for-outcome.ts',
-      "import { freePort } from '../../tools/harness/ports.js';\nexport const p = freePort;\n",
+      'submission/wait-for-outcome.ts',
+      "import { freePort } from '../tools/harness/ports.js';\nexport const p = freePort;\n",
       IMPORTS,
     );
     assert.equal(product.length, 1);
     assert.match(product[0] ?? '', /Product code never imports a tool/);
     const tool = await violations(
       'tools/chaos/prng.ts',
-      "import { signedHeaders } from '../../test/support/service.js';\nexport const s = signedHeaders;\n",
+      "import { FIXTURE } from '../../test/integration/fixture.js';\nexport const s = FIXTURE;\n",
       IMPORTS,
     );
     assert.equal(tool.length, 1);
-    assert.match(tool[0] ?? '', /Only tests import test support/);
+    assert.match(tool[0] ?? '', /Only tests import a test/);
+  });
+
+  it('refuses the start path or a vendor that imports an edge', async () => {
+    for (const file of ['submission/wait-for-outcome.ts', 'vendors/feishu/reader.ts']) {
+      const found = await violations(
+        file,
+        `import { problem } from '${file.startsWith('vendors') ? '../..' : '..'}/edges/http/problem.js';\nexport const p = problem;\n`,
+        IMPORTS,
+      );
+      assert.equal(found.length, 1, file);
+      assert.match(found[0] ?? '', /Only an edge imports an edge/);
+    }
+  });
+
+  it('keeps the arrows one way: vendors import the start path, the start path imports plumbing', async () => {
+    const plumbing = await violations(
+      'services/db/retention.ts',
+      "import { submitApproval } from '../../submission/submit-approval.js';\nimport { createFeishuReader } from '../../vendors/feishu/reader.js';\nexport const p = [submitApproval, createFeishuReader];\n",
+      IMPORTS,
+    );
+    assert.equal(plumbing.length, 2);
+    assert.match(plumbing[0] ?? '', /services\/ is plumbing/);
+    const heart = await violations(
+      'submission/wait-for-outcome.ts',
+      "import { createFeishuReader } from '../vendors/feishu/reader.js';\nexport const r = createFeishuReader;\n",
+      IMPORTS,
+    );
+    assert.equal(heart.length, 1);
+    assert.match(heart[0] ?? '', /The start path knows no vendor/);
+    const vendor = await violations(
+      'vendors/feishu/long-connection.ts',
+      "import { settledWithin } from '../../submission/accept-oa-event.js';\nexport const s = settledWithin;\n",
+      IMPORTS,
+    );
+    assert.deepEqual(vendor, []);
   });
 
   it('refuses a service that imports an edge', async () => {
     const found = await violations(
-      'services/submission/wait-for-outcome.ts',
+      'services/db/retention.ts',
       "import { problem } from '../../edges/http/problem.js';\nexport const p = problem;\n",
       IMPORTS,
     );

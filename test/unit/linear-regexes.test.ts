@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import ts from 'typescript';
 import { redactUrl, scrubbed } from '../../domain-node/redact-url.js';
 import { MAX_BODY_BYTES } from '../../edges/http/app.js';
-import { xmlChildren } from '../../edges/connectors/xml.js';
+import { xmlChildren } from '../../vendors/wecom/xml.js';
 import {
   BACKTRACKING_URL,
   BACKTRACKING_URL_AUTHORITY,
@@ -25,7 +25,18 @@ import { cpuMillisecondsOf, filled } from '../../tools/harness/hostile-input.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The folders whose code runs in the product, the reference consumer included. */
-const PRODUCT = ['domain', 'domain-node', 'edges', 'services', 'workflows', 'activities', 'worker', 'examples'];
+const PRODUCT = [
+  'domain',
+  'domain-node',
+  'edges',
+  'services',
+  'submission',
+  'vendors',
+  'workflows',
+  'activities',
+  'worker',
+  'examples',
+];
 /** How long one expression may take on one input at the body limit: /livez's budget. */
 const BUDGET_MS = 100;
 
@@ -58,8 +69,8 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['domain-node/signature.ts', '/^\\d{1,12}$/', 'input'],
   ['domain-node/signature.ts', '/^\\d{1,15}$/', 'input'],
   ['domain-node/signature.ts', '/^[\\x21-\\x2d\\x2f-\\x7e]{1,256}$/', 'input'],
-  ['edges/connectors/dingtalk-stream.ts', '/^[A-Za-z0-9._-]{1,64}$/', 'input'],
-  ['edges/connectors/message-crypto.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
+  ['vendors/dingtalk/stream.ts', '/^[A-Za-z0-9._-]{1,64}$/', 'input'],
+  ['vendors/message-crypto.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['edges/http/accept-sockets.ts', '/^v/', 'setting'],
   ['edges/http/app.ts', '/^\\/problems\\//', 'own output'],
   ['edges/http/prefer.ts', '/^\\d+$/', 'input'],
@@ -87,7 +98,7 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['services/config/production-refusals.ts', '/^\\$(\\{.*\\}|[A-Z_][A-Z0-9_]*)$/s', 'setting'],
   ['services/config/production-refusals.ts', '/^http:/i', 'setting'],
   ['services/db/order-repository.ts', '/"/g', 'own output'],
-  ['services/oa/dingtalk-reader.ts', '/QpsLimit|Throttling/i', 'input'],
+  ['vendors/dingtalk/reader.ts', '/QpsLimit|Throttling/i', 'input'],
   ['services/telemetry/span-conventions.ts', '/^\\[(.*)\\]$/', 'setting'],
   ['services/temporal/connection.ts', '/^\\[|\\]$/g', 'setting'],
   ['services/temporal/connection.ts', '/SSL routines:[^:]*:([^:]+)/', 'error message'],

@@ -17,8 +17,8 @@ import {
 } from '../harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback, startFakeFeishu } from '../harness/fake-feishu.js';
 import { approvalBody, signedHeaders, SKUS } from './approvals.js';
-import { FEISHU_REPLY_DEADLINE_MS } from '../../edges/connectors/feishu.js';
-import { DINGTALK_REPLY_DEADLINE_MS } from '../../edges/connectors/dingtalk.js';
+import { FEISHU_REPLY_DEADLINE_MS } from '../../vendors/feishu/connector.js';
+import { DINGTALK_REPLY_DEADLINE_MS } from '../../vendors/dingtalk/connector.js';
 
 export const BURST_DOORS = ['webhook', 'feishu', 'dingtalk'] as const;
 export type BurstDoorName = (typeof BURST_DOORS)[number];

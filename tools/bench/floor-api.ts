@@ -12,7 +12,7 @@ import { requireSetting, runMain } from '../../services/config/process.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { parseApproval } from '../../domain/order-input.js';
 import { verifySignature } from '../../domain-node/signature.js';
-import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { workflowInputFor } from '../../submission/submit-approval.js';
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { connectWorker } from '../../worker/create-worker.js';

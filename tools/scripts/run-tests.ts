@@ -166,7 +166,7 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 function testFiles(): string[] {
   if (positionals.length > 0) return positionals;
   return ['test/unit', 'test/replay', 'test/integration', 'test/chaos'].flatMap((dir) =>
-    readdirSync(path.join(ROOT, dir))
+    readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
       .filter((name) => name.endsWith('.test.ts'))
       .sort()
       .map((name) => path.join(dir, name)),

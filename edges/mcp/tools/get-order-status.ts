@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import { APPROVAL_NO_PATTERN, idempotencyKeyFor, OPERATIONS } from '../../../domain/idempotency-key.js';
 import { ORDER_STATUSES } from '../../../domain/order-status.js';
-import { KnownFailure, orderNotFound } from '../../../services/failure-outcome.js';
-import { publicStatusView, readOrderStatus } from '../../../services/submission/order-status-view.js';
+import { KnownFailure, orderNotFound } from '../../../submission/failure-outcome.js';
+import { publicStatusView, readOrderStatus } from '../../../submission/order-status-view.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';
 

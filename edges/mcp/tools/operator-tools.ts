@@ -1,7 +1,7 @@
 // The operator tools, offered over stdio when the bin is started with them (--operator-tools or
 // MCP_OPERATOR_TOOLS=1) and over HTTP to MCP_OPERATOR_TOKEN alone: every key waiting for a person,
 // and the decisions on them — resubmit or abandon a write that failed for good, redeliver or mark
-// handled a delivery that failed. All go through services/submission/operator-decisions.ts, the
+// handled a delivery that failed. All go through submission/operator-decisions.ts, the
 // operator path every surface shares; each decision is recorded with the door it came through.
 import { z } from 'zod';
 import { type DecisionDoor, decidedThrough, MARKED_DECIDED_BY_MAX_LENGTH } from '../../../domain/decided-by.js';
@@ -14,7 +14,7 @@ import {
   listOrdersAwaitingDecision,
   type OperatorDeps,
   resubmit,
-} from '../../../services/submission/operator-decisions.js';
+} from '../../../submission/operator-decisions.js';
 import { type DecisionResult, DELIVERY_DECISIONS } from '../../../workflows/definitions.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';

@@ -1,5 +1,5 @@
 // `submit_approved_order`: the webhook's body, through the webhook's own path to the workflow
-// (services/submission/submit-approval.ts), so the key is computed in the one place it is ever computed and
+// (submission/submit-approval.ts), so the key is computed in the one place it is ever computed and
 // the model can neither pass nor change it. The tool then waits — at most MCP_SUBMIT_WAIT_MS, one
 // rung of the timeout ladder, well inside an MCP client's request timeout — for the write's
 // outcome, and otherwise answers at once with the status and what to call next. An agent's retry
@@ -8,9 +8,9 @@ import { z } from 'zod';
 import { approvalSchema } from '../../../domain/order-input.js';
 import { ORDER_STATUSES } from '../../../domain/order-status.js';
 import { publicErrorOf } from '../../../domain/error-classification.js';
-import { publicStatusView, readOrderStatus } from '../../../services/submission/order-status-view.js';
-import { submissionDepsFrom, submitApproval } from '../../../services/submission/submit-approval.js';
-import { waitForOutcome } from '../../../services/submission/wait-for-outcome.js';
+import { publicStatusView, readOrderStatus } from '../../../submission/order-status-view.js';
+import { submissionDepsFrom, submitApproval } from '../../../submission/submit-approval.js';
+import { waitForOutcome } from '../../../submission/wait-for-outcome.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, type McpDeps, type Tool } from '../tool.js';
 

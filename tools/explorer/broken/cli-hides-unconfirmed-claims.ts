@@ -4,7 +4,7 @@
 // `awaiting` lists otherwise, is the product's (edges/cli/commands.ts).
 import { awaitingResult, COMMANDS, type Command } from '../../../edges/cli/commands.js';
 import { runCli } from '../../../edges/cli/run-cli.js';
-import type { AwaitingDecision } from '../../../services/submission/operator-decisions.js';
+import type { AwaitingDecision } from '../../../submission/operator-decisions.js';
 
 function hidingUnconfirmedClaims(awaiting: Command): Command {
   return {

@@ -1,0 +1,364 @@
+// The deployment examples under deploy/, read against the service itself: every probe of the
+// Kubernetes manifests and every healthcheck of the compose file asks a path the API or the worker
+// serves, on the port that process listens on; every variable they set is a setting
+// docs/configuration.md documents, and together with the image's own environment (the
+// Dockerfile's ENV) one the service accepts at start; and each grace period for a stop outlasts
+// the process's own shutdown. Nothing here runs a cluster or compose: the image itself is built
+// and run by test/image/image.test.ts (`npm run test:image`).
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { parse, parseAllDocuments } from 'yaml';
+import { openApiDocument } from '../../../edges/http/openapi.js';
+import { type Config, ConfigError, loadConfig } from '../../../services/config/env.js';
+import { urlPassword } from '../../../services/config/production-refusals.js';
+import { workerSlots } from '../../../services/config/worker-slots.js';
+import { serveWorkerProbes, type WorkerProbes } from '../../../worker/probes.js';
+import { FORCED_STOP_AFTER_GRACE_MS } from '../../../worker/run-worker.js';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const KUBERNETES = 'deploy/kubernetes';
+const COMPOSE = 'deploy/compose.yaml';
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+
+// ---- What the service serves and reads --------------------------------------------------------
+
+const ENTRIES = {
+  api: 'dist/edges/http/main.js',
+  worker: 'dist/worker/main.js',
+  migrate: 'dist/services/db/migrate-main.js',
+} as const;
+type Role = keyof typeof ENTRIES;
+
+/** The Dockerfile's last stage: its environment and its default command. */
+function imageDefaults(): { env: Record<string, string>; command: string[] } {
+  const dockerfile = read('Dockerfile').replace(/\\\n/g, ' ');
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const env: Record<string, string> = {};
+  for (const [, assignments] of runtime.matchAll(/^ENV\s+(.+)$/gm)) {
+    for (const [, name, value] of assignments!.matchAll(/(\w+)=(\S+)/g)) env[name!] = value!;
+  }
+  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(runtime)?.[1];
+  assert.ok(cmd, 'the Dockerfile has a CMD in exec form');
+  return { env, command: JSON.parse(cmd) as string[] };
+}
+
+/** The role of a process from its command: the entry point it runs. */
+function roleOf(command: string[]): Role {
+  const role = (Object.keys(ENTRIES) as Role[]).find((name) => command.join(' ') === `node ${ENTRIES[name]}`);
+  assert.ok(role, `a command that runs one of the service's entry points: ${command.join(' ')}`);
+  return role;
+}
+
+/** Every name in the first column of docs/configuration.md's tables (`A` / `_B` names A and A's prefix + _B). */
+function documentedSettings(): Set<string> {
+  const names = new Set<string>();
+  for (const line of read('docs/configuration.md').split('\n')) {
+    if (!line.startsWith('|')) continue;
+    let previous = '';
+    for (const [, name] of (line.split('|')[1] ?? '').matchAll(/`(_?[A-Z][A-Z0-9_]*)`/g)) {
+      const full = name!.startsWith('_') ? `${previous.slice(0, previous.lastIndexOf('_'))}${name}` : name!;
+      names.add(full);
+      previous = full;
+    }
+  }
+  return names;
+}
+
+/** The API's GET paths without parameters, as its OpenAPI document describes what it serves. */
+function apiPaths(): string[] {
+  const { paths } = openApiDocument() as { paths: Record<string, { get?: unknown }> };
+  return Object.entries(paths)
+    .filter(([route, operations]) => operations.get && !route.includes('{'))
+    .map(([route]) => route);
+}
+
+/** Whether the worker's probe server answers `probePath` with anything but 404. */
+async function workerServes(probes: WorkerProbes, probePath: string): Promise<boolean> {
+  const response = await fetch(`http://127.0.0.1:${probes.port}${probePath}`);
+  await response.arrayBuffer();
+  return response.status !== 404;
+}
+
+/** Where a process of `role` listens, and whether the kubelet or the engine can reach it. */
+function listener(role: Role, config: Config): { port: number; host: string } | undefined {
+  if (role === 'api') return { port: config.http.port, host: config.http.host };
+  if (role === 'worker') return config.worker.health;
+  return undefined;
+}
+
+/** How long a process needs after SIGTERM before it has certainly exited. */
+function shutdownMs(role: Role, config: Config): number {
+  if (role === 'api') {
+    // The drain, then the longest request in flight: a webhook that waits for its order.
+    return config.http.drainMs + config.http.startTimeoutMs + config.http.maxWaitSeconds * 1000;
+  }
+  if (role === 'worker') return config.worker.shutdownGraceMs + FORCED_STOP_AFTER_GRACE_MS;
+  return 0;
+}
+
+// ---- What the examples say --------------------------------------------------------------------
+
+interface Probe {
+  kind: string;
+  path: string;
+  port: number;
+}
+
+/** One process the examples start: where it comes from, what it is given, how it is probed. */
+interface Workload {
+  where: string;
+  role: Role;
+  /** What the example itself sets, without the image's defaults. */
+  env: Record<string, string>;
+  probes: Probe[];
+  graceSeconds?: number;
+}
+
+type Manifest = Record<string, unknown> & { kind?: string; metadata?: { name?: string } };
+interface K8sContainer {
+  name: string;
+  command?: string[];
+  ports?: { name?: string; containerPort: number }[];
+  env?: { name: string; value?: string }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  startupProbe?: { httpGet?: { path: string; port: number | string } };
+  livenessProbe?: { httpGet?: { path: string; port: number | string } };
+  readinessProbe?: { httpGet?: { path: string; port: number | string } };
+}
+interface PodSpec {
+  terminationGracePeriodSeconds?: number;
+  containers: K8sContainer[];
+}
+
+function kubernetesManifests(): Manifest[] {
+  return readdirSync(path.join(ROOT, KUBERNETES))
+    .filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
+    .flatMap((file) => parseAllDocuments(read(`${KUBERNETES}/${file}`)).map((doc) => doc.toJS() as Manifest));
+}
+
+/** The variables a ConfigMap's data or a Secret's stringData set, by the object's name. */
+function envSources(manifests: Manifest[], kind: 'ConfigMap' | 'Secret'): Map<string, Record<string, string>> {
+  return new Map(
+    manifests
+      .filter((manifest) => manifest.kind === kind)
+      .map((manifest) => [
+        manifest.metadata?.name ?? '',
+        ((kind === 'ConfigMap' ? manifest.data : manifest.stringData) ?? {}) as Record<string, string>,
+      ]),
+  );
+}
+
+/**
+ * The example Secret's values as an operator sets them: each placeholder (a URL's password, or the
+ * whole value) replaced by a value of their own. As written they are refused in production.
+ */
+function operatorSecrets(values: Record<string, string>): Record<string, string> {
+  const own = `operators-own-${randomBytes(16).toString('hex')}`;
+  return Object.fromEntries(
+    Object.entries(values).map(([name, value]) => {
+      if (value === '') return [name, value];
+      const password = urlPassword(value);
+      return [name, password === undefined ? own : value.replace(`:${password}@`, `:${own}@`)];
+    }),
+  );
+}
+
+/** `asWritten`: the example Secret's placeholders as they are, not as an operator replaces them. */
+function kubernetesWorkloads(defaultCommand: string[], asWritten = false): Workload[] {
+  const manifests = kubernetesManifests();
+  const configMaps = envSources(manifests, 'ConfigMap');
+  const secrets = new Map(
+    [...envSources(manifests, 'Secret')].map(([name, values]) => [name, asWritten ? values : operatorSecrets(values)]),
+  );
+  return manifests
+    .filter((manifest) => manifest.kind === 'Deployment' || manifest.kind === 'Job')
+    .flatMap((manifest) => {
+      const pod = (manifest as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+      return pod.containers.map((container): Workload => {
+        const where = `${KUBERNETES} ${manifest.kind} ${manifest.metadata?.name}, container ${container.name}`;
+        const env: Record<string, string> = {};
+        for (const source of container.envFrom ?? []) {
+          const name = source.configMapRef?.name ?? source.secretRef?.name ?? '';
+          const values = (source.configMapRef ? configMaps : secrets).get(name);
+          assert.ok(values, `${where}: envFrom names ${name}, which the manifests define`);
+          Object.assign(env, values);
+        }
+        for (const variable of container.env ?? []) env[variable.name] = variable.value ?? '';
+        const portNumber = (port: number | string) => {
+          if (typeof port === 'number') return port;
+          const named = container.ports?.find((candidate) => candidate.name === port);
+          assert.ok(named, `${where}: a probe names port ${port}, which the container declares`);
+          return named.containerPort;
+        };
+        const probes = (['startupProbe', 'livenessProbe', 'readinessProbe'] as const).flatMap((kind) => {
+          const httpGet = container[kind]?.httpGet;
+          return httpGet ? [{ kind, path: httpGet.path, port: portNumber(httpGet.port) }] : [];
+        });
+        return {
+          where,
+          role: roleOf(container.command ?? defaultCommand),
+          env,
+          probes,
+          ...(manifest.kind === 'Deployment' ? { graceSeconds: pod.terminationGracePeriodSeconds ?? 30 } : {}),
+        };
+      });
+    });
+}
+
+interface ComposeService {
+  image?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  healthcheck?: { test?: string[] };
+  stop_grace_period?: string;
+  ports?: string[];
+}
+
+/** `${NAME:-default}` becomes its default; any other `${…}` a value each setting accepts. */
+const interpolate = (value: string) =>
+  value.replace(/\$\{\w+(?::-([^}]*)|:\?[^}]*)?\}/g, (_match, fallback: string | undefined) =>
+    fallback === undefined ? 'set-by-the-operator-0123456789' : fallback,
+  );
+
+function composeWorkloads(defaultCommand: string[]): Workload[] {
+  const services = (parse(read(COMPOSE), { merge: true }) as { services: Record<string, ComposeService> }).services;
+  return Object.entries(services)
+    .filter(([, service]) => service.image?.startsWith('exactly-once-orders:'))
+    .map(([name, service]): Workload => {
+      const env = Object.fromEntries(
+        Object.entries(service.environment ?? {}).map(([key, value]) => [key, interpolate(String(value))]),
+      );
+      const probes = [
+        ...(service.healthcheck?.test ?? []).join(' ').matchAll(/http:\/\/127\.0\.0\.1:(\d+)(\/[\w/-]*)/g),
+      ].map(([, port, probePath]) => ({ kind: 'healthcheck', path: probePath!, port: Number(port) }));
+      const grace = /^(\d+)s$/.exec(service.stop_grace_period ?? '10s')?.[1];
+      assert.ok(grace, `${COMPOSE} service ${name}: stop_grace_period in whole seconds`);
+      return {
+        where: `${COMPOSE} service ${name}`,
+        role: roleOf(service.command ?? defaultCommand),
+        env,
+        probes,
+        graceSeconds: Number(grace),
+      };
+    });
+}
+
+// ---- The checks -------------------------------------------------------------------------------
+
+describe('the deployment examples under deploy/', () => {
+  const image = imageDefaults();
+  const workloads = [...kubernetesWorkloads(image.command), ...composeWorkloads(image.command)];
+  const configOf = (workload: Workload) => loadConfig({ ...image.env, ...workload.env });
+  let probes: WorkerProbes;
+
+  before(async () => {
+    probes = await serveWorkerProbes({ host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }) });
+  });
+  after(async () => {
+    await probes.close();
+  });
+
+  it('run the API, the worker and the migrations, each from the image', () => {
+    assert.equal(roleOf(image.command), 'api', "the image's default command is the API");
+    const roles = (source: string) =>
+      new Set(workloads.filter((workload) => workload.where.startsWith(source)).map((workload) => workload.role));
+    for (const source of [KUBERNETES, COMPOSE]) {
+      assert.deepEqual([...roles(source)].sort(), ['api', 'migrate', 'worker'], source);
+    }
+  });
+
+  it('set only variables that docs/configuration.md documents', () => {
+    const documented = documentedSettings();
+    const undocumented = [
+      ...Object.keys(image.env).map((name) => `Dockerfile ENV: ${name}`),
+      ...workloads.flatMap((workload) => Object.keys(workload.env).map((name) => `${workload.where}: ${name}`)),
+    ].filter((entry) => !documented.has(entry.slice(entry.lastIndexOf(' ') + 1)));
+    assert.deepEqual(undocumented, []);
+  });
+
+  it('leave the Secret out of the kustomization: `kubectl apply -k` never overwrites the real one', () => {
+    const { resources } = parse(read(`${KUBERNETES}/kustomization.yaml`)) as { resources: string[] };
+    assert.ok(!resources.includes('secret.example.yaml'), 'secret.example.yaml is not a resource');
+    for (const resource of resources) {
+      assert.ok(existsSync(path.join(ROOT, KUBERNETES, resource)), `${resource} exists`);
+      const kinds = parseAllDocuments(read(`${KUBERNETES}/${resource}`)).map((doc) => (doc.toJS() as Manifest).kind);
+      assert.ok(!kinds.includes('Secret'), `${resource} defines no Secret`);
+    }
+    // What the workloads read from the Secret is documented beside it, for the one created apart.
+    assert.ok(
+      kubernetesManifests().some(
+        (manifest) => manifest.kind === 'Secret' && manifest.metadata?.name === 'orders-secrets',
+      ),
+      'secret.example.yaml lists the keys of orders-secrets',
+    );
+  });
+
+  it("stop in production on the example Secret's placeholders as written, naming each setting and not its value", () => {
+    const refused = kubernetesWorkloads(image.command, true).map((workload) => {
+      try {
+        configOf(workload);
+      } catch (error) {
+        assert.ok(error instanceof ConfigError, workload.where);
+        return error.message;
+      }
+      return assert.fail(`${workload.where}: started with the example Secret's placeholders`);
+    });
+    for (const message of refused) {
+      assert.match(message, /^\s*DATABASE_URL: its password is a placeholder/m);
+      assert.match(message, /^\s*WEBHOOK_SECRET: holds a placeholder/m);
+      assert.doesNotMatch(message, /replace-me/);
+    }
+  });
+
+  it('give every process settings it accepts at start, a worker slots its pool can hold', () => {
+    for (const workload of workloads) {
+      assert.doesNotThrow(() => configOf(workload), workload.where);
+      if (workload.role === 'migrate') continue;
+      const config = configOf(workload);
+      const runsWorker = workload.role === 'worker' || config.http.hostsWorker;
+      if (runsWorker) assert.doesNotThrow(() => workerSlots(config, workload.role === 'api'), workload.where);
+    }
+  });
+
+  it('probe only paths the API and the worker serve, on the ports they listen on', async () => {
+    const served = apiPaths();
+    for (const workload of workloads) {
+      const config = configOf(workload);
+      const listening = listener(workload.role, config);
+      if (workload.role !== 'migrate') {
+        assert.ok(listening, `${workload.where}: WORKER_HEALTH_PORT is set, or nothing answers the probes`);
+        assert.ok(workload.probes.length > 0, `${workload.where}: is probed`);
+        assert.ok(!listening.host.startsWith('127.'), `${workload.where}: listens beyond the loopback`);
+      }
+      for (const probe of workload.probes) {
+        const at = `${workload.where}: ${probe.kind} ${probe.path} on ${probe.port}`;
+        assert.equal(probe.port, listening?.port, `${at}: the port the process listens on`);
+        if (workload.role === 'api') assert.ok(served.includes(probe.path), `${at}: one of ${served.join(', ')}`);
+        else assert.ok(await workerServes(probes, probe.path), `${at}: a path the worker's probes answer`);
+      }
+    }
+  });
+
+  it('point liveness at /livez, which checks no dependency', () => {
+    for (const workload of workloads) {
+      for (const probe of workload.probes.filter((candidate) => candidate.kind === 'livenessProbe')) {
+        assert.equal(probe.path, '/livez', workload.where);
+      }
+    }
+  });
+
+  it('give each process more time to stop than its own shutdown takes', () => {
+    for (const workload of workloads.filter((candidate) => candidate.graceSeconds !== undefined)) {
+      const needed = shutdownMs(workload.role, configOf(workload));
+      assert.ok(
+        workload.graceSeconds! * 1000 > needed,
+        `${workload.where}: a grace of ${workload.graceSeconds} s, more than the ${needed / 1000} s its shutdown may take`,
+      );
+    }
+  });
+});

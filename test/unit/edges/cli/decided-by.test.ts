@@ -1,0 +1,90 @@
+// `--by NAME` of the operator decisions is checked where it is parsed: a name the decision record
+// cannot store, or no name at all, is a usage error (exit 2) before anything is contacted — not a
+// decision that fails, or is retried, once it reaches the workflow.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../../../services/config/env.js';
+import { COMMANDS, UsageError } from '../../../../edges/cli/commands.js';
+import type { CommandContext } from '../../../../edges/cli/context.js';
+import { DECIDED_BY_MAX_LENGTH } from '../../../../domain/decided-by.js';
+
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
+const KEY = 'APPROVAL:AP-BY-1:MAIN';
+const DECISIONS = ['resubmit', 'abandon', 'recompensate', 'redeliver', 'mark-handled'];
+const TOO_LONG = 'o'.repeat(DECIDED_BY_MAX_LENGTH + 1);
+
+/** A context that fails the test if the command contacts anything. */
+function untouchableContext(): CommandContext {
+  const touched = (what: string) => () => {
+    throw new Error(`the command reached ${what} although --by was refused`);
+  };
+  return {
+    config: loadConfig({}),
+    prisma: touched('the database'),
+    temporal: touched('Temporal'),
+    lazyTemporal: touched('Temporal'),
+    progress: () => {},
+    close: () => Promise.resolve(),
+  };
+}
+
+function command(name: string) {
+  const found = COMMANDS.find((candidate) => candidate.name === name);
+  assert.ok(found, `the command ${name} exists`);
+  return found;
+}
+
+describe('orders-cli --by', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'orders-cli-by-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('refuses a name longer than the decision record stores, or an empty one, before contacting anything', async () => {
+    for (const name of DECISIONS) {
+      for (const by of [TOO_LONG, '', '   ']) {
+        await assert.rejects(
+          command(name).run(untouchableContext(), { by }, [KEY]),
+          (error: Error) => error instanceof UsageError && /^--by /.test(error.message),
+          `${name} --by ${JSON.stringify(by.slice(0, 10))}`,
+        );
+      }
+    }
+  });
+
+  it(`accepts a name of exactly ${DECIDED_BY_MAX_LENGTH} characters, counted as the column counts them`, async () => {
+    // Past the check, the command reaches its stack: that is what the untouchable context reports.
+    for (const by of ['o'.repeat(DECIDED_BY_MAX_LENGTH), '运'.repeat(DECIDED_BY_MAX_LENGTH), '😀'.repeat(100)]) {
+      await assert.rejects(
+        command('resubmit').run(untouchableContext(), { by }, [KEY]),
+        /reached (Temporal|the database)/,
+      );
+    }
+  });
+
+  it('exits 2 with a message naming --by and its limit', async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [path.join(ROOT, 'bin/orders-cli.mjs'), ...args],
+          // No stack at all: a usage error must not need one.
+          { cwd: ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir }, timeout: 60_000 },
+          (error, _stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
+        );
+      });
+    for (const args of [
+      ['resubmit', KEY, '--by', TOO_LONG],
+      ['abandon', KEY, '--by', ''],
+    ]) {
+      const { code, stderr } = await run(args);
+      assert.equal(code, 2, `${args.join(' ').slice(0, 40)}: ${stderr}`);
+      assert.match(stderr, /^--by /);
+    }
+    const { stderr } = await run(['recompensate', KEY, '--by', TOO_LONG]);
+    assert.match(stderr, new RegExp(`at most ${DECIDED_BY_MAX_LENGTH} characters`));
+  });
+});

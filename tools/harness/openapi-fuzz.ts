@@ -75,7 +75,7 @@ async function runSchemathesis(apiUrl: string, budget: FuzzBudget, reportDir: st
     env: {
       ...process.env,
       SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
-      PYTHONPATH: path.join(ROOT, 'test', 'support'),
+      PYTHONPATH: path.join(ROOT, 'tools', 'harness'),
       WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -40,7 +40,7 @@ import { peakRssMiB } from './process-samples.js';
 import { mergeResults, steadyRate } from './results-file.js';
 import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
 import { runSoak } from './soak.js';
-import { percentile } from './stats.js';
+import { percentile } from '../harness/stats.js';
 
 const usage = [
   'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { attemptsByActivityType, historySteps } from '../harness/history.js';
+import { percentile } from '../harness/stats.js';
 import { CHAOS_TIMINGS } from '../harness/timings.js';
 import type { ChaosBroker } from './broker.js';
 import { effectsOf, type OperatorDecisions } from './drain.js';
@@ -249,11 +250,6 @@ async function attemptsInHistories(client: Client) {
     }
   }
   return { attempts, writeReruns };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
 function formatHistogram(histogram: Record<number, number> | undefined): string {

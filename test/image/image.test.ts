@@ -19,14 +19,8 @@ import { freshDatabaseOn } from '../../tools/harness/stack.js';
 import { nodeBaseImage } from '../../tools/harness/node-base-image.js';
 import { type Container, podman, runOnce, startContainer } from '../../tools/harness/podman.js';
 import { sendApproval } from '../../tools/harness/processes.js';
-import {
-  approval,
-  createSku,
-  eventually,
-  stackEnv,
-  TEST_WEBHOOK_SECRET,
-  uniqueApprovalNo,
-} from '../../tools/harness/service.js';
+import { approval, createSku, eventually, stackEnv, uniqueApprovalNo } from '../../tools/harness/service.js';
+import { TEST_WEBHOOK_SECRET } from '../../tools/harness/signed-webhook.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const IMAGE = 'localhost/exactly-once-orders:test';

@@ -9,19 +9,14 @@ import { after, before, describe, it } from 'node:test';
 import type { ConfirmChannel, Options } from 'amqplib';
 import pg from 'pg';
 import { brokerTopology, type BrokerTopology, declareTopology } from '../../examples/consumer/broker-consumer.js';
-import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import {
-  eventIdFor,
-  ORDER_CREATED,
-  ORDER_CREATED_ROUTING_KEY,
-  type OrderCreatedEvent,
-} from '../../domain-node/order-event.js';
+import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY, type OrderCreatedEvent } from '../../domain-node/order-event.js';
 import { standardSignatureHeaders } from '../../domain-node/signature.js';
 import { seededRandom } from '../../tools/chaos/prng.js';
 import { managedProcess, type ManagedProcess } from '../../tools/harness/child-process.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { AMQP_URL, brokerForSuite } from '../../tools/harness/rabbitmq.js';
 import { type ConsumerLogLine, consumerLogLines, deleteTopology } from '../../tools/harness/broker-consumer.js';
+import { orderEvent } from '../../tools/harness/forged-events.js';
 import { eventually, stackEnv } from '../../tools/harness/service.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -30,23 +25,6 @@ const SECRET = 'downstream-secret-0123456789';
 
 function logLines(consumer: ManagedProcess): ConsumerLogLine[] {
   return consumerLogLines(consumer.output());
-}
-
-function orderEvent(approvalNo: string, quantity: number, unitPrice: string): OrderCreatedEvent {
-  const key = idempotencyKeyFor(approvalNo, 'MAIN');
-  return {
-    type: ORDER_CREATED,
-    eventId: eventIdFor(key),
-    idempotencyKey: key,
-    orderNo: `SO-${approvalNo}`,
-    approvalNo,
-    operation: 'MAIN',
-    customerId: 'C-1',
-    currency: 'EUR',
-    lines: [{ sku: 'SKU-1', quantity, unitPrice }],
-    totalAmount: (quantity * Number(unitPrice)).toFixed(4),
-    occurredAt: new Date().toISOString(),
-  };
 }
 
 describe('the RabbitMQ consumer of order.created', () => {

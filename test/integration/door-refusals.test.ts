@@ -59,16 +59,14 @@ import {
   approval,
   createSku,
   orderCount,
-  signedHeaders,
-  standardSignedHeaders,
   startTestService,
   statusReaches,
-  TEST_WEBHOOK_SECRET,
   testConfig,
   type TestService,
   uniqueApprovalNo,
   workflowExists,
 } from '../../tools/harness/service.js';
+import { signedHeaders, standardSignedHeaders, TEST_WEBHOOK_SECRET } from '../../tools/harness/signed-webhook.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');

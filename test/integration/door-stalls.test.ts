@@ -22,7 +22,8 @@ import { startFakeFeishu, type FakeFeishu } from '../../tools/harness/fake-feish
 import { randomWeComAesKey, startFakeWeCom, type FakeWeCom } from '../../tools/harness/fake-wecom.js';
 import { backtrackingXmlChildren } from '../../tools/harness/backtracking-parsers.js';
 import { cpuMillisecondsSince, filled } from '../../tools/harness/hostile-input.js';
-import { signedHeaders, startTestService, testConfig, type TestService } from '../../tools/harness/service.js';
+import { startTestService, testConfig, type TestService } from '../../tools/harness/service.js';
+import { signedHeaders } from '../../tools/harness/signed-webhook.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** How late `/livez` may answer while the doors read hostile bodies. */

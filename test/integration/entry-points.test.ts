@@ -20,7 +20,6 @@ import {
   createSku,
   eventually,
   postApproval,
-  signedHeaders,
   startTestService,
   statusReaches,
   stackEnv,
@@ -28,6 +27,7 @@ import {
   uniqueApprovalNo,
   until,
 } from '../../tools/harness/service.js';
+import { signedHeaders } from '../../tools/harness/signed-webhook.js';
 import { listeningSockets } from '../../tools/harness/listening-sockets.js';
 import { apiProcess, processEnv, sendApproval } from '../../tools/harness/processes.js';
 

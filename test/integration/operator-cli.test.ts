@@ -54,7 +54,7 @@ function json<T>(run: CliRun): T {
 }
 
 /** An approval written through the front door: SUBMITTED, one order. */
-async function writtenOrder(service: TestService, prefix: string) {
+async function submittedApproval(service: TestService, prefix: string) {
   const approvalNo = uniqueApprovalNo(prefix);
   const key = idempotencyKeyFor(approvalNo, 'MAIN');
   assert.equal(
@@ -188,7 +188,7 @@ describe('operator CLI (orders-cli)', () => {
   });
 
   it('recompensate continues a landed order whose follow-up runs hit the cap: the operator resets the count', async () => {
-    const { key } = await writtenOrder(service, 'CLICAP');
+    const { key } = await submittedApproval(service, 'CLICAP');
     await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
     // Five earlier reconciliations each continued the landed order and each follow-up run failed:
     // compensation gave up and asked for a person.
@@ -224,7 +224,7 @@ describe('operator CLI (orders-cli)', () => {
   });
 
   it('scan-duplicates finds an order planted behind the service and exits 1; alerts shows it', async () => {
-    const { approvalNo, key } = await writtenOrder(service, 'CLIDUP');
+    const { approvalNo, key } = await submittedApproval(service, 'CLIDUP');
     await service.prisma.$executeRaw`
       INSERT INTO order_main (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt)
       SELECT ${`${key}-copy`}, approval_no, operation, customer_id, currency, total_amount, fingerprint, 1
@@ -253,7 +253,7 @@ describe('operator CLI (orders-cli)', () => {
   });
 
   it('purge-expired --dry-run counts without deleting; without it the expired record goes, the order stays', async () => {
-    const { key } = await writtenOrder(service, 'CLIPURGE');
+    const { key } = await submittedApproval(service, 'CLIPURGE');
     await service.prisma.$executeRaw`
       UPDATE idempotency_record SET created_at = now() - interval '400 days', updated_at = now() - interval '400 days'
       WHERE idempotent_key = ${key}`;
@@ -275,7 +275,7 @@ describe('operator CLI (orders-cli)', () => {
     assert.equal(file.code, 0, file.stderr);
     assert.match(file.stdout, /1 history\(ies\) replay/);
 
-    const { approvalNo, key } = await writtenOrder(service, 'CLIREPLAY');
+    const { approvalNo, key } = await submittedApproval(service, 'CLIREPLAY');
     await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
     const live = await cli(service, ['replay', '--workflow-id', orderWorkflowIdFor(key)]);
     assert.equal(live.code, 0, live.stderr);

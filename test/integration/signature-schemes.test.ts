@@ -18,14 +18,13 @@ import {
   orderCount,
   postApproval,
   recordedLastError,
-  signedHeaders,
-  standardSignedHeaders,
   statusReaches,
   testConfig,
   type TestService,
   uniqueApprovalNo,
   workflowExists,
 } from '../../tools/harness/service.js';
+import { signedHeaders, standardSignedHeaders } from '../../tools/harness/signed-webhook.js';
 
 const WEBHOOK_NEW = 'webhook-secret-new-0123456789';
 const WEBHOOK_OLD = 'webhook-secret-old-0123456789';

@@ -17,13 +17,12 @@ import {
   orderCount,
   orderedQuantities,
   postApproval,
-  signedHeaders,
   startTestService,
-  TEST_WEBHOOK_SECRET,
   type TestService,
   uniqueApprovalNo,
   workflowExists,
 } from '../../tools/harness/service.js';
+import { signedHeaders, TEST_WEBHOOK_SECRET } from '../../tools/harness/signed-webhook.js';
 
 interface ProblemBody {
   type: string;

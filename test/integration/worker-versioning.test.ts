@@ -151,7 +151,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
 
   async function bundle(file: string): Promise<WorkflowCode> {
     const { code } = await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL(`../support/rollout/${file}`, import.meta.url)),
+      workflowsPath: fileURLToPath(new URL(`../../tools/harness/rollout/${file}`, import.meta.url)),
       logger: new DefaultLogger('WARN'),
     });
     return { code };

@@ -1,8 +1,8 @@
-// The map in docs/proof-under-faults.md, "Which test owns what", checked against the files: every
-// product module has a row, every module and test file it names exists, every test file is in one
-// of its tables, and every test a row names reaches the module — by importing it, directly or
-// through other files, or by running an entry point (a file path in its source) that does.
-// File-system reads only.
+// The map in test/README.md, "Which test owns what", checked against the files: every product
+// module has a row, every module and test file it names exists, every test file is in one of its
+// tables, and every test a row names reaches the module — by importing it, directly or through
+// other files, or by running an entry point (a file path in its source) that does. Beside it, the
+// layout the map relies on: a unit test stands in the folder of what it tests. File-system reads only.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const DOC = 'docs/proof-under-faults.md';
+const DOC = 'test/README.md';
 const SECTION = '## Which test owns what';
 /** Generated at install by `prisma generate`, not source: no row. */
 const GENERATED = 'services/db/generated/';
@@ -27,17 +27,27 @@ function filesUnder(dir: string): string[] {
 }
 
 /** The folders the production build compiles, and the bins. */
-function productModules(): string[] {
+function productFolders(): string[] {
   const { include } = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
     include: string[];
   };
-  return [...include, 'bin']
+  return [...include, 'bin'];
+}
+
+function productModules(): string[] {
+  return productFolders()
     .flatMap(filesUnder)
     .filter((file) => /\.(ts|mjs)$/.test(file) && !file.startsWith(GENERATED))
     .sort();
 }
 
 const testFiles = () => filesUnder('test').filter((file) => file.endsWith('.test.ts'));
+
+const UNIT = 'test/unit';
+/** The unit tests of the repository as a whole, the only ones at test/unit/ itself. */
+const HOUSE_TESTS = ['house-rules.test.ts', 'linear-regexes.test.ts', 'test-map.test.ts'];
+/** Folders outside the production build whose files unit tests check: the deployment examples and the docs. */
+const ALSO_MIRRORED = ['deploy', 'docs'];
 
 // ---- What a file reaches ----------------------------------------------------------------------
 
@@ -130,7 +140,7 @@ function moduleRows(text: string): Row[] {
   });
 }
 
-describe('the test map in docs/proof-under-faults.md', () => {
+describe('the test map in test/README.md', () => {
   const text = section();
   const rows = moduleRows(text);
 
@@ -175,6 +185,26 @@ describe('the test map in docs/proof-under-faults.md', () => {
       reachedAfterAll,
       [],
       `rows saying no test reaches a module one does: ${reachedAfterAll.join(', ')}`,
+    );
+  });
+});
+
+describe("the unit tests' layout", () => {
+  it('puts each unit test at the path of a source folder, or at test/unit/ when it tests the house', () => {
+    const mirrored = [...productFolders(), ...ALSO_MIRRORED];
+    const isFolder = (dir: string) => existsSync(path.join(ROOT, dir)) && statSync(path.join(ROOT, dir)).isDirectory();
+    const astray = filesUnder(UNIT)
+      .filter((file) => file.endsWith('.test.ts'))
+      .filter((file) => {
+        const dir = path.posix.dirname(path.posix.relative(UNIT, file));
+        if (dir === '.') return !HOUSE_TESTS.includes(path.posix.basename(file));
+        const underSource = mirrored.some((folder) => dir === folder || dir.startsWith(`${folder}/`));
+        return !underSource || !isFolder(dir);
+      });
+    assert.deepEqual(
+      astray,
+      [],
+      `unit tests in a folder that mirrors no source folder (test/unit/<folder>/x.test.ts for <folder>/, or one of ${HOUSE_TESTS.join(', ')} at ${UNIT}/): ${astray.join(', ')}`,
     );
   });
 });

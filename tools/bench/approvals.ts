@@ -1,6 +1,5 @@
-// The approvals every bench mode sends: distinct approval numbers, two lines over the bench's SKUs,
-// signed as the OA signs its webhook (domain-node/signature.ts).
-import { signBody } from '../../domain-node/signature.js';
+// The approvals every bench mode sends: distinct approval numbers, two lines over the bench's SKUs;
+// tools/harness/signed-webhook.ts signs them as the OA signs its webhook.
 
 /** The stock the bench seeds and orders from. */
 export const SKUS = Array.from({ length: 200 }, (_, index) => `BENCH-${String(index).padStart(3, '0')}`);
@@ -21,15 +20,5 @@ export function approvalBody(approvalNo: string) {
         { sku: second, quantity: 2, unitPrice: '2.50' },
       ],
     },
-  };
-}
-
-/** The webhook's headers for `payload`, signed now: a resend is signed again, its body unchanged. */
-export function signedHeaders(secret: string, payload: string): Record<string, string> {
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  return {
-    'content-type': 'application/json',
-    'x-oa-timestamp': timestamp,
-    'x-oa-signature': signBody(secret, timestamp, payload),
   };
 }

@@ -18,7 +18,7 @@ import { ordersCommittedAfter, ordersOverTime } from './order-ledger.js';
 import { sampleProcesses } from './process-samples.js';
 import { mergeResults, readResults, steadyRate } from './results-file.js';
 import { SHAPE_TITLE, SHAPES, type ShapeName, type ShapeOptions, startShape, STEADY_NAME } from './shape.js';
-import { largest } from './stats.js';
+import { largest } from '../harness/stats.js';
 import { type Panel, renderTimeline } from './timeline-chart.js';
 
 export interface BurstOptions extends ShapeOptions {

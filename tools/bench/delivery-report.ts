@@ -4,7 +4,7 @@ import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { ProcessPeak } from './process-samples.js';
 import { answerCounts, type DeliveryLog } from './oa-sender.js';
 import { endedWithoutOrder, type Ledger, ledgerOf, orderedApprovals, waitForDrain } from './order-ledger.js';
-import { type Spread, spreadOf } from './stats.js';
+import { type Spread, spreadOf } from '../harness/stats.js';
 
 export interface DeliveryFigures {
   approvals: number;

@@ -16,7 +16,8 @@ import {
   startFakeDingTalk,
 } from '../harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback, startFakeFeishu } from '../harness/fake-feishu.js';
-import { approvalBody, signedHeaders, SKUS } from './approvals.js';
+import { approvalBody, SKUS } from './approvals.js';
+import { signedHeaders } from '../harness/signed-webhook.js';
 import { FEISHU_REPLY_DEADLINE_MS } from '../../vendors/feishu/connector.js';
 import { DINGTALK_REPLY_DEADLINE_MS } from '../../vendors/dingtalk/connector.js';
 
@@ -53,7 +54,7 @@ export function webhookDoor(secret: string): BurstDoor {
     timeoutMs: undefined,
     accepted: new Set([200, 201, 202]),
     approval: (approvalNo) => JSON.stringify(approvalBody(approvalNo)),
-    request: (payload) => ({ path: '/webhooks/oa/approvals', headers: signedHeaders(secret, payload), body: payload }),
+    request: (payload) => ({ path: '/webhooks/oa/approvals', headers: signedHeaders(payload, secret), body: payload }),
     close: () => Promise.resolve(),
   };
 }

@@ -2,7 +2,7 @@
 // its peak (VmHWM) and CPU time (utime + stime), sampled at an interval while a mode runs.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { largest } from './stats.js';
+import { largest } from '../harness/stats.js';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 

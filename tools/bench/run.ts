@@ -29,7 +29,8 @@ import { sleep } from '../harness/time.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { workflowInputFor } from '../../submission/submit-approval.js';
 import { connectClient } from '../../services/temporal/connection.js';
-import { approvalBody, signedHeaders, SKUS } from './approvals.js';
+import { approvalBody, SKUS } from './approvals.js';
+import { signedHeaders } from '../harness/signed-webhook.js';
 import { runBurst } from './burst.js';
 import { BURST_DOORS, type BurstDoorName } from './doors.js';
 import { renderChart } from './chart.js';
@@ -39,7 +40,7 @@ import { peakRssMiB } from './process-samples.js';
 import { mergeResults, steadyRate } from './results-file.js';
 import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
 import { runSoak } from './soak.js';
-import { percentile } from './stats.js';
+import { percentile } from '../harness/stats.js';
 
 const usage = [
   'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',
@@ -239,7 +240,7 @@ async function post(url: string, body: unknown, query = ''): Promise<{ status: n
   const payload = JSON.stringify(body);
   const response = await fetch(`${url}/webhooks/oa/approvals${query}`, {
     method: 'POST',
-    headers: signedHeaders(SECRET, payload),
+    headers: signedHeaders(payload, SECRET),
     body: payload,
   });
   const answer = (await response.json().catch(() => ({}))) as { duplicate?: boolean };

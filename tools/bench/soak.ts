@@ -15,7 +15,7 @@ import { ordersOverTime } from './order-ledger.js';
 import { sampleProcesses } from './process-samples.js';
 import { mergeResults } from './results-file.js';
 import { SHAPE_TITLE, type ShapeName, type ShapeOptions, startShape } from './shape.js';
-import { largest, leastSquaresSlope, percentile } from './stats.js';
+import { largest, leastSquaresSlope, percentile } from '../harness/stats.js';
 import { type Panel, renderTimeline } from './timeline-chart.js';
 
 /** A process's memory grows by less than this after the warm-up, or it is not called flat. */

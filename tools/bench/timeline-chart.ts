@@ -1,6 +1,6 @@
 // The burst's and soak's charts: panels of lines over one time axis (answers and orders per
 // second, resident memory per process), as a dependency-free SVG like chart.ts's.
-import { largest } from './stats.js';
+import { largest } from '../harness/stats.js';
 
 export interface Line {
   name: string;

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { attemptsByActivityType, historySteps } from '../harness/history.js';
+import { percentile } from '../harness/stats.js';
 import { CHAOS_TIMINGS } from '../harness/timings.js';
 import type { ChaosBroker } from './broker.js';
 import { effectsOf, type OperatorDecisions } from './drain.js';
@@ -28,7 +29,8 @@ export interface Findings {
   silentFaults: string[];
 }
 
-export async function stockOf(db: pg.Pool): Promise<Stock> {
+/** The stock of every SKU the chaos run orders from, in one read. */
+export async function stockOfSkus(db: pg.Pool): Promise<Stock> {
   const { rows } = await db.query<{ sku: string; on_hand: number; reserved: number }>(
     'SELECT sku, on_hand, reserved FROM inventory WHERE sku = ANY($1)',
     [SKUS],
@@ -77,7 +79,7 @@ export async function runChecks(run: {
     (approval) => !ordersByKey.has(approval.key) && !lost.includes(approval),
   ).length;
 
-  const finalStock = await stockOf(admin);
+  const finalStock = await stockOfSkus(admin);
   const ordered = await admin.query<{ sku: string; quantity: string }>(
     `SELECT l.sku, sum(l.quantity) AS quantity FROM order_line l JOIN order_main o ON o.id = l.order_id
      WHERE o.approval_no LIKE $1 GROUP BY l.sku`,
@@ -249,11 +251,6 @@ async function attemptsInHistories(client: Client) {
     }
   }
   return { attempts, writeReruns };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
 function formatHistogram(histogram: Record<number, number> | undefined): string {

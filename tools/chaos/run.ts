@@ -15,7 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sleep } from '../harness/time.js';
 import { type ChaosBroker, DEFAULT_AMQP_URL, openChaosBroker } from './broker.js';
-import { runChecks, stockOf } from './checks.js';
+import { runChecks, stockOfSkus } from './checks.js';
 import { brokerConsumerCaughtUp, drainAsOperator, openWorkflows } from './drain.js';
 import { downstreamFaults, faultInjector, faultSchedule, firedFaults } from './faults.js';
 import { log } from './log.js';
@@ -73,7 +73,7 @@ async function main(): Promise<number> {
     const downstream = downstreamFaults(seededRandom(seed + 2));
     stack = await startChaosStack({ dataDir, seed, broker, broken: values.broken, downstreamReply: downstream.reply });
     const { admin, client } = stack;
-    const initialStock = await stockOf(admin);
+    const initialStock = await stockOfSkus(admin);
     stack.dbProxy.forceEachOnce();
     log(
       `stack ready in ${Date.now() - started} ms; ${size} approvals, seed ${seed}${values.broken ? `, BROKEN: ${values.broken}` : ''}`,

@@ -1,7 +1,8 @@
 // `order.created` events as someone without DOWNSTREAM_SECRET could send them, for the tests of the
 // reference consumers' doors: each is a well-formed event of a fresh key — so a consumer that did
 // not check the signature would apply it — carrying headers that are missing, made with another
-// key, or genuine but for a body, id or timestamp that was changed after signing.
+// key, or genuine but for a body, id or timestamp that was changed after signing. The well-formed
+// events themselves serve the consumers' other tests too.
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
@@ -17,7 +18,11 @@ let serial = 0;
 /** A valid event of a key nobody used before. */
 export function freshEvent(quantity = 2, unitPrice = '10.50', prefix = 'FORGE'): OrderCreatedEvent {
   serial += 1;
-  const approvalNo = `${prefix}-${RUN}-${serial}`;
+  return orderEvent(`${prefix}-${RUN}-${serial}`, quantity, unitPrice);
+}
+
+/** The valid event of the MAIN order of `approvalNo`: one line of `quantity` at `unitPrice`. */
+export function orderEvent(approvalNo: string, quantity: number, unitPrice: string): OrderCreatedEvent {
   const key = idempotencyKeyFor(approvalNo, 'MAIN');
   return {
     type: ORDER_CREATED,

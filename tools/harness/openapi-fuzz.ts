@@ -11,7 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { OPENAPI_PATH } from '../../edges/http/openapi.js';
 import { type ApiProcess, apiProcess, processEnv } from './processes.js';
-import { startTestService, TEST_WEBHOOK_SECRET, type TestService } from './service.js';
+import { startTestService, type TestService } from './service.js';
+import { TEST_WEBHOOK_SECRET } from './signed-webhook.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SCHEMATHESIS = path.join(ROOT, '.venv', 'bin', 'schemathesis');
@@ -75,7 +76,7 @@ async function runSchemathesis(apiUrl: string, budget: FuzzBudget, reportDir: st
     env: {
       ...process.env,
       SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
-      PYTHONPATH: path.join(ROOT, 'test', 'support'),
+      PYTHONPATH: path.join(ROOT, 'tools', 'harness'),
       WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,7 +11,7 @@ import {
 import type { Config } from '../../services/config/env.js';
 
 export type { ApiProcess };
-import { signedHeaders, TEST_WEBHOOK_SECRET } from './service.js';
+import { signedHeaders, TEST_WEBHOOK_SECRET } from './signed-webhook.js';
 
 /** The environment of a service process that shares `config`'s database, Temporal and task queue. */
 export function processEnv(config: Config, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -9,7 +9,6 @@ import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { type AppDeps, buildApp } from '../../edges/http/app.js';
-import { signBody, signStandard } from '../../domain-node/signature.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { type Config, loadConfig } from '../../services/config/env.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
@@ -20,10 +19,9 @@ import { readersFromConfig } from '../../vendors/readers-from-config.js';
 import { tracingOn } from '../../services/telemetry/tracing.js';
 import { workflowCode } from '../../worker/workflow-bundle.js';
 import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
+import { signedHeaders, TEST_WEBHOOK_SECRET } from './signed-webhook.js';
 import { sleep } from './time.js';
 import { TEST_TIMINGS } from './timings.js';
-
-export const TEST_WEBHOOK_SECRET = 'test-webhook-secret-0123456789';
 
 export function stackEnv(): { databaseUrl: string; temporalAddress: string } {
   const databaseUrl = process.env.DATABASE_URL;
@@ -203,27 +201,6 @@ export async function createSku(prisma: PrismaClient, onHand: number): Promise<s
   const sku = `SKU-T-${randomBytes(5).toString('hex')}`;
   await prisma.inventory.create({ data: { sku, onHand } });
   return sku;
-}
-
-export function signedHeaders(body: string, secret = TEST_WEBHOOK_SECRET, timestamp = Math.floor(Date.now() / 1000)) {
-  const ts = String(timestamp);
-  return { 'content-type': 'application/json', 'x-oa-timestamp': ts, 'x-oa-signature': signBody(secret, ts, body) };
-}
-
-/** The same, signed the Standard Webhooks way (WEBHOOK_SIGNATURE_SCHEME=standard). */
-export function standardSignedHeaders(
-  body: string,
-  secret = TEST_WEBHOOK_SECRET,
-  id = `msg_${randomBytes(8).toString('hex')}`,
-  timestamp = Math.floor(Date.now() / 1000),
-) {
-  const ts = String(timestamp);
-  return {
-    'content-type': 'application/json',
-    'webhook-id': id,
-    'webhook-timestamp': ts,
-    'webhook-signature': signStandard(secret, id, ts, body),
-  };
 }
 
 /** The body of the webhook's 200, 201 and 202 answers. */

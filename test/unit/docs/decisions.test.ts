@@ -1,7 +1,7 @@
 // The decisions' index in docs/architecture.md and their pages under docs/decisions/, held to each
 // other: every page is in the index and every index line names a page, with the page's own number
 // and title, numbered 1..N once each. And every relative link of the documentation — docs/*.md,
-// docs/decisions/*.md, README.md — reaches a file that exists and, when it names a #anchor in a
+// docs/decisions/*.md, README.md, test/README.md — reaches a file that exists and, when it names a #anchor in a
 // markdown page, a heading of that page. File-system reads only.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -126,7 +126,7 @@ function relativeLinks(file: string): string[] {
 }
 
 describe('the links of the documentation', () => {
-  const pages = [...markdownIn('docs'), ...markdownIn(DECISIONS), 'README.md'];
+  const pages = [...markdownIn('docs'), ...markdownIn(DECISIONS), 'README.md', 'test/README.md'];
 
   it('reach files that exist, and headings that exist where they name one', () => {
     let count = 0;

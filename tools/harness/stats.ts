@@ -1,4 +1,4 @@
-// The few statistics the bench prints: percentiles of a sample and a least-squares slope.
+// The few statistics the bench and the chaos run print: percentiles of a sample and a least-squares slope.
 
 /** The p-th percentile of an ascending sample (nearest rank); NaN when empty. */
 export function percentile(sorted: number[], p: number): number {

@@ -18,7 +18,13 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../services/config/env.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { IntakeLoad } from './intake-load.js';
-import { type Submission, type SubmissionDeps, submissionDepsFrom, submitApprovalForm } from './submit-approval.js';
+import {
+  type DeliveryOptions,
+  type Submission,
+  type SubmissionDeps,
+  submissionDepsFrom,
+  submitApprovalForm,
+} from './submit-approval.js';
 
 /** One approval event as a connector read it (vendors/connector.ts `OaEvent`). */
 export interface ApprovalEvent {
@@ -57,6 +63,8 @@ export interface ApprovalEventDeps extends SubmissionDeps {
   metrics: ProductMetrics;
   /** The mapping file: which approval definitions are orders. */
   formMapping: FormMappingFile | undefined;
+  /** How this process takes every event's delivery: the worker it hosts and its intake. */
+  deliveryOptions: DeliveryOptions;
 }
 
 /** What every door of OA events (the callbacks, the connections) hands `acceptApprovalEvent`. */
@@ -70,10 +78,10 @@ export function approvalEventDepsFrom(parts: {
 }): ApprovalEventDeps {
   return {
     ...submissionDepsFrom(parts.config, parts.prisma, parts.temporal),
-    intake: parts.intake,
     log: parts.log,
     metrics: parts.metrics,
     formMapping: parts.config.connectors.formMapping?.file,
+    deliveryOptions: { workerInProcess: parts.config.http.hostsWorker, intake: parts.intake },
   };
 }
 
@@ -121,10 +129,10 @@ export async function acceptApprovalEvent(
       try {
         // Only a delivery that arrived too late to be claimed in time is shed here; the reply
         // itself is raced below, and what runs past it goes on to the start.
-        const submission = await submitApprovalForm(deps, event, () => (claimed = true), {
-          arrivedAt,
-          answerBy: replyBy,
-          goesOnAfterAnswer: true,
+        const submission = await submitApprovalForm(deps, event, {
+          ...deps.deliveryOptions,
+          onClaimed: () => (claimed = true),
+          deadline: { arrivedAt, answerBy: replyBy, goesOnAfterAnswer: true },
         });
         return { kind: 'submitted', idempotencyKey, submission };
       } catch (error) {
@@ -217,7 +225,7 @@ async function startAfterReply(deps: ApprovalEventDeps, event: ApprovalEvent, id
     // Unreferenced: a pause must not keep a stopping process alive.
     await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
     try {
-      const submission = await submitApprovalForm(deps, event);
+      const submission = await submitApprovalForm(deps, event, deps.deliveryOptions);
       deps.log.info({ idempotencyKey, status: submission.status }, 'approval event started after its reply');
       return;
     } catch (error) {

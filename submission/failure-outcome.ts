@@ -9,7 +9,8 @@ import { errorInChain, isDatabaseTransient, isTemporalUnreachable } from '../dom
 import { IdempotencyConflictError, messageOf } from '../domain/errors.js';
 import type { FieldError } from '../domain/order-input.js';
 import { NoPendingDecisionError, NothingToCompensateError } from './operator-decisions.js';
-import { IntakeOverloadedError, TemporalUnavailableError } from './submit-approval.js';
+import { IntakeOverloadedError } from './load-shedding.js';
+import { TemporalUnavailableError } from './take-delivery.js';
 
 /**
  * - conflict: the request contradicts what already exists; calling again is refused again.

@@ -206,12 +206,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const requested = requestedWaitSeconds(request.headers.prefer);
     const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
     const submission = await inRequestSpan(request, () =>
-      submitApproval(
-        { ...submissionDepsFrom(config, deps.prisma, deps.temporal), startGuard: deps.startGuard, intake, metrics },
-        parsed.value,
-        'webhook',
-        { deadline, ...(wait === undefined ? {} : { waitUntil: deadline.arrivedAt + wait * 1000 }) },
-      ),
+      submitApproval({ ...submissionDepsFrom(config, deps.prisma, deps.temporal), metrics }, parsed.value, 'webhook', {
+        workerInProcess: config.http.hostsWorker,
+        startGuard: deps.startGuard,
+        intake,
+        deadline,
+        ...(wait === undefined ? {} : { waitUntil: deadline.arrivedAt + wait * 1000 }),
+      }),
     );
     request.log.info(
       { idempotencyKey: submission.idempotencyKey, workflowId: submission.workflowId, duplicate: submission.duplicate },

@@ -63,15 +63,16 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
       let submission;
       try {
         submission = await submitApproval(
-          {
-            ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal),
-            startGuard: deps.startGuard,
-            intake: deps.intake,
-            metrics: deps.metrics,
-          },
+          { ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal), metrics: deps.metrics },
           approval,
           'mcp',
-          { waitUntil: deadline, onClaimed: reportProgress },
+          {
+            workerInProcess: deps.config.http.hostsWorker,
+            startGuard: deps.startGuard,
+            intake: deps.intake,
+            waitUntil: deadline,
+            onClaimed: reportProgress,
+          },
         );
       } finally {
         progressDone.abort();

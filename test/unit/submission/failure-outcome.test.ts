@@ -22,7 +22,8 @@ import {
   orderNotFound,
 } from '../../../submission/failure-outcome.js';
 import { NoPendingDecisionError, NothingToCompensateError } from '../../../submission/operator-decisions.js';
-import { IntakeOverloadedError, TemporalUnavailableError } from '../../../submission/submit-approval.js';
+import { IntakeOverloadedError } from '../../../submission/load-shedding.js';
+import { TemporalUnavailableError } from '../../../submission/take-delivery.js';
 
 const KEY = 'APPROVAL:AP-1:MAIN';
 const TOOL = 'submit_approved_order';

@@ -20,7 +20,7 @@ import { statusSentence } from '../../../../edges/mcp/status-sentences.js';
 import type { McpDeps } from '../../../../edges/mcp/tool.js';
 import { errorResult, invalidArgumentsResult } from '../../../../edges/mcp/tool-results.js';
 import { NoPendingDecisionError } from '../../../../submission/operator-decisions.js';
-import { TemporalUnavailableError } from '../../../../submission/submit-approval.js';
+import { TemporalUnavailableError } from '../../../../submission/take-delivery.js';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 

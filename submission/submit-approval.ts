@@ -3,7 +3,8 @@
 // business identifiers — the only place besides domain/idempotency-key.ts that touches it — and
 // travels as workflow input.
 import type { Client } from '@temporalio/client';
-import type { Config, WritePolicy } from '../services/config/env.js';
+import type { Config } from '../services/config/env.js';
+import type { WritePolicy } from './settings.js';
 import { IdempotencyConflictError, KeySourceConflictError } from '../domain/errors.js';
 import { canonicalOrder, describeDifferences, totalAmountOf } from '../domain/canonical-order.js';
 import { fingerprintOf } from '../domain-node/fingerprint.js';

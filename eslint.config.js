@@ -29,6 +29,24 @@ const NO_HEART = {
   group: ['**/submission/**', '**/vendors/**'],
   message: 'services/ is plumbing: it serves the start path and the vendors and never imports them.',
 };
+// services/config/env.ts composes every part's settings into the one schema: services/config may
+// import a `settings.js` of an edge, the start path or a vendor, and nothing else of them. A file
+// under an excluded folder cannot be let back in (gitignore's rule), so the folders are let back
+// in (`…/**/`, which matches folders only) and then only the settings files.
+const NO_EDGES_BUT_SETTINGS = {
+  ...NO_EDGES,
+  group: [...NO_EDGES.group, '!**/edges/**/', '!**/edges/**/settings.js'],
+};
+const NO_HEART_BUT_SETTINGS = {
+  ...NO_HEART,
+  group: [
+    ...NO_HEART.group,
+    '!**/submission/**/',
+    '!**/vendors/**/',
+    '!**/submission/**/settings.js',
+    '!**/vendors/**/settings.js',
+  ],
+};
 const NO_VENDORS = {
   group: ['**/vendors/**'],
   message: 'The start path knows no vendor: a vendor imports submission/, never the other way round.',
@@ -81,6 +99,15 @@ export default tseslint.config(
   {
     files: ['services/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES, NO_HEART] }] },
+  },
+  {
+    files: ['services/config/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES_BUT_SETTINGS, NO_HEART_BUT_SETTINGS] },
+      ],
+    },
   },
   {
     files: ['submission/**/*.ts'],

@@ -6,7 +6,7 @@
 // worker runs it — with the same key and event id, never another.
 import type { Attributes } from '@opentelemetry/api';
 import { Context, log } from '@temporalio/activity';
-import type { DownstreamConfig } from '../services/config/env.js';
+import type { DownstreamConfig } from './settings.js';
 import { findRecord } from '../services/db/idempotency-records.js';
 import { statusAfter, transitionStatus } from '../services/db/order-status-writer.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';

@@ -3,7 +3,7 @@
 // and the fault harness wire the same code to different databases and clients. The names of the
 // returned functions are the activity names recorded in workflow histories: they never change.
 import type { Client } from '@temporalio/client';
-import type { DownstreamConfig } from '../services/config/env.js';
+import type { DownstreamConfig } from './settings.js';
 import type { OrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';

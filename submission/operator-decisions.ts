@@ -6,7 +6,7 @@
 // so a workflow stays the only place that carries it out.
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WritePolicy } from '../services/config/env.js';
+import type { WritePolicy } from './settings.js';
 import { compensationWorkflowIdFor, orderWorkflowIdFor, parseIdempotencyKey } from '../domain/idempotency-key.js';
 import type { Operation } from '../domain/idempotency-key.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';

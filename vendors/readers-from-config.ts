@@ -1,7 +1,8 @@
 // The approval readers of the OA systems whose settings are present, for the worker's
 // `readApprovalForm` activity.
 import type { OaVendor } from '../domain/oa-approval.js';
-import type { ConnectorsConfig, WritePolicy } from '../services/config/env.js';
+import type { WritePolicy } from '../submission/settings.js';
+import type { ConnectorsConfig } from './settings.js';
 import type { ApprovalReader } from './approval-reader.js';
 import { createDingTalkReader } from './dingtalk/reader.js';
 import { createFeishuReader } from './feishu/reader.js';

@@ -2,13 +2,15 @@
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
-import type { BrokerConfig, DownstreamConfig, WorkerDeploymentVersion } from '../services/config/env.js';
+import type { DownstreamConfig } from '../activities/settings.js';
+import type { BrokerConfig } from '../services/broker/settings.js';
 import type { WorkerSlots } from '../services/config/worker-slots.js';
 import { createOrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectionOptions, type TemporalTarget } from '../services/temporal/connection.js';
+import type { WorkerDeploymentVersion } from '../services/temporal/settings.js';
 import { workerTracing } from '../services/telemetry/tracing.js';
 import type { WorkflowCode } from './workflow-bundle.js';
 import { WriteSlots } from './write-slots.js';

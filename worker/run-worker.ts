@@ -4,7 +4,8 @@
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { brokerAddress, type Config, connectorStates, loadConfig } from '../services/config/env.js';
+import { brokerAddress } from '../services/broker/settings.js';
+import { type Config, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
 import { type WorkerSlots, workerSlots } from '../services/config/worker-slots.js';
@@ -21,6 +22,7 @@ import { ensureSearchAttributes } from '../services/temporal/search-attributes.j
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
 import { readersFromConfig } from '../vendors/readers-from-config.js';
+import { connectorStates } from '../vendors/settings.js';
 import { serveWorkerProbes } from './probes.js';
 
 /**

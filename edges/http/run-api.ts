@@ -4,7 +4,8 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Worker } from '@temporalio/worker';
-import { connectorStates, loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../services/config/env.js';
+import { connectorStates } from '../../vendors/settings.js';
 import { requireSetting } from '../../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { workerSlots } from '../../services/config/worker-slots.js';

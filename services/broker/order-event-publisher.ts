@@ -17,7 +17,7 @@ import {
 } from '../../domain/errors.js';
 import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY } from '../../domain-node/order-event.js';
 import { standardSignatureHeaders } from '../../domain-node/signature.js';
-import { brokerAddress, type BrokerConfig } from '../config/env.js';
+import { brokerAddress, type BrokerConfig } from './settings.js';
 import { messagingSendAttributes, messagingSendSpanName } from '../telemetry/span-conventions.js';
 import { inSpan, KEY_ATTRIBUTE, traceHeaders } from '../telemetry/tracing.js';
 

@@ -6,14 +6,9 @@
 // CONSUMER_PREFETCH, and names its queues from the last two (`brokerTopology`).
 import { z } from 'zod';
 import type { SigningSecrets } from '../../domain-node/signature.js';
-import {
-  amqpUrlSetting,
-  ConfigError,
-  type EnvSource,
-  exchangeNameSetting,
-  presentSettings,
-  signingSecretSetting,
-} from './env.js';
+import { amqpUrlSetting, exchangeNameSetting } from '../broker/settings.js';
+import { ConfigError, type EnvSource, presentSettings } from './env.js';
+import { signingSecretSetting } from './setting-types.js';
 
 const databaseSettings = {
   CONSUMER_DATABASE_URL: z

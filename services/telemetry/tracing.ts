@@ -43,7 +43,7 @@ import {
 import type { ActivityInboundCallsInterceptor, InjectedSinks, WorkerOptions } from '@temporalio/worker';
 import { idempotencyKeyOfWorkflowId } from '../../domain/idempotency-key.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
-import type { TracingConfig } from '../config/env.js';
+import type { TracingConfig } from './settings.js';
 import { messageOf } from '../../domain/errors.js';
 import { classifyError } from '../../domain/error-classification.js';
 

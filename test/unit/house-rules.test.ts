@@ -119,6 +119,30 @@ describe('house rules', () => {
     assert.deepEqual(vendor, []);
   });
 
+  it('lets services/config import the settings of an edge, the start path or a vendor, and nothing else of them', async () => {
+    const settings = await violations(
+      'services/config/env.ts',
+      "import { httpSettings } from '../../edges/http/settings.js';\nimport { writePolicySettings } from '../../submission/settings.js';\nimport { connectorSettings } from '../../vendors/settings.js';\nimport { feishuSettings } from '../../vendors/feishu/settings.js';\nexport const s = [httpSettings, writePolicySettings, connectorSettings, feishuSettings];\n",
+      IMPORTS,
+    );
+    assert.deepEqual(settings, []);
+    const others = await violations(
+      'services/config/env.ts',
+      "import { problem } from '../../edges/http/problem.js';\nimport { submitApproval } from '../../submission/submit-approval.js';\nimport { createFeishuReader } from '../../vendors/feishu/reader.js';\nexport const o = [problem, submitApproval, createFeishuReader];\n",
+      IMPORTS,
+    );
+    assert.equal(others.length, 3);
+    assert.match(others[0] ?? '', /Only an edge imports an edge/);
+    assert.match(others[1] ?? '', /services\/ is plumbing/);
+    assert.match(others[2] ?? '', /services\/ is plumbing/);
+    const elsewhere = await violations(
+      'services/db/retention.ts',
+      "import { httpSettings } from '../../edges/http/settings.js';\nexport const s = httpSettings;\n",
+      IMPORTS,
+    );
+    assert.equal(elsewhere.length, 1, 'only services/config may import a settings module of an edge');
+  });
+
   it('refuses a service that imports an edge', async () => {
     const found = await violations(
       'services/db/retention.ts',

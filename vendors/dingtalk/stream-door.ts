@@ -7,7 +7,8 @@
 // connection or a failed claim comes again; LATER when the claim failed or ran out of time.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config, DingTalkConfig } from '../../services/config/env.js';
+import type { Config } from '../../services/config/env.js';
+import type { DingTalkConfig } from './settings.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
 import type { ProductMetrics } from '../../services/metrics/product-metrics.js';

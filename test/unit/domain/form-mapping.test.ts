@@ -18,7 +18,8 @@ import {
 } from '../../../domain/form-mapping.js';
 import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
 import type { Approval } from '../../../domain/order-input.js';
-import { ConfigError, connectorStates, loadConfig } from '../../../services/config/env.js';
+import { ConfigError, loadConfig } from '../../../services/config/env.js';
+import { connectorStates } from '../../../vendors/settings.js';
 import { readFormMappingFile } from '../../../services/config/form-mapping-file.js';
 
 const EXAMPLE = new URL('../../../examples/oa-form-mapping.json', import.meta.url).pathname;

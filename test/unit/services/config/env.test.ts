@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
 import { unrecoverableBrokerFailure } from '../../../../examples/consumer/broker-consumer.js';
 import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../../../services/config/consumer-config.js';
-import { ConfigError, connectorStates, loadConfig, SETTING_NAMES } from '../../../../services/config/env.js';
+import { ConfigError, loadConfig, SETTING_NAMES } from '../../../../services/config/env.js';
 import {
   CREDENTIAL_URL_SETTINGS,
   isPlaceholderSecret,
@@ -15,6 +15,7 @@ import {
   urlPassword,
   VENDOR_API_SETTINGS,
 } from '../../../../services/config/production-refusals.js';
+import { connectorStates } from '../../../../vendors/settings.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {

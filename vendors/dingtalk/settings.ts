@@ -1,0 +1,65 @@
+// DingTalk's settings (docs/connectors.md): the app's key and secret, the HTTP callback's aes_key
+// and token, the open API's address, and how events arrive; and the connector's part of the configuration.
+import { z } from 'zod';
+import { httpUrlSetting } from '../../services/config/setting-types.js';
+
+export const dingtalkSettings = {
+  DINGTALK_APP_KEY: z.string().min(1).optional(),
+  DINGTALK_APP_SECRET: z.string().min(1).optional(),
+  DINGTALK_AES_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}$/, 'must be the 43 characters of base64 the DingTalk console shows')
+    .optional(),
+  DINGTALK_TOKEN: z.string().min(1).optional(),
+  DINGTALK_API_BASE_URL: httpUrlSetting.default('https://api.dingtalk.com'),
+  // How DingTalk's events arrive: its HTTP callback, or the Stream connection the API opens as well.
+  DINGTALK_EVENT_MODE: z.enum(['callback', 'stream']).default('callback'),
+};
+type DingTalkEnv = z.output<z.ZodObject<typeof dingtalkSettings>>;
+
+export interface DingTalkConfig {
+  appKey: string;
+  appSecret: string;
+  /** The HTTP callback's keys; undefined: `POST /webhooks/dingtalk` is off (Stream mode without them). */
+  callback: { aesKey: string; token: string } | undefined;
+  /** DINGTALK_EVENT_MODE=stream: the API also takes events over the Stream connection it opens. */
+  stream: boolean;
+  apiBaseUrl: string;
+}
+
+export function dingtalkFrom(env: DingTalkEnv, stream = false): DingTalkConfig {
+  return {
+    appKey: env.DINGTALK_APP_KEY as string,
+    appSecret: env.DINGTALK_APP_SECRET as string,
+    callback:
+      env.DINGTALK_AES_KEY && env.DINGTALK_TOKEN
+        ? { aesKey: env.DINGTALK_AES_KEY, token: env.DINGTALK_TOKEN }
+        : undefined,
+    stream,
+    apiBaseUrl: env.DINGTALK_API_BASE_URL,
+  };
+}
+
+/**
+ * DINGTALK_EVENT_MODE=stream: the Stream connection opens with the app's key and secret alone; the
+ * callback's aes_key and token, when both are set too, keep `POST /webhooks/dingtalk` open beside it
+ * (both doors during a move from one to the other).
+ */
+export function dingtalkStreamFrom(env: DingTalkEnv, problems: string[]): DingTalkConfig | undefined {
+  const missing = (['DINGTALK_APP_KEY', 'DINGTALK_APP_SECRET'] as const).filter((name) => env[name] === undefined);
+  if (missing.length > 0) {
+    problems.push(
+      `${missing.join(', ')}: required with DINGTALK_EVENT_MODE=stream (the Stream connection opens with them)`,
+    );
+    return undefined;
+  }
+  if (Boolean(env.DINGTALK_AES_KEY) !== Boolean(env.DINGTALK_TOKEN)) {
+    problems.push(
+      env.DINGTALK_AES_KEY
+        ? 'DINGTALK_TOKEN: required with DINGTALK_AES_KEY (the callback needs both; unset both for the Stream alone)'
+        : 'DINGTALK_AES_KEY: required with DINGTALK_TOKEN (the callback needs both; unset both for the Stream alone)',
+    );
+    return undefined;
+  }
+  return dingtalkFrom(env, true);
+}

@@ -1,0 +1,83 @@
+// Feishu's settings (docs/connectors.md): the app's id and secret, the callback's two keys, the
+// open API's address, and how events reach the service; and the connector's part of the configuration.
+import { z } from 'zod';
+import { httpUrlSetting } from '../../services/config/setting-types.js';
+
+/** How Feishu's events reach the service: `callback` (POST /webhooks/feishu) or `long-connection`. */
+export const FEISHU_EVENT_MODES = ['callback', 'long-connection'] as const;
+export type FeishuEventMode = (typeof FEISHU_EVENT_MODES)[number];
+
+export const feishuSettings = {
+  FEISHU_APP_ID: z.string().min(1).optional(),
+  FEISHU_APP_SECRET: z.string().min(1).optional(),
+  FEISHU_ENCRYPT_KEY: z.string().min(1).optional(),
+  FEISHU_VERIFICATION_TOKEN: z.string().min(1).optional(),
+  FEISHU_API_BASE_URL: httpUrlSetting.default('https://open.feishu.cn'),
+  // How Feishu's events reach the service: its callback, or a long connection the API opens (docs/connectors.md).
+  FEISHU_EVENT_MODE: z.enum(FEISHU_EVENT_MODES).default('callback'),
+};
+type FeishuEnv = z.output<z.ZodObject<typeof feishuSettings>>;
+
+export interface FeishuConfig {
+  appId: string;
+  appSecret: string;
+  /** The open API, and in long-connection mode where the connection's endpoint is discovered. */
+  apiBaseUrl: string;
+  /** FEISHU_EVENT_MODE: `long-connection` has the API process hold Feishu's long connection. */
+  eventMode: FeishuEventMode;
+  /**
+   * The callback's keys; undefined when `POST /webhooks/feishu` is off (long-connection mode
+   * without them). The Encrypt Key is required with the callback: without one Feishu neither
+   * encrypts nor signs, and nothing can be verified.
+   */
+  callback: { encryptKey: string; verificationToken: string } | undefined;
+}
+
+/** The SDK's WSClient starts only for an app id of this form; any other it refuses in a log line, silently. */
+const FEISHU_APP_ID_FORM = /^cli_[0-9a-fA-F]{16}$/;
+
+/**
+ * The Feishu connector. In callback mode all four settings turn it on, as for the other vendors
+ * (`on`, vendors/settings.ts). In long-connection mode the connection needs the app id and secret
+ * only (it is authenticated when its endpoint is discovered, and events arrive in plaintext); the
+ * callback's two keys, when both are set too, keep `POST /webhooks/feishu` on beside it, for a migration.
+ */
+export function feishuFrom(
+  env: FeishuEnv,
+  problems: string[],
+  on: (vendor: 'feishu') => boolean,
+): FeishuConfig | undefined {
+  const app = (callback: FeishuConfig['callback']): FeishuConfig => ({
+    appId: env.FEISHU_APP_ID as string,
+    appSecret: env.FEISHU_APP_SECRET as string,
+    apiBaseUrl: env.FEISHU_API_BASE_URL,
+    eventMode: env.FEISHU_EVENT_MODE,
+    callback,
+  });
+  const callbackKeys = () =>
+    env.FEISHU_ENCRYPT_KEY && env.FEISHU_VERIFICATION_TOKEN
+      ? { encryptKey: env.FEISHU_ENCRYPT_KEY, verificationToken: env.FEISHU_VERIFICATION_TOKEN }
+      : undefined;
+  if (env.FEISHU_EVENT_MODE === 'callback') return on('feishu') ? app(callbackKeys()) : undefined;
+
+  const problemsBefore = problems.length;
+  const missing = (['FEISHU_APP_ID', 'FEISHU_APP_SECRET'] as const).filter((name) => env[name] === undefined);
+  if (missing.length > 0) {
+    problems.push(
+      `${missing.join(', ')}: required with FEISHU_EVENT_MODE=long-connection (the connection is opened with the app's id and secret)`,
+    );
+  } else if (!FEISHU_APP_ID_FORM.test(env.FEISHU_APP_ID as string)) {
+    problems.push(
+      'FEISHU_APP_ID: must be "cli_" and 16 hexadecimal digits with FEISHU_EVENT_MODE=long-connection (the SDK opens no connection for another app id)',
+    );
+  }
+  const keys = (['FEISHU_ENCRYPT_KEY', 'FEISHU_VERIFICATION_TOKEN'] as const).filter((name) => env[name] !== undefined);
+  if (keys.length === 1) {
+    const [given] = keys;
+    const other = given === 'FEISHU_ENCRYPT_KEY' ? 'FEISHU_VERIFICATION_TOKEN' : 'FEISHU_ENCRYPT_KEY';
+    problems.push(
+      `${other}: required with ${given} (the Feishu callback beside the long connection is partly configured; unset both to keep the long connection alone)`,
+    );
+  }
+  return problems.length === problemsBefore ? app(callbackKeys()) : undefined;
+}

@@ -3,13 +3,13 @@
 // data (for --json) and a human rendering. `ok: false` is a finding or a refusal: exit code 1.
 import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
-import { listRecentRecords } from '../../services/db/idempotency-records.js';
-import { listDuplicateAlerts, scanForDuplicates } from '../../services/db/duplicate-scan.js';
-import { purgeExpiredRecords } from '../../services/db/retention.js';
-import { DECIDED_BY_MAX_LENGTH, decidedByProblem } from '../../domain/decided-by.js';
-import { idempotencyKeyFor, KEY_SOURCES, type KeySource, parseIdempotencyKey } from '../../domain/idempotency-key.js';
-import { clearKeySourceConflicts } from '../../services/db/key-source-conflicts.js';
-import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
+import { listRecentRecords } from '../../../services/db/idempotency-records.js';
+import { listDuplicateAlerts, scanForDuplicates } from '../../../services/db/duplicate-scan.js';
+import { purgeExpiredRecords } from '../../../services/db/retention.js';
+import { DECIDED_BY_MAX_LENGTH, decidedByProblem } from '../../../domain/decided-by.js';
+import { idempotencyKeyFor, KEY_SOURCES, type KeySource, parseIdempotencyKey } from '../../../domain/idempotency-key.js';
+import { clearKeySourceConflicts } from '../../../services/db/key-source-conflicts.js';
+import { ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
 import {
   type AwaitingDecision,
   decideCompensation,
@@ -19,13 +19,13 @@ import {
   recompensate,
   resubmit,
   UNCONFIRMED_AFTER_MS,
-} from '../../submission/operator-decisions.js';
-import { orderNotFound } from '../../submission/failure-outcome.js';
-import { readOrderStatus } from '../../submission/order-status-view.js';
-import { runsByBuild } from '../../services/temporal/worker-deployment.js';
-import { historyFromFile, historyFromServer, replayHistories } from '../../worker/replay.js';
-import type { CommandContext } from './context.js';
-import { fields, table } from './table.js';
+} from '../../../submission/operator-decisions.js';
+import { orderNotFound } from '../../../submission/failure-outcome.js';
+import { readOrderStatus } from '../../../submission/order-status-view.js';
+import { runsByBuild } from '../../../services/temporal/worker-deployment.js';
+import { historyFromFile, historyFromServer, replayHistories } from '../../../worker/replay.js';
+import type { CommandContext } from '../context.js';
+import { fields, table } from '../table.js';
 
 export interface CommandResult {
   ok: boolean;

@@ -8,7 +8,7 @@ import { ConfigError } from '../../services/config/env.js';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
-import { type Command, UsageError } from './commands.js';
+import { type Command, UsageError } from './commands/shared.js';
 import { createContext } from './context.js';
 import { failureOutput } from './failure-output.js';
 

@@ -1,41 +1,29 @@
-// The HTTP entry point: the OA webhook, order status and health. Routes parse and answer; the
-// path to the workflow lives in submission/, shared with every other entry point.
+// The HTTP entry point: builds the fastify instance, its shared hooks (arrival, spans, drain, the
+// webhook's outcome metric) and error answers, and registers the route families of
+// edges/http/routes/: the OA webhook, order status, the OA callbacks, MCP, health and the
+// contract. Routes parse and answer; the path to the workflow lives in submission/, shared with
+// every other entry point.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../services/config/env.js';
-import { parseApproval } from '../../domain/order-input.js';
-import { parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
-import {
-  failureOutcome,
-  invalidInput,
-  invalidKey,
-  KnownFailure,
-  orderNotFound,
-} from '../../submission/failure-outcome.js';
-import { publicStatusView, readOrderStatus } from '../../submission/order-status-view.js';
-import { type StartGuard, submissionDepsFrom, submitApproval } from '../../submission/submit-approval.js';
+import { failureOutcome } from '../../submission/failure-outcome.js';
+import type { StartGuard } from '../../submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { bearerTokenRefusal } from '../mcp/bearer-token.js';
-import { registerMcpRoute } from './mcp-route.js';
-import { registerOaRoutes } from './oa-routes.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerMcpRoute } from './routes/mcp.js';
+import { registerOaRoutes } from './routes/oa-callbacks.js';
+import { registerOpenApiRoute } from './routes/openapi.js';
+import { registerOrderRoutes } from './routes/orders.js';
+import { registerWebhookRoute, setContentTypeAside } from './routes/webhook.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Connector } from '../../vendors/connector.js';
-import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE, refusedAtTheDoor } from './problem.js';
-import { requestedWaitSeconds } from './prefer.js';
-import { openApiDocument, OPENAPI_PATH, WEBHOOK_PATH } from './openapi.js';
-import { verifyWebhookSignature } from '../../domain-node/signature.js';
-import { inRequestSpan, registerRequestSpans } from './request-spans.js';
-import { arrivalOf, registerArrivals, webhookDeadline } from './arrival.js';
+import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
+import { WEBHOOK_PATH } from './openapi.js';
+import { registerRequestSpans } from './request-spans.js';
+import { arrivalOf, registerArrivals } from './arrival.js';
 import { type IntakeLoad, intakeLoad } from '../../submission/intake-load.js';
-import {
-  databaseMigrated,
-  type PolledWorker,
-  readiness,
-  sharedCheck,
-  temporalAnswers,
-  workerPolling,
-} from '../../services/health/readiness.js';
+import type { PolledWorker } from '../../services/health/readiness.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -165,83 +153,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ),
   );
 
-  app.post(WEBHOOK_PATH, { onRequest: setContentTypeAside }, async (request, reply) => {
-    const deadline = webhookDeadline(request, config.http.startTimeoutMs);
-    const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const mediaType = (declaredContentTypes.get(request) ?? '').split(';')[0]?.trim().toLowerCase();
-    if (mediaType !== 'application/json') {
-      throw new HttpProblem(
-        problem('unsupported-media-type', 415, 'Unsupported media type', 'the body must be application/json'),
-      );
-    }
-    const secret = config.webhook.secret;
-    if (!secret) throw new Error('WEBHOOK_SECRET is not configured');
-    const signature = verifyWebhookSignature({
-      scheme: config.webhook.signatureScheme,
-      secret,
-      previousSecret: config.webhook.previousSecret,
-      header: (name) => header(request, name.toLowerCase()),
-      rawBody,
-      toleranceSeconds: config.webhook.toleranceSeconds,
-    });
-    if (!signature.ok) {
-      // One answer for every signature or timestamp failure: which check failed is for the log.
-      request.log.warn({ reason: signature.reason }, 'webhook refused: not authenticated');
-      throw refusedAtTheDoor('invalid-signature');
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(rawBody.toString('utf8'));
-    } catch (error) {
-      throw new HttpProblem(
-        problem('malformed-json', 400, 'Malformed JSON', `the body is not valid JSON: ${(error as Error).message}`, {
-          errors: [{ pointer: '', message: 'not valid JSON' }],
-        }),
-      );
-    }
-    const parsed = parseApproval(body);
-    if (!parsed.ok) throw new KnownFailure(invalidInput(parsed.errors));
-    // `Prefer: wait=<seconds>`: answer with the order number if it is written by then, capped so
-    // that the answer stays inside WEBHOOK_MAX_WAIT_MS (docs/architecture.md, decision 19).
-    const requested = requestedWaitSeconds(request.headers.prefer);
-    const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
-    const submission = await inRequestSpan(request, () =>
-      submitApproval({ ...submissionDepsFrom(config, deps.prisma, deps.temporal), metrics }, parsed.value, 'webhook', {
-        workerInProcess: config.http.hostsWorker,
-        startGuard: deps.startGuard,
-        intake,
-        deadline,
-        ...(wait === undefined ? {} : { waitUntil: deadline.arrivedAt + wait * 1000 }),
-      }),
-    );
-    request.log.info(
-      { idempotencyKey: submission.idempotencyKey, workflowId: submission.workflowId, duplicate: submission.duplicate },
-      submission.duplicate ? 'redelivery answered from the existing workflow' : 'order workflow started',
-    );
-    if (wait !== undefined) reply.header('preference-applied', `wait=${wait}`);
-    // 201 says the order exists: the first delivery, answered once its order was written.
-    const code = submission.duplicate ? 200 : submission.orderNo ? 201 : 202;
-    return reply.code(code).send(submission);
+  // The OA webhook: a signed approval, to the path to the workflow.
+  registerWebhookRoute(app, {
+    config,
+    prisma: deps.prisma,
+    temporal: deps.temporal,
+    startGuard: deps.startGuard,
+    intake,
+    metrics,
   });
 
-  // A status for whoever asks, or with STATUS_TOKEN for its holders only. Either way the last error
-  // is the classification table's code and sentence: the raw text stays with the operator.
-  const statusToken = config.statusToken;
-  app.get<{ Params: { key: string } }>('/orders/:key', async (request, reply) => {
-    if (statusToken !== undefined) {
-      // Before the key is even parsed: one answer whatever was wrong, the log says what.
-      const refusal = bearerTokenRefusal(request.headers.authorization, statusToken, 'STATUS_TOKEN');
-      if (refusal) {
-        request.log.warn({ reason: refusal }, 'GET /orders refused: the request could not be authenticated');
-        throw refusedAtTheDoor('invalid-token', { 'www-authenticate': 'Bearer realm="orders"' });
-      }
-    }
-    const key = request.params.key;
-    if (!parseIdempotencyKey(key)) throw new KnownFailure(invalidKey('/key'));
-    const view = await readOrderStatus(deps, key);
-    if (!view) throw new KnownFailure(orderNotFound(key));
-    return reply.send(publicStatusView(view));
-  });
+  // Where one key stands, for whoever asks or for STATUS_TOKEN's holders.
+  registerOrderRoutes(app, { config, prisma: deps.prisma, temporal: deps.temporal });
 
   // The OA connectors' callbacks: approval events whose order is read from the approval form.
   registerOaRoutes(app, {
@@ -265,61 +188,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     metrics,
   });
 
-  app.get('/livez', (_request, reply) => reply.send({ status: 'ok' }));
+  // The probes: /livez, /healthz, /readyz.
+  registerHealthRoutes(app, {
+    prisma: deps.prisma,
+    temporal: deps.temporal,
+    hostedWorker: deps.hostedWorker,
+    eventConnections: deps.eventConnections,
+  });
 
   // The contract of every route above, built from the schemas the handlers use.
-  const contract = openApiDocument();
-  app.get(OPENAPI_PATH, (_request, reply) => reply.send(contract));
-
-  // Both name the part that is down, never its own error text (services/health/readiness.ts), and
-  // share one check a second however many probes ask (docs/architecture.md, decision 42).
-  const dependencies = sharedCheck(async () => {
-    const [database, temporal] = await Promise.all([
-      databaseMigrated(deps.prisma, app.log),
-      temporalAnswers(deps.temporal, app.log),
-    ]);
-    return { database, temporal };
-  });
-  // A held connection that is down changes the body, not the status: the callbacks still work.
-  app.get('/healthz', async (_request, reply) => {
-    const answer = readiness(await dependencies());
-    const connections = deps.eventConnections?.states() ?? {};
-    const held = Object.keys(connections).length > 0;
-    return reply.code(answer.statusCode).send(held ? { ...answer.body, connections } : answer.body);
-  });
-  // What a platform's readiness probe asks: the dependencies, and the worker this process hosts.
-  // While draining the hook above answers it 503, as it answers /healthz.
-  app.get('/readyz', async (_request, reply) => {
-    const worker = deps.hostedWorker;
-    const answer = readiness({
-      ...(await dependencies()),
-      ...(worker ? { worker: workerPolling(worker) } : {}),
-    });
-    return reply.code(answer.statusCode).send(answer.body);
-  });
+  registerOpenApiRoute(app);
 
   return app;
-}
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function sendProblem(reply: FastifyReply, body: ReturnType<typeof problem>) {
   refusalTypes.set(reply.request, body.type);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
-}
-
-/** The webhook's Content-Type as sent, set aside before fastify looks at it. */
-const declaredContentTypes = new WeakMap<FastifyRequest, string | undefined>();
-
-/**
- * Without a Content-Type fastify reads the body with the catch-all parser, under the size limit;
- * the route then refuses the media type itself, so a body too large is a 413 whatever its header.
- */
-function setContentTypeAside(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
-  declaredContentTypes.set(request, header(request, 'content-type'));
-  delete request.headers['content-type'];
-  done();
 }

@@ -21,7 +21,7 @@ import type { IntakeLoad } from '../../submission/intake-load.js';
 import type { OaEvent } from '../../vendors/connector.js';
 import { FEISHU_LONG_CONNECTION_ACK_MS, openFeishuLongConnection } from '../../vendors/feishu/long-connection.js';
 import { openDingTalkStreamDoor } from '../../vendors/dingtalk/stream-door.js';
-import { replyBudgetMs } from './oa-routes.js';
+import { replyBudgetMs } from './routes/oa-callbacks.js';
 
 export interface OaConnectionDeps {
   config: Config;

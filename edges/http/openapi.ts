@@ -9,8 +9,8 @@ import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { ORDER_STATUSES } from '../../domain/order-status.js';
 import { OA_VENDORS } from '../../domain/oa-approval.js';
 import { OA_HEADERS, STANDARD_HEADERS } from '../../domain-node/signature.js';
-import { MCP_PATH } from './mcp-route.js';
-import { oaCallbackMethods, oaCallbackPath } from './oa-routes.js';
+import { MCP_PATH } from './routes/mcp.js';
+import { oaCallbackMethods, oaCallbackPath } from './routes/oa-callbacks.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problem.js';
 
 export const OPENAPI_PATH = '/openapi.json';

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Connector } from '../../vendors/connector.js';
 import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
 import { buildApp, MAX_BODY_BYTES } from '../../edges/http/app.js';
-import { MCP_PATH } from '../../edges/http/mcp-route.js';
+import { MCP_PATH } from '../../edges/http/routes/mcp.js';
 import { WEBHOOK_PATH } from '../../edges/http/openapi.js';
 import { randomDingTalkAesKey, startFakeDingTalk, type FakeDingTalk } from '../../tools/harness/fake-dingtalk.js';
 import { startFakeFeishu, type FakeFeishu } from '../../tools/harness/fake-feishu.js';

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
 import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
-import { COMMANDS } from '../../edges/cli/commands.js';
+import { COMMANDS } from '../../edges/cli/commands/index.js';
 import { workflowInputFor } from '../../submission/submit-approval.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import {

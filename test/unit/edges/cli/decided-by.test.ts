@@ -9,7 +9,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../../../services/config/env.js';
-import { COMMANDS, UsageError } from '../../../../edges/cli/commands.js';
+import { COMMANDS } from '../../../../edges/cli/commands/index.js';
+import { UsageError } from '../../../../edges/cli/commands/shared.js';
 import type { CommandContext } from '../../../../edges/cli/context.js';
 import { DECIDED_BY_MAX_LENGTH } from '../../../../domain/decided-by.js';
 

@@ -11,12 +11,12 @@
 // 2025-06-18 and older (the `MCP-Protocol-Version` header after `initialize`).
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { webOrigin } from '../../domain-node/web-origin.js';
-import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
-import { inRequestSpan } from './request-spans.js';
-import { bearerTokenHolder } from '../mcp/bearer-token.js';
-import { mcpServerFactory, toolsFor } from '../mcp/server.js';
-import type { McpDeps } from '../mcp/tool.js';
+import { webOrigin } from '../../../domain-node/web-origin.js';
+import { HttpProblem, problem, refusedAtTheDoor } from '../problem.js';
+import { inRequestSpan } from '../request-spans.js';
+import { bearerTokenHolder } from '../../mcp/bearer-token.js';
+import { mcpServerFactory, toolsFor } from '../../mcp/server.js';
+import type { McpDeps } from '../../mcp/tool.js';
 
 export const MCP_PATH = '/mcp';
 

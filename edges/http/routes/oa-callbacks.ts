@@ -7,16 +7,16 @@
 // (docs/architecture.md, decision 26); an authentic callback is always acknowledged.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Client } from '@temporalio/client';
-import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
-import type { Config } from '../../services/config/env.js';
-import type { PrismaClient } from '../../services/db/prisma-client.js';
-import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { acceptApprovalEvent, approvalEventDepsFrom, type ReplyDeadline } from '../../submission/accept-oa-event.js';
-import type { IntakeLoad } from '../../submission/intake-load.js';
-import { arrivalOf } from './arrival.js';
-import type { Connector, ConnectorReply } from '../../vendors/connector.js';
-import { HttpProblem, problem, refusedAtTheDoor } from './problem.js';
-import { inRequestSpan } from './request-spans.js';
+import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
+import type { Config } from '../../../services/config/env.js';
+import type { PrismaClient } from '../../../services/db/prisma-client.js';
+import type { ProductMetrics } from '../../../services/metrics/product-metrics.js';
+import { acceptApprovalEvent, approvalEventDepsFrom, type ReplyDeadline } from '../../../submission/accept-oa-event.js';
+import type { IntakeLoad } from '../../../submission/intake-load.js';
+import { arrivalOf } from '../arrival.js';
+import type { Connector, ConnectorReply } from '../../../vendors/connector.js';
+import { HttpProblem, problem, refusedAtTheDoor } from '../problem.js';
+import { inRequestSpan } from '../request-spans.js';
 
 export interface OaRouteDeps {
   config: Config;

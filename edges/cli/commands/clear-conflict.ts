@@ -1,0 +1,33 @@
+// `clear-conflict`: clears a key's open key source conflicts, once an operator checked its claim.
+import { KEY_SOURCES, type KeySource } from '../../../domain/idempotency-key.js';
+import { clearKeySourceConflicts } from '../../../services/db/key-source-conflicts.js';
+import { by, type Command, decidedBy, KEY_USAGE, keyArgument, keyOptions, UsageError } from './shared.js';
+
+export const clearConflictCommand: Command = {
+  name: 'clear-conflict',
+  summary: 'clear a key source conflict listed by `awaiting`, once its claim was checked',
+  usage:
+    `${KEY_USAGE} [--door SOURCE] [--by NAME]\n\nA delivery through another door than the one that claimed the key was refused and is\n` +
+    `listed by \`awaiting\` as KEY_SOURCE_CONFLICT (docs/operations.md). Clears the key's open\nconflicts, or only those of --door (${KEY_SOURCES.join(', ')}); a later refusal lists it again.\nExit code 1 when none was open. NAME is recorded (default: cli:<user>).`,
+  options: { ...by, ...keyOptions, door: { type: 'string' } },
+  run: async (context, values, positionals) => {
+    const key = keyArgument(positionals, values);
+    const door = values.door;
+    if (door !== undefined && !(KEY_SOURCES as readonly unknown[]).includes(door)) {
+      throw new UsageError(`--door must be one of ${KEY_SOURCES.join(', ')}`);
+    }
+    const cleared = await clearKeySourceConflicts(context.prisma(), {
+      idempotencyKey: key,
+      door: door as KeySource | undefined,
+      clearedBy: decidedBy(values),
+    });
+    return {
+      ok: cleared > 0,
+      data: { idempotencyKey: key, cleared },
+      human:
+        cleared > 0
+          ? `cleared ${cleared} key source conflict(s) of ${key}`
+          : `no open key source conflict of ${key}${typeof door === 'string' ? ` through ${door}` : ''}`,
+    };
+  },
+};

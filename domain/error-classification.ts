@@ -217,7 +217,7 @@ export const TABLE: readonly Row[] = [
     why: 'this worker lacks a delivery target the order was written for (a deploy under way); the retry may run on a worker that has it, and nothing was sent to only some targets',
     matches: (s) => isA(s, DeliveryTargetMissingError),
   },
-  // Reads of an approval instance from an OA system's open API (services/oa). A read changes
+  // Reads of an approval instance from an OA system's open API (vendors/<vendor>/reader.ts). A read changes
   // nothing, so anything that may pass on its own is safe to retry; the reader has already
   // refreshed its token once before it reports 401/403.
   {

@@ -92,6 +92,14 @@ export interface ReplyDeadline {
 }
 
 /**
+ * How long the service may take before it replies: the vendor's deadline less a margin for the
+ * network and the reply itself (a third of it, at least half a second), e.g. 2 s of Feishu's 3 s.
+ */
+export function replyBudgetMs(vendorDeadlineMs: number): number {
+  return Math.max(100, vendorDeadlineMs - Math.max(500, Math.round(vendorDeadlineMs / 3)));
+}
+
+/**
  * Handles the event by `replyBy`. Throws (the vendor is answered 503 and redelivers) when the event
  * could not be recorded or the key not claimed by then, or the database or Temporal failed before
  * the claim or the start answered; never releases a claim.

@@ -21,7 +21,7 @@ import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/tempor
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
-import { readersFromConfig } from '../vendors/readers-from-config.js';
+import { readersFromConfig } from '../vendors/registry.js';
 import { connectorStates } from '../vendors/settings.js';
 import { serveWorkerProbes } from './probes.js';
 

@@ -7,11 +7,12 @@ import { z } from 'zod';
 import { approvalSchema } from '../../domain/order-input.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { ORDER_STATUSES } from '../../domain/order-status.js';
-import { OA_VENDORS } from '../../domain/oa-approval.js';
+import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
 import { OA_HEADERS, STANDARD_HEADERS } from '../../domain-node/signature.js';
 import { MCP_PATH } from './routes/mcp.js';
 import { oaCallbackMethods, oaCallbackPath } from './routes/oa-callbacks.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problem.js';
+import { oaVendorModule } from '../../vendors/registry.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 export const WEBHOOK_PATH = '/webhooks/oa/approvals';
@@ -159,9 +160,10 @@ function orderStatusOperation(): Json {
   };
 }
 
-function connectorOperation(vendor: string, method: 'GET' | 'POST'): Json {
+function connectorOperation(vendor: OaVendor, method: 'GET' | 'POST'): Json {
+  const { body } = oaVendorModule(vendor).callback;
   const description =
-    'The vendor signs or encrypts the callback its own way (edges/connectors). Every callback that is not ' +
+    'The vendor signs or encrypts the callback its own way (vendors/<vendor>/connector.ts). Every callback that is not ' +
     'proven authentic gets the same 401; an authentic one is always acknowledged, even when it is of no ' +
     'use. Answers 404 while the connector is off (its settings absent).';
   if (method === 'GET') {
@@ -179,17 +181,16 @@ function connectorOperation(vendor: string, method: 'GET' | 'POST'): Json {
     operationId: `${vendor}Callback`,
     summary: `The ${vendor} connector's callback: approval events, URL checks`,
     description,
-    // WeCom posts XML; Feishu and DingTalk JSON.
     requestBody: {
       required: true,
       content:
-        vendor === 'wecom'
+        body === 'xml'
           ? { 'text/xml': { schema: { type: 'string' } } }
           : { 'application/json': { schema: { type: 'object' } } },
     },
     responses: {
       '200':
-        vendor === 'wecom'
+        body === 'xml'
           ? {
               description:
                 'The URL check (GET) answered with the decrypted echostr; an event (POST) acknowledged, empty',

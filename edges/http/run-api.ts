@@ -22,7 +22,8 @@ import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { startMetricsSampler } from '../../services/metrics/metrics-sampler.js';
 import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker } from '../../worker/run-worker.js';
-import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
+import { anyOaVendorOn, connectorsFromConfig } from '../../vendors/registry.js';
+import { type OaConnections, openOaConnections } from '../../vendors/connections.js';
 import { settleApprovalEventsInFlight } from '../../submission/accept-oa-event.js';
 import { intakeLoad } from '../../submission/intake-load.js';
 import { submissionDepsFrom } from '../../submission/submit-approval.js';
@@ -36,7 +37,6 @@ import {
   reusePortOptions,
 } from './accept-sockets.js';
 import { type AppDeps, buildApp } from './app.js';
-import { type OaConnections, openOaConnections } from './oa-connections.js';
 
 /**
  * Runs the API until SIGTERM or SIGINT. `guard`: which deliveries may start their key's workflow,
@@ -139,15 +139,13 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   let extraSockets: AcceptSockets | undefined;
   // An OA connector's reply needs the claim only, so a claim may be answered before its start: one
   // that this process or another did not live to start is started here once it is old enough.
-  const { feishu, dingtalk, wecom } = config.connectors;
-  const unstartedClaims =
-    feishu || dingtalk || wecom
-      ? startUnstartedClaims({
-          deps: submissionDepsFrom(config, prisma, temporal),
-          afterMs: config.connectors.unstartedClaimAfterMs,
-          log,
-        })
-      : undefined;
+  const unstartedClaims = anyOaVendorOn(config.connectors)
+    ? startUnstartedClaims({
+        deps: submissionDepsFrom(config, prisma, temporal),
+        afterMs: config.connectors.unstartedClaimAfterMs,
+        log,
+      })
+    : undefined;
   const stop = async (signal: string) => {
     if (draining) return;
     draining = true;

@@ -5,21 +5,18 @@
 import type { OaVendor } from '../../domain/oa-approval.js';
 import type { ProductMetrics } from '../metrics/product-metrics.js';
 
-/** The vendors that can push events over a connection the service opens. */
-export type ConnectionVendor = Extract<OaVendor, 'feishu' | 'dingtalk'>;
-
 /** `connecting` until the first connection is made and while a lost one is reopened. */
 export type ConnectionState = 'connecting' | 'up' | 'down';
 
 export interface EventConnections {
   /** The connection of `vendor` is now in `state`; the first report makes it held. */
-  report(vendor: ConnectionVendor, state: ConnectionState): void;
+  report(vendor: OaVendor, state: ConnectionState): void;
   /** Each held connection's state, for /healthz; empty when the process holds none. */
-  states(): Partial<Record<ConnectionVendor, ConnectionState>>;
+  states(): Partial<Record<OaVendor, ConnectionState>>;
 }
 
 export function eventConnections(metrics: Pick<ProductMetrics, 'connectionUp'>): EventConnections {
-  const held: Partial<Record<ConnectionVendor, ConnectionState>> = {};
+  const held: Partial<Record<OaVendor, ConnectionState>> = {};
   return {
     report(vendor, state) {
       held[vendor] = state;

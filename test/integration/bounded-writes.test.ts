@@ -37,7 +37,7 @@ import { type Config } from '../../services/config/env.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
 import { createPrismaClient, poolCounts, type PrismaClient } from '../../services/db/prisma-client.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
-import { readersFromConfig } from '../../vendors/readers-from-config.js';
+import { readersFromConfig } from '../../vendors/registry.js';
 import { tracingOn } from '../../services/telemetry/tracing.js';
 import { connectWorker, createWorker } from '../../worker/create-worker.js';
 import { workflowCode } from '../../worker/workflow-bundle.js';

@@ -19,7 +19,7 @@ import { feishuStatus } from '../../domain/oa-status.js';
 import { signBody } from '../../domain-node/signature.js';
 import type { Connector, InboundCallback, InboundRequest } from '../../vendors/connector.js';
 import { FEISHU_SIGNATURE_HEADERS, feishuSignature } from '../../vendors/feishu/connector.js';
-import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
+import { connectorsFromConfig } from '../../vendors/registry.js';
 import { headerOf, jsonObjectOf, objectOf, sameSecret, textOf } from '../../vendors/inbound.js';
 import { type MessageCrypto, openSealed } from '../../vendors/message-crypto.js';
 import { xmlChildren } from '../../vendors/wecom/xml.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Connector } from '../../vendors/connector.js';
-import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
+import { connectorsFromConfig } from '../../vendors/registry.js';
 import { buildApp, MAX_BODY_BYTES } from '../../edges/http/app.js';
 import { MCP_PATH } from '../../edges/http/routes/mcp.js';
 import { WEBHOOK_PATH } from '../../edges/http/openapi.js';

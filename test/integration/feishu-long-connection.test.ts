@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { openFeishuLongConnection } from '../../vendors/feishu/long-connection.js';
-import { openOaConnections } from '../../edges/http/oa-connections.js';
+import { openOaConnections } from '../../vendors/connections.js';
 import { createPrismaClient } from '../../services/db/prisma-client.js';
 import { type ConnectionState, eventConnections } from '../../services/health/event-connections.js';
 import { noProductMetrics } from '../../services/metrics/product-metrics.js';

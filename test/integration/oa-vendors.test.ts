@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { connectorsFromConfig } from '../../vendors/connectors-from-config.js';
+import { connectorsFromConfig } from '../../vendors/registry.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';
 import { sleep } from '../../tools/harness/time.js';

@@ -6,7 +6,8 @@
 // the log. After the signature and the verification token, the connector answers the URL check;
 // what the event body says is read by feishu-event.ts, which the long connection shares.
 import { createHash } from 'node:crypto';
-import { AESCipher } from '@larksuiteoapi/node-sdk';
+import { createRequire } from 'node:module';
+import type * as FeishuSdk from '@larksuiteoapi/node-sdk';
 import { timestampOutsideWindow } from '../../domain-node/signature.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from '../connector.js';
 import { feishuSchema2Header, readFeishuEvent } from './event.js';
@@ -41,6 +42,10 @@ export function feishuSignature(timestamp: string, nonce: string, encryptKey: st
 
 const ACK: ConnectorReply = { status: 200, body: {} };
 
+const requireHere = createRequire(import.meta.url);
+/** The official SDK, large and slow to load: loaded by the first Feishu connector, so a process without one never loads it. */
+const feishuSdk = () => requireHere('@larksuiteoapi/node-sdk') as typeof FeishuSdk;
+
 /** Whether the request carries a signature, and if so, why it does not hold (undefined: it holds). */
 type SignatureCheck = { signed: false } | { signed: true; problem: string | undefined };
 
@@ -48,7 +53,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
   if (!options.encryptKey) throw new Error('the Feishu connector needs the Encrypt Key: without one nothing is signed');
   const { encryptKey, toleranceSeconds } = options;
   const now = options.now ?? Date.now;
-  const cipher = new AESCipher(encryptKey);
+  const cipher = new (feishuSdk().AESCipher)(encryptKey);
 
   const checkSignature = (request: InboundRequest): SignatureCheck => {
     const signature = headerOf(request, FEISHU_SIGNATURE_HEADERS.signature);

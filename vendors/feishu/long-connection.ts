@@ -24,13 +24,6 @@ import type { OaEvent } from '../connector.js';
 import { readFeishuEvent } from './event.js';
 import { jsonObjectOf, objectOf } from '../inbound.js';
 
-/**
- * How long Feishu waits for an event's ack over the long connection before it pushes the event
- * again: 3 s, as for a callback ("使用长连接接收事件", the long-connection guide of the Feishu open
- * platform: an event must be handled within 3 s and without an exception, or it is resent).
- */
-export const FEISHU_LONG_CONNECTION_ACK_MS = 3_000;
-
 type ConnectionLog = Pick<Logger, 'trace' | 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface FeishuLongConnectionOptions {

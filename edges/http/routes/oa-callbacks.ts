@@ -1,6 +1,6 @@
 // The OA connectors' callback routes: `POST /webhooks/feishu`, `POST /webhooks/dingtalk` and
 // `GET|POST /webhooks/wecom` (WeCom checks its URL with a GET). The vendor's connector reads the
-// callback (edges/connectors); this route answers what it says, and
+// callback (vendors/<vendor>/connector.ts); this route answers what it says, and
 // hands an approval event to submission/accept-oa-event.ts within the vendor's deadline.
 // A connector that is off (its settings absent) has no route: 404 problem+json. A callback the
 // connector refuses gets the door's one answer, whatever the reason, which only the log hears
@@ -11,10 +11,16 @@ import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
 import type { Config } from '../../../services/config/env.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import type { ProductMetrics } from '../../../services/metrics/product-metrics.js';
-import { acceptApprovalEvent, approvalEventDepsFrom, type ReplyDeadline } from '../../../submission/accept-oa-event.js';
+import {
+  acceptApprovalEvent,
+  approvalEventDepsFrom,
+  replyBudgetMs,
+  type ReplyDeadline,
+} from '../../../submission/accept-oa-event.js';
 import type { IntakeLoad } from '../../../submission/intake-load.js';
 import { arrivalOf } from '../arrival.js';
 import type { Connector, ConnectorReply } from '../../../vendors/connector.js';
+import { oaVendorModule } from '../../../vendors/registry.js';
 import { HttpProblem, problem, refusedAtTheDoor } from '../problem.js';
 import { inRequestSpan } from '../request-spans.js';
 
@@ -35,17 +41,9 @@ export function oaCallbackPath(vendor: OaVendor): string {
   return `/webhooks/${vendor}`;
 }
 
-/** The methods a vendor calls its callback with: WeCom checks the URL with a GET, events are POSTs. */
+/** The methods a vendor calls its callback with (vendors/<vendor>/index.ts): events are POSTs, a URL check may be a GET. */
 export function oaCallbackMethods(vendor: OaVendor): readonly ('GET' | 'POST')[] {
-  return vendor === 'wecom' ? ['GET', 'POST'] : ['POST'];
-}
-
-/**
- * How long the service may take before it replies: the vendor's deadline less a margin for the
- * network and the reply itself (a third of it, at least half a second), e.g. 2 s of Feishu's 3 s.
- */
-export function replyBudgetMs(vendorDeadlineMs: number): number {
-  return Math.max(100, vendorDeadlineMs - Math.max(500, Math.round(vendorDeadlineMs / 3)));
+  return oaVendorModule(vendor).callback.methods;
 }
 
 /** When the vendor's reply is due: its budget counted from the callback's arrival. */

@@ -1,0 +1,137 @@
+// The vendor registry: every vendor the domain knows has one module, its settings are the ones the
+// configuration reads, docs/connectors.md lists every file a vendor owns, and a vendor gives the
+// processes exactly what its settings turn on.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { OA_VENDORS } from '../../../domain/oa-approval.js';
+import {
+  anyOaVendorOn,
+  connectorsFromConfig,
+  OA_VENDOR_MODULES,
+  oaVendorModule,
+  readersFromConfig,
+} from '../../../vendors/registry.js';
+import { type ConnectorsConfig, connectorSettings } from '../../../vendors/settings.js';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const AES_KEY = 'a'.repeat(43);
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(`${dir}/${entry.name}`) : [`${dir}/${entry.name}`],
+  );
+}
+
+/** The files the table of "A vendor's folder" names. */
+function filesInTheDocs(): string[] {
+  const doc = readFileSync(path.join(ROOT, 'docs/connectors.md'), 'utf8');
+  const start = doc.indexOf("\n## A vendor's folder\n");
+  assert.ok(start >= 0, 'docs/connectors.md has the section "A vendor\'s folder"');
+  const section = doc.slice(start, doc.indexOf('\n### ', start));
+  return [...section.matchAll(/^\| `(vendors\/[\w./-]+\.ts)`/gm)].map(([, file]) => file!);
+}
+
+const none: ConnectorsConfig = {
+  feishu: undefined,
+  dingtalk: undefined,
+  wecom: undefined,
+  formMapping: undefined,
+  unstartedClaimAfterMs: 120_000,
+};
+const webhook = { toleranceSeconds: 300 } as const;
+const policy = { startToCloseMs: 8_000 };
+
+describe('the OA vendor registry', () => {
+  it('has one module per vendor of the domain, in its order', () => {
+    assert.deepEqual(
+      OA_VENDOR_MODULES.map((module) => module.vendor),
+      [...OA_VENDORS],
+    );
+    for (const vendor of OA_VENDORS) assert.equal(oaVendorModule(vendor).vendor, vendor);
+  });
+
+  it("declares each vendor's settings, and the configuration reads exactly those and the shared ones", () => {
+    const declared = OA_VENDOR_MODULES.flatMap((module) => Object.keys(module.settings.env));
+    for (const vendor of OA_VENDORS) {
+      const prefix = `${vendor.toUpperCase()}_`;
+      assert.ok(
+        Object.keys(oaVendorModule(vendor).settings.env).every((name) => name.startsWith(prefix)),
+        `${vendor}'s settings are named ${prefix}*`,
+      );
+    }
+    assert.deepEqual(
+      Object.keys(connectorSettings)
+        .filter((name) => !name.startsWith('OA_'))
+        .sort(),
+      [...declared].sort(),
+    );
+  });
+
+  it('lists in docs/connectors.md every file of vendors/, and no other', () => {
+    assert.deepEqual(filesInTheDocs().sort(), filesUnder('vendors').sort());
+  });
+
+  it('turns on nothing without settings', () => {
+    assert.equal(anyOaVendorOn(none), false);
+    assert.deepEqual(connectorsFromConfig({ connectors: none, webhook }), {});
+    assert.deepEqual(readersFromConfig(none, policy), {});
+  });
+
+  it('gives a configured vendor its connector and reader, and the others nothing', () => {
+    const connectors: ConnectorsConfig = {
+      ...none,
+      wecom: { corpId: 'ww1', agentSecret: 's', token: 't', encodingAesKey: AES_KEY, apiBaseUrl: 'http://127.0.0.1:1' },
+    };
+    assert.equal(anyOaVendorOn(connectors), true);
+    assert.deepEqual(Object.keys(connectorsFromConfig({ connectors, webhook })), ['wecom']);
+    assert.deepEqual(Object.keys(readersFromConfig(connectors, policy)), ['wecom']);
+  });
+
+  it('gives Feishu on its long connection alone a reader and a connection, and no callback', () => {
+    const connectors: ConnectorsConfig = {
+      ...none,
+      feishu: {
+        appId: 'cli_0123456789abcdef',
+        appSecret: 's',
+        apiBaseUrl: 'http://127.0.0.1:1',
+        eventMode: 'long-connection',
+        callback: undefined,
+      },
+    };
+    assert.deepEqual(connectorsFromConfig({ connectors, webhook }), {});
+    assert.deepEqual(Object.keys(readersFromConfig(connectors, policy)), ['feishu']);
+    const connection = oaVendorModule('feishu').connection?.(connectors.feishu);
+    assert.ok(connection, 'the long connection');
+    assert.equal(connection.state(), undefined, 'not started');
+    assert.equal(oaVendorModule('feishu').connection?.({ ...connectors.feishu!, eventMode: 'callback' }), undefined);
+  });
+
+  it('gives DingTalk a Stream connection only in Stream mode, and its callback only with its keys', () => {
+    const dingtalk = {
+      appKey: 'k',
+      appSecret: 's',
+      apiBaseUrl: 'http://127.0.0.1:1',
+      stream: true,
+      callback: undefined,
+    };
+    const module = oaVendorModule('dingtalk');
+    assert.ok(module.connection?.(dingtalk));
+    assert.equal(module.connection?.({ ...dingtalk, stream: false }), undefined);
+    assert.deepEqual(connectorsFromConfig({ connectors: { ...none, dingtalk }, webhook }), {});
+    const withCallback = { ...dingtalk, callback: { aesKey: AES_KEY, token: 't' } };
+    assert.deepEqual(Object.keys(connectorsFromConfig({ connectors: { ...none, dingtalk: withCallback }, webhook })), [
+      'dingtalk',
+    ]);
+  });
+
+  it('says how each callback arrives: WeCom checks its URL with a GET and posts XML', () => {
+    assert.deepEqual(Object.fromEntries(OA_VENDOR_MODULES.map((module) => [module.vendor, module.callback])), {
+      feishu: { methods: ['POST'], body: 'json' },
+      dingtalk: { methods: ['POST'], body: 'json' },
+      wecom: { methods: ['GET', 'POST'], body: 'xml' },
+    });
+  });
+});

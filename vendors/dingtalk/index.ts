@@ -1,0 +1,31 @@
+// DingTalk as an OA vendor: its settings, its HTTP callback connector, its Stream connection and its
+// approval reader, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
+import { oaVendor } from '../oa-vendor.js';
+import { dingtalkConnection } from './connection.js';
+import { createDingTalkConnector } from './connector.js';
+import { createDingTalkReader } from './reader.js';
+import { type DingTalkConfig, dingtalkSettings } from './settings.js';
+
+export const dingtalk = oaVendor<DingTalkConfig>({
+  vendor: 'dingtalk',
+  callback: { methods: ['POST'], body: 'json' },
+  settings: { env: dingtalkSettings, of: (connectors) => connectors.dingtalk },
+  // In Stream mode the callback is on only while its own keys are set.
+  connector: (settings, door) =>
+    settings.callback
+      ? createDingTalkConnector({
+          appKey: settings.appKey,
+          aesKey: settings.callback.aesKey,
+          token: settings.callback.token,
+          ...door,
+        })
+      : undefined,
+  connection: dingtalkConnection,
+  reader: (settings, { timeoutMs }) =>
+    createDingTalkReader({
+      appKey: settings.appKey,
+      appSecret: settings.appSecret,
+      baseUrl: settings.apiBaseUrl,
+      timeoutMs,
+    }),
+});

@@ -1,0 +1,30 @@
+// Feishu (Lark) as an OA vendor: its settings, its callback connector, its long connection and its
+// approval reader, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
+import { oaVendor } from '../oa-vendor.js';
+import { feishuConnection } from './connection.js';
+import { createFeishuConnector } from './connector.js';
+import { createFeishuReader } from './reader.js';
+import { type FeishuConfig, feishuSettings } from './settings.js';
+
+export const feishu = oaVendor<FeishuConfig>({
+  vendor: 'feishu',
+  callback: { methods: ['POST'], body: 'json' },
+  settings: { env: feishuSettings, of: (connectors) => connectors.feishu },
+  // The callback may be off while the long connection is on.
+  connector: (settings, door) =>
+    settings.callback
+      ? createFeishuConnector({
+          encryptKey: settings.callback.encryptKey,
+          verificationToken: settings.callback.verificationToken,
+          ...door,
+        })
+      : undefined,
+  connection: feishuConnection,
+  reader: (settings, { timeoutMs }) =>
+    createFeishuReader({
+      appId: settings.appId,
+      appSecret: settings.appSecret,
+      baseUrl: settings.apiBaseUrl,
+      timeoutMs,
+    }),
+});

@@ -1,0 +1,77 @@
+// The OA vendors the service knows, one line each, and what the configured ones give the processes:
+// the API's callback connectors, the worker's approval readers, and (vendors/connections.ts) the
+// API's held connections. A vendor whose
+// settings are absent gives nothing: its callback answers 404, its reader is missing.
+import type { OaVendor } from '../domain/oa-approval.js';
+import type { Config } from '../services/config/env.js';
+import type { WritePolicy } from '../submission/settings.js';
+import type { ApprovalReader } from './approval-reader.js';
+import type { Connector } from './connector.js';
+import { dingtalk } from './dingtalk/index.js';
+import { feishu } from './feishu/index.js';
+import type { Clock } from './inbound.js';
+import type { OaVendorModule } from './oa-vendor.js';
+import type { ConnectorsConfig } from './settings.js';
+import { wecom } from './wecom/index.js';
+
+/** Every vendor, in the order of `OA_VENDORS` (a test holds the two lists equal). */
+export const OA_VENDOR_MODULES: readonly OaVendorModule<unknown>[] = [feishu, dingtalk, wecom];
+
+/** The module of `vendor`. */
+export function oaVendorModule(vendor: OaVendor): OaVendorModule<unknown> {
+  const module = OA_VENDOR_MODULES.find((candidate) => candidate.vendor === vendor);
+  if (!module) throw new Error(`no module for the OA vendor ${vendor}`);
+  return module;
+}
+
+/** Each configured vendor with its settings. */
+export function configured(connectors: ConnectorsConfig): { module: OaVendorModule<unknown>; settings: unknown }[] {
+  return OA_VENDOR_MODULES.flatMap((module) => {
+    const settings = module.settings.of(connectors);
+    return settings === undefined ? [] : [{ module, settings }];
+  });
+}
+
+/** Whether any vendor is configured: the API then starts the claims nobody started. */
+export function anyOaVendorOn(connectors: ConnectorsConfig): boolean {
+  return configured(connectors).length > 0;
+}
+
+/**
+ * The callback connectors that are on. Every connector bounds its vendor's signed timestamp with
+ * WEBHOOK_TOLERANCE_SECONDS, the window of the OA webhook too; `now` is the clock they read (a test
+ * passes its own).
+ */
+export function connectorsFromConfig(
+  config: { connectors: ConnectorsConfig; webhook: Pick<Config['webhook'], 'toleranceSeconds'> },
+  now: Clock = Date.now,
+): Partial<Record<OaVendor, Connector>> {
+  const door = { toleranceSeconds: config.webhook.toleranceSeconds, now };
+  const connectors: Partial<Record<OaVendor, Connector>> = {};
+  for (const { module, settings } of configured(config.connectors)) {
+    const connector = module.connector?.(settings, door);
+    if (connector) connectors[module.vendor] = connector;
+  }
+  return connectors;
+}
+
+/**
+ * One read may take four requests (a token, the read, a fresh token after a refusal, the read
+ * again), all inside one activity attempt: each request gets a quarter of its start-to-close
+ * timeout, so the attempt's own timeout never cuts a read the reader could still finish.
+ */
+export function readerRequestTimeoutMs(policy: Pick<WritePolicy, 'startToCloseMs'>): number {
+  return Math.max(250, Math.floor(policy.startToCloseMs / 4));
+}
+
+/** The approval readers of the configured vendors, for the worker's `readApprovalForm` activity. */
+export function readersFromConfig(
+  connectors: ConnectorsConfig,
+  policy: Pick<WritePolicy, 'startToCloseMs'>,
+): Partial<Record<OaVendor, ApprovalReader>> {
+  const timeoutMs = readerRequestTimeoutMs(policy);
+  const readers: Partial<Record<OaVendor, ApprovalReader>> = {};
+  for (const { module, settings } of configured(connectors))
+    readers[module.vendor] = module.reader(settings, { timeoutMs });
+  return readers;
+}

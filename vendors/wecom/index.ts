@@ -1,0 +1,27 @@
+// WeCom (WeChat Work) as an OA vendor: its settings, its callback connector (which also answers the
+// console's URL check) and its approval reader, behind the one contract every vendor keeps
+// (vendors/oa-vendor.ts). WeCom pushes events to its callback only: it has no held connection.
+import { oaVendor } from '../oa-vendor.js';
+import { createWeComConnector } from './connector.js';
+import { createWeComReader } from './reader.js';
+import { type WeComConfig, wecomSettings } from './settings.js';
+
+export const wecom = oaVendor<WeComConfig>({
+  vendor: 'wecom',
+  callback: { methods: ['GET', 'POST'], body: 'xml' },
+  settings: { env: wecomSettings, of: (connectors) => connectors.wecom },
+  connector: (settings, door) =>
+    createWeComConnector({
+      corpId: settings.corpId,
+      token: settings.token,
+      encodingAesKey: settings.encodingAesKey,
+      ...door,
+    }),
+  reader: (settings, { timeoutMs }) =>
+    createWeComReader({
+      corpId: settings.corpId,
+      agentSecret: settings.agentSecret,
+      baseUrl: settings.apiBaseUrl,
+      timeoutMs,
+    }),
+});

@@ -101,6 +101,28 @@ const httpStatus = (signals: ErrorSignals): number | undefined =>
 const oaApiError = (signals: ErrorSignals): OaApiError | undefined =>
   signals.errors.find((error): error is OaApiError => error instanceof OaApiError);
 
+/**
+ * MySQL and the mariadb driver on a connection that went away: the server's lost connection (2013)
+ * and gone away (2006), can't connect (2002, 2003), shutdown (1053), a killed connection (1927),
+ * and the driver's closed or timed-out sockets (45001–45042). A lost COMMIT answer is one of them.
+ */
+const MYSQL_CONNECTION_LOST = [
+  '2002',
+  '2003',
+  '2006',
+  '2013',
+  '1053',
+  '1927',
+  '45001',
+  '45009',
+  '45012',
+  '45013',
+  '45019',
+  '45026',
+  '45039',
+  '45042',
+];
+
 // Messages node-postgres uses when the socket dies without an error code.
 const CONNECTION_LOST_MESSAGES = [
   'Connection terminated unexpectedly',
@@ -255,6 +277,7 @@ export const TABLE: readonly Row[] = [
       has(s, 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH') ||
       has(s, 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED') ||
       has(s, 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03') ||
+      has(s, ...MYSQL_CONNECTION_LOST) ||
       hasSqlStateClass(s, '08') ||
       hasKind(s, 'DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout') ||
       s.messages.some((message) => CONNECTION_LOST_MESSAGES.some((known) => message.includes(known))),
@@ -264,7 +287,8 @@ export const TABLE: readonly Row[] = [
     retryable: true,
     told: { code: 'database-timeout', message: 'The database did not finish the write in time; nothing was kept.' },
     why: 'the statement timeout cancelled the write and rolled it back; nothing was committed',
-    matches: (s) => has(s, '57014'),
+    // MariaDB's max_statement_time (1969), MySQL's max_execution_time (3024).
+    matches: (s) => has(s, '57014', '1969', '3024'),
   },
   {
     errorClass: 'LockTimeout',
@@ -274,7 +298,9 @@ export const TABLE: readonly Row[] = [
       message: 'The database could not lock what the write needs in time; nothing was kept.',
     },
     why: 'a lock was not granted in time; the transaction rolled back',
-    matches: (s) => has(s, '55P03'),
+    // InnoDB's lock wait timeout (1205) undoes the statement; the write's transaction then ends
+    // with it, since the error leaves the transaction callback.
+    matches: (s) => has(s, '55P03', '1205'),
   },
   {
     errorClass: 'Deadlock',
@@ -283,14 +309,15 @@ export const TABLE: readonly Row[] = [
       code: 'database-deadlock',
       message: 'The database broke a deadlock by undoing the write; nothing was kept.',
     },
-    why: 'PostgreSQL broke a deadlock by rolling this transaction back',
-    matches: (s) => has(s, '40P01'),
+    why: 'the database broke a deadlock by rolling this transaction back',
+    // InnoDB reports one as 1213 (SQLSTATE 40001): this row, before the write-conflict one.
+    matches: (s) => has(s, '40P01', '1213'),
   },
   {
     errorClass: 'SerializationFailure',
     retryable: true,
     told: { code: 'database-write-conflict', message: 'A concurrent write won; nothing of this one was kept.' },
-    why: 'a concurrent transaction won; PostgreSQL rolled this one back and asks for a retry',
+    why: 'a concurrent transaction won; the database rolled this one back and asks for a retry',
     matches: (s) => has(s, '40001', 'P2034') || hasKind(s, 'TransactionWriteConflict'),
   },
   {
@@ -300,6 +327,8 @@ export const TABLE: readonly Row[] = [
     why: 'no connection or transaction slot was free in time; nothing was written',
     matches: (s) =>
       has(s, '53300', '53400', 'P2024', 'P2028') ||
+      // MySQL's too many connections (1040, 1203); the mariadb pool's wait for a connection (45028).
+      has(s, '1040', '1203', '45028') ||
       hasKind(s, 'TooManyConnections') ||
       s.messages.some((message) => message.includes('Unable to start a transaction in the given time')),
   },
@@ -309,7 +338,9 @@ export const TABLE: readonly Row[] = [
     told: { code: 'auth-failed', message: "A service refused the service's own credentials." },
     why: 'authentication or authorisation failed; retrying with the same credentials fails again',
     matches: (s) =>
-      has(s, '28000', '28P01', '42501', 'P1000') || hasKind(s, 'AuthenticationFailed', 'DatabaseAccessDenied'),
+      has(s, '28000', '28P01', '42501', 'P1000') ||
+      has(s, '1044', '1045', '1142', '1227') ||
+      hasKind(s, 'AuthenticationFailed', 'DatabaseAccessDenied'),
   },
   {
     errorClass: 'ConstraintViolation',
@@ -319,6 +350,8 @@ export const TABLE: readonly Row[] = [
     matches: (s) =>
       hasSqlStateClass(s, '23') ||
       has(s, 'P2002', 'P2003', 'P2011') ||
+      // MySQL: duplicate key, foreign keys, NOT NULL, CHECK (MySQL 3819, MariaDB 4025).
+      has(s, '1062', '1451', '1452', '1048', '3819', '4025') ||
       hasKind(s, 'UniqueConstraintViolation', 'ForeignKeyConstraintViolation', 'NullConstraintViolation'),
   },
   {
@@ -326,7 +359,11 @@ export const TABLE: readonly Row[] = [
     retryable: false,
     told: { code: 'invalid-data', message: 'The database refused a value of the order as invalid.' },
     why: 'the database rejected a value as invalid; retrying sends the same value',
-    matches: (s) => hasSqlStateClass(s, '22') || hasKind(s, 'LengthMismatch', 'ValueOutOfRange', 'InvalidInputValue'),
+    matches: (s) =>
+      hasSqlStateClass(s, '22') ||
+      // MySQL: a string the column's charset cannot hold, too long, out of range, a bad date, bad JSON.
+      has(s, '1366', '1406', '1264', '1292', '1265', '3140') ||
+      hasKind(s, 'LengthMismatch', 'ValueOutOfRange', 'InvalidInputValue'),
   },
   // Calls to the Temporal service: starts, describes, updates. Last, so it never takes an error
   // another row names; `isTemporalUnreachable` asks this row alone.
@@ -463,6 +500,9 @@ export function collectSignals(error: unknown): ErrorSignals {
     if (typeof record.code === 'string') signals.codes.add(record.code);
     if (typeof record.code === 'number') signals.statuses.add(record.code);
     if (typeof record.originalCode === 'string') signals.codes.add(record.originalCode);
+    // The mariadb driver's own errors: the server's or its own error number, and the SQLSTATE.
+    if (typeof record.errno === 'number' && record.errno > 0) signals.codes.add(String(record.errno));
+    if (typeof record.sqlState === 'string') signals.codes.add(record.sqlState);
     if (typeof record.kind === 'string') signals.kinds.add(record.kind);
     if (typeof record.message === 'string') signals.messages.push(record.message);
     visit(record.cause, depth + 1);

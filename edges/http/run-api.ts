@@ -9,6 +9,7 @@ import { connectorStates } from '../../vendors/settings.js';
 import { requireSetting } from '../../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
+import { checkKeyColumns } from '../../services/db/key-columns.js';
 import { migrate } from '../../services/db/migrate.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import {
@@ -79,6 +80,8 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   const applied = await migrate(databaseUrl);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
+  // A key column that does not compare bytes would let two keys be one: the process stops here.
+  await checkKeyColumns(prisma);
   metrics.webhookRefusalsAtZero();
   // The waiting keys only where this process runs the worker: an API alone reports its memory.
   const sampler = config.metrics

@@ -4,6 +4,7 @@
 import type { CompensationDecision } from '../../domain/order-status.js';
 import type { CompensationRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
+import { statementsFor } from './stores/store.js';
 import { OPERATOR_RECOMPENSATION } from '../../domain/error-classification.js';
 
 export interface NewCompensation {
@@ -56,12 +57,7 @@ export async function latestCompensatedRunId(db: Tx, idempotencyKey: string): Pr
 
 /** Records a failed run; a run already recorded is left as it is (ON CONFLICT DO NOTHING). */
 export async function recordCompensation(db: Tx, record: NewCompensation): Promise<void> {
-  await db.$executeRaw`
-    INSERT INTO compensation_record
-      (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
-    VALUES (${record.idempotencyKey}, ${record.orderRunId}, ${record.reasonType}, ${record.reason},
-            ${record.attempts}, ${record.orderLanded}, ${record.releasedLines})
-    ON CONFLICT (idempotent_key, order_run_id) DO NOTHING`;
+  await statementsFor(db).recordCompensation(db, record);
 }
 
 /**

@@ -5,8 +5,9 @@
 import type { CanonicalOrder } from '../../domain/canonical-order.js';
 import type { KeySource, Operation } from '../../domain/idempotency-key.js';
 import type { OrderStatus } from '../../domain/order-status.js';
-import { Prisma, type IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
+import type { IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
+import { statementsFor } from './stores/store.js';
 
 export interface StoredRequest {
   approvedAt: string;
@@ -61,42 +62,19 @@ export interface Claim {
 /**
  * Claims the key for this delivery: inserts its record unless one exists or an order row already
  * answers for the key, then returns whichever record holds it. Concurrent deliveries all get the
- * same record back: INSERT … ON CONFLICT DO NOTHING, never check-then-insert. A key whose order
+ * same record back: an insert that yields to the existing row (ON CONFLICT DO NOTHING, ON DUPLICATE
+ * KEY UPDATE), never check-then-insert. A key whose order
  * exists gets no new record: the order row judges every later delivery, so a conflicting payload
  * can never leave a claim behind that refuses the right one.
  */
 export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
-  // One round trip for a new key: its record, and the key's order if there is one. Written as
-  // SQL: it runs on every delivery, and a raw statement costs a fraction of a model query.
-  const [row] = await db.$queryRaw<
-    (Partial<RecordRow> & { orderFingerprint: string | null; orderStatusAtPurge: string | null })[]
-  >`
-    WITH existing_order AS (
-      SELECT fingerprint, status_at_purge FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
-    ), claimed AS (
-      INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, source, workflow_id,
-                                      status)
-      SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-             ${record.request === null ? null : JSON.stringify(record.request)}::jsonb, ${record.source},
-             ${record.workflowId}, 'RECEIVED'
-      WHERE NOT EXISTS (SELECT 1 FROM existing_order)
-      ON CONFLICT (idempotent_key) DO NOTHING
-      RETURNING ${RECORD_COLUMNS}
-    )
-    SELECT (SELECT fingerprint FROM existing_order) AS "orderFingerprint",
-           (SELECT status_at_purge FROM existing_order) AS "orderStatusAtPurge", claimed.*
-    FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;
-  const orderFingerprint = row?.orderFingerprint ?? undefined;
-  const orderStatusAtPurge = (row?.orderStatusAtPurge ?? undefined) as OrderStatus | undefined;
-  if (row?.idempotentKey) {
-    const { orderFingerprint: _fingerprint, orderStatusAtPurge: _status, ...inserted } = row;
-    return { record: toRecord(inserted as RecordRow), orderFingerprint, orderStatusAtPurge };
-  }
-  const stored = await findRecord(db, record.idempotencyKey);
-  if (!stored && orderFingerprint === undefined) {
+  const claimed = await statementsFor(db).claimRecord(db, record);
+  const orderFingerprint = claimed.orderFingerprint ?? undefined;
+  const orderStatusAtPurge = (claimed.orderStatusAtPurge ?? undefined) as OrderStatus | undefined;
+  if (!claimed.record && orderFingerprint === undefined) {
     throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
   }
-  return { record: stored, orderFingerprint, orderStatusAtPurge };
+  return { record: claimed.record && toRecord(claimed.record), orderFingerprint, orderStatusAtPurge };
 }
 
 /**
@@ -112,23 +90,7 @@ export async function decideFirstDelivery(
   db: Tx,
   idempotencyKey: string,
 ): Promise<{ first: boolean; status: OrderStatus | undefined }> {
-  const rows = await db.$queryRaw<{ status: string; first: boolean }[]>`
-    WITH won AS (
-      UPDATE idempotency_record SET
-        first_delivery_at = now(),
-        workflow_started_at = COALESCE(workflow_started_at, now())
-      WHERE idempotent_key = ${idempotencyKey} AND first_delivery_at IS NULL
-      RETURNING status
-    )
-    SELECT status, true AS first FROM won
-    UNION ALL
-    SELECT status, false AS first FROM idempotency_record
-    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)
-    UNION ALL
-    SELECT COALESCE(status_at_purge, 'SUBMITTED'), false AS first FROM order_main
-    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM won)
-      AND NOT EXISTS (SELECT 1 FROM idempotency_record WHERE idempotent_key = ${idempotencyKey})`;
-  const [row] = rows;
+  const row = await statementsFor(db).decideFirstDelivery(db, idempotencyKey);
   return { first: row?.first === true, status: row?.status as OrderStatus | undefined };
 }
 
@@ -144,16 +106,7 @@ export async function recordMappedOrder(
 ): Promise<{ fingerprint: string; request: StoredRequest }> {
   // The first mapping recorded stays the key's order: a later attempt (its predecessor recorded
   // and then lost its completion) or a run after a mapping change gets the recorded one back.
-  const [row] = await db.$queryRaw<{ fingerprint: string | null; request: StoredRequest | null }[]>`
-    WITH mapped AS (
-      UPDATE idempotency_record SET fingerprint = ${order.fingerprint}, request = ${JSON.stringify(order.request)}::jsonb
-      WHERE idempotent_key = ${idempotencyKey} AND fingerprint IS NULL
-      RETURNING fingerprint, request
-    )
-    SELECT fingerprint, request FROM mapped
-    UNION ALL
-    SELECT fingerprint, request FROM idempotency_record
-    WHERE idempotent_key = ${idempotencyKey} AND NOT EXISTS (SELECT 1 FROM mapped)`;
+  const row = await statementsFor(db).recordMappedOrder(db, idempotencyKey, order);
   if (!row?.fingerprint || !row.request) return order;
   return { fingerprint: row.fingerprint, request: row.request };
 }
@@ -163,9 +116,7 @@ export async function recordMappedOrder(
  * operator's). A started key is never started again by a redelivery.
  */
 export async function markWorkflowStarted(db: Tx, idempotencyKey: string): Promise<void> {
-  await db.$executeRaw`
-    UPDATE idempotency_record SET workflow_started_at = COALESCE(workflow_started_at, now()), updated_at = now()
-    WHERE idempotent_key = ${idempotencyKey}`;
+  await statementsFor(db).markWorkflowStarted(db, idempotencyKey);
 }
 
 export async function findRecord(db: Tx, idempotencyKey: string): Promise<IdempotencyRecord | undefined> {
@@ -216,26 +167,6 @@ export async function listRecentRecords(
   });
   return rows.map(toRecord);
 }
-
-/** The record's columns under the model's field names, so a raw statement's row maps like a model row. */
-const RECORD_COLUMNS = Prisma.raw(
-  [
-    'idempotent_key AS "idempotentKey"',
-    'approval_no AS "approvalNo"',
-    'operation',
-    'fingerprint',
-    'request',
-    'source',
-    'workflow_id AS "workflowId"',
-    'status',
-    'attempts',
-    'last_error AS "lastError"',
-    'workflow_started_at AS "workflowStartedAt"',
-    'first_delivery_at AS "firstDeliveryAt"',
-    'created_at AS "createdAt"',
-    'updated_at AS "updatedAt"',
-  ].join(', '),
-);
 
 function toRecord(row: RecordRow): IdempotencyRecord {
   return {

@@ -4,6 +4,7 @@
 // services/metrics/product-metrics.ts. One row per key and refused door, however often it comes.
 import type { KeySource } from '../../domain/idempotency-key.js';
 import type { Tx } from './prisma-client.js';
+import { statementsFor } from './stores/store.js';
 
 export interface KeySourceConflict {
   idempotencyKey: string;
@@ -26,18 +27,7 @@ export async function recordKeySourceConflict(
   db: Tx,
   conflict: Pick<KeySourceConflict, 'idempotencyKey' | 'door' | 'claimedBy' | 'fingerprint'>,
 ): Promise<void> {
-  await db.$executeRaw`
-    INSERT INTO key_source_conflict (idempotent_key, door, claimed_by, fingerprint)
-    VALUES (${conflict.idempotencyKey}, ${conflict.door}, ${conflict.claimedBy}, ${conflict.fingerprint})
-    ON CONFLICT (idempotent_key, door) DO UPDATE SET
-      claimed_by = EXCLUDED.claimed_by,
-      fingerprint = EXCLUDED.fingerprint,
-      refusals = CASE WHEN key_source_conflict.cleared_at IS NULL THEN key_source_conflict.refusals + 1 ELSE 1 END,
-      first_refused_at = CASE WHEN key_source_conflict.cleared_at IS NULL
-        THEN key_source_conflict.first_refused_at ELSE now() END,
-      last_refused_at = now(),
-      cleared_at = NULL,
-      cleared_by = NULL`;
+  await statementsFor(db).recordKeySourceConflict(db, conflict);
 }
 
 /** The conflicts no operator has cleared, the longest waiting first. */

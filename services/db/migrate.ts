@@ -1,19 +1,34 @@
-// Applies prisma/migrations/*/migration.sql in order, keeping Prisma's `_prisma_migrations`
+// Applies the store's migrations (prisma/migrations on PostgreSQL, prisma/mysql/migrations on
+// MySQL/MariaDB), each folder's migration.sql in order, keeping Prisma's `_prisma_migrations`
 // bookkeeping, so `prisma migrate status` / `deploy` agree wherever Prisma's schema engine can be
-// downloaded. Safe to run from several processes at once: an advisory lock serialises them.
+// downloaded. Safe to run from several processes at once: a lock serialises them (an advisory lock
+// on PostgreSQL, a named lock on MySQL).
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import mariadb from 'mariadb';
 import pg from 'pg';
+import { mysqlConnection } from './stores/mysql-connection.js';
+import { type Store, storeOfUrl } from './stores/store.js';
 
-/** prisma/migrations beside the sources, or beside dist/ when running the built JavaScript. */
-export const MIGRATIONS_DIR =
-  [
-    fileURLToPath(new URL('../../prisma/migrations', import.meta.url)),
-    fileURLToPath(new URL('../../../prisma/migrations', import.meta.url)),
-  ].find((candidate) => existsSync(candidate)) ?? fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
+/** A folder under prisma/ beside the sources, or beside dist/ when running the built JavaScript. */
+function prismaFolder(name: string): string {
+  const candidates = [
+    fileURLToPath(new URL(`../../prisma/${name}`, import.meta.url)),
+    fileURLToPath(new URL(`../../../prisma/${name}`, import.meta.url)),
+  ];
+  return candidates.find((candidate) => existsSync(candidate)) ?? (candidates[0] as string);
+}
+
+/** Each store's migrations. */
+export const MIGRATION_DIRS: Record<Store, string> = {
+  postgresql: prismaFolder('migrations'),
+  mysql: prismaFolder('mysql/migrations'),
+};
+
+export const MIGRATIONS_DIR = MIGRATION_DIRS.postgresql;
 
 // The lock id Prisma Migrate itself uses, so our runner and Prisma never migrate concurrently.
 const MIGRATION_LOCK_ID = 72707369;
@@ -24,7 +39,7 @@ export interface Migration {
   checksum: string;
 }
 
-export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
+export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const names = entries
     .filter((entry) => entry.isDirectory())
@@ -45,9 +60,44 @@ export class MigrationError extends Error {
   }
 }
 
-/** Applies what is missing; returns the names it applied. Refuses edited or failed migrations. */
-export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const migrations = await readMigrations(dir);
+/** The store a URL names, or a MigrationError saying which schemes there are. */
+function storeToMigrate(databaseUrl: string): Store {
+  const store = storeOfUrl(databaseUrl);
+  if (!store) throw new MigrationError('the database URL must start with postgresql:// or mysql:// (mariadb://)');
+  return store;
+}
+
+/**
+ * Applies what is missing; returns the names it applied. Refuses edited or failed migrations.
+ * `dir` defaults to the store's own folder.
+ */
+export async function migrate(databaseUrl: string, dir?: string): Promise<string[]> {
+  const store = storeToMigrate(databaseUrl);
+  const migrations = await readMigrations(dir ?? MIGRATION_DIRS[store]);
+  return store === 'mysql' ? migrateMysql(databaseUrl, migrations) : migratePostgresql(databaseUrl, migrations);
+}
+
+/** What the bookkeeping table says of one migration. */
+interface AppliedMigration {
+  migration_name: string;
+  checksum: string;
+  finished_at: Date | null;
+}
+
+/** Whether `migration` still has to run; throws when it failed earlier or was edited since. */
+function mustApply(migration: Migration, applied: Map<string, AppliedMigration>): boolean {
+  const existing = applied.get(migration.name);
+  if (!existing) return true;
+  if (!existing.finished_at) {
+    throw new MigrationError(`migration ${migration.name} failed earlier; resolve it before starting`);
+  }
+  if (existing.checksum !== migration.checksum) {
+    throw new MigrationError(`migration ${migration.name} was edited after it was applied`);
+  }
+  return false;
+}
+
+async function migratePostgresql(databaseUrl: string, migrations: Migration[]): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'exactly-once-orders-migrate' });
   // A dropped connection also arrives as an 'error' event; the failing query reports it, so the
   // event must not crash the process.
@@ -66,22 +116,13 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
         "applied_steps_count" INTEGER NOT NULL DEFAULT 0
       )`);
-    const applied = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null }>(
+    const applied = await client.query<AppliedMigration>(
       'SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL',
     );
     const byName = new Map(applied.rows.map((row) => [row.migration_name, row]));
     const done: string[] = [];
     for (const migration of migrations) {
-      const existing = byName.get(migration.name);
-      if (existing) {
-        if (!existing.finished_at) {
-          throw new MigrationError(`migration ${migration.name} failed earlier; resolve it before starting`);
-        }
-        if (existing.checksum !== migration.checksum) {
-          throw new MigrationError(`migration ${migration.name} was edited after it was applied`);
-        }
-        continue;
-      }
+      if (!mustApply(migration, byName)) continue;
       const id = randomUUID();
       await client.query('BEGIN');
       try {
@@ -108,19 +149,84 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
   }
 }
 
-let bundledMigrations: Promise<Migration[]> | undefined;
+/**
+ * MySQL runs DDL outside transactions: a migration that fails halfway stays recorded as started
+ * and unfinished, with the error in `logs`, and every later run refuses to go on until someone
+ * resolves it — what Prisma Migrate does on MySQL too.
+ */
+async function migrateMysql(databaseUrl: string, migrations: Migration[]): Promise<string[]> {
+  const connection = await mariadb.createConnection({
+    ...mysqlConnection(databaseUrl),
+    multipleStatements: true,
+    initSql: "SET time_zone = '+00:00'",
+  });
+  try {
+    const [lock] = await connection.query<{ got: number | bigint | null }[]>(
+      "SELECT GET_LOCK('prisma_migrate', 600) AS got",
+    );
+    if (Number(lock?.got) !== 1) throw new MigrationError('another process held the migration lock for 10 minutes');
+    await connection.query(`
+      CREATE TABLE IF NOT EXISTS _prisma_migrations (
+        id VARCHAR(36) PRIMARY KEY NOT NULL,
+        checksum VARCHAR(64) NOT NULL,
+        finished_at DATETIME(3),
+        migration_name VARCHAR(255) NOT NULL,
+        logs TEXT,
+        rolled_back_at DATETIME(3),
+        started_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        applied_steps_count INTEGER UNSIGNED NOT NULL DEFAULT 0
+      ) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+    const applied = await connection.query<AppliedMigration[]>(
+      'SELECT migration_name, checksum, finished_at FROM _prisma_migrations WHERE rolled_back_at IS NULL',
+    );
+    const byName = new Map(applied.map((row) => [row.migration_name, row]));
+    const done: string[] = [];
+    for (const migration of migrations) {
+      if (!mustApply(migration, byName)) continue;
+      const id = randomUUID();
+      await connection.query(
+        'INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES (?, ?, ?, CURRENT_TIMESTAMP(3))',
+        [id, migration.checksum, migration.name],
+      );
+      try {
+        await connection.query(migration.sql);
+      } catch (error) {
+        const message = (error as Error).message;
+        await connection.query('UPDATE _prisma_migrations SET logs = ? WHERE id = ?', [message, id]);
+        throw new MigrationError(`migration ${migration.name} failed: ${message}`);
+      }
+      await connection.query(
+        'UPDATE _prisma_migrations SET finished_at = CURRENT_TIMESTAMP(3), applied_steps_count = 1 WHERE id = ?',
+        [id],
+      );
+      done.push(migration.name);
+    }
+    return done;
+  } finally {
+    await connection.query("SELECT RELEASE_LOCK('prisma_migrate')").catch(() => undefined);
+    await connection.end().catch(() => undefined);
+  }
+}
 
-/** Names of migrations in the folder that the database has not applied (for /healthz). */
+const bundledMigrations = new Map<Store, Promise<Migration[]>>();
+
+/** Names of the store's migrations that the database has not applied (for /healthz). */
 export async function pendingMigrations(
   query: (sql: string) => Promise<{ migration_name: string }[]>,
+  store: Store,
 ): Promise<string[]> {
   // The folder does not change while the process runs: read it once, not on every health probe.
-  bundledMigrations ??= readMigrations();
-  const migrations = await bundledMigrations;
+  let bundled = bundledMigrations.get(store);
+  if (!bundled) {
+    bundled = readMigrations(MIGRATION_DIRS[store]);
+    bundledMigrations.set(store, bundled);
+  }
+  const migrations = await bundled;
   let applied: { migration_name: string }[];
   try {
     applied = await query(
-      'SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+      // Unquoted: the same name in both stores' SQL.
+      'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
     );
   } catch {
     return migrations.map((migration) => migration.name);

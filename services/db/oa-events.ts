@@ -3,6 +3,7 @@
 // maps to is the business key of its approval instance.
 import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 import type { Tx } from './prisma-client.js';
+import { statementsFor } from './stores/store.js';
 
 /**
  * The bounds of the `oa_event` columns (prisma/migrations/20261201000000_oa_connectors): a value
@@ -38,10 +39,5 @@ export interface ReceivedOaEvent {
 
 /** Records the event; false when this vendor event id was recorded before (a redelivery). */
 export async function recordOaEvent(db: Tx, event: ReceivedOaEvent): Promise<boolean> {
-  const inserted = await db.$executeRaw`
-    INSERT INTO oa_event (vendor, event_id, event_type, instance_id, status, idempotent_key)
-    VALUES (${event.vendor}, ${event.eventId}, ${event.eventType}, ${event.instanceId}, ${event.status},
-            ${event.idempotencyKey})
-    ON CONFLICT (vendor, event_id) DO NOTHING`;
-  return inserted > 0;
+  return statementsFor(db).recordOaEvent(db, event);
 }

@@ -4,9 +4,10 @@
 import type { CanonicalOrder } from '../../domain/canonical-order.js';
 import { InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
 import type { Operation } from '../../domain/idempotency-key.js';
-import { Prisma } from './generated/prisma/client.js';
-import { statusChangeStatement, type StatusChange, type TransitionRow } from './order-status-writer.js';
+import { allowedFrom, type StatusChange } from './order-status-writer.js';
 import type { Tx } from './prisma-client.js';
+import type { OrderRow, TransitionRow } from './stores/statements.js';
+import { statementsFor } from './stores/store.js';
 import type { DeliveryTarget } from '../../workflows/definitions.js';
 
 export interface NewOrder {
@@ -48,7 +49,7 @@ export interface WrittenOrder {
 
 /**
  * Writes the order — header, lines and the stock reservation of every SKU — and, when asked, the
- * key's record status, in one statement: one round trip however many lines the order has.
+ * key's record status: one statement on PostgreSQL, a few on MySQL (stores/).
  * - The header insert decides: a second write of the key fails on `uk_order_idempotent`.
  * - Inventory rows are locked in SKU order (byte order, as JavaScript sorts them), so two orders
  *   sharing SKUs cannot deadlock; the conditional UPDATE is the stock check (no read-then-write
@@ -66,70 +67,20 @@ export async function insertOrderWithReservation(
   if (typeof (tx as { $connect?: unknown }).$connect === 'function') {
     throw new Error('insertOrderWithReservation must run inside a transaction');
   }
-  const { lines } = order.order;
   const wanted = new Map<string, number>();
-  for (const line of lines) wanted.set(line.sku, (wanted.get(line.sku) ?? 0) + line.quantity);
+  for (const line of order.order.lines) wanted.set(line.sku, (wanted.get(line.sku) ?? 0) + line.quantity);
   const skus = [...wanted.keys()].sort();
   const quantities = skus.map((sku) => wanted.get(sku) ?? 0);
-  const record = recordChange
-    ? Prisma.sql`, record AS (${statusChangeStatement(order.idempotencyKey, recordChange)})`
-    : Prisma.sql`, record AS (SELECT NULL::text AS from_status, NULL::boolean AS applied, NULL::timestamptz AS created_at,
-                                     NULL::text AS source)`;
-  const [written] = await tx.$queryRaw<(OrderRow & { reserved_skus: string[] | null } & RecordAnswer)[]>`
-    WITH header AS (
-      INSERT INTO order_main
-        (idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint, written_attempt,
-         delivery_targets)
-      VALUES (${order.idempotencyKey}, ${order.approvalNo}, ${order.operation}, ${order.order.customerId},
-              ${order.order.currency}, ${order.totalAmount}::numeric, ${order.fingerprint}, ${order.writtenAttempt},
-              ${[...(order.deliveryTargets ?? [])]}::text[])
-      RETURNING id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt,
-                created_at, delivery_targets
-    ), order_lines AS (
-      INSERT INTO order_line (order_id, line_no, sku, quantity, unit_price)
-      SELECT header.id, line.line_no, line.sku, line.quantity, line.unit_price
-      FROM header, unnest(${lines.map((line) => line.sku)}::text[], ${lines.map((line) => line.quantity)}::int[],
-                          ${lines.map((line) => line.unitPrice)}::numeric[])
-                   WITH ORDINALITY AS line (sku, quantity, unit_price, line_no)
-    ), wanted AS (
-      SELECT sku, quantity FROM unnest(${skus}::text[], ${quantities}::int[]) AS wanted (sku, quantity)
-    ), locked AS MATERIALIZED (
-      SELECT sku FROM inventory WHERE sku = ANY(${skus}::text[]) ORDER BY sku COLLATE "C" FOR UPDATE
-    ), reserved AS (
-      UPDATE inventory SET reserved = inventory.reserved + wanted.quantity, updated_at = now()
-      FROM wanted JOIN locked USING (sku)
-      WHERE inventory.sku = wanted.sku AND inventory.on_hand - inventory.reserved >= wanted.quantity
-      RETURNING inventory.sku, wanted.quantity
-    ), reservations AS (
-      INSERT INTO stock_reservation (idempotent_key, sku, quantity)
-      SELECT header.idempotent_key, reserved.sku, reserved.quantity FROM header, reserved
-    )${record}
-    SELECT header.*, (SELECT array_agg(sku) FROM reserved) AS reserved_skus,
-           (SELECT created_at FROM record) AS accepted_at, (SELECT from_status FROM record) AS record_from,
-           (SELECT applied FROM record) AS record_applied, (SELECT source FROM record) AS record_source
-    FROM header`;
-  if (!written) throw new Error(`order ${order.idempotencyKey} was not written: the insert returned no row`);
-  const reserved = new Set(written.reserved_skus ?? []);
-  const short = skus.find((sku) => !reserved.has(sku));
+  const written = await statementsFor(tx).insertOrder(
+    tx,
+    order,
+    { skus, quantities },
+    recordChange && { change: recordChange, from: allowedFrom(recordChange) },
+  );
+  const short = skus.find((sku) => !written.reservedSkus.has(sku));
   if (short !== undefined) throw await stockShortfall(tx, short, wanted.get(short) ?? 0);
-  const changed =
-    written.accepted_at && written.record_from !== null
-      ? {
-          from_status: written.record_from,
-          applied: written.record_applied === true,
-          created_at: written.accepted_at,
-          source: written.record_source ?? 'webhook',
-        }
-      : undefined;
-  return { order: toStoredOrder(written), acceptedAt: written.accepted_at ?? undefined, recordChange: changed };
-}
-
-/** The record change's answer, as the write's statement returns it (all null without one). */
-interface RecordAnswer {
-  accepted_at: Date | null;
-  record_from: string | null;
-  record_applied: boolean | null;
-  record_source: string | null;
+  const changed = written.recordChange;
+  return { order: toStoredOrder(written.order), acceptedAt: changed?.created_at, recordChange: changed };
 }
 
 /** Why a SKU could not be reserved: it does not exist, or it has less free stock than requested. */
@@ -140,23 +91,8 @@ async function stockShortfall(tx: Tx, sku: string, requested: number): Promise<E
 }
 
 export async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<StoredOrder | undefined> {
-  const [row] = await db.$queryRaw<OrderRow[]>`
-    SELECT id, order_no, idempotent_key, fingerprint, total_amount::text AS total_amount, written_attempt, created_at,
-           delivery_targets
-    FROM order_main WHERE idempotent_key = ${idempotencyKey}`;
+  const row = await statementsFor(db).findOrderByKey(db, idempotencyKey);
   return row ? toStoredOrder(row) : undefined;
-}
-
-/** An order_main row as the statements above return it (the amount as numeric text, 4 decimals). */
-interface OrderRow {
-  id: bigint;
-  order_no: string;
-  idempotent_key: string;
-  fingerprint: string;
-  total_amount: string;
-  written_attempt: number;
-  created_at: Date;
-  delivery_targets: string[];
 }
 
 function toStoredOrder(row: OrderRow): StoredOrder {

@@ -2,8 +2,9 @@
 // key's current status is one the transition table allows it from (domain/order-status.ts,
 // docs/architecture.md, decision 16). A refused change is logged and answered, never thrown.
 import { allowedPredecessors, type OrderStatus, type TransitionFacts } from '../../domain/order-status.js';
-import { Prisma } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
+import type { TransitionRow } from './stores/statements.js';
+import { statementsFor } from './stores/store.js';
 
 /** What travels with a status change, and the facts some rows of the table need stated. */
 export interface StatusDetails extends TransitionFacts {
@@ -37,41 +38,18 @@ export interface TransitionLog {
   info(message: string, attributes?: Record<string, unknown>): void;
 }
 
-/** The row the statement returns (one, or none when the key has no record). */
-export interface TransitionRow {
-  from_status: string;
-  applied: boolean;
-  created_at: Date;
-  /** Where the key came from: `webhook`, `mcp`, or the OA vendor whose approval it is. */
-  source: string;
-}
+export type { TransitionRow };
 
 /**
- * The status change as one statement, `UPDATE … RETURNING`: run alone by transitionStatus, or as a
- * CTE inside the order write's statement. The allowed predecessors come from the table. The row is
- * read and locked first (`FOR UPDATE`), so the status the change was judged against is the one it
- * replaces, also when another transaction changed it meanwhile. Only an allowed change moves the
- * status, the last error and updated_at. Attempts only ever grow, and every call marks the
- * workflow started: each comes from a running workflow, so a later redelivery must not start the
- * key again (docs/architecture.md, decision 12).
+ * The rule every store's statement keeps (stores/): the key's row is locked before it is judged,
+ * so the status the change was judged against is the one it replaces, also when another
+ * transaction changed it meanwhile. Only an allowed change moves the status, the last error and
+ * updated_at. Attempts only ever grow, and every call marks the workflow started: each comes from
+ * a running workflow, so a later redelivery must not start the key again (docs/architecture.md,
+ * decision 12).
  */
-export function statusChangeStatement(idempotencyKey: string, change: StatusChange): Prisma.Sql {
-  const from: string[] = allowedPredecessors(change.status, { orderLanded: change.orderLanded === true });
-  const setLastError = change.lastError !== undefined;
-  return Prisma.sql`
-    UPDATE idempotency_record AS record SET
-      status = CASE WHEN before.allowed THEN ${change.status} ELSE record.status END,
-      last_error = CASE WHEN before.allowed AND ${setLastError} THEN ${change.lastError ?? null}
-                        ELSE record.last_error END,
-      updated_at = CASE WHEN before.allowed THEN now() ELSE record.updated_at END,
-      attempts = GREATEST(record.attempts + ${change.ranAgain ? 1 : 0}, ${change.attempts ?? 0}),
-      workflow_started_at = COALESCE(record.workflow_started_at, now())
-    FROM (
-      SELECT idempotent_key, status, status = ANY(${from}::text[]) AS allowed
-      FROM idempotency_record WHERE idempotent_key = ${idempotencyKey} FOR UPDATE
-    ) AS before
-    WHERE record.idempotent_key = before.idempotent_key
-    RETURNING before.status AS from_status, before.allowed AS applied, record.created_at, record.source`;
+export function allowedFrom(change: StatusChange): string[] {
+  return allowedPredecessors(change.status, { orderLanded: change.orderLanded === true });
 }
 
 /**
@@ -102,7 +80,8 @@ export async function transitionStatus(
   details: StatusDetails,
   log: TransitionLog,
 ): Promise<Transition> {
-  const [row] = await db.$queryRaw<TransitionRow[]>(statusChangeStatement(idempotencyKey, { ...details, status: to }));
+  const change = { ...details, status: to };
+  const row = await statementsFor(db).changeStatus(db, idempotencyKey, change, allowedFrom(change));
   return transitionFrom(row, idempotencyKey, to, log);
 }
 

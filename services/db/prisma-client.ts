@@ -1,9 +1,17 @@
-// One PrismaClient per process, on the `pg` driver adapter. The statement and lock timeouts are
-// set on every connection: the innermost rung of the timeout ladder. The driver never retries on
-// its own — the activity retry policy is the only retry layer (docs/architecture.md, decision 5).
+// One PrismaClient per process, on the store DATABASE_URL names: PostgreSQL through the `pg`
+// driver adapter, MySQL/MariaDB through the `mariadb` one (each store has its own generated
+// client; both answer to the one PrismaClient type, since the models are the same). The statement
+// and lock timeouts are set on every connection: the innermost rung of the timeout ladder. The
+// driver never retries on its own — the activity retry policy is the only retry layer
+// (docs/architecture.md, decision 5).
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaPg } from '@prisma/adapter-pg';
+import mariadb from 'mariadb';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
+import { PrismaClient as MysqlPrismaClient } from './generated/prisma-mysql/client.js';
+import { mysqlConnection } from './stores/mysql-connection.js';
+import { statementsFor, storeOfUrl } from './stores/store.js';
 
 export type { PrismaClient };
 export type Db = PrismaClient;
@@ -30,10 +38,14 @@ export interface PoolCounts {
   waiting: number;
 }
 
-// The pool each client was built on: Prisma does not hand out its adapter, so the pool is kept here.
-const pools = new WeakMap<PrismaClient, pg.Pool>();
+// What each client's pool holds, read from the pool it was built on: Prisma does not hand out
+// its adapter, so the pool is kept here.
+const pools = new WeakMap<PrismaClient, () => PoolCounts>();
 
 export function createPrismaClient(options: DbOptions): PrismaClient {
+  const store = storeOfUrl(options.databaseUrl);
+  if (store === 'mysql') return createMysqlClient(options);
+  if (store !== 'postgresql') throw new Error('DATABASE_URL must be a postgresql:// or mysql:// connection URL');
   // The pool is built here rather than by the adapter, so that its counts can be read
   // (poolCounts); the adapter ends it when the client disconnects, as it ends a pool of its own.
   const pool = new pg.Pool({
@@ -50,15 +62,45 @@ export function createPrismaClient(options: DbOptions): PrismaClient {
   // one `pg` module (the adapter takes the pool as its own only then: an instanceof check).
   const adapterPool = pool as unknown as ConstructorParameters<typeof PrismaPg>[0];
   const client = new PrismaClient({ adapter: new PrismaPg(adapterPool, { disposeExternalPool: true }) });
-  pools.set(client, pool);
+  pools.set(client, () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }));
+  return client;
+}
+
+function createMysqlClient(options: DbOptions): PrismaClient {
+  const seconds = Math.max(1, Math.ceil(options.statementTimeoutMs / 1000));
+  const pool = mariadb.createPool({
+    ...mysqlConnection(options.databaseUrl),
+    connectionLimit: options.poolSize,
+    acquireTimeout: options.connectTimeoutMs ?? options.statementTimeoutMs,
+    connectTimeout: options.connectTimeoutMs ?? options.statementTimeoutMs,
+    // Affected-row counts are rows changed, not rows matched: the statements read "did this call
+    // set it" from them (stores/mysql.ts).
+    foundRows: false,
+    // Times are UTC on every connection; a lock waits at most the statement timeout (whole seconds,
+    // InnoDB's unit). MariaDB and MySQL name the statement limit differently: each runs only its
+    // own executable comment.
+    initSql:
+      `SET time_zone = '+00:00', innodb_lock_wait_timeout = ${seconds}` +
+      ` /*M!, max_statement_time = ${options.statementTimeoutMs / 1000} */` +
+      ` /*!80000 , max_execution_time = ${Math.floor(options.statementTimeoutMs)} */`,
+    connectAttributes: { program_name: 'exactly-once-orders' },
+  });
+  const client = new MysqlPrismaClient({
+    adapter: new PrismaMariaDb(pool, { disposeExternalPool: true }),
+  }) as unknown as PrismaClient;
+  pools.set(client, () => ({
+    total: pool.totalConnections(),
+    idle: pool.idleConnections(),
+    waiting: pool.taskQueueSize(),
+  }));
   return client;
 }
 
 /** The counts of the pool `prisma` was created on (by createPrismaClient), read at this moment. */
 export function poolCounts(prisma: PrismaClient): PoolCounts {
-  const pool = pools.get(prisma);
-  if (!pool) throw new Error('poolCounts: this client was not created by createPrismaClient');
-  return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+  const counts = pools.get(prisma);
+  if (!counts) throw new Error('poolCounts: this client was not created by createPrismaClient');
+  return counts();
 }
 
 /** The client an entry point uses: pool size and statement timeout from the one config. */
@@ -78,16 +120,10 @@ export function createPrismaClientFromConfig(
  * (the duplicate scan, the retention purge) that read many rows. The write path keeps the short
  * statement timeout set on every connection.
  */
-export async function withLongStatements<T>(
+export function withLongStatements<T>(
   prisma: PrismaClient,
   timeoutMs: number,
   work: (tx: Tx) => Promise<T>,
 ): Promise<T> {
-  return prisma.$transaction(
-    async (tx) => {
-      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.floor(timeoutMs)}`);
-      return work(tx);
-    },
-    { timeout: timeoutMs + 5_000, maxWait: 10_000 },
-  );
+  return statementsFor(prisma).withLongStatements(prisma, timeoutMs, work);
 }

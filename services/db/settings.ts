@@ -1,11 +1,16 @@
-// The database's settings: where PostgreSQL is, how many connections a process holds, how long
-// idempotency records are kept, and how often the scheduled safety nets look for duplicates.
+// The database's settings: which store it is and where (PostgreSQL or MySQL/MariaDB), how many
+// connections a process holds, how long idempotency records are kept, and how often the scheduled
+// safety nets look for duplicates.
 import { z } from 'zod';
+import { storeOfUrl } from './stores/store-of-url.js';
 
 export const databaseSettings = {
   DATABASE_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgresql:// connection URL')
+    .refine(
+      (url) => storeOfUrl(url) !== undefined && url.length > url.indexOf('://') + 3,
+      'must be a postgresql:// or mysql:// (mariadb://) connection URL',
+    )
     .optional(),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
   DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),

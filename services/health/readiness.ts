@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import type { State } from '@temporalio/worker';
 import { pendingMigrations } from '../db/migrate.js';
 import type { PrismaClient } from '../db/prisma-client.js';
+import { storeOf } from '../db/stores/store.js';
 
 /** Where a check writes why a part is not ready: pino's logger and fastify's both fit. */
 export interface ProbeLog {
@@ -38,7 +39,7 @@ export async function databaseMigrated(prisma: PrismaClient, log: ProbeLog): Pro
   if (reached !== 'ok') return reached;
   try {
     const pending = await withinDeadline(
-      pendingMigrations((sql) => prisma.$queryRawUnsafe(sql)),
+      pendingMigrations((sql) => prisma.$queryRawUnsafe(sql), storeOf(prisma)),
       'the migration table',
     );
     if (pending.length === 0) return 'ok';

@@ -11,19 +11,17 @@ import {
   STATUS_TRANSITIONS,
   type TransitionFacts,
 } from '../../domain/order-status.js';
-import { Prisma } from '../../services/db/generated/prisma/client.js';
 import { claimRecord } from '../../services/db/idempotency-records.js';
 import { findOrderByKey, insertOrderWithReservation } from '../../services/db/order-repository.js';
 import {
   type StatusDetails,
-  statusChangeStatement,
   type Transition,
   transitionFrom,
   type TransitionLog,
-  type TransitionRow,
   transitionStatus,
 } from '../../services/db/order-status-writer.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import { statementsFor } from '../../services/db/stores/store.js';
 import { createSku, stackEnv, uniqueApprovalNo } from '../../tools/harness/service.js';
 
 type Writer = (key: string, to: OrderStatus, details: StatusDetails, log: TransitionLog) => Promise<Transition>;
@@ -125,14 +123,11 @@ describe('the guarded status writer', () => {
   });
 
   it('the same checks fail against the writer with its guard removed', async () => {
-    // The writer's own statement with the allowed predecessors widened to every status.
+    // The store's own statement with the allowed predecessors widened to every status.
     const unguarded: Writer = async (key, to, details, log) => {
-      const statement = statusChangeStatement(key, { ...details, status: to });
-      const widened = new Prisma.Sql(
-        statement.strings,
-        statement.values.map((value) => (Array.isArray(value) ? [...ORDER_STATUSES] : value)),
-      );
-      const [row] = await prisma.$queryRaw<TransitionRow[]>(widened);
+      const row = await statementsFor(prisma).changeStatus(prisma, key, { ...details, status: to }, [
+        ...ORDER_STATUSES,
+      ]);
       return transitionFrom(row, key, to, log);
     };
     await assert.rejects(

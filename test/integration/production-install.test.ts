@@ -131,7 +131,7 @@ describe('the release, installed without development tools (npm pack; npm ci --o
   });
 
   it('packs the built product, the bins, the migrations and the postinstall script, and no source', () => {
-    const allowed = /^(dist\/|bin\/|prisma\/migrations\/|tools\/scripts\/postinstall\.mjs$|package\.json$|README\.md$)/;
+    const allowed = /^(dist\/|bin\/|prisma\/migrations\/|prisma\/mysql\/migrations\/|tools\/scripts\/postinstall\.mjs$|package\.json$|README\.md$)/;
     assert.deepEqual(
       packed.filter((file) => !allowed.test(file)),
       [],
@@ -141,14 +141,15 @@ describe('the release, installed without development tools (npm pack; npm ci --o
       [],
       'no TypeScript source: the bins run dist/',
     );
-    const migrations = readdirSync(path.join(ROOT, 'prisma', 'migrations')).map(
-      (name) => `prisma/migrations/${name}/migration.sql`,
+    const migrations = ['prisma/migrations', 'prisma/mysql/migrations'].flatMap((dir) =>
+      readdirSync(path.join(ROOT, dir)).map((name) => `${dir}/${name}/migration.sql`),
     );
     for (const needed of [
       'dist/edges/http/main.js',
       'dist/worker/main.js',
       'dist/services/db/migrate-main.js',
       'dist/services/db/generated/prisma/client.js',
+      'dist/services/db/generated/prisma-mysql/client.js',
       'dist/edges/cli/main.js',
       'dist/edges/mcp/stdio-main.js',
       'dist/workflow-bundles/workflows.js',

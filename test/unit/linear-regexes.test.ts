@@ -82,7 +82,6 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['services/broker/settings.ts', '/^[A-Za-z0-9_.:-]{1,255}$/', 'setting'],
   ['services/config/setting-types.ts', '/^https?$/', 'setting'],
   ['services/telemetry/settings.ts', '/^https?$/', 'setting'],
-  ['services/db/settings.ts', '/^postgres(ql)?:\\/\\/.+/', 'setting'],
   ['vendors/dingtalk/settings.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['vendors/wecom/settings.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['services/telemetry/settings.ts', '/^(true|false)$/i', 'setting'],

@@ -1,4 +1,5 @@
-// `prisma generate`: writes the Prisma client to services/db/generated/ from prisma/schema.prisma.
+// `prisma generate`: writes the Prisma clients to services/db/generated/, one per store: prisma/
+// from prisma/schema.prisma (PostgreSQL), prisma-mysql/ from prisma/mysql/schema.prisma.
 // Run by postinstall in a development checkout and as the first step of `npm run build`, so a
 // build with node alone (`npm ci --ignore-scripts && npm run build`: no postinstall, no Python)
 // still compiles the client into dist/. Needs the `prisma` CLI, a development dependency.
@@ -10,7 +11,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const OUTPUT = path.join(ROOT, 'services', 'db', 'generated');
-/** The digest of what the client in OUTPUT was generated from. */
+/** Each store's schema; each generates its own client (its output is named in the schema). */
+const SCHEMAS = ['prisma/schema.prisma', 'prisma/mysql/schema.prisma'];
+/** The digest of what the clients in OUTPUT were generated from. */
 const STAMP = path.join(OUTPUT, '.generated-from');
 
 /** Runs a command with its output shown; a failure ends this process with the command named. */
@@ -25,7 +28,7 @@ export function runOrExit(label, command, args, options = {}) {
 /** What the client is generated from: the schema, the CLI's configuration and its version. */
 function sourcesDigest() {
   const hash = createHash('sha256');
-  for (const file of ['prisma/schema.prisma', 'prisma.config.ts', 'node_modules/prisma/package.json']) {
+  for (const file of [...SCHEMAS, 'prisma.config.ts', 'node_modules/prisma/package.json']) {
     hash.update(readFileSync(path.join(ROOT, file)));
   }
   return hash.digest('hex');
@@ -42,10 +45,11 @@ export function generatePrismaClient(label = 'generate-prisma-client', { force =
   if (
     !force &&
     existsSync(path.join(OUTPUT, 'prisma', 'client.ts')) &&
+    existsSync(path.join(OUTPUT, 'prisma-mysql', 'client.ts')) &&
     existsSync(STAMP) &&
     readFileSync(STAMP, 'utf8') === digest
   ) {
-    console.log(`${label}: the Prisma client in services/db/generated is up to date`);
+    console.log(`${label}: the Prisma clients in services/db/generated are up to date`);
     return;
   }
   // `prisma generate` does not need Prisma's schema engine, but the CLI insists on finding one
@@ -53,14 +57,16 @@ export function generatePrismaClient(label = 'generate-prisma-client', { force =
   const placeholder = path.join(ROOT, 'node_modules', '.cache', 'prisma-schema-engine-placeholder');
   mkdirSync(path.dirname(placeholder), { recursive: true });
   if (!existsSync(placeholder)) writeFileSync(placeholder, '');
-  runOrExit(label, path.join(ROOT, 'node_modules', '.bin', 'prisma'), ['generate'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? placeholder,
-      PRISMA_HIDE_UPDATE_MESSAGE: '1',
-    },
-  });
+  for (const schema of SCHEMAS) {
+    runOrExit(label, path.join(ROOT, 'node_modules', '.bin', 'prisma'), ['generate', '--schema', schema], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? placeholder,
+        PRISMA_HIDE_UPDATE_MESSAGE: '1',
+      },
+    });
+  }
   writeFileSync(STAMP, digest);
 }
 

@@ -38,6 +38,18 @@ const prismaWrapped = (cause: Record<string, unknown>, code = 'P2010') =>
     meta: { driverAdapterError: Object.assign(new Error('adapter error'), { name: 'DriverAdapterError', cause }) },
   });
 
+/** How Prisma's mariadb adapter wraps a MySQL error: the error number as text, in originalCode. */
+const mysqlWrapped = (errno: number, kind = 'mysql') =>
+  prismaWrapped({ kind, code: errno, originalCode: String(errno), originalMessage: `mysql error ${errno}` });
+/** The mariadb driver's own error, as the migration runner or a pool sees it. */
+const mariadbDriverError = (errno: number, sqlState: string) =>
+  Object.assign(new Error(`(conn:1, no: ${errno}, SQLState: ${sqlState}) mariadb error`), {
+    errno,
+    sqlState,
+    code: 'ER_MARIADB',
+    fatal: true,
+  });
+
 /** How the Temporal client reports a failed call: the gRPC status as a number on the cause. */
 const grpcError = (status: number, detail: string) =>
   new Error('Failed to start Workflow', { cause: Object.assign(new Error(`${status} ${detail}`), { code: status }) });
@@ -58,6 +70,26 @@ const EXAMPLES: [string, unknown, ErrorClass, boolean][] = [
   ['statement timeout (57014)', prismaWrapped({ kind: 'postgres', code: '57014' }), 'StatementTimeout', true],
   ['lock timeout (55P03)', postgresError('55P03'), 'LockTimeout', true],
   ['deadlock (40P01)', postgresError('40P01'), 'Deadlock', true],
+  // MySQL/MariaDB through Prisma's mariadb adapter (the error number as originalCode), and the
+  // mariadb driver's own errors (errno, sqlState).
+  ['MySQL: lost connection (2013)', mysqlWrapped(2013), 'ConnectionLost', true],
+  ['MySQL: server gone away (2006)', mysqlWrapped(2006), 'ConnectionLost', true],
+  ['mariadb driver: socket closed mid-COMMIT (45009)', mariadbDriverError(45009, '08S01'), 'ConnectionLost', true],
+  ['InnoDB deadlock (1213)', mysqlWrapped(1213, 'TransactionWriteConflict'), 'Deadlock', true],
+  ['InnoDB lock wait timeout (1205)', mysqlWrapped(1205), 'LockTimeout', true],
+  ['MariaDB max_statement_time (1969)', mysqlWrapped(1969), 'StatementTimeout', true],
+  ['MySQL max_execution_time (3024)', mysqlWrapped(3024), 'StatementTimeout', true],
+  ['MySQL too many connections (1040)', mysqlWrapped(1040, 'TooManyConnections'), 'DatabaseBusy', true],
+  ['mariadb pool: no connection in time (45028)', mariadbDriverError(45028, 'HY000'), 'DatabaseBusy', true],
+  ['MySQL access denied (1045)', mysqlWrapped(1045, 'AuthenticationFailed'), 'AuthFailed', false],
+  [
+    'MySQL duplicate on another index (1062)',
+    mysqlWrapped(1062, 'UniqueConstraintViolation'),
+    'ConstraintViolation',
+    false,
+  ],
+  ['MariaDB CHECK constraint failed (4025)', mysqlWrapped(4025), 'ConstraintViolation', false],
+  ['MySQL incorrect string value (1366)', mysqlWrapped(1366), 'InvalidData', false],
   ['serialization failure (40001)', postgresError('40001'), 'SerializationFailure', true],
   [
     'Prisma write conflict (P2034)',

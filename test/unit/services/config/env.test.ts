@@ -158,7 +158,8 @@ describe('configuration', () => {
   it('stops on a malformed value, naming the variable', () => {
     assert.match(problemsOf({ PORT: 'eighty' }).join('\n'), /^PORT:/m);
     assert.match(problemsOf({ RETRY_MAX_ATTEMPTS: '0' }).join('\n'), /^RETRY_MAX_ATTEMPTS:/m);
-    assert.match(problemsOf({ DATABASE_URL: 'mysql://x' }).join('\n'), /^DATABASE_URL:/m);
+    assert.match(problemsOf({ DATABASE_URL: 'mongodb://x' }).join('\n'), /^DATABASE_URL:/m);
+    assert.match(problemsOf({ DATABASE_URL: 'mysql://' }).join('\n'), /^DATABASE_URL:/m);
     assert.match(problemsOf({ TEMPORAL_ADDRESS: 'localhost' }).join('\n'), /^TEMPORAL_ADDRESS:/m);
   });
 

@@ -1,0 +1,277 @@
+// The statements in MySQL's SQL (MySQL 8 and MariaDB 10.11+ alike: no RETURNING, no data-modifying
+// CTE). A change that PostgreSQL makes in one statement is a few here, inside one transaction:
+// the row is locked first (`SELECT … FOR UPDATE`) or the change is conditional in its WHERE, and the
+// answer is read afterwards on the same connection. Affected-row counts are real changes (the pool
+// is opened with foundRows off), so "did this call set it" is the count. Times are UTC: every
+// connection sets time_zone +00:00 (prisma-client.ts), and DATETIME(3) keeps milliseconds.
+import { Prisma } from '../generated/prisma/client.js';
+import type { PrismaClient, Tx } from '../prisma-client.js';
+import type { ClaimRow, OrderRow, RecordRow, StoreStatements, TextColumn, TransitionRow } from './statements.js';
+
+const NOW = Prisma.raw('CURRENT_TIMESTAMP(3)');
+
+/** The record's columns under the model's field names, so a raw statement's row maps like a model row. */
+const RECORD_COLUMNS = Prisma.raw(
+  [
+    'r.idempotent_key AS idempotentKey',
+    'r.approval_no AS approvalNo',
+    'r.operation',
+    'r.fingerprint',
+    'r.request',
+    'r.source',
+    'r.workflow_id AS workflowId',
+    'r.status',
+    'r.attempts',
+    'r.last_error AS lastError',
+    'r.workflow_started_at AS workflowStartedAt',
+    'r.first_delivery_at AS firstDeliveryAt',
+    'r.created_at AS createdAt',
+    'r.updated_at AS updatedAt',
+  ].join(', '),
+);
+
+const ORDER_COLUMNS = Prisma.raw(
+  'id, order_no, idempotent_key, fingerprint, CAST(total_amount AS CHAR) AS total_amount, written_attempt, ' +
+    'created_at, delivery_targets',
+);
+
+/** Runs `work` in the caller's transaction, or in one of its own when `db` is the plain client. */
+function inTransaction<T>(db: Tx, work: (tx: Tx) => Promise<T>): Promise<T> {
+  // Prisma's transaction client has no $connect; the plain client has both.
+  const client = db as Tx & { $connect?: unknown; $transaction?: PrismaClient['$transaction'] };
+  if (typeof client.$connect === 'function' && client.$transaction) return client.$transaction((tx) => work(tx));
+  return work(db);
+}
+
+async function changeStatus(
+  tx: Tx,
+  idempotencyKey: string,
+  change: Parameters<StoreStatements['changeStatus']>[2],
+  from: string[],
+): Promise<TransitionRow | undefined> {
+  const [before] = await tx.$queryRaw<{ status: string; created_at: Date; source: string }[]>`
+    SELECT status, created_at, source FROM idempotency_record WHERE idempotent_key = ${idempotencyKey} FOR UPDATE`;
+  if (!before) return undefined;
+  const allowed = from.includes(before.status);
+  const moved = allowed
+    ? Prisma.sql`, status = ${change.status}, updated_at = ${NOW}${
+        change.lastError !== undefined ? Prisma.sql`, last_error = ${change.lastError}` : Prisma.empty
+      }`
+    : Prisma.empty;
+  await tx.$executeRaw`
+    UPDATE idempotency_record SET
+      attempts = GREATEST(attempts + ${change.ranAgain ? 1 : 0}, ${change.attempts ?? 0}),
+      workflow_started_at = COALESCE(workflow_started_at, ${NOW})${moved}
+    WHERE idempotent_key = ${idempotencyKey}`;
+  return { from_status: before.status, applied: allowed, created_at: before.created_at, source: before.source };
+}
+
+async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<OrderRow | undefined> {
+  const [row] = await db.$queryRaw<OrderRow[]>`
+    SELECT ${ORDER_COLUMNS} FROM order_main WHERE idempotent_key = ${idempotencyKey}`;
+  return row;
+}
+
+export const mysqlStatements: StoreStatements = {
+  async textColumns(db, columns) {
+    return db.$queryRaw<TextColumn[]>`
+      SELECT TABLE_NAME AS \`table\`, COLUMN_NAME AS \`column\`, CHARACTER_SET_NAME AS charset,
+             COLLATION_NAME AS collation
+      FROM information_schema.COLUMNS
+      WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN (${Prisma.join([...columns])})
+      ORDER BY TABLE_NAME, COLUMN_NAME`;
+  },
+
+  async claimRecord(db, record): Promise<ClaimRow> {
+    // The NOT EXISTS read of an INSERT … SELECT is a locking read in InnoDB: an order committing
+    // meanwhile is seen, or waits for this claim.
+    await db.$executeRaw`
+      INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, source, workflow_id,
+                                      status)
+      SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+             ${record.request === null ? null : JSON.stringify(record.request)}, ${record.source}, ${record.workflowId},
+             'RECEIVED'
+      FROM DUAL
+      WHERE NOT EXISTS (SELECT 1 FROM order_main WHERE idempotent_key = ${record.idempotencyKey})
+      ON DUPLICATE KEY UPDATE idempotent_key = idempotency_record.idempotent_key`;
+    const [row] = await db.$queryRaw<
+      (Partial<RecordRow> & { orderFingerprint: string | null; orderStatusAtPurge: string | null })[]
+    >`
+      SELECT o.fingerprint AS orderFingerprint, o.status_at_purge AS orderStatusAtPurge, ${RECORD_COLUMNS}
+      FROM (SELECT 1 AS one) AS one
+      LEFT JOIN idempotency_record r ON r.idempotent_key = ${record.idempotencyKey}
+      LEFT JOIN order_main o ON o.idempotent_key = ${record.idempotencyKey}`;
+    if (!row) return { record: undefined, orderFingerprint: null, orderStatusAtPurge: null };
+    const { orderFingerprint, orderStatusAtPurge, ...stored } = row;
+    return { record: stored.idempotentKey ? (stored as RecordRow) : undefined, orderFingerprint, orderStatusAtPurge };
+  },
+
+  async decideFirstDelivery(db, idempotencyKey) {
+    const won = await db.$executeRaw`
+      UPDATE idempotency_record SET
+        first_delivery_at = ${NOW},
+        workflow_started_at = COALESCE(workflow_started_at, ${NOW})
+      WHERE idempotent_key = ${idempotencyKey} AND first_delivery_at IS NULL`;
+    const [row] = await db.$queryRaw<{ status: string | null }[]>`
+      SELECT COALESCE(r.status, o.status_at_purge, IF(o.idempotent_key IS NULL, NULL, 'SUBMITTED')) AS status
+      FROM (SELECT 1 AS one) AS one
+      LEFT JOIN idempotency_record r ON r.idempotent_key = ${idempotencyKey}
+      LEFT JOIN order_main o ON o.idempotent_key = ${idempotencyKey}`;
+    return row?.status ? { status: row.status, first: won > 0 } : undefined;
+  },
+
+  async recordMappedOrder(db, idempotencyKey, order) {
+    await db.$executeRaw`
+      UPDATE idempotency_record SET fingerprint = ${order.fingerprint}, request = ${JSON.stringify(order.request)}
+      WHERE idempotent_key = ${idempotencyKey} AND fingerprint IS NULL`;
+    const [row] = await db.$queryRaw<{ fingerprint: string | null; request: never }[]>`
+      SELECT fingerprint, request FROM idempotency_record WHERE idempotent_key = ${idempotencyKey}`;
+    return row;
+  },
+
+  async markWorkflowStarted(db, idempotencyKey) {
+    await db.$executeRaw`
+      UPDATE idempotency_record SET workflow_started_at = COALESCE(workflow_started_at, ${NOW}), updated_at = ${NOW}
+      WHERE idempotent_key = ${idempotencyKey}`;
+  },
+
+  changeStatus(db, idempotencyKey, change, from) {
+    return inTransaction(db, (tx) => changeStatus(tx, idempotencyKey, change, from));
+  },
+
+  // The header insert decides (1062 on uk_order_idempotent for a second write of the key); its
+  // order number follows from its id in the next statement. Inventory rows are updated one SKU at
+  // a time in byte order (the table's collation is utf8mb4_bin), so two orders sharing SKUs lock
+  // them in the same order; the conditional UPDATE is the stock check.
+  async insertOrder(tx, order, { skus, quantities }, recordChange) {
+    const { lines } = order.order;
+    await tx.$executeRaw`
+      INSERT INTO order_main
+        (order_no, idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint,
+         written_attempt, delivery_targets)
+      VALUES (UUID(), ${order.idempotencyKey}, ${order.approvalNo}, ${order.operation}, ${order.order.customerId},
+              ${order.order.currency}, ${order.totalAmount}, ${order.fingerprint}, ${order.writtenAttempt},
+              ${JSON.stringify(order.deliveryTargets ?? [])})`;
+    await tx.$executeRaw`
+      UPDATE order_main
+      SET order_no = CONCAT('SO-', DATE_FORMAT(UTC_TIMESTAMP(), '%Y%m%d'), '-', LPAD(id, GREATEST(8, CHAR_LENGTH(id)), '0'))
+      WHERE id = LAST_INSERT_ID()`;
+    await tx.$executeRaw`
+      INSERT INTO order_line (order_id, line_no, sku, quantity, unit_price)
+      VALUES ${Prisma.join(
+        lines.map(
+          (line, index) =>
+            Prisma.sql`(LAST_INSERT_ID(), ${index + 1}, ${line.sku}, ${line.quantity}, ${line.unitPrice})`,
+        ),
+      )}`;
+    const reservedSkus = new Set<string>();
+    for (const [index, sku] of skus.entries()) {
+      const quantity = quantities[index] ?? 0;
+      const reserved = await tx.$executeRaw`
+        UPDATE inventory SET reserved = reserved + ${quantity}, updated_at = ${NOW}
+        WHERE sku = ${sku} AND on_hand - reserved >= ${quantity}`;
+      // The caller rolls back on the first SKU it could not reserve: the rest need not be tried.
+      if (reserved === 0) break;
+      reservedSkus.add(sku);
+    }
+    if (reservedSkus.size === skus.length && skus.length > 0) {
+      await tx.$executeRaw`
+        INSERT INTO stock_reservation (idempotent_key, sku, quantity)
+        VALUES ${Prisma.join(skus.map((sku, index) => Prisma.sql`(${order.idempotencyKey}, ${sku}, ${quantities[index] ?? 0})`))}`;
+    }
+    const changed = recordChange
+      ? await changeStatus(tx, order.idempotencyKey, recordChange.change, recordChange.from)
+      : undefined;
+    const header = await findOrderByKey(tx, order.idempotencyKey);
+    if (!header) throw new Error(`order ${order.idempotencyKey} was not written: the insert left no row`);
+    return { order: header, reservedSkus, recordChange: changed };
+  },
+
+  findOrderByKey,
+
+  async recordCompensation(db, record) {
+    await db.$executeRaw`
+      INSERT INTO compensation_record
+        (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
+      VALUES (${record.idempotencyKey}, ${record.orderRunId}, ${record.reasonType}, ${record.reason},
+              ${record.attempts}, ${record.orderLanded}, ${record.releasedLines})
+      ON DUPLICATE KEY UPDATE id = id`;
+  },
+
+  // The assignments run left to right: refusals and first_refused_at read cleared_at before it is
+  // set back to NULL.
+  async recordKeySourceConflict(db, conflict) {
+    await db.$executeRaw`
+      INSERT INTO key_source_conflict (idempotent_key, door, claimed_by, fingerprint)
+      VALUES (${conflict.idempotencyKey}, ${conflict.door}, ${conflict.claimedBy}, ${conflict.fingerprint})
+      ON DUPLICATE KEY UPDATE
+        claimed_by = VALUES(claimed_by),
+        fingerprint = VALUES(fingerprint),
+        refusals = IF(cleared_at IS NULL, refusals + 1, 1),
+        first_refused_at = IF(cleared_at IS NULL, first_refused_at, ${NOW}),
+        last_refused_at = ${NOW},
+        cleared_at = NULL,
+        cleared_by = NULL`;
+  },
+
+  async recordOaEvent(db, event) {
+    const inserted = await db.$executeRaw`
+      INSERT INTO oa_event (vendor, event_id, event_type, instance_id, status, idempotent_key)
+      VALUES (${event.vendor}, ${event.eventId}, ${event.eventType}, ${event.instanceId}, ${event.status},
+              ${event.idempotencyKey})
+      ON DUPLICATE KEY UPDATE vendor = vendor`;
+    return inserted > 0;
+  },
+
+  async recordRevocationAlert(db, alert) {
+    const inserted = await db.$executeRaw`
+      INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
+                                   idempotent_keys, order_count, detail, last_order_at)
+      SELECT ${alert.alertKey}, ${alert.kind}, o.idempotent_key, o.approval_no, o.operation, o.customer_id,
+             JSON_ARRAY(o.order_no), JSON_ARRAY(o.idempotent_key), 1,
+             CONCAT('approval ', o.approval_no, ' was ', e.status, ' in ', e.vendor, ' and its order ', o.order_no,
+                    ' is written; the order stands until an operator decides'),
+             o.created_at
+      FROM order_main o
+      JOIN oa_event e ON e.idempotent_key = o.idempotent_key AND e.status IN (${Prisma.join(alert.revocations)})
+      WHERE o.idempotent_key = ${alert.idempotencyKey}
+      ORDER BY e.received_at
+      LIMIT 1
+      ON DUPLICATE KEY UPDATE id = id`;
+    if (inserted === 0) return undefined;
+    const [row] = await db.$queryRaw<{ id: bigint; detail: string }[]>`
+      SELECT id, detail FROM duplicate_alert WHERE alert_key = ${alert.alertKey}`;
+    return row;
+  },
+
+  // The connection's own limits are put back before the transaction ends: the pool hands the
+  // connection on. MariaDB names the statement limit max_statement_time (seconds), MySQL
+  // max_execution_time (milliseconds, reads only); each runs only its own executable comment.
+  withLongStatements<T>(prisma: PrismaClient, timeoutMs: number, work: (tx: Tx) => Promise<T>): Promise<T> {
+    const seconds = Math.ceil(timeoutMs / 1000);
+    return prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRawUnsafe(
+          'SET @orders_lock_wait = @@SESSION.innodb_lock_wait_timeout' +
+            ' /*M!, @orders_statement_time = @@SESSION.max_statement_time */' +
+            ' /*!80000 , @orders_statement_time = @@SESSION.max_execution_time */',
+        );
+        await tx.$executeRawUnsafe(
+          `SET SESSION innodb_lock_wait_timeout = ${seconds}` +
+            ` /*M!, SESSION max_statement_time = ${seconds} */` +
+            ` /*!80000 , SESSION max_execution_time = ${Math.floor(timeoutMs)} */`,
+        );
+        try {
+          return await work(tx);
+        } finally {
+          await tx.$executeRawUnsafe(
+            'SET SESSION innodb_lock_wait_timeout = @orders_lock_wait' +
+              ' /*M!, SESSION max_statement_time = @orders_statement_time */' +
+              ' /*!80000 , SESSION max_execution_time = @orders_statement_time */',
+          );
+        }
+      },
+      { timeout: timeoutMs + 5_000, maxWait: 10_000 },
+    );
+  },
+};

@@ -1,0 +1,197 @@
+// The order store on MySQL/MariaDB keeps the promises it keeps on PostgreSQL: one order per key
+// however many deliveries race, exactly one of them answered 202, stock exact under concurrent
+// orders, and keys compared byte for byte — `a1` and `A1` are two approvals. A key column that does
+// not compare bytes stops the service at start. Runs against the MariaDB at MYSQL_TEST_URL, on a
+// database of its own, with the real start path, worker and Temporal dev server.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { ConfigError } from '../../services/config/env.js';
+import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
+import { migrate } from '../../services/db/migrate.js';
+import { findOrderByKey, insertOrderWithReservation, type NewOrder } from '../../services/db/order-repository.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import { statementsFor } from '../../services/db/stores/store.js';
+import { mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
+import { apiProcess, processEnv } from '../../tools/harness/processes.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  orderCount,
+  postApproval,
+  startTestService,
+  stockOf,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../../tools/harness/service.js';
+
+/** An order of one line on `sku`, written straight through the repository (no workflow). */
+function orderOf(approvalNo: string, sku: string, quantity = 1): NewOrder {
+  return {
+    idempotencyKey: idempotencyKeyFor(approvalNo, 'MAIN'),
+    approvalNo,
+    operation: 'MAIN',
+    approvedAt: '2026-12-05T08:00:00Z',
+    fingerprint: 'e'.repeat(64),
+    order: { customerId: 'CUST-M', currency: 'CNY', lines: [{ sku, quantity, unitPrice: '3.2500' }] },
+    totalAmount: (3.25 * quantity).toFixed(4),
+    writtenAttempt: 1,
+  };
+}
+
+function write(prisma: PrismaClient, order: NewOrder) {
+  return prisma.$transaction((tx) => insertOrderWithReservation(tx, order));
+}
+
+/**
+ * The property: for generated approval numbers, the lower- and upper-case spellings are two keys
+ * and get two orders, each its own.
+ */
+async function caseVariantsAreTwoOrders(prisma: PrismaClient, runs: number): Promise<void> {
+  const sku = await createSku(prisma, 10_000);
+  const stem = fc.stringMatching(/^[a-z][a-z0-9]{2,12}$/);
+  await fc.assert(
+    fc.asyncProperty(stem, async (body) => {
+      const unique = uniqueApprovalNo('c').toLowerCase();
+      const lower = `${unique}-${body}`;
+      const upper = lower.toUpperCase();
+      const [a, b] = [await write(prisma, orderOf(lower, sku)), await write(prisma, orderOf(upper, sku))];
+      assert.notEqual(a.order.orderNo, b.order.orderNo);
+      assert.equal((await findOrderByKey(prisma, idempotencyKeyFor(lower, 'MAIN')))?.orderNo, a.order.orderNo);
+      assert.equal((await findOrderByKey(prisma, idempotencyKeyFor(upper, 'MAIN')))?.orderNo, b.order.orderNo);
+    }),
+    { numRuns: runs },
+  );
+}
+
+describe('the order store on MySQL/MariaDB', () => {
+  const server = mysqlForSuite();
+  let service: TestService;
+  let databaseUrl: string;
+  /** A database whose order key column compares case-insensitively, as the server's default would. */
+  let caseBlindUrl: string;
+  let caseBlind: PrismaClient;
+
+  before(async () => {
+    if (!server.reachable()) return;
+    databaseUrl = await server.database();
+    assert.ok((await migrate(databaseUrl)).length > 0, 'a new database gets every migration');
+    service = await startTestService({ config: testConfig({ DATABASE_URL: databaseUrl }) });
+    caseBlindUrl = await server.database();
+    await migrate(caseBlindUrl);
+    await onMysqlServer(
+      caseBlindUrl,
+      `ALTER TABLE order_main
+         MODIFY idempotent_key VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL`,
+    );
+    caseBlind = createPrismaClient({ databaseUrl: caseBlindUrl, poolSize: 4, statementTimeoutMs: 5_000 });
+  });
+  after(async () => {
+    await caseBlind?.$disconnect();
+    await service?.stop();
+  });
+
+  it('applies its migrations once, and every key column compares bytes (ascii_bin)', async () => {
+    assert.deepEqual(await migrate(databaseUrl), [], 'a second run applies nothing');
+    const columns = await statementsFor(service.prisma).textColumns(service.prisma, KEY_COLUMN_NAMES);
+    assert.ok(columns.length >= 8, `key columns found: ${columns.map((c) => `${c.table}.${c.column}`).join(', ')}`);
+    for (const column of columns) {
+      assert.deepEqual([column.charset, column.collation], ['ascii', 'ascii_bin'], `${column.table}.${column.column}`);
+    }
+    await checkKeyColumns(service.prisma);
+  });
+
+  it('keeps keys that differ only in case apart: two approvals, two orders (generated)', async () => {
+    await caseVariantsAreTwoOrders(service.prisma, 25);
+  });
+
+  it('the same property fails on a key column with the server default collation (the check can fail)', async () => {
+    await assert.rejects(caseVariantsAreTwoOrders(caseBlind, 5), (error: Error) =>
+      String(error.cause).includes("for key 'uk_order_idempotent'"),
+    );
+  });
+
+  it('refuses to start on a key column that does not compare bytes, naming table, column, charset and collation', async () => {
+    await assert.rejects(checkKeyColumns(caseBlind), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(
+        error.message,
+        /order_main\.idempotent_key \(charset utf8mb4, collation utf8mb4_general_ci\): a key column must compare bytes/,
+      );
+      assert.equal(error.problems.length, 1, 'only the altered column is named');
+      return true;
+    });
+    const api = await apiProcess('api-case-blind', processEnv(service.config, { DATABASE_URL: caseBlindUrl }));
+    await assert.rejects(api.start(), /exited during start-up/);
+    assert.match(api.output(), /order_main\.idempotent_key \(charset utf8mb4, collation utf8mb4_general_ci\)/);
+  });
+
+  it("refuses latin1 even with a binary collation: the report's pitfall", async () => {
+    const url = await server.database();
+    await migrate(url);
+    await onMysqlServer(
+      url,
+      `ALTER TABLE idempotency_record
+         MODIFY idempotent_key VARCHAR(128) CHARACTER SET latin1 COLLATE latin1_bin NOT NULL`,
+    );
+    const prisma = createPrismaClient({ databaseUrl: url, poolSize: 1, statementTimeoutMs: 5_000 });
+    try {
+      await assert.rejects(
+        checkKeyColumns(prisma),
+        /idempotency_record\.idempotent_key \(charset latin1, collation latin1_bin\): a key column must not be latin1/,
+      );
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+
+  it('concurrent deliveries of a fresh key: one order, exactly one first answer (generated)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 2, max: 6 }), fc.integer({ min: 1, max: 4 }), async (deliveries, quantity) => {
+        const approvalNo = uniqueApprovalNo('MY');
+        const key = idempotencyKeyFor(approvalNo, 'MAIN');
+        const sku = await createSku(service.prisma, 50);
+        const body = approval(approvalNo, sku, {
+          order: { customerId: 'CUST-M', currency: 'CNY', lines: [{ sku, quantity, unitPrice: '1.00' }] },
+        });
+        const answers = await Promise.all(Array.from({ length: deliveries }, () => postApproval(service, body)));
+        const statuses = answers.map((answer) => answer.statusCode).sort();
+        assert.deepEqual(statuses, [...Array<number>(deliveries - 1).fill(200), 202].sort(), answers[0]?.body);
+        await eventually(`the order of ${key}`, async () =>
+          (await orderCount(service.prisma, key)) === 1 ? true : undefined,
+        );
+        const record = await eventually(`${key} settled`, async () => {
+          const row = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+          return row && ['SUBMITTED', 'DELIVERED'].includes(row.status) ? row : undefined;
+        });
+        assert.ok(record.firstDeliveryAt, 'the one first answer is recorded');
+        assert.equal(await orderCount(service.prisma, key), 1);
+        assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 50, reserved: quantity });
+      }),
+      { numRuns: 6 },
+    );
+  });
+
+  it('concurrent orders sharing SKUs keep stock exact and never reserve past it', async () => {
+    const [a, b] = [await createSku(service.prisma, 7), await createSku(service.prisma, 7)];
+    const orders = Array.from({ length: 12 }, (_, index) => {
+      const order = orderOf(uniqueApprovalNo('S'), index % 2 ? a : b);
+      // Each order takes one of each SKU, named in either order: the write locks them in byte order.
+      const other = index % 2 ? b : a;
+      order.order.lines.push({ sku: other, quantity: 1, unitPrice: '1.0000' });
+      return order;
+    });
+    const results = await Promise.allSettled(orders.map((order) => write(service.prisma, order)));
+    const written = results.filter((result) => result.status === 'fulfilled').length;
+    for (const result of results) {
+      if (result.status === 'rejected')
+        assert.match(String(result.reason), /^InsufficientStockError: insufficient stock/);
+    }
+    assert.equal(written, 7, 'as many orders as the stock holds');
+    assert.deepEqual(await stockOf(service.prisma, a), { onHand: 7, reserved: 7 });
+    assert.deepEqual(await stockOf(service.prisma, b), { onHand: 7, reserved: 7 });
+  });
+});

@@ -11,26 +11,10 @@
 import { createHash } from 'node:crypto';
 import { type DuplicateKind, MAX_NEW_ALERT_IDS, type ScanOptions, type ScanResult } from '../../domain/safety-nets.js';
 import { type PrismaClient, type Tx, withLongStatements } from './prisma-client.js';
+import type { ClusterRow } from './stores/statements.js';
+import { statementsFor } from './stores/store.js';
 
 /** One cluster as the scan sees it now (possibly only its part inside the lookback). */
-interface ClusterRow {
-  cluster_key: string;
-  approval_no: string | null;
-  operation: string | null;
-  customer_id: string;
-  order_nos: string[];
-  keys: string[];
-  last_order_at: Date;
-}
-
-interface KnownAlertRow {
-  id: bigint;
-  order_nos: string[];
-  idempotent_keys: string[];
-  last_order_at: Date;
-}
-
-/** What became of one cluster's alert in this scan; the callback of a scan hears of new and grown. */
 export interface AlertChange {
   change: 'new' | 'grown';
   alertId: string;
@@ -61,42 +45,23 @@ export async function scanForDuplicates(
 async function scan(db: Tx, options: ScanOptions, onChange: (change: AlertChange) => void): Promise<ScanResult> {
   // Scans take turns (the schedule and an operator's CLI run): two at once could both record a
   // cluster that neither had seen.
-  await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('duplicate-scan'))`;
+  const statements = statementsFor(db).duplicateScan;
+  await statements.lock(db);
+  try {
+    return await scanLocked(db, options, onChange);
+  } finally {
+    await statements.unlock(db);
+  }
+}
+
+async function scanLocked(db: Tx, options: ScanOptions, onChange: (change: AlertChange) => void): Promise<ScanResult> {
+  const statements = statementsFor(db).duplicateScan;
   const since = new Date(Date.now() - options.lookbackMinutes * 60_000);
-  const sameDocument = await db.$queryRaw<ClusterRow[]>`
-    SELECT operation || ':' || approval_no AS cluster_key, approval_no, operation,
-           min(customer_id) AS customer_id,
-           array_agg(order_no ORDER BY order_no) AS order_nos,
-           array_agg(idempotent_key ORDER BY order_no) AS keys,
-           max(created_at) AS last_order_at
-    FROM order_main
-    WHERE (approval_no, operation) IN (SELECT approval_no, operation FROM order_main WHERE created_at >= ${since})
-    GROUP BY approval_no, operation
-    HAVING count(*) > 1`;
+  const sameDocument = await statements.sameDocumentClusters(db, since);
   // Runs of one fingerprint: an order more than the window after the one before starts a new run.
   // Orders up to one window before `since` are read so that a run reaching into the lookback is
   // seen with the order it continues.
-  const nearIdentical = await db.$queryRaw<ClusterRow[]>`
-    WITH recent AS (
-      SELECT DISTINCT fingerprint FROM order_main WHERE created_at >= ${since}
-    ), ordered AS (
-      SELECT o.id, o.order_no, o.idempotent_key, o.approval_no, o.customer_id, o.fingerprint, o.created_at,
-             CASE WHEN o.created_at - lag(o.created_at) OVER byPrint
-                       <= make_interval(mins => ${options.nearWindowMinutes}) THEN 0 ELSE 1 END AS starts_run
-      FROM order_main o JOIN recent USING (fingerprint)
-      WHERE o.created_at >= ${since}::timestamptz - make_interval(mins => ${options.nearWindowMinutes})
-      WINDOW byPrint AS (PARTITION BY o.fingerprint ORDER BY o.created_at, o.id)
-    ), runs AS (
-      SELECT *, sum(starts_run) OVER (PARTITION BY fingerprint ORDER BY created_at, id) AS run FROM ordered
-    )
-    SELECT fingerprint AS cluster_key, NULL AS approval_no, NULL AS operation,
-           min(customer_id) AS customer_id,
-           array_agg(order_no ORDER BY order_no) AS order_nos,
-           array_agg(idempotent_key ORDER BY order_no) AS keys,
-           max(created_at) AS last_order_at
-    FROM runs
-    GROUP BY fingerprint, run
-    HAVING count(DISTINCT approval_no) > 1 AND max(created_at) >= ${since}`;
+  const nearIdentical = await statements.nearIdenticalClusters(db, since, options.nearWindowMinutes);
 
   const result: ScanResult = {
     scannedSince: since.toISOString(),
@@ -133,12 +98,8 @@ async function record(
 ): Promise<AlertChange | undefined> {
   // The alerts this cluster continues: same kind and key, naming one of its orders. More than one
   // when an order bridged two runs (or alerts of the pairwise era); the oldest carries on.
-  const known = await db.$queryRaw<KnownAlertRow[]>`
-    SELECT id, order_nos, idempotent_keys, last_order_at FROM duplicate_alert
-    WHERE kind = ${kind} AND cluster_key = ${cluster.cluster_key} AND superseded_by IS NULL
-      AND order_nos && ${cluster.order_nos}::text[]
-    ORDER BY id
-    FOR UPDATE`;
+  const statements = statementsFor(db).duplicateScan;
+  const known = await statements.knownAlerts(db, kind, cluster.cluster_key, cluster.order_nos);
 
   const keyOf = new Map<string, string>();
   for (const alert of known)
@@ -154,29 +115,28 @@ async function record(
   const [keeper, ...merged] = known;
   if (!keeper) {
     const alertKey = `${kind}:${createHash('sha256').update(orderNos.join(',')).digest('hex')}`;
-    const [inserted] = await db.$queryRaw<{ id: bigint }[]>`
-      INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
-                                   idempotent_keys, order_count, detail, last_order_at)
-      VALUES (${alertKey}, ${kind}, ${cluster.cluster_key}, ${cluster.approval_no}, ${cluster.operation},
-              ${cluster.customer_id}, ${orderNos}::text[], ${keys}::text[], ${orderNos.length}, ${detail},
-              ${lastOrderAt})
-      ON CONFLICT (alert_key) DO NOTHING
-      RETURNING id`;
-    return inserted
-      ? { change: 'new', alertId: inserted.id.toString(), kind, orderCount: orderNos.length, detail }
+    const inserted = await statements.insertAlert(db, {
+      alertKey,
+      kind,
+      cluster,
+      orderNos,
+      keys,
+      detail,
+      lastOrderAt,
+    });
+    return inserted !== undefined
+      ? { change: 'new', alertId: inserted.toString(), kind, orderCount: orderNos.length, detail }
       : undefined;
   }
   if (orderNos.length === keeper.order_nos.length && merged.length === 0) return undefined;
 
-  await db.$executeRaw`
-    UPDATE duplicate_alert
-    SET order_nos = ${orderNos}::text[], idempotent_keys = ${keys}::text[], order_count = ${orderNos.length},
-        detail = ${detail}, last_order_at = ${lastOrderAt}, updated_at = now()
-    WHERE id = ${keeper.id}`;
+  await statements.growAlert(db, keeper.id, { orderNos, keys, detail, lastOrderAt });
   if (merged.length > 0) {
-    await db.$executeRaw`
-      UPDATE duplicate_alert SET superseded_by = ${keeper.id}, updated_at = now()
-      WHERE id = ANY(${merged.map((alert) => alert.id)}::bigint[])`;
+    await statements.supersede(
+      db,
+      keeper.id,
+      merged.map((alert) => alert.id),
+    );
   }
   return { change: 'grown', alertId: keeper.id.toString(), kind, orderCount: orderNos.length, detail };
 }

@@ -18,6 +18,7 @@ import { Prisma } from './generated/prisma/client.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import type { PurgeResult } from '../../domain/safety-nets.js';
 import { type PrismaClient, type Tx, withLongStatements } from './prisma-client.js';
+import { statementsFor } from './stores/store.js';
 
 /**
  * Records of alias `r` whose order is settled: accepted and last changed before the window, with
@@ -70,24 +71,9 @@ export async function purgeExpiredRecords(prisma: PrismaClient, options: PurgeOp
     // Small batches, each its own short transaction: no long lock on a busy table. The outer
     // DELETE checks the rule again, so a record that changed since the batch was chosen stays.
     for (;;) {
-      // The order row keeps what the key reached, in the same statement as the delete: once the
-      // record is gone, the status read answers DELIVERED from there, not a bare SUBMITTED.
-      const [batch] = await inLongStatements(
-        (tx) => tx.$queryRaw<{ deleted: bigint }[]>`
-          WITH purged AS (
-            DELETE FROM idempotency_record r
-            WHERE r.idempotent_key IN (
-              SELECT r.idempotent_key FROM idempotency_record r WHERE ${mayGo} LIMIT ${batchSize})
-              AND ${mayGo}
-            RETURNING r.idempotent_key, r.status
-          ), kept AS (
-            UPDATE order_main o SET status_at_purge = purged.status
-            FROM purged
-            WHERE o.idempotent_key = purged.idempotent_key AND purged.status IN ('SUBMITTED', 'DELIVERED')
-          )
-          SELECT count(*) AS deleted FROM purged`,
-      );
-      const deleted = Number(batch?.deleted ?? 0);
+      // The order row keeps what the key reached, in the delete's transaction: once the record is
+      // gone, the status read answers DELIVERED from there, not a bare SUBMITTED.
+      const deleted = await inLongStatements((tx) => statementsFor(tx).purgeBatch(tx, mayGo, batchSize));
       purged += deleted;
       options.onProgress?.(purged);
       if (deleted < batchSize) break;

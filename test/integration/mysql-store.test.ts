@@ -6,15 +6,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/env.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
 import { migrate } from '../../services/db/migrate.js';
+import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
+import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
 import { findOrderByKey, insertOrderWithReservation, type NewOrder } from '../../services/db/order-repository.js';
+import { purgeExpiredRecords } from '../../services/db/retention.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { statementsFor } from '../../services/db/stores/store.js';
-import { mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
+import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
 import { apiProcess, processEnv } from '../../tools/harness/processes.js';
+import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
 import {
   approval,
   createSku,
@@ -193,5 +198,134 @@ describe('the order store on MySQL/MariaDB', () => {
     assert.equal(written, 7, 'as many orders as the stock holds');
     assert.deepEqual(await stockOf(service.prisma, a), { onHand: 7, reserved: 7 });
     assert.deepEqual(await stockOf(service.prisma, b), { onHand: 7, reserved: 7 });
+  });
+
+  it('the duplicate scan finds a document under two keys and a run of near-identical orders, records each once and grows it', async () => {
+    const { prisma } = service;
+    const sku = await createSku(prisma, 1_000);
+    const approvalNo = uniqueApprovalNo('DS');
+    const order = orderOf(approvalNo, sku);
+    const first = await write(prisma, order);
+    // The same approval and operation under a key made elsewhere.
+    const planted = await write(prisma, { ...order, idempotencyKey: `${order.idempotencyKey}#retry-2` });
+    // Three approvals of one customer and lines, written one after another: a near-identical run.
+    const fingerprint = randomBytes(32).toString('hex');
+    const twin = (no: string) => ({ ...orderOf(no, sku), fingerprint });
+    const run = [];
+    for (let n = 0; n < 3; n += 1) run.push((await write(prisma, twin(uniqueApprovalNo('NI')))).order.orderNo);
+
+    const options = { lookbackMinutes: 60, nearWindowMinutes: 10 };
+    const scan = await scanForDuplicates(prisma, options);
+    const alerts = await prisma.duplicateAlert.findMany({ where: { supersededBy: null } });
+    const sameDocument = alerts.filter((alert) => alert.approvalNo === approvalNo);
+    assert.equal(sameDocument.length, 1);
+    assert.equal(sameDocument[0]?.kind, 'SAME_DOCUMENT');
+    assert.deepEqual(sameDocument[0]?.orderNos, [first.order.orderNo, planted.order.orderNo].sort());
+    assert.deepEqual(
+      new Set(sameDocument[0]?.idempotentKeys as string[]),
+      new Set([order.idempotencyKey, planted.order.idempotencyKey]),
+    );
+    const near = alerts.filter((alert) => alert.kind === 'NEAR_IDENTICAL' && alert.clusterKey === fingerprint);
+    assert.equal(near.length, 1);
+    assert.deepEqual(near[0]?.orderNos, [...run].sort());
+    assert.ok(scan.newAlertIds.includes(String(sameDocument[0]?.id)) && scan.newAlertIds.includes(String(near[0]?.id)));
+
+    const again = await scanForDuplicates(prisma, options);
+    assert.ok(!again.newAlertIds.includes(String(near[0]?.id)), 'found again, recorded once');
+    run.push((await write(prisma, twin(uniqueApprovalNo('NI')))).order.orderNo);
+    const grown = await scanForDuplicates(prisma, options);
+    assert.ok(grown.grownAlerts >= 1, JSON.stringify(grown));
+    const after = await prisma.duplicateAlert.findUniqueOrThrow({ where: { id: near[0]?.id as bigint } });
+    assert.deepEqual([after.orderCount, after.orderNos], [4, [...run].sort()]);
+  });
+
+  it('the retention purge removes expired settled records, keeps the unanswered and the unsettled, and the order keeps what the key reached', async () => {
+    const { prisma } = service;
+    const sku = await createSku(prisma, 100);
+    const settle = async (prefix: string, status: string, answered: boolean) => {
+      const approvalNo = uniqueApprovalNo(prefix);
+      const order = orderOf(approvalNo, sku);
+      await claimRecord(prisma, {
+        idempotencyKey: order.idempotencyKey,
+        approvalNo,
+        operation: 'MAIN',
+        fingerprint: order.fingerprint,
+        request: null,
+        source: 'webhook',
+        workflowId: `order-${order.idempotencyKey}`,
+      });
+      if (status !== 'FAILED') await write(prisma, order);
+      const old = new Date(Date.now() - 40 * 24 * 3600_000);
+      await prisma.idempotencyRecord.update({
+        where: { idempotentKey: order.idempotencyKey },
+        data: { status, createdAt: old, updatedAt: old, firstDeliveryAt: answered ? old : null },
+      });
+      return order.idempotencyKey;
+    };
+    const delivered = await settle('RD', 'DELIVERED', true);
+    const submitted = await settle('RS', 'SUBMITTED', true);
+    const unanswered = await settle('RU', 'DELIVERED', false);
+    const failed = await settle('RF', 'FAILED', true);
+
+    const dry = await purgeExpiredRecords(prisma, { retentionDays: 30, dryRun: true });
+    assert.ok(dry.purged >= 2, JSON.stringify(dry));
+    const result = await purgeExpiredRecords(prisma, { retentionDays: 30, dryRun: false, batchSize: 1 });
+    assert.equal(result.purged, dry.purged, 'the dry run counted what the run purged');
+    assert.ok(result.unanswered >= 1 && (result.kept.FAILED ?? 0) >= 1, JSON.stringify(result));
+    assert.equal(await findRecord(prisma, delivered), undefined);
+    assert.equal(await findRecord(prisma, submitted), undefined);
+    assert.ok(await findRecord(prisma, unanswered), 'its sender has not heard its 202 yet');
+    assert.ok(await findRecord(prisma, failed), 'waiting for an operator');
+    const statuses = await prisma.orderMain.findMany({
+      where: { idempotentKey: { in: [delivered, submitted] } },
+      select: { idempotentKey: true, statusAtPurge: true },
+    });
+    assert.deepEqual(Object.fromEntries(statuses.map((row) => [row.idempotentKey, row.statusAtPurge])), {
+      [delivered]: 'DELIVERED',
+      [submitted]: 'SUBMITTED',
+    });
+    // A late redelivery finds the order, not a new claim.
+    const [, approvalNo] = delivered.split(':');
+    const claim = await claimRecord(prisma, {
+      idempotencyKey: delivered,
+      approvalNo: approvalNo as string,
+      operation: 'MAIN',
+      fingerprint: 'e'.repeat(64),
+      request: null,
+      source: 'webhook',
+      workflowId: `order-${delivered}`,
+    });
+    assert.deepEqual([claim.record, claim.orderStatusAtPurge], [undefined, 'DELIVERED']);
+  });
+
+  it("a lost COMMIT answer: the write's retry finds the committed order, and the key has one order", async () => {
+    // The worker reaches MariaDB through a proxy that, once, lets a COMMIT through and drops its
+    // answer, then cuts the connection: the order is committed and the write never hears it.
+    const target = new URL(MYSQL_TEST_URL);
+    const proxy = await startTcpProxy(`${target.hostname}:${target.port || 3306}`);
+    const proxied = new URL(databaseUrl);
+    proxied.host = `127.0.0.1:${proxy.port}`;
+    const lossy = await startTestService({ config: testConfig({ DATABASE_URL: proxied.toString() }) });
+    try {
+      const approvalNo = uniqueApprovalNo('LC');
+      const key = idempotencyKeyFor(approvalNo, 'MAIN');
+      const sku = await createSku(lossy.prisma, 10);
+      await proxy.setMode({ kind: 'lose-one-answer', containing: 'COMMIT', cutAfterMs: 200 });
+      assert.equal((await postApproval(lossy, approval(approvalNo, sku))).statusCode, 202);
+      // The committed transaction already set SUBMITTED; the retry that found the order counts itself.
+      const record = await eventually(`${key} written and found again by the retry`, async () => {
+        const row = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+        return row && row.attempts >= 2 && ['SUBMITTED', 'DELIVERED'].includes(row.status) ? row : undefined;
+      });
+      assert.equal(proxy.lostAnswers(), 1, 'one COMMIT answer was lost');
+      const order = await findOrderByKey(service.prisma, key);
+      assert.equal(await orderCount(service.prisma, key), 1);
+      assert.equal(order?.writtenAttempt, 1, 'the first attempt committed');
+      assert.equal(record.lastError, null);
+      assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 10, reserved: 2 });
+    } finally {
+      await lossy.stop();
+      await proxy.close();
+    }
   });
 });

@@ -6,7 +6,17 @@
 // connection sets time_zone +00:00 (prisma-client.ts), and DATETIME(3) keeps milliseconds.
 import { Prisma } from '../generated/prisma/client.js';
 import type { PrismaClient, Tx } from '../prisma-client.js';
-import type { ClaimRow, OrderRow, RecordRow, StoreStatements, TextColumn, TransitionRow } from './statements.js';
+import type {
+  ClaimRow,
+  ClusterRow,
+  DuplicateScanStatements,
+  KnownAlertRow,
+  OrderRow,
+  RecordRow,
+  StoreStatements,
+  TextColumn,
+  TransitionRow,
+} from './statements.js';
 
 const NOW = Prisma.raw('CURRENT_TIMESTAMP(3)');
 
@@ -72,7 +82,132 @@ async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<OrderRow 
   return row;
 }
 
+/** A GROUP_CONCAT of order numbers or keys back into its items (neither ever holds a comma). */
+function items(joined: string | null): string[] {
+  return joined ? joined.split(',') : [];
+}
+
+/** The cluster query's row, its lists still joined. */
+type JoinedClusterRow = Omit<ClusterRow, 'order_nos' | 'keys'> & { order_nos: string | null; keys: string | null };
+
+function clusters(rows: JoinedClusterRow[]): ClusterRow[] {
+  return rows.map((row) => ({ ...row, order_nos: items(row.order_nos), keys: items(row.keys) }));
+}
+
+const SCAN_LOCK = 'orders-duplicate-scan';
+
+// GROUP_CONCAT is the aggregate both servers order (MySQL's JSON_ARRAYAGG takes no ORDER BY); its
+// length limit is raised for the scan's connection, as MySQL's default (1024 bytes) would cut a
+// large cluster short.
+const duplicateScan: DuplicateScanStatements = {
+  async lock(tx) {
+    const [row] = await tx.$queryRaw<{ got: bigint | number | null }[]>`SELECT GET_LOCK(${SCAN_LOCK}, 240) AS got`;
+    if (Number(row?.got) !== 1) throw new Error('another duplicate scan held the scan lock for 4 minutes');
+    await tx.$executeRawUnsafe('SET SESSION group_concat_max_len = 16777216');
+  },
+  // A named lock belongs to the connection, not the transaction: it is let go here.
+  async unlock(tx) {
+    await tx.$queryRaw`SELECT RELEASE_LOCK(${SCAN_LOCK})`;
+  },
+
+  async sameDocumentClusters(tx, since) {
+    return clusters(
+      await tx.$queryRaw<JoinedClusterRow[]>`
+        SELECT CONCAT(operation, ':', approval_no) AS cluster_key, approval_no, operation,
+               MIN(customer_id) AS customer_id,
+               GROUP_CONCAT(order_no ORDER BY order_no SEPARATOR ',') AS order_nos,
+               GROUP_CONCAT(idempotent_key ORDER BY order_no SEPARATOR ',') AS \`keys\`,
+               MAX(created_at) AS last_order_at
+        FROM order_main
+        WHERE (approval_no, operation) IN (SELECT approval_no, operation FROM order_main WHERE created_at >= ${since})
+        GROUP BY approval_no, operation
+        HAVING COUNT(*) > 1`,
+    );
+  },
+
+  async nearIdenticalClusters(tx, since, windowMinutes) {
+    return clusters(
+      await tx.$queryRaw<JoinedClusterRow[]>`
+        WITH recent AS (
+          SELECT DISTINCT fingerprint FROM order_main WHERE created_at >= ${since}
+        ), ordered AS (
+          SELECT o.id, o.order_no, o.idempotent_key, o.approval_no, o.customer_id, o.fingerprint, o.created_at,
+                 CASE WHEN o.created_at <= LAG(o.created_at) OVER (PARTITION BY o.fingerprint ORDER BY o.created_at, o.id)
+                                           + INTERVAL ${windowMinutes} MINUTE THEN 0 ELSE 1 END AS starts_run
+          FROM order_main o JOIN recent ON recent.fingerprint = o.fingerprint
+          WHERE o.created_at >= ${since} - INTERVAL ${windowMinutes} MINUTE
+        ), runs AS (
+          SELECT ordered.*, SUM(starts_run) OVER (PARTITION BY fingerprint ORDER BY created_at, id) AS run
+          FROM ordered
+        )
+        SELECT fingerprint AS cluster_key, NULL AS approval_no, NULL AS operation,
+               MIN(customer_id) AS customer_id,
+               GROUP_CONCAT(order_no ORDER BY order_no SEPARATOR ',') AS order_nos,
+               GROUP_CONCAT(idempotent_key ORDER BY order_no SEPARATOR ',') AS \`keys\`,
+               MAX(created_at) AS last_order_at
+        FROM runs
+        GROUP BY fingerprint, run
+        HAVING COUNT(DISTINCT approval_no) > 1 AND MAX(created_at) >= ${since}`,
+    );
+  },
+
+  knownAlerts(tx, kind, clusterKey, orderNos) {
+    return tx.$queryRaw<KnownAlertRow[]>`
+      SELECT id, order_nos, idempotent_keys, last_order_at FROM duplicate_alert
+      WHERE kind = ${kind} AND cluster_key = ${clusterKey} AND superseded_by IS NULL
+        AND JSON_OVERLAPS(order_nos, ${JSON.stringify(orderNos)})
+      ORDER BY id
+      FOR UPDATE`;
+  },
+
+  async insertAlert(tx, alert) {
+    const { cluster } = alert;
+    const inserted = await tx.$executeRaw`
+      INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
+                                   idempotent_keys, order_count, detail, last_order_at)
+      VALUES (${alert.alertKey}, ${alert.kind}, ${cluster.cluster_key}, ${cluster.approval_no}, ${cluster.operation},
+              ${cluster.customer_id}, ${JSON.stringify(alert.orderNos)}, ${JSON.stringify(alert.keys)},
+              ${alert.orderNos.length}, ${alert.detail}, ${alert.lastOrderAt})
+      ON DUPLICATE KEY UPDATE id = id`;
+    if (inserted === 0) return undefined;
+    const [row] = await tx.$queryRaw<{ id: bigint }[]>`SELECT LAST_INSERT_ID() AS id`;
+    return row?.id;
+  },
+
+  async growAlert(tx, id, content) {
+    await tx.$executeRaw`
+      UPDATE duplicate_alert
+      SET order_nos = ${JSON.stringify(content.orderNos)}, idempotent_keys = ${JSON.stringify(content.keys)},
+          order_count = ${content.orderNos.length}, detail = ${content.detail}, last_order_at = ${content.lastOrderAt},
+          updated_at = ${NOW}
+      WHERE id = ${id}`;
+  },
+
+  async supersede(tx, keeperId, mergedIds) {
+    await tx.$executeRaw`
+      UPDATE duplicate_alert SET superseded_by = ${keeperId}, updated_at = ${NOW}
+      WHERE id IN (${Prisma.join(mergedIds)})`;
+  },
+};
+
 export const mysqlStatements: StoreStatements = {
+  duplicateScan,
+
+  // The batch is chosen and locked first; the order rows keep the records' statuses before the
+  // records go (MySQL cannot name the deleted table in an UPDATE's subquery, nor return what it
+  // deleted). The delete checks the rule again, as PostgreSQL's does.
+  async purgeBatch(tx, mayGo, batchSize) {
+    const batch = await tx.$queryRaw<{ idempotent_key: string }[]>`
+      SELECT r.idempotent_key FROM idempotency_record r WHERE ${mayGo} LIMIT ${batchSize} FOR UPDATE`;
+    if (batch.length === 0) return 0;
+    const keys = Prisma.join(batch.map((row) => row.idempotent_key));
+    await tx.$executeRaw`
+      UPDATE order_main o JOIN idempotency_record r ON r.idempotent_key = o.idempotent_key
+      SET o.status_at_purge = r.status
+      WHERE r.idempotent_key IN (${keys}) AND r.status IN ('SUBMITTED', 'DELIVERED')`;
+    return tx.$executeRaw`DELETE r FROM idempotency_record r WHERE r.idempotent_key IN (${keys}) AND ${mayGo}`;
+  },
+
   async textColumns(db, columns) {
     return db.$queryRaw<TextColumn[]>`
       SELECT TABLE_NAME AS \`table\`, COLUMN_NAME AS \`column\`, CHARACTER_SET_NAME AS charset,

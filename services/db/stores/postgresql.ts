@@ -4,7 +4,16 @@
 import { Prisma } from '../generated/prisma/client.js';
 import type { StatusChange } from '../order-status-writer.js';
 import type { PrismaClient, Tx } from '../prisma-client.js';
-import type { OrderRow, RecordRow, StoreStatements, TextColumn, TransitionRow } from './statements.js';
+import type {
+  ClusterRow,
+  DuplicateScanStatements,
+  KnownAlertRow,
+  OrderRow,
+  RecordRow,
+  StoreStatements,
+  TextColumn,
+  TransitionRow,
+} from './statements.js';
 
 /** The record's columns under the model's field names, so a raw statement's row maps like a model row. */
 const RECORD_COLUMNS = Prisma.raw(
@@ -64,7 +73,109 @@ interface RecordAnswer {
   record_source: string | null;
 }
 
+const duplicateScan: DuplicateScanStatements = {
+  async lock(tx) {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('duplicate-scan'))`;
+  },
+  // The advisory lock ends with the transaction.
+  async unlock() {},
+
+  sameDocumentClusters(tx, since) {
+    return tx.$queryRaw<ClusterRow[]>`
+      SELECT operation || ':' || approval_no AS cluster_key, approval_no, operation,
+             min(customer_id) AS customer_id,
+             array_agg(order_no ORDER BY order_no) AS order_nos,
+             array_agg(idempotent_key ORDER BY order_no) AS keys,
+             max(created_at) AS last_order_at
+      FROM order_main
+      WHERE (approval_no, operation) IN (SELECT approval_no, operation FROM order_main WHERE created_at >= ${since})
+      GROUP BY approval_no, operation
+      HAVING count(*) > 1`;
+  },
+
+  nearIdenticalClusters(tx, since, windowMinutes) {
+    return tx.$queryRaw<ClusterRow[]>`
+      WITH recent AS (
+        SELECT DISTINCT fingerprint FROM order_main WHERE created_at >= ${since}
+      ), ordered AS (
+        SELECT o.id, o.order_no, o.idempotent_key, o.approval_no, o.customer_id, o.fingerprint, o.created_at,
+               CASE WHEN o.created_at - lag(o.created_at) OVER byPrint
+                         <= make_interval(mins => ${windowMinutes}) THEN 0 ELSE 1 END AS starts_run
+        FROM order_main o JOIN recent USING (fingerprint)
+        WHERE o.created_at >= ${since}::timestamptz - make_interval(mins => ${windowMinutes})
+        WINDOW byPrint AS (PARTITION BY o.fingerprint ORDER BY o.created_at, o.id)
+      ), runs AS (
+        SELECT *, sum(starts_run) OVER (PARTITION BY fingerprint ORDER BY created_at, id) AS run FROM ordered
+      )
+      SELECT fingerprint AS cluster_key, NULL AS approval_no, NULL AS operation,
+             min(customer_id) AS customer_id,
+             array_agg(order_no ORDER BY order_no) AS order_nos,
+             array_agg(idempotent_key ORDER BY order_no) AS keys,
+             max(created_at) AS last_order_at
+      FROM runs
+      GROUP BY fingerprint, run
+      HAVING count(DISTINCT approval_no) > 1 AND max(created_at) >= ${since}`;
+  },
+
+  knownAlerts(tx, kind, clusterKey, orderNos) {
+    return tx.$queryRaw<KnownAlertRow[]>`
+      SELECT id, order_nos, idempotent_keys, last_order_at FROM duplicate_alert
+      WHERE kind = ${kind} AND cluster_key = ${clusterKey} AND superseded_by IS NULL
+        AND order_nos && ${orderNos}::text[]
+      ORDER BY id
+      FOR UPDATE`;
+  },
+
+  async insertAlert(tx, alert) {
+    const { cluster } = alert;
+    const [inserted] = await tx.$queryRaw<{ id: bigint }[]>`
+      INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
+                                   idempotent_keys, order_count, detail, last_order_at)
+      VALUES (${alert.alertKey}, ${alert.kind}, ${cluster.cluster_key}, ${cluster.approval_no}, ${cluster.operation},
+              ${cluster.customer_id}, ${alert.orderNos}::text[], ${alert.keys}::text[], ${alert.orderNos.length},
+              ${alert.detail}, ${alert.lastOrderAt})
+      ON CONFLICT (alert_key) DO NOTHING
+      RETURNING id`;
+    return inserted?.id;
+  },
+
+  async growAlert(tx, id, content) {
+    await tx.$executeRaw`
+      UPDATE duplicate_alert
+      SET order_nos = ${content.orderNos}::text[], idempotent_keys = ${content.keys}::text[],
+          order_count = ${content.orderNos.length}, detail = ${content.detail}, last_order_at = ${content.lastOrderAt},
+          updated_at = now()
+      WHERE id = ${id}`;
+  },
+
+  async supersede(tx, keeperId, mergedIds) {
+    await tx.$executeRaw`
+      UPDATE duplicate_alert SET superseded_by = ${keeperId}, updated_at = now()
+      WHERE id = ANY(${mergedIds}::bigint[])`;
+  },
+};
+
 export const postgresqlStatements: StoreStatements = {
+  duplicateScan,
+
+  // One statement: the order row keeps what the key reached as the record goes.
+  async purgeBatch(tx, mayGo, batchSize) {
+    const [batch] = await tx.$queryRaw<{ deleted: bigint }[]>`
+      WITH purged AS (
+        DELETE FROM idempotency_record r
+        WHERE r.idempotent_key IN (
+          SELECT r.idempotent_key FROM idempotency_record r WHERE ${mayGo} LIMIT ${batchSize})
+          AND ${mayGo}
+        RETURNING r.idempotent_key, r.status
+      ), kept AS (
+        UPDATE order_main o SET status_at_purge = purged.status
+        FROM purged
+        WHERE o.idempotent_key = purged.idempotent_key AND purged.status IN ('SUBMITTED', 'DELIVERED')
+      )
+      SELECT count(*) AS deleted FROM purged`;
+    return Number(batch?.deleted ?? 0);
+  },
+
   async textColumns(db, columns) {
     return db.$queryRaw<TextColumn[]>`
       SELECT table_name AS "table", column_name AS "column", character_set_name AS charset,

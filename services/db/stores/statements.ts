@@ -2,7 +2,7 @@
 // differs between them. The repositories around them (idempotency-records.ts, order-repository.ts,
 // order-status-writer.ts, …) keep the rules, the mapping and the documentation; a store's module
 // holds only how its database says the same thing (docs/decisions/43-two-stores-one-write-path.md).
-import type { IdempotencyRecord as RecordRow } from '../generated/prisma/client.js';
+import type { IdempotencyRecord as RecordRow, Prisma } from '../generated/prisma/client.js';
 import type { NewCompensation } from '../compensation-records.js';
 import type { NewRecord, StoredRequest } from '../idempotency-records.js';
 import type { KeySourceConflict } from '../key-source-conflicts.js';
@@ -62,7 +62,60 @@ export interface TextColumn {
   collation: string | null;
 }
 
+/** A cluster of orders the duplicate scan found (order numbers in order, their keys alike). */
+export interface ClusterRow {
+  cluster_key: string;
+  approval_no: string | null;
+  operation: string | null;
+  customer_id: string;
+  order_nos: string[];
+  keys: string[];
+  last_order_at: Date;
+}
+
+/** An alert a cluster continues. */
+export interface KnownAlertRow {
+  id: bigint;
+  order_nos: string[];
+  idempotent_keys: string[];
+  last_order_at: Date;
+}
+
+/** What an alert says of its cluster once the scan has merged what it knew. */
+export interface AlertContent {
+  orderNos: string[];
+  keys: string[];
+  detail: string;
+  lastOrderAt: Date;
+}
+
+/** The duplicate scan's statements (services/db/duplicate-scan.ts holds what they mean). */
+export interface DuplicateScanStatements {
+  /** Makes scans take turns; held until `unlock` or the transaction's end. */
+  lock(tx: Tx): Promise<void>;
+  unlock(tx: Tx): Promise<void>;
+  /** Orders sharing approval number and operation under different keys, one touched since `since`. */
+  sameDocumentClusters(tx: Tx, since: Date): Promise<ClusterRow[]>;
+  /** Runs of one fingerprint, each order at most the window after the one before, of several approvals. */
+  nearIdenticalClusters(tx: Tx, since: Date, windowMinutes: number): Promise<ClusterRow[]>;
+  /** The live alerts of the kind and cluster key that name one of `orderNos`, oldest first, locked. */
+  knownAlerts(tx: Tx, kind: string, clusterKey: string, orderNos: string[]): Promise<KnownAlertRow[]>;
+  /** Inserts the alert unless its key exists; its id, or undefined. */
+  insertAlert(
+    tx: Tx,
+    alert: AlertContent & { alertKey: string; kind: string; cluster: ClusterRow },
+  ): Promise<bigint | undefined>;
+  growAlert(tx: Tx, id: bigint, content: AlertContent): Promise<void>;
+  supersede(tx: Tx, keeperId: bigint, mergedIds: bigint[]): Promise<void>;
+}
+
 export interface StoreStatements {
+  duplicateScan: DuplicateScanStatements;
+  /**
+   * Deletes up to `batchSize` records of alias `r` that `mayGo` holds for, checking it again, and
+   * keeps each one's status (SUBMITTED, DELIVERED) on its order row; the number deleted.
+   */
+  purgeBatch(tx: Tx, mayGo: Prisma.Sql, batchSize: number): Promise<number>;
   /** The named columns of the current schema (database), as its catalogue describes them. */
   textColumns(db: Tx, columns: readonly string[]): Promise<TextColumn[]>;
   /**

@@ -222,7 +222,7 @@ describe('the order store on MySQL/MariaDB', () => {
     assert.equal(sameDocument[0]?.kind, 'SAME_DOCUMENT');
     assert.deepEqual(sameDocument[0]?.orderNos, [first.order.orderNo, planted.order.orderNo].sort());
     assert.deepEqual(
-      new Set(sameDocument[0]?.idempotentKeys as string[]),
+      new Set(sameDocument[0]?.idempotentKeys),
       new Set([order.idempotencyKey, planted.order.idempotencyKey]),
     );
     const near = alerts.filter((alert) => alert.kind === 'NEAR_IDENTICAL' && alert.clusterKey === fingerprint);
@@ -235,7 +235,7 @@ describe('the order store on MySQL/MariaDB', () => {
     run.push((await write(prisma, twin(uniqueApprovalNo('NI')))).order.orderNo);
     const grown = await scanForDuplicates(prisma, options);
     assert.ok(grown.grownAlerts >= 1, JSON.stringify(grown));
-    const after = await prisma.duplicateAlert.findUniqueOrThrow({ where: { id: near[0]?.id as bigint } });
+    const after = await prisma.duplicateAlert.findUniqueOrThrow({ where: { id: near[0]?.id } });
     assert.deepEqual([after.orderCount, after.orderNos], [4, [...run].sort()]);
   });
 

@@ -131,7 +131,8 @@ describe('the release, installed without development tools (npm pack; npm ci --o
   });
 
   it('packs the built product, the bins, the migrations and the postinstall script, and no source', () => {
-    const allowed = /^(dist\/|bin\/|prisma\/migrations\/|prisma\/mysql\/migrations\/|tools\/scripts\/postinstall\.mjs$|package\.json$|README\.md$)/;
+    const allowed =
+      /^(dist\/|bin\/|prisma\/migrations\/|prisma\/mysql\/migrations\/|tools\/scripts\/postinstall\.mjs$|package\.json$|README\.md$)/;
     assert.deepEqual(
       packed.filter((file) => !allowed.test(file)),
       [],

@@ -5,8 +5,11 @@
 // database of its own, with the real start path, worker and Temporal dev server.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import mariadb from 'mariadb';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/env.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
@@ -16,9 +19,11 @@ import { claimRecord, findRecord } from '../../services/db/idempotency-records.j
 import { findOrderByKey, insertOrderWithReservation, type NewOrder } from '../../services/db/order-repository.js';
 import { purgeExpiredRecords } from '../../services/db/retention.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { statementsFor } from '../../services/db/stores/store.js';
 import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
 import { apiProcess, processEnv } from '../../tools/harness/processes.js';
+import { mysqlSchemaDrift, readSchemaDmmf } from '../../tools/harness/schema-drift.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
 import {
   approval,
@@ -32,6 +37,8 @@ import {
   type TestService,
   uniqueApprovalNo,
 } from '../../tools/harness/service.js';
+
+const SCHEMA = fileURLToPath(new URL('../../prisma/mysql/schema.prisma', import.meta.url));
 
 /** An order of one line on `sku`, written straight through the repository (no workflow). */
 function orderOf(approvalNo: string, sku: string, quantity = 1): NewOrder {
@@ -107,6 +114,27 @@ describe('the order store on MySQL/MariaDB', () => {
       assert.deepEqual([column.charset, column.collation], ['ascii', 'ascii_bin'], `${column.table}.${column.column}`);
     }
     await checkKeyColumns(service.prisma);
+  });
+
+  it('its migrations leave the database exactly as prisma/mysql/schema.prisma describes it, and a disagreement is reported', async () => {
+    const db = await mariadb.createConnection(mysqlConnection(databaseUrl));
+    try {
+      assert.deepEqual(await mysqlSchemaDrift(db, await readSchemaDmmf(SCHEMA)), []);
+      const edited = readFileSync(SCHEMA, 'utf8')
+        .replace('@map("idempotent_key") @db.VarChar(128)', '@map("idempotent_key") @db.VarChar(64)')
+        .replace(
+          '  currency       String      @db.Char(3)\n',
+          '  currency       String      @db.Char(3)\n  region String?\n',
+        );
+      const problems = await mysqlSchemaDrift(db, await readSchemaDmmf(SCHEMA, edited));
+      assert.ok(
+        problems.includes('order_main.idempotent_key: schema.prisma says varchar(64), the database has varchar(128)'),
+        problems.join('\n'),
+      );
+      assert.ok(problems.includes('order_main.region: in schema.prisma, missing in the database'), problems.join('\n'));
+    } finally {
+      await db.end();
+    }
   });
 
   it('keeps keys that differ only in case apart: two approvals, two orders (generated)', async () => {

@@ -10,14 +10,16 @@ import fc from 'fast-check';
 import mariadb from 'mariadb';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/env.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
 import { migrate } from '../../services/db/migrate.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
 import { findOrderByKey, insertOrderWithReservation, type NewOrder } from '../../services/db/order-repository.js';
+import { recordOaEvent } from '../../services/db/oa-events.js';
 import { purgeExpiredRecords } from '../../services/db/retention.js';
+import { recordRevocationAlert } from '../../services/db/revocation-alerts.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { statementsFor } from '../../services/db/stores/store.js';
@@ -350,10 +352,34 @@ describe('the order store on MySQL/MariaDB', () => {
       assert.equal(await orderCount(service.prisma, key), 1);
       assert.equal(order?.writtenAttempt, 1, 'the first attempt committed');
       assert.equal(record.lastError, null);
+      // The run goes on from the order it found, to its end.
+      await lossy.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
       assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 10, reserved: 2 });
     } finally {
       await lossy.stop();
       await proxy.close();
     }
+  });
+
+  it('an OA event is recorded once per vendor event id, and a revoked approval with a written order raises one alert', async () => {
+    const { prisma } = service;
+    const approvalNo = uniqueApprovalNo('RV');
+    const order = orderOf(approvalNo, await createSku(prisma, 10));
+    await write(prisma, order);
+    assert.equal(await recordRevocationAlert(prisma, order.idempotencyKey), undefined, 'no revocation yet');
+    const event = {
+      vendor: 'feishu' as const,
+      eventId: `ev-${approvalNo}`,
+      eventType: 'approval_instance',
+      instanceId: approvalNo,
+      status: 'REVOKED' as const,
+      idempotencyKey: order.idempotencyKey,
+    };
+    assert.equal(await recordOaEvent(prisma, event), true);
+    assert.equal(await recordOaEvent(prisma, event), false, 'the same event id again');
+    const alert = await recordRevocationAlert(prisma, order.idempotencyKey);
+    assert.equal(alert?.kind, 'REVOKED_AFTER_ORDER');
+    assert.match(alert?.detail ?? '', new RegExp(`^approval ${approvalNo} was REVOKED in feishu and its order SO-`));
+    assert.equal(await recordRevocationAlert(prisma, order.idempotencyKey), undefined, 'one alert per key');
   });
 });

@@ -3,6 +3,7 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { attemptsByActivityType, historySteps } from '../harness/history.js';
 import { percentile } from '../harness/stats.js';
 import { CHAOS_TIMINGS } from '../harness/timings.js';
@@ -22,7 +23,8 @@ export interface Findings {
   duplicates: { approvalNo: string; operation: string; orders: number }[];
   lost: Approval[];
   /** Keys not DELIVERED at the end, with their status. */
-  unfinished: { key: string; status: string }[];
+  /** With the last error the key recorded, the run's first clue to why. */
+  unfinished: { key: string; status: string; lastError: string | null }[];
   /** Workflows still open at the end. */
   openWorkflowIds: string[];
   /** Fault kinds that never fired. */
@@ -30,12 +32,9 @@ export interface Findings {
 }
 
 /** The stock of every SKU the chaos run orders from, in one read. */
-export async function stockOfSkus(db: pg.Pool): Promise<Stock> {
-  const { rows } = await db.query<{ sku: string; on_hand: number; reserved: number }>(
-    'SELECT sku, on_hand, reserved FROM inventory WHERE sku = ANY($1)',
-    [SKUS],
-  );
-  return new Map(rows.map((row) => [row.sku, { onHand: row.on_hand, reserved: row.reserved }]));
+export async function stockOfSkus(orders: PrismaClient): Promise<Stock> {
+  const rows = await orders.inventory.findMany({ where: { sku: { in: SKUS } } });
+  return new Map(rows.map((row) => [row.sku, { onHand: row.onHand, reserved: row.reserved }]));
 }
 
 export async function runChecks(run: {
@@ -43,9 +42,13 @@ export async function runChecks(run: {
   broken: boolean;
   started: number;
   approvals: Approval[];
+  /** What every approval number of the run starts with. */
   approvalNumbers: string;
   answers: WebhookAnswers;
+  /** The consumers' ledgers. */
   admin: pg.Pool;
+  /** The order store. */
+  orders: PrismaClient;
   client: Client;
   broker: ChaosBroker;
   initialStock: Stock;
@@ -55,22 +58,28 @@ export async function runChecks(run: {
   faults: Record<string, number>;
 }): Promise<Findings> {
   const { size, approvals, answers, admin, client, broker, decided, lateStarts, running, faults } = run;
-  const orders = await admin.query<{ approval_no: string; operation: string; orders: string; created_at: Date }>(
-    `SELECT approval_no, operation, count(*) AS orders, min(created_at) AS created_at
-     FROM order_main WHERE approval_no LIKE $1 GROUP BY approval_no, operation`,
-    [run.approvalNumbers],
-  );
-  const ordersByKey = new Map(
-    orders.rows.map((row) => [idempotencyKeyFor(row.approval_no, row.operation as 'MAIN'), row]),
-  );
-  const ordersWritten = orders.rows.reduce((sum, row) => sum + Number(row.orders), 0);
-  const maxPerKey = Math.max(0, ...orders.rows.map((row) => Number(row.orders)));
-  const duplicates = orders.rows.reduce((sum, row) => sum + Number(row.orders) - 1, 0);
-  const records = await admin.query<{ idempotent_key: string; status: string }>(
-    `SELECT idempotent_key, status FROM idempotency_record WHERE approval_no LIKE $1`,
-    [run.approvalNumbers],
-  );
-  const statusByKey = new Map(records.rows.map((row) => [row.idempotent_key, row.status]));
+  const ofRun = { approvalNo: { startsWith: run.approvalNumbers } };
+  const grouped = await run.orders.orderMain.groupBy({
+    by: ['approvalNo', 'operation'],
+    where: ofRun,
+    _count: { _all: true },
+    _min: { createdAt: true },
+  });
+  const orders = grouped.map((row) => ({
+    approval_no: row.approvalNo,
+    operation: row.operation,
+    orders: row._count._all,
+    created_at: row._min.createdAt as Date,
+  }));
+  const ordersByKey = new Map(orders.map((row) => [idempotencyKeyFor(row.approval_no, row.operation as 'MAIN'), row]));
+  const ordersWritten = orders.reduce((sum, row) => sum + row.orders, 0);
+  const maxPerKey = Math.max(0, ...orders.map((row) => row.orders));
+  const duplicates = orders.reduce((sum, row) => sum + row.orders - 1, 0);
+  const records = await run.orders.idempotencyRecord.findMany({
+    where: ofRun,
+    select: { idempotentKey: true, status: true, lastError: true },
+  });
+  const statusByKey = new Map(records.map((row) => [row.idempotentKey, row.status]));
   const lost = approvals.filter(
     (approval) =>
       !ordersByKey.has(approval.key) && !['COMPENSATING', 'COMPENSATED'].includes(statusByKey.get(approval.key) ?? ''),
@@ -79,13 +88,13 @@ export async function runChecks(run: {
     (approval) => !ordersByKey.has(approval.key) && !lost.includes(approval),
   ).length;
 
-  const finalStock = await stockOfSkus(admin);
-  const ordered = await admin.query<{ sku: string; quantity: string }>(
-    `SELECT l.sku, sum(l.quantity) AS quantity FROM order_line l JOIN order_main o ON o.id = l.order_id
-     WHERE o.approval_no LIKE $1 GROUP BY l.sku`,
-    [run.approvalNumbers],
-  );
-  const orderedBySku = new Map(ordered.rows.map((row) => [row.sku, Number(row.quantity)]));
+  const finalStock = await stockOfSkus(run.orders);
+  const ordered = await run.orders.orderLine.groupBy({
+    by: ['sku'],
+    where: { order: ofRun },
+    _sum: { quantity: true },
+  });
+  const orderedBySku = new Map(ordered.map((row) => [row.sku, row._sum.quantity ?? 0]));
   let stockExact = true;
   let initialAvailable = 0;
   let finalAvailable = 0;
@@ -103,7 +112,7 @@ export async function runChecks(run: {
   const httpEffects = await effectsOf(admin, 'chaos_consumer');
   const brokerEffects = await effectsOf(admin, broker.consumerSchema);
   const brokerDeliveries = broker.deliveries();
-  const delivered = records.rows.filter((row) => row.status === 'DELIVERED').length;
+  const delivered = records.filter((row) => row.status === 'DELIVERED').length;
 
   const { attempts, writeReruns } = await attemptsInHistories(client);
   const policyAttempts = Number(CHAOS_TIMINGS.RETRY_MAX_ATTEMPTS);
@@ -171,9 +180,9 @@ export async function runChecks(run: {
     ['workflows still open after drain', running, '0', running === 0],
     [
       'orders not DELIVERED after drain',
-      records.rows.filter((row) => row.status !== 'DELIVERED').length,
+      records.filter((row) => row.status !== 'DELIVERED').length,
       '0',
-      run.broken || records.rows.every((row) => row.status === 'DELIVERED'),
+      run.broken || records.every((row) => row.status === 'DELIVERED'),
     ],
     [
       'writeOrder local runs by the attempt they ended on (attempt: runs)',
@@ -214,13 +223,13 @@ export async function runChecks(run: {
   }
   return {
     checks,
-    duplicates: orders.rows
-      .filter((row) => Number(row.orders) > 1)
-      .map((row) => ({ approvalNo: row.approval_no, operation: row.operation, orders: Number(row.orders) })),
+    duplicates: orders
+      .filter((row) => row.orders > 1)
+      .map((row) => ({ approvalNo: row.approval_no, operation: row.operation, orders: row.orders })),
     lost,
-    unfinished: records.rows
+    unfinished: records
       .filter((row) => row.status !== 'DELIVERED')
-      .map((row) => ({ key: row.idempotent_key, status: row.status })),
+      .map((row) => ({ key: row.idempotentKey, status: row.status, lastError: row.lastError })),
     openWorkflowIds,
     silentFaults: Object.entries(faults)
       .filter(([, count]) => count === 0)

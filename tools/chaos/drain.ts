@@ -2,6 +2,7 @@
 // decision until no workflow is open, then waits for the broker consumer to catch up.
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { decideUpdate } from '../../workflows/definitions.js';
 import { sleep } from '../harness/time.js';
@@ -27,20 +28,23 @@ export async function openWorkflows(client: Client): Promise<number> {
  * the deadline passes.
  */
 export async function drainAsOperator(options: {
-  admin: pg.Pool;
+  orders: PrismaClient;
   client: Client;
+  /** What every approval number of the run starts with. */
   approvalNumbers: string;
   deadline: number;
   broken: boolean;
 }): Promise<OperatorDecisions> {
-  const { admin, client } = options;
+  const { orders, client } = options;
   const decided: OperatorDecisions = { resubmitted: 0, redelivered: 0, redeliveredAfter: new Map() };
   log('draining');
   while (Date.now() < options.deadline) {
-    const { rows } = await admin.query<{ idempotent_key: string; status: string; last_error: string | null }>(
-      `SELECT idempotent_key, status, last_error FROM idempotency_record WHERE approval_no LIKE $1`,
-      [options.approvalNumbers],
-    );
+    const rows = (
+      await orders.idempotencyRecord.findMany({
+        where: { approvalNo: { startsWith: options.approvalNumbers } },
+        select: { idempotentKey: true, status: true, lastError: true },
+      })
+    ).map((row) => ({ idempotent_key: row.idempotentKey, status: row.status, last_error: row.lastError }));
     for (const row of rows) {
       const decision =
         row.status === 'COMPENSATING'
@@ -84,19 +88,18 @@ export async function effectsOf(db: pg.Pool, schema: string): Promise<{ keys: nu
 
 /** Waits (up to 2 minutes) for the broker consumer's queue to empty and its ledger to hold every delivered order. */
 export async function brokerConsumerCaughtUp(options: {
+  /** The consumers' ledgers. */
   admin: pg.Pool;
+  orders: PrismaClient;
   broker: ChaosBroker;
   approvalNumbers: string;
   broken: boolean;
 }): Promise<void> {
   const { admin, broker } = options;
-  const deliveredCount = async () =>
-    (
-      await admin.query<{ delivered: string }>(
-        `SELECT count(*) AS delivered FROM idempotency_record WHERE approval_no LIKE $1 AND status = 'DELIVERED'`,
-        [options.approvalNumbers],
-      )
-    ).rows[0]?.delivered;
+  const deliveredCount = () =>
+    options.orders.idempotencyRecord.count({
+      where: { approvalNo: { startsWith: options.approvalNumbers }, status: 'DELIVERED' },
+    });
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     // The broken variant's statuses are not checked (its writes are filed under other keys), so the

@@ -1,6 +1,7 @@
 // The chaos run's faults: the seeded schedule of process and server faults (by progress, so it is
 // the same on a fast or a slow machine), the injector that applies them one at a time, the
 // downstream's fault script, and what fired, by name.
+import { Prisma } from '../../services/db/generated/prisma/client.js';
 import type { Reply } from '../harness/scripted-downstream.js';
 import { sleep } from '../harness/time.js';
 import { CHAOS_TIMINGS } from '../harness/timings.js';
@@ -72,25 +73,28 @@ export function faultInjector(stack: ChaosStack, broker: ChaosBroker, random: Ra
       await sleep(pause);
       await stack.temporal.start();
     } else if (kind === 'db-restart') {
-      await stack.postgres.stop();
-      await sleep(pause);
-      await stack.postgres.start();
+      // The MySQL server is the machine's: the worker sees it go away and come back.
+      if (stack.mysqlProxy) {
+        await stack.mysqlProxy.unreachableFor(pause);
+      } else {
+        await stack.postgres.stop();
+        await sleep(pause);
+        await stack.postgres.start();
+      }
     } else if (kind === 'consumer-kill') {
       await broker.killConsumerBeforeAck(pause, log);
     } else if (kind === 'broker-cut') {
       await broker.cutDuringPublish(log);
     } else {
       // Hold every chaos SKU's row past the lock timeout: writes meet a real lock timeout.
-      const holder = await stack.admin.connect();
-      holder.on('error', () => undefined); // a database restart may end it; the query says so
-      try {
-        await holder.query('BEGIN');
-        await holder.query('SELECT sku FROM inventory WHERE sku = ANY($1) ORDER BY sku FOR UPDATE', [SKUS]);
-        await sleep(Number(CHAOS_TIMINGS.DB_STATEMENT_TIMEOUT_MS) + 1_000);
-        await holder.query('COMMIT');
-      } finally {
-        holder.release();
-      }
+      const holdMs = Number(CHAOS_TIMINGS.DB_STATEMENT_TIMEOUT_MS) + 1_000;
+      await stack.orders.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT sku FROM inventory WHERE sku IN (${Prisma.join(SKUS)}) ORDER BY sku FOR UPDATE`;
+          await sleep(holdMs);
+        },
+        { timeout: holdMs + 10_000, maxWait: 10_000 },
+      );
     }
   };
   return {
@@ -157,7 +161,8 @@ export function firedFaults(
     'row locks held past lock timeout': injector.counts['lock-hold'],
     'worker SIGKILL + restart': injector.counts['worker-kill'],
     'Temporal restart': injector.counts['temporal-restart'],
-    'PostgreSQL restart': injector.counts['db-restart'],
+    [stack.mysqlProxy ? 'MySQL unreachable (connections cut, refused for a pause)' : 'PostgreSQL restart']:
+      injector.counts['db-restart'],
     'downstream 429 + Retry-After': downstream.counts.rateLimited,
     'downstream 5xx': downstream.counts.serverErrors,
     'downstream hang': downstream.counts.hangs,

@@ -20,7 +20,8 @@ export interface Approval {
 }
 
 /** A SQL LIKE pattern that matches every approval number of the seed's run. */
-export const approvalNumbersOf = (seed: number) => `CH${seed}-%`;
+/** What every approval number of the run starts with. */
+export const approvalNumbersOf = (seed: number) => `CH${seed}-`;
 
 export function makeApprovals(random: Random, seed: number, size: number): Approval[] {
   return Array.from({ length: size }, (_, index) => {

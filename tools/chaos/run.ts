@@ -1,7 +1,8 @@
 // `npm run chaos -- --seed 7 --size 40`: proof under faults. Submits N distinct approvals through
 // the real webhook, many redelivered 1–5 times (concurrently, and again after they finished),
 // while it cuts COMMIT replies, resets and delays database connections, holds row locks, kills the
-// worker, restarts Temporal and PostgreSQL, and has the downstream answer 429, 5xx or hang; the
+// worker, restarts Temporal and PostgreSQL (with `--store mysql`: the orders on MySQL/MariaDB, whose
+// server goes away and comes back), and has the downstream answer 429, 5xx or hang; the
 // worker also publishes each event to RabbitMQ through a proxy that cuts publishes mid-flight, and
 // the reference broker consumer is killed between its commit and its ack. Then it checks, from the
 // database and Temporal themselves, that no approval was doubled or lost, that stock adds up
@@ -25,12 +26,15 @@ import { report } from './report.js';
 import { type ChaosStack, startChaosStack } from './stack.js';
 
 const usage =
-  'usage: npm run chaos -- [--seed N] [--size N] [--broken key-per-attempt] [--out results.json] [--keep]\n' +
-  `needs RabbitMQ at AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)`;
+  'usage: npm run chaos -- [--seed N] [--size N] [--store postgres|mysql] [--broken key-per-attempt]\n' +
+  '                        [--out results.json] [--keep]\n' +
+  `needs RabbitMQ at AMQP_URL (default amqp://guest:guest@127.0.0.1:5672); --store mysql needs the\n` +
+  `MySQL/MariaDB at MYSQL_TEST_URL (default mysql://root@127.0.0.1:3306), where it makes a database of its own`;
 const { values } = parseArgs({
   options: {
     seed: { type: 'string', default: '1' },
     size: { type: 'string', default: '40' },
+    store: { type: 'string', default: 'postgres' },
     broken: { type: 'string' },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
@@ -47,6 +51,11 @@ if (!Number.isInteger(seed) || !Number.isInteger(size) || size < 1 || size > 20_
   console.error(`--seed and --size must be integers (size 1..20000)\n${usage}`);
   process.exit(2);
 }
+if (values.store !== 'postgres' && values.store !== 'mysql') {
+  console.error(`--store takes postgres or mysql\n${usage}`);
+  process.exit(2);
+}
+const store = values.store === 'mysql' ? 'mysql' : 'postgresql';
 if (values.broken !== undefined && values.broken !== 'key-per-attempt') {
   console.error(`--broken takes one value: key-per-attempt\n${usage}`);
   process.exit(2);
@@ -71,9 +80,16 @@ async function main(): Promise<number> {
 
   try {
     const downstream = downstreamFaults(seededRandom(seed + 2));
-    stack = await startChaosStack({ dataDir, seed, broker, broken: values.broken, downstreamReply: downstream.reply });
-    const { admin, client } = stack;
-    const initialStock = await stockOfSkus(admin);
+    stack = await startChaosStack({
+      dataDir,
+      seed,
+      store,
+      broker,
+      broken: values.broken,
+      downstreamReply: downstream.reply,
+    });
+    const { admin, orders, client } = stack;
+    const initialStock = await stockOfSkus(orders);
     stack.dbProxy.forceEachOnce();
     log(
       `stack ready in ${Date.now() - started} ms; ${size} approvals, seed ${seed}${values.broken ? `, BROKEN: ${values.broken}` : ''}`,
@@ -94,7 +110,7 @@ async function main(): Promise<number> {
     downstream.stop();
     const approvalNumbers = approvalNumbersOf(seed);
     const decided = await drainAsOperator({
-      admin,
+      orders,
       client,
       approvalNumbers,
       deadline: Date.now() + (broken ? 60_000 : 240_000 + size * 200),
@@ -107,7 +123,7 @@ async function main(): Promise<number> {
     );
     const lateStarts = lateAnswers.filter((status) => status === 202).length;
     await sleep(500);
-    await brokerConsumerCaughtUp({ admin, broker, approvalNumbers, broken });
+    await brokerConsumerCaughtUp({ admin, orders, broker, approvalNumbers, broken });
     const running = await openWorkflows(client);
 
     const findings = await runChecks({
@@ -118,6 +134,7 @@ async function main(): Promise<number> {
       approvalNumbers,
       answers: sender.answers,
       admin,
+      orders,
       client,
       broker,
       initialStock,

@@ -1,9 +1,15 @@
 // The chaos run's stack: the harness's PostgreSQL and Temporal with state on disk, so both can be
-// restarted as faults; the reference broker consumer; the real API; and the worker reaching
-// PostgreSQL only through the fault proxy, RabbitMQ only through the broker's proxy, and a
-// downstream that answers as the fault script says.
+// restarted as faults; the reference broker consumer; the real API; and the worker reaching the
+// order store only through the fault proxy, RabbitMQ only through the broker's proxy, and a
+// downstream that answers as the fault script says. The order store is that PostgreSQL, or with
+// `--store mysql` a database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL (the
+// consumers' ledgers stay on PostgreSQL).
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
+import { migrate } from '../../services/db/migrate.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import type { Store } from '../../services/db/stores/store-of-url.js';
+import { freshMysqlDatabase, MYSQL_TEST_URL } from '../harness/mysql.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import type { ManagedProcess } from '../harness/child-process.js';
 import { type Reply, startScriptedDownstream } from '../harness/scripted-downstream.js';
@@ -11,7 +17,8 @@ import { apiProcess, workerProcess } from '../harness/service-processes.js';
 import { type Restartable, startStack } from '../harness/stack.js';
 import { CHAOS_TIMINGS } from '../harness/timings.js';
 import type { ChaosBroker } from './broker.js';
-import { type PgProxy, startPgProxy } from './pg-proxy.js';
+import { type MysqlProxy, startMysqlProxy } from './mysql-proxy.js';
+import { type PgProxy, type PgProxyFaults, startPgProxy } from './pg-proxy.js';
 import { seededRandom } from './prng.js';
 
 export const WEBHOOK_SECRET = 'chaos-webhook-secret-0123456789';
@@ -21,20 +28,26 @@ export const SKUS = ['CHAOS-A', 'CHAOS-B', 'CHAOS-C', 'CHAOS-D', 'CHAOS-E'];
 
 export interface ChaosStack {
   apiUrl: string;
-  /** A pool straight to PostgreSQL, for the run's own reads and its lock holds. */
+  store: Store;
+  /** A pool straight to PostgreSQL, for the consumers' ledgers. */
   admin: pg.Pool;
+  /** A client straight to the order store, for the run's own reads and its lock holds. */
+  orders: PrismaClient;
   client: Client;
   postgres: Restartable;
   temporal: Restartable;
   worker: ManagedProcess;
-  /** The PostgreSQL fault proxy between the worker and the database. */
+  /** The fault proxy between the worker and the order store. */
   dbProxy: PgProxy;
+  /** The same proxy on MySQL, which also plays the server's restart (the machine's, not the run's). */
+  mysqlProxy: MysqlProxy | undefined;
   stop: () => Promise<void>;
 }
 
 export async function startChaosStack(options: {
   dataDir: string;
   seed: number;
+  store: Store;
   broker: ChaosBroker;
   /** The deliberately broken worker variant (tools/chaos/worker-main.ts). */
   broken: string | undefined;
@@ -55,18 +68,25 @@ export async function startChaosStack(options: {
     const admin = new pg.Pool({ connectionString: databaseUrl, max: 4 });
     admin.on('error', () => undefined); // restarts end idle connections; the pool replaces them
     cleanups.push(() => admin.end());
-    await admin.query(
-      `INSERT INTO inventory (sku, on_hand) SELECT unnest($1::text[]), 1000000 ON CONFLICT DO NOTHING`,
-      [SKUS],
-    );
-
-    const dbPort = new URL(databaseUrl).port;
-    const dbProxy = await startPgProxy({
-      targetPort: Number(dbPort),
-      random: seededRandom(options.seed + 1),
-      faults: { lostCommitReply: 0.1, reset: 0.04, latency: 0.03, latencyMs: 5_000 },
+    const ordersUrl = options.store === 'mysql' ? await mysqlOrderStore(cleanups) : databaseUrl;
+    const orders = createPrismaClient({ databaseUrl: ordersUrl, poolSize: 4, statementTimeoutMs: 60_000 });
+    cleanups.push(() => orders.$disconnect());
+    await orders.inventory.createMany({
+      data: SKUS.map((sku) => ({ sku, onHand: 1_000_000 })),
+      skipDuplicates: true,
     });
+
+    const faults: PgProxyFaults = { lostCommitReply: 0.1, reset: 0.04, latency: 0.03, latencyMs: 5_000 };
+    const random = seededRandom(options.seed + 1);
+    const target = new URL(ordersUrl);
+    const mysqlProxy =
+      options.store === 'mysql'
+        ? await startMysqlProxy({ target: { host: target.hostname, port: Number(target.port || 3306) }, random, faults })
+        : undefined;
+    const dbProxy = mysqlProxy ?? (await startPgProxy({ targetPort: Number(target.port), random, faults }));
     cleanups.push(() => dbProxy.close());
+    const proxied = new URL(ordersUrl);
+    proxied.host = `127.0.0.1:${dbProxy.port}`;
     const downstream = await startScriptedDownstream(
       admin,
       DOWNSTREAM_SECRET,
@@ -89,14 +109,14 @@ export async function startChaosStack(options: {
       TEMPORAL_ADDRESS: temporalAddress,
       DOWNSTREAM_SECRET,
     });
-    const api = await apiProcess({ stack, env });
+    const api = await apiProcess({ stack, env: { ...env, DATABASE_URL: ordersUrl } });
     const worker = workerProcess({
       stack,
       entry: 'tools/chaos/worker-main.ts',
       env: {
         ...env,
-        // The worker reaches PostgreSQL only through the fault proxy.
-        DATABASE_URL: databaseUrl.replace(`:${dbPort}/`, `:${dbProxy.port}/`),
+        // The worker reaches the order store only through the fault proxy.
+        DATABASE_URL: proxied.toString(),
         DOWNSTREAM_URL: downstream.url,
         DOWNSTREAM_SECRET,
         // … and RabbitMQ only through the broker proxy, on an exchange of this run's own.
@@ -112,9 +132,30 @@ export async function startChaosStack(options: {
     await Promise.all([api.start(), worker.start()]);
     const client = await connectClient({ address: temporalAddress, namespace: stack.namespace });
     cleanups.push(() => client.connection.close());
-    return { apiUrl: api.url, admin, client, postgres, temporal, worker, dbProxy, stop };
+    return {
+      apiUrl: api.url,
+      store: options.store,
+      admin,
+      orders,
+      client,
+      postgres,
+      temporal,
+      worker,
+      dbProxy,
+      mysqlProxy,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** A migrated database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL, dropped at the end. */
+async function mysqlOrderStore(cleanups: (() => Promise<unknown>)[]): Promise<string> {
+  const drops: (() => Promise<void>)[] = [];
+  const url = await freshMysqlDatabase(MYSQL_TEST_URL, drops);
+  cleanups.push(...drops);
+  await migrate(url);
+  return url;
 }

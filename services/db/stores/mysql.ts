@@ -168,7 +168,7 @@ const duplicateScan: DuplicateScanStatements = {
       VALUES (${alert.alertKey}, ${alert.kind}, ${cluster.cluster_key}, ${cluster.approval_no}, ${cluster.operation},
               ${cluster.customer_id}, ${JSON.stringify(alert.orderNos)}, ${JSON.stringify(alert.keys)},
               ${alert.orderNos.length}, ${alert.detail}, ${alert.lastOrderAt})
-      ON DUPLICATE KEY UPDATE id = id`;
+      ON DUPLICATE KEY UPDATE id = duplicate_alert.id`;
     if (inserted === 0) return undefined;
     const [row] = await tx.$queryRaw<{ id: bigint }[]>`SELECT LAST_INSERT_ID() AS id`;
     return row?.id;
@@ -330,7 +330,7 @@ export const mysqlStatements: StoreStatements = {
         (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
       VALUES (${record.idempotencyKey}, ${record.orderRunId}, ${record.reasonType}, ${record.reason},
               ${record.attempts}, ${record.orderLanded}, ${record.releasedLines})
-      ON DUPLICATE KEY UPDATE id = id`;
+      ON DUPLICATE KEY UPDATE id = compensation_record.id`;
   },
 
   // The assignments run left to right: refusals and first_refused_at read cleared_at before it is
@@ -354,7 +354,7 @@ export const mysqlStatements: StoreStatements = {
       INSERT INTO oa_event (vendor, event_id, event_type, instance_id, status, idempotent_key)
       VALUES (${event.vendor}, ${event.eventId}, ${event.eventType}, ${event.instanceId}, ${event.status},
               ${event.idempotencyKey})
-      ON DUPLICATE KEY UPDATE vendor = vendor`;
+      ON DUPLICATE KEY UPDATE vendor = oa_event.vendor`;
     return inserted > 0;
   },
 
@@ -372,7 +372,7 @@ export const mysqlStatements: StoreStatements = {
       WHERE o.idempotent_key = ${alert.idempotencyKey}
       ORDER BY e.received_at
       LIMIT 1
-      ON DUPLICATE KEY UPDATE id = id`;
+      ON DUPLICATE KEY UPDATE id = duplicate_alert.id`;
     if (inserted === 0) return undefined;
     const [row] = await db.$queryRaw<{ id: bigint; detail: string }[]>`
       SELECT id, detail FROM duplicate_alert WHERE alert_key = ${alert.alertKey}`;

@@ -39,7 +39,8 @@ export function report(
   if (findings.openWorkflowIds.length > 0) console.log(`open workflows: ${findings.openWorkflowIds.join(', ')}`);
   if (findings.unfinished.length > 0) {
     console.log('not DELIVERED at the end:');
-    for (const row of findings.unfinished) console.log(`  ${row.key} ${row.status}: ${row.lastError ?? 'no error recorded'}`);
+    for (const row of findings.unfinished)
+      console.log(`  ${row.key} ${row.status}: ${row.lastError ?? 'no error recorded'}`);
   }
   for (const [cause, count] of run.decided.redeliveredAfter)
     console.log(`redelivered by the operator ×${count} after: ${cause}`);

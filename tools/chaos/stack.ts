@@ -81,7 +81,11 @@ export async function startChaosStack(options: {
     const target = new URL(ordersUrl);
     const mysqlProxy =
       options.store === 'mysql'
-        ? await startMysqlProxy({ target: { host: target.hostname, port: Number(target.port || 3306) }, random, faults })
+        ? await startMysqlProxy({
+            target: { host: target.hostname, port: Number(target.port || 3306) },
+            random,
+            faults,
+          })
         : undefined;
     const dbProxy = mysqlProxy ?? (await startPgProxy({ targetPort: Number(target.port), random, faults }));
     cleanups.push(() => dbProxy.close());

@@ -7,6 +7,8 @@
 //   3. the database floor: the same order transaction (header, lines, stock) straight through Prisma;
 //   4. a duplicate storm: every approval posted 5 times at once;
 //   5. peak RSS of the worker and API processes.
+// With `--store mysql`, "ours" and the database floor are measured on MySQL/MariaDB too (a
+// database of the run's own at MYSQL_TEST_URL), beside PostgreSQL, in the same rounds.
 // Each level runs closed-loop: `c` clients, each posting an approval, waiting for its workflow to
 // complete, then posting the next. Latency is from sending the webhook request to the workflow's
 // completion (for the database floor: the transaction). Embedded stack by default; DATABASE_URL and
@@ -41,9 +43,13 @@ import { mergeResults, steadyRate } from './results-file.js';
 import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
 import { runSoak } from './soak.js';
 import { percentile } from '../harness/stats.js';
+import { redactUrl } from '../../domain-node/redact-url.js';
+import { migrate } from '../../services/db/migrate.js';
+import { freshMysqlDatabase, MYSQL_TEST_URL } from '../harness/mysql.js';
 
 const usage = [
   'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',
+  '                        [--store postgres|mysql]   (mysql: MariaDB/MySQL at MYSQL_TEST_URL beside PostgreSQL)',
   '                        [--eager-slots <n>] [--profile <dir>]',
   '       npm run bench -- --burst <approvals> [--burst-concurrency 256] [--burst-door webhook|feishu|dingtalk]',
   '                        [--burst-warm-up 30] [--out docs/bench] [--eager-slots <n>]',
@@ -64,6 +70,7 @@ try {
       levels: { type: 'string', default: '1,8,32,64' },
       seconds: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '3' },
+      store: { type: 'string', default: 'postgres' },
       out: { type: 'string', default: 'docs/bench' },
       // Workflow task slots of the processes that start eagerly (default: one per client of the highest level).
       'eager-slots': { type: 'string' },
@@ -93,6 +100,8 @@ if (values.help) {
   console.log(usage);
   process.exit(0);
 }
+if (values.store !== 'postgres' && values.store !== 'mysql') fail();
+const WITH_MYSQL = values.store === 'mysql';
 const LEVELS = values.levels.split(',').map(Number);
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
@@ -130,7 +139,17 @@ const LOCAL_ACTIVITY_FLOOR = 'local-activity floor';
 const ENGINE_CEILING = 'engine ceiling';
 const DB_FLOOR = 'db floor';
 const VISIBLE_FLOOR = 'engine floor + visibility';
-const CONTENDERS = [OURS, OURS_WORKER_PROCESS, ENGINE_FLOOR, LOCAL_ACTIVITY_FLOOR, ENGINE_CEILING];
+const OURS_MYSQL = 'ours on MySQL';
+const DB_FLOOR_MYSQL = 'db floor on MySQL';
+const CONTENDERS = [
+  OURS,
+  OURS_WORKER_PROCESS,
+  ...(WITH_MYSQL ? [OURS_MYSQL] : []),
+  ENGINE_FLOOR,
+  LOCAL_ACTIVITY_FLOOR,
+  ENGINE_CEILING,
+];
+const DB_FLOORS = [DB_FLOOR, ...(WITH_MYSQL ? [DB_FLOOR_MYSQL] : [])];
 const ONLY = values.only?.split(',').map((name) => name.trim());
 const measured = (name: string) => !ONLY || ONLY.includes(name);
 
@@ -263,7 +282,13 @@ async function main(): Promise<boolean> {
       headless: true,
     });
     cleanups.push(() => stack.stop());
-    const ports = { api: await freePort(), hostingApi: await freePort(), floorApi: await freePort() };
+    const ports = {
+      api: await freePort(),
+      hostingApi: await freePort(),
+      mysqlHostingApi: await freePort(),
+      floorApi: await freePort(),
+    };
+    const mysqlUrl = WITH_MYSQL ? await mysqlStore(cleanups) : undefined;
     const env = {
       ...process.env,
       NODE_ENV: 'production',
@@ -307,6 +332,23 @@ async function main(): Promise<boolean> {
         port: ports.hostingApi,
         ready: livez(ports.hostingApi),
       }),
+      ...(mysqlUrl
+        ? {
+            mysqlHostingApi: await apiProcess({
+              ...measuredProcess,
+              name: 'api hosting the worker, on MySQL',
+              hostsWorker: true,
+              env: {
+                ...env,
+                DATABASE_URL: mysqlUrl,
+                TEMPORAL_TASK_QUEUE: `bench-${RUN}-mysql`,
+                WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: eagerSlots,
+              },
+              port: ports.mysqlHostingApi,
+              ready: livez(ports.mysqlHostingApi),
+            }),
+          }
+        : {}),
       api: await apiProcess({ ...measuredProcess, port: ports.api, ready: livez(ports.api) }),
       worker: workerProcess({ ...measuredProcess, ready: polling(env.TEMPORAL_TASK_QUEUE) }),
       floorApi: await apiProcess({
@@ -328,6 +370,7 @@ async function main(): Promise<boolean> {
     await Promise.all(Object.values(processes).map((managed) => managed.start()));
     cpu = cpuAccounting(dataDir, {
       'api hosting the worker': () => processes.hostingApi?.pid(),
+      'api hosting the worker, on MySQL': () => processes.mysqlHostingApi?.pid(),
       api: () => processes.api?.pid(),
       worker: () => processes.worker?.pid(),
       'floor api': () => processes.floorApi?.pid(),
@@ -340,12 +383,19 @@ async function main(): Promise<boolean> {
       statementTimeoutMs: 2_000,
     });
     cleanups.push(() => prisma.$disconnect());
-    await prisma.inventory.createMany({
-      data: SKUS.map((sku) => ({ sku, onHand: 1_000_000_000 })),
-      skipDuplicates: true,
-    });
+    const mysqlPrisma = mysqlUrl
+      ? createPrismaClient({ databaseUrl: mysqlUrl, poolSize: DB_POOL_SIZE, statementTimeoutMs: 2_000 })
+      : undefined;
+    if (mysqlPrisma) cleanups.push(() => mysqlPrisma.$disconnect());
+    for (const store of [prisma, mysqlPrisma]) {
+      await store?.inventory.createMany({
+        data: SKUS.map((sku) => ({ sku, onHand: 1_000_000_000 })),
+        skipDuplicates: true,
+      });
+    }
 
     const hostingUrl = `http://127.0.0.1:${ports.hostingApi}`;
+    const mysqlHostingUrl = `http://127.0.0.1:${ports.mysqlHostingApi}`;
     const apiUrl = `http://127.0.0.1:${ports.api}`;
     const floorUrl = `http://127.0.0.1:${ports.floorApi}`;
     /**
@@ -367,10 +417,11 @@ async function main(): Promise<boolean> {
     const floorId = (approvalNo: string) => `floor-${idempotencyKeyFor(approvalNo, 'MAIN')}`;
     // The order the activity would write for the approval (the same input builder as the edge).
     const { writePolicy } = loadConfig(env);
-    const database = (prefix: string) => async (n: number) => {
+    const databaseOn = (store: PrismaClient | undefined) => (prefix: string) => async (n: number) => {
+      if (!store) throw new Error('no such store in this run');
       const input = workflowInputFor(approvalBody(`B${RUN}-${prefix}-${n}`), writePolicy);
       const started = performance.now();
-      await prisma.$transaction((tx) => insertOrderWithReservation(tx, { ...input, writtenAttempt: 1 }));
+      await store.$transaction((tx) => insertOrderWithReservation(tx, { ...input, writtenAttempt: 1 }));
       return performance.now() - started;
     };
     // `visible`: the floor workflow started and moved on with an order's search attributes and UI
@@ -381,7 +432,9 @@ async function main(): Promise<boolean> {
       [ENGINE_FLOOR]: { prefix: 'F', once: through(floorUrl, '', floorId) },
       [LOCAL_ACTIVITY_FLOOR]: { prefix: 'L', once: through(floorUrl, '?workflow=local-activity', floorId) },
       [ENGINE_CEILING]: { prefix: 'E', once: through(floorUrl, '?workflow=empty', floorId) },
-      [DB_FLOOR]: { prefix: 'D', once: database },
+      [OURS_MYSQL]: { prefix: 'M', once: through(mysqlHostingUrl, '', orderId) },
+      [DB_FLOOR]: { prefix: 'D', once: databaseOn(prisma) },
+      [DB_FLOOR_MYSQL]: { prefix: 'DM', once: databaseOn(mysqlPrisma) },
       [VISIBLE_FLOOR]: { prefix: 'V', once: through(floorUrl, '?visible=1', floorId) },
     };
     const loop = (name: string, label: string, level: number, tag: string) => {
@@ -407,7 +460,7 @@ async function main(): Promise<boolean> {
         for (const name of [...CONTENDERS.slice(turn), ...CONTENDERS.slice(0, turn)].filter(measured)) {
           rounds.push(await measure(name, level, round));
         }
-        if (measured(DB_FLOOR)) rounds.push(await measure(DB_FLOOR, level, round));
+        for (const floor of DB_FLOORS.filter(measured)) rounds.push(await measure(floor, level, round));
         if (level === 32 && measured(VISIBLE_FLOOR)) rounds.push(await measure(VISIBLE_FLOOR, level, round));
       }
     }
@@ -430,10 +483,16 @@ async function main(): Promise<boolean> {
       await temporal.workflow.getHandle(orderId(approvalNo)).result();
       return performance.now() - started;
     });
-    const [duplicates] = await prisma.$queryRaw<{ keys: bigint }[]>`
-      SELECT count(*) AS keys FROM (
-        SELECT approval_no, operation FROM order_main WHERE approval_no LIKE ${`B${RUN}-%`}
-        GROUP BY approval_no, operation HAVING count(*) > 1) AS doubled`;
+    // Every store of the run: an approval written twice anywhere fails it.
+    let doubled = 0;
+    for (const store of [prisma, mysqlPrisma]) {
+      const keys = await store?.orderMain.groupBy({
+        by: ['approvalNo', 'operation'],
+        where: { approvalNo: { startsWith: `B${RUN}-` } },
+        having: { approvalNo: { _count: { gt: 1 } } },
+      });
+      doubled += keys?.length ?? 0;
+    }
     const memory = {
       hostingApiPeakRssMiB: peakRssMiB(processes.hostingApi?.pid()),
       workerPeakRssMiB: peakRssMiB(processes.worker?.pid()),
@@ -455,6 +514,7 @@ async function main(): Promise<boolean> {
         temporal:
           process.env.TEMPORAL_ADDRESS ?? 'embedded dev server, SQLite on disk, journal_mode=wal, synchronous=normal',
         postgres: process.env.DATABASE_URL ? 'external' : 'embedded PostgreSQL 17',
+        ...(mysqlUrl ? { mysql: `a database of its own on ${redactUrl(MYSQL_TEST_URL)}` } : {}),
         logLevel: 'warn',
         workflowTaskSlots: {
           eager: Number(eagerSlots),
@@ -471,7 +531,7 @@ async function main(): Promise<boolean> {
         ...storm,
         firstDeliveries,
         uniqueOrdersPerSecond: storm.throughput,
-        duplicateOrders: Number(duplicates?.keys ?? 0),
+        duplicateOrders: doubled,
       },
       memory,
     };
@@ -535,7 +595,7 @@ function printTable(
   console.log('|---|---|---|---|---|---|');
   for (const level of LEVELS) {
     const ours = at(OURS, level);
-    for (const name of [...CONTENDERS, DB_FLOOR, ...(level === 32 ? [VISIBLE_FLOOR] : [])]) {
+    for (const name of [...CONTENDERS, ...DB_FLOORS, ...(level === 32 ? [VISIBLE_FLOOR] : [])]) {
       const m = at(name, level);
       if (!m) continue;
       const ratio = ours && name !== OURS ? `${((100 * ours.throughput) / m.throughput).toFixed(0)} %` : '';
@@ -635,3 +695,12 @@ async function modes(): Promise<boolean> {
 // An explicit exit, as the test runner does: embedded PostgreSQL's exit hook ends the process with
 // code 0 on beforeExit, which would hide a failed run behind process.exitCode.
 process.exit((await (values.burst || values.soak ? modes() : main())) ? 0 : 1);
+
+/** A migrated database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL, dropped at the end. */
+async function mysqlStore(cleanups: (() => Promise<unknown>)[]): Promise<string> {
+  const drops: (() => Promise<void>)[] = [];
+  const url = await freshMysqlDatabase(MYSQL_TEST_URL, drops);
+  cleanups.push(...drops);
+  await migrate(url);
+  return url;
+}

@@ -431,11 +431,11 @@ class PurgeExpired extends Step {
       const status = await world.statusOf(slot);
       if (status !== 'SUBMITTED' && status !== 'DELIVERED') continue;
       if ((await world.workflowStatus(world.orderWorkflow(slot))) === 'RUNNING') continue;
-      await world.stack.db.query(
-        `UPDATE idempotency_record SET created_at = now() - interval '400 days', updated_at = now() - interval '400 days'
-         WHERE idempotent_key = $1`,
-        [world.keyOf(slot)],
-      );
+      const aged = new Date(Date.now() - 400 * 24 * 3600_000);
+      await world.stack.orders.idempotencyRecord.updateMany({
+        where: { idempotentKey: world.keyOf(slot) },
+        data: { createdAt: aged, updatedAt: aged },
+      });
     }
     await world.cli(['purge-expired']);
     for (const slot of model.keys.keys()) {

@@ -8,19 +8,20 @@ import { sleep } from '../harness/time.js';
 const SETTLED = ['DELIVERED', 'COMPENSATED'];
 
 async function ordersPerKey(world: World): Promise<Map<string, number>> {
-  const { rows } = await world.stack.db.query<{ idempotent_key: string; orders: string }>(
-    `SELECT idempotent_key, count(*) AS orders FROM order_main WHERE approval_no LIKE $1 GROUP BY idempotent_key`,
-    [`${world.prefix}%`],
-  );
-  return new Map(rows.map((row) => [row.idempotent_key, Number(row.orders)]));
+  const rows = await world.stack.orders.orderMain.groupBy({
+    by: ['idempotentKey'],
+    where: { approvalNo: { startsWith: world.prefix } },
+    _count: { _all: true },
+  });
+  return new Map(rows.map((row) => [row.idempotentKey, row._count._all]));
 }
 
 async function recordStatuses(world: World): Promise<Map<string, string>> {
-  const { rows } = await world.stack.db.query<{ idempotent_key: string; status: string }>(
-    `SELECT idempotent_key, status FROM idempotency_record WHERE approval_no LIKE $1`,
-    [`${world.prefix}%`],
-  );
-  return new Map(rows.map((row) => [row.idempotent_key, row.status]));
+  const rows = await world.stack.orders.idempotencyRecord.findMany({
+    where: { approvalNo: { startsWith: world.prefix } },
+    select: { idempotentKey: true, status: true },
+  });
+  return new Map(rows.map((row) => [row.idempotentKey, row.status]));
 }
 
 /** After every command. */
@@ -68,21 +69,30 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
       );
     }
   }
-  // Stock, each in one statement (one snapshot: an order and its reservation commit together).
-  // The run's own keys: what a key holds is exactly its order's lines (nothing without an order).
-  const { rows: held } = await world.stack.db.query<{ key: string; sku: string; held: string; ordered: string }>(
-    `WITH held AS (
-       SELECT idempotent_key AS key, sku, sum(quantity) AS quantity FROM stock_reservation
-       WHERE released_at IS NULL AND idempotent_key = ANY($1) GROUP BY 1, 2),
-     ordered AS (
-       SELECT o.idempotent_key AS key, l.sku, sum(l.quantity) AS quantity
-       FROM order_main o JOIN order_line l ON l.order_id = o.id WHERE o.idempotent_key = ANY($1) GROUP BY 1, 2)
-     SELECT coalesce(h.key, o.key) AS key, coalesce(h.sku, o.sku) AS sku,
-            coalesce(h.quantity, 0) AS held, coalesce(o.quantity, 0) AS ordered
-     FROM held h FULL JOIN ordered o ON o.key = h.key AND o.sku = h.sku
-     WHERE coalesce(h.quantity, 0) <> coalesce(o.quantity, 0)`,
-    [world.allKeys()],
-  );
+  // Stock, each read in one transaction (one snapshot: an order and its reservation commit
+  // together). The run's own keys: what a key holds is exactly its order's lines (nothing without
+  // an order).
+  const keys = world.allKeys();
+  const [reservations, lines] = await world.stack.orders.$transaction([
+    world.stack.orders.stockReservation.findMany({
+      where: { releasedAt: null, idempotentKey: { in: keys } },
+      select: { idempotentKey: true, sku: true, quantity: true },
+    }),
+    world.stack.orders.orderLine.findMany({
+      where: { order: { idempotentKey: { in: keys } } },
+      select: { sku: true, quantity: true, order: { select: { idempotentKey: true } } },
+    }),
+  ]);
+  const amounts = new Map<string, { key: string; sku: string; held: number; ordered: number }>();
+  const amountOf = (key: string, sku: string) => {
+    const id = `${key}\u0000${sku}`;
+    const amount = amounts.get(id) ?? { key, sku, held: 0, ordered: 0 };
+    amounts.set(id, amount);
+    return amount;
+  };
+  for (const row of reservations) amountOf(row.idempotentKey, row.sku).held += row.quantity;
+  for (const row of lines) amountOf(row.order.idempotentKey, row.sku).ordered += row.quantity;
+  const held = [...amounts.values()].filter((amount) => amount.held !== amount.ordered);
   for (const row of held) {
     throw new InvariantViolation(
       'stock: reserved = the sum of existing orders, on_hand unchanged',
@@ -90,13 +100,23 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
     );
   }
   // And the totals: inventory.reserved is what the reservations hold, on_hand never moves.
-  const { rows } = await world.stack.db.query<{ sku: string; on_hand: number; reserved: number; held: string }>(
-    `SELECT i.sku, i.on_hand, i.reserved,
-            (SELECT coalesce(sum(r.quantity), 0) FROM stock_reservation r
-             WHERE r.sku = i.sku AND r.released_at IS NULL) AS held
-     FROM inventory i WHERE i.sku = ANY($1)`,
-    [[...SKUS, SCARCE_SKU]],
-  );
+  const skus = [...SKUS, SCARCE_SKU];
+  const [stock, holding] = await world.stack.orders.$transaction([
+    world.stack.orders.inventory.findMany({ where: { sku: { in: skus } } }),
+    world.stack.orders.stockReservation.groupBy({
+      by: ['sku'],
+      where: { sku: { in: skus }, releasedAt: null },
+      _sum: { quantity: true },
+      orderBy: { sku: 'asc' },
+    }),
+  ]);
+  const heldOf = new Map(holding.map((row) => [row.sku, row._sum?.quantity ?? 0]));
+  const rows = stock.map((row) => ({
+    sku: row.sku,
+    on_hand: row.onHand,
+    reserved: row.reserved,
+    held: heldOf.get(row.sku) ?? 0,
+  }));
   for (const row of rows) {
     const onHand = row.sku === SCARCE_SKU ? SCARCE_STOCK : STOCK;
     if (row.on_hand !== onHand || row.reserved !== Number(row.held)) {

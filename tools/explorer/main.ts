@@ -5,6 +5,7 @@
 // shortest sequence that still breaks it and printed as a story; exit 1. Exit 0 when none broke.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { Store } from '../../services/db/stores/store-of-url.js';
 import fc from 'fast-check';
 import { BROKEN_RULES, type BrokenRule, isBrokenRule } from './broken-rules.js';
 import { COMMAND_KINDS, commandArbitraries } from './commands.js';
@@ -27,6 +28,8 @@ options:
   --invariant TEXT     pursue only broken promises whose name contains TEXT; others are
                        reported as seen, and the search goes on
   --shrink-seconds N   time allowed for shrinking once something broke (default 300)
+  --store STORE        the order store: postgres (default) or mysql (a database of its own on the
+                       MySQL/MariaDB at MYSQL_TEST_URL, default mysql://root@127.0.0.1:3306)
   --broken-rule RULE   start the service with a rule broken on purpose (${Object.keys(BROKEN_RULES).join(', ')})
   --out FILE           also write the result as JSON
   -h, --help           this help
@@ -41,6 +44,7 @@ interface Options {
   shrinkSeconds: number;
   invariant: string | undefined;
   brokenRule: BrokenRule | undefined;
+  store: Store;
   out: string | undefined;
 }
 
@@ -58,6 +62,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       invariant: { type: 'string' },
       'shrink-seconds': { type: 'string' },
       'broken-rule': { type: 'string' },
+      store: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -86,7 +91,11 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (brokenRule !== undefined && !isBrokenRule(brokenRule)) {
     throw new Error(`--broken-rule must be one of ${Object.keys(BROKEN_RULES).join(', ')}`);
   }
+  if (values.store !== undefined && values.store !== 'postgres' && values.store !== 'mysql') {
+    throw new Error('--store must be postgres or mysql');
+  }
   return {
+    store: values.store === 'mysql' ? 'mysql' : 'postgresql',
     seed: integer('seed', values.seed, Math.floor(Math.random() * 2 ** 31), 0, 2 ** 31 - 1),
     runs: integer('runs', values.runs, 10, 1, 100_000),
     maxCommands: integer('max-commands', values['max-commands'], 8, 1, 100),
@@ -124,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
   log(
     `seed ${seed}, ${runs} run(s) of up to ${maxCommands} command(s)${brokenRule ? `, BROKEN RULE: ${brokenRule}` : ''}`,
   );
-  const stack = await startStack({ ...(brokenRule ? { brokenRule } : {}), log });
+  const stack = await startStack({ ...(brokenRule ? { brokenRule } : {}), store: options.store, log });
   try {
     log(`stack ready in ${Math.round((Date.now() - started) / 1000)} s`);
     const cliCommands = await availableCliCommands(stack);
@@ -150,11 +159,11 @@ async function main(argv: string[]): Promise<number> {
         await waitForQuiescence(world, 60_000);
         world.steps.push('(quiescence: the run’s workflows are idle)');
         await checkAtRest(model, world);
-        const { rows } = await stack.db.query<{ idempotent_key: string; status: string }>(
-          'SELECT idempotent_key, status FROM idempotency_record WHERE approval_no LIKE $1',
-          [`${world.prefix}%`],
-        );
-        world.trace(`at rest: ${rows.map((row) => `${row.idempotent_key} ${row.status}`).join(', ')}`);
+        const rows = await stack.orders.idempotencyRecord.findMany({
+          where: { approvalNo: { startsWith: world.prefix } },
+          select: { idempotentKey: true, status: true },
+        });
+        world.trace(`at rest: ${rows.map((row) => `${row.idempotentKey} ${row.status}`).join(', ')}`);
       } catch (error) {
         const violation = error instanceof InvariantViolation;
         const failure: Failure = {

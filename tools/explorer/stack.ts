@@ -1,8 +1,10 @@
 // The explorer's own stack, started once per invocation: the harness's stack (PostgreSQL embedded,
 // or a fresh database on DATABASE_URL's server, and a Temporal dev server in memory), the real API
 // and worker as child processes — the API reaching Temporal through a TCP proxy the explorer
-// controls, the worker reaching PostgreSQL through the fault proxy — and a downstream so
-// deliveries succeed or fail for good.
+// controls, the worker reaching the order store through the fault proxy — and a downstream so
+// deliveries succeed or fail for good. The order store is that PostgreSQL, or with `--store mysql`
+// a database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL (the downstream's ledger
+// stays on PostgreSQL).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,7 +12,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { ManagedProcess } from '../harness/child-process.js';
+import { startMysqlProxy } from '../chaos/mysql-proxy.js';
 import { type PgProxy, type PgProxyFaults, startPgProxy } from '../chaos/pg-proxy.js';
+import { freshMysqlDatabase, MYSQL_TEST_URL } from '../harness/mysql.js';
+import { migrate } from '../../services/db/migrate.js';
+import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
+import type { Store } from '../../services/db/stores/store-of-url.js';
 import { seededRandom } from '../chaos/prng.js';
 import { apiProcess, workerProcess } from '../harness/service-processes.js';
 import { startStack as startHarnessStack } from '../harness/stack.js';
@@ -69,13 +76,17 @@ export const SCARCE_STOCK = 5;
 
 export interface Stack {
   apiUrl: string;
+  /** The order store's URL (PostgreSQL's or MySQL's). */
   databaseUrl: string;
   temporalAddress: string;
+  /** PostgreSQL, for the downstream's ledger. */
   db: pg.Pool;
+  /** The order store, straight (not through the fault proxy), for the checks' reads. */
+  orders: PrismaClient;
   temporal: Client;
   temporalProxy: TcpProxy;
   pgProxy: PgProxy;
-  /** The live fault odds of the PostgreSQL proxy: set a field, the next transaction sees it. */
+  /** The live fault odds of the database proxy: set a field, the next transaction sees it. */
   pgFaults: PgProxyFaults;
   worker: ManagedProcess;
   api: ManagedProcess;
@@ -95,7 +106,11 @@ export interface Stack {
 }
 
 /** `brokenRule`: the API or `orders-cli` is one with that rule broken on purpose (./broken-rules.ts). */
-export async function startStack(options: { brokenRule?: BrokenRule; log: (line: string) => void }): Promise<Stack> {
+export async function startStack(options: {
+  brokenRule?: BrokenRule;
+  store?: Store;
+  log: (line: string) => void;
+}): Promise<Stack> {
   const entryPoints = entryPointsFor(options.brokenRule);
   const cleanups: (() => Promise<unknown>)[] = [];
   const stop = async () => {
@@ -116,23 +131,32 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       persistTemporal: false,
     });
     cleanups.push(() => stack.stop());
-    const { databaseUrl, temporalAddress } = stack;
+    const { temporalAddress } = stack;
 
-    const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+    const db = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
     db.on('error', () => undefined);
     cleanups.push(() => db.end());
-    await db.query(
-      `INSERT INTO inventory (sku, on_hand) SELECT unnest($1::text[]), unnest($2::int[]) ON CONFLICT DO NOTHING`,
-      [
-        [...SKUS, SCARCE_SKU],
-        [...SKUS.map(() => STOCK), SCARCE_STOCK],
-      ],
-    );
+    const databaseUrl = options.store === 'mysql' ? await mysqlOrderStore(cleanups) : stack.databaseUrl;
+    const orders = createPrismaClient({ databaseUrl, poolSize: 4, statementTimeoutMs: 30_000 });
+    cleanups.push(() => orders.$disconnect());
+    await orders.inventory.createMany({
+      data: [...SKUS.map((sku) => ({ sku, onHand: STOCK })), { sku: SCARCE_SKU, onHand: SCARCE_STOCK }],
+      skipDuplicates: true,
+    });
 
-    const dbPort = new URL(databaseUrl).port;
+    const target = new URL(databaseUrl);
     const pgFaults: PgProxyFaults = { lostCommitReply: 0, reset: 0, latency: 0, latencyMs: 0 };
-    const pgProxy = await startPgProxy({ targetPort: Number(dbPort), random: seededRandom(1), faults: pgFaults });
+    const pgProxy =
+      options.store === 'mysql'
+        ? await startMysqlProxy({
+            target: { host: target.hostname, port: Number(target.port || 3306) },
+            random: seededRandom(1),
+            faults: pgFaults,
+          })
+        : await startPgProxy({ targetPort: Number(target.port), random: seededRandom(1), faults: pgFaults });
     cleanups.push(() => pgProxy.close());
+    const proxied = new URL(databaseUrl);
+    proxied.host = `127.0.0.1:${pgProxy.port}`;
     const temporalProxy = await startTcpProxy(temporalAddress);
     cleanups.push(() => temporalProxy.close());
     // Events of the customer the model marks as refused are answered 422 for good, so both
@@ -176,6 +200,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       // The API reaches Temporal only through the proxy the explorer controls.
       env: {
         ...common,
+        DATABASE_URL: databaseUrl,
         TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
         MCP_TOKEN,
         INTAKE_MAX_IN_FLIGHT: String(INTAKE_MAX_IN_FLIGHT),
@@ -185,8 +210,8 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       stack,
       env: {
         ...common,
-        // The worker reaches PostgreSQL only through the fault proxy.
-        DATABASE_URL: databaseUrl.replace(`:${dbPort}/`, `:${pgProxy.port}/`),
+        // The worker reaches the order store only through the fault proxy.
+        DATABASE_URL: proxied.toString(),
         DOWNSTREAM_URL: downstream.url,
         DOWNSTREAM_SECRET,
       },
@@ -210,8 +235,9 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
     const temporal = await connectClient({ address: temporalAddress, namespace: stack.namespace });
     cleanups.push(() => temporal.connection.close());
     options.log(
-      `PostgreSQL ${process.env.DATABASE_URL ? 'database on DATABASE_URL' : 'embedded'}, Temporal ${temporalAddress} ` +
-        `(API via proxy :${temporalProxy.port}), worker to PostgreSQL via fault proxy :${pgProxy.port}`,
+      `${options.store === 'mysql' ? 'orders on MySQL/MariaDB, ledger on ' : ''}PostgreSQL ` +
+        `${process.env.DATABASE_URL ? 'database on DATABASE_URL' : 'embedded'}, Temporal ${temporalAddress} ` +
+        `(API via proxy :${temporalProxy.port}), worker to the order store via fault proxy :${pgProxy.port}`,
     );
 
     return {
@@ -219,6 +245,7 @@ export async function startStack(options: { brokenRule?: BrokenRule; log: (line:
       databaseUrl,
       temporalAddress,
       db,
+      orders,
       temporal,
       temporalProxy,
       pgProxy,
@@ -265,4 +292,13 @@ export function runProgram(
       resolve({ code: code ?? (signal ? 124 : 1), stdout, stderr });
     });
   });
+}
+
+/** A migrated database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL, dropped at the end. */
+async function mysqlOrderStore(cleanups: (() => Promise<unknown>)[]): Promise<string> {
+  const drops: (() => Promise<void>)[] = [];
+  const url = await freshMysqlDatabase(MYSQL_TEST_URL, drops);
+  cleanups.push(...drops);
+  await migrate(url);
+  return url;
 }

@@ -420,12 +420,12 @@ export class World {
     source: 'wecom' | 'feishu' | 'dingtalk',
     unclaimed?: { promise: string; where: string },
   ): Promise<void> {
-    const { rows } = await this.stack.db.query<{ source: string }>(
-      'SELECT source FROM idempotency_record WHERE idempotent_key = $1',
-      [this.keyOf(slot)],
-    );
-    if (rows.length === 0 && unclaimed) throw new InvariantViolation(unclaimed.promise, unclaimed.where);
-    if (rows[0]?.source !== source) return;
+    const record = await this.stack.orders.idempotencyRecord.findUnique({
+      where: { idempotentKey: this.keyOf(slot) },
+      select: { source: true },
+    });
+    if (!record && unclaimed) throw new InvariantViolation(unclaimed.promise, unclaimed.where);
+    if (record?.source !== source) return;
     const state = keyModel(model, slot);
     state.connectorClaimed = true;
     if (SLOTS[slot]?.kind === 'scarce') state.mayCompensate = true;
@@ -494,11 +494,11 @@ export class World {
   }
 
   async statusOf(slot: number): Promise<string | undefined> {
-    const { rows } = await this.stack.db.query<{ status: string }>(
-      'SELECT status FROM idempotency_record WHERE idempotent_key = $1',
-      [this.keyOf(slot)],
-    );
-    return rows[0]?.status;
+    const record = await this.stack.orders.idempotencyRecord.findUnique({
+      where: { idempotentKey: this.keyOf(slot) },
+      select: { status: true },
+    });
+    return record?.status;
   }
 
   /** Waits (bounded) until the key's record is in one of `statuses`; answers the last one seen. */

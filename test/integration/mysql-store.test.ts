@@ -24,6 +24,7 @@ import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-
 import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { statementsFor } from '../../services/db/stores/store.js';
 import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
+import { cli } from '../../tools/harness/operator-cli.js';
 import { apiProcess, processEnv } from '../../tools/harness/processes.js';
 import { mysqlSchemaDrift, readSchemaDmmf } from '../../tools/harness/schema-drift.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
@@ -381,5 +382,31 @@ describe('the order store on MySQL/MariaDB', () => {
     assert.equal(alert?.kind, 'REVOKED_AFTER_ORDER');
     assert.match(alert?.detail ?? '', new RegExp(`^approval ${approvalNo} was REVOKED in feishu and its order SO-`));
     assert.equal(await recordRevocationAlert(prisma, order.idempotencyKey), undefined, 'one alert per key');
+  });
+
+  it("orders-cli works on the MySQL store: a key's status, the keys awaiting an operator, a duplicate scan", async () => {
+    const approvalNo = uniqueApprovalNo('CLI');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal(
+      (await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)))).statusCode,
+      202,
+    );
+    await eventually(`${key} written`, async () => ((await orderCount(service.prisma, key)) === 1 ? true : undefined));
+    const status = await cli(service, ['status', key, '--json']);
+    assert.equal(status.code, 0, status.stderr);
+    const shown = JSON.parse(status.stdout) as { status: string; orderNo: string };
+    assert.equal(shown.orderNo, (await findOrderByKey(service.prisma, key))?.orderNo);
+    const awaiting = await cli(service, ['awaiting', '--json']);
+    assert.equal(awaiting.code, 0, awaiting.stderr);
+    // The same approval under a key made elsewhere: the scan finds it, lists it and exits 1.
+    const planted = orderOf(approvalNo, await createSku(service.prisma, 10));
+    await write(service.prisma, { ...planted, idempotencyKey: `${key}#elsewhere` });
+    const scan = await cli(service, ['scan-duplicates', '--since-hours', '1', '--json']);
+    assert.equal(scan.code, 1, scan.stderr);
+    const found = JSON.parse(scan.stdout) as { alerts: { kind: string; approvalNo: string | null }[] };
+    assert.ok(
+      found.alerts.some((alert) => alert.kind === 'SAME_DOCUMENT' && alert.approvalNo === approvalNo),
+      scan.stdout,
+    );
   });
 });

@@ -44,8 +44,7 @@ import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
 import { runSoak } from './soak.js';
 import { percentile } from '../harness/stats.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
-import { migrate } from '../../services/db/migrate.js';
-import { freshMysqlDatabase, MYSQL_TEST_URL } from '../harness/mysql.js';
+import { migratedMysqlStore, MYSQL_TEST_URL } from '../harness/mysql.js';
 
 const usage = [
   'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',
@@ -288,7 +287,7 @@ async function main(): Promise<boolean> {
       mysqlHostingApi: await freePort(),
       floorApi: await freePort(),
     };
-    const mysqlUrl = WITH_MYSQL ? await mysqlStore(cleanups) : undefined;
+    const mysqlUrl = WITH_MYSQL ? await migratedMysqlStore(cleanups) : undefined;
     const env = {
       ...process.env,
       NODE_ENV: 'production',
@@ -695,12 +694,3 @@ async function modes(): Promise<boolean> {
 // An explicit exit, as the test runner does: embedded PostgreSQL's exit hook ends the process with
 // code 0 on beforeExit, which would hide a failed run behind process.exitCode.
 process.exit((await (values.burst || values.soak ? modes() : main())) ? 0 : 1);
-
-/** A migrated database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL, dropped at the end. */
-async function mysqlStore(cleanups: (() => Promise<unknown>)[]): Promise<string> {
-  const drops: (() => Promise<void>)[] = [];
-  const url = await freshMysqlDatabase(MYSQL_TEST_URL, drops);
-  cleanups.push(...drops);
-  await migrate(url);
-  return url;
-}

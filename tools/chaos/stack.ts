@@ -6,10 +6,9 @@
 // consumers' ledgers stay on PostgreSQL).
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
-import { migrate } from '../../services/db/migrate.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import type { Store } from '../../services/db/stores/store-of-url.js';
-import { freshMysqlDatabase, MYSQL_TEST_URL } from '../harness/mysql.js';
+import { migratedMysqlStore } from '../harness/mysql.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import type { ManagedProcess } from '../harness/child-process.js';
 import { type Reply, startScriptedDownstream } from '../harness/scripted-downstream.js';
@@ -68,7 +67,7 @@ export async function startChaosStack(options: {
     const admin = new pg.Pool({ connectionString: databaseUrl, max: 4 });
     admin.on('error', () => undefined); // restarts end idle connections; the pool replaces them
     cleanups.push(() => admin.end());
-    const ordersUrl = options.store === 'mysql' ? await mysqlOrderStore(cleanups) : databaseUrl;
+    const ordersUrl = options.store === 'mysql' ? await migratedMysqlStore(cleanups) : databaseUrl;
     const orders = createPrismaClient({ databaseUrl: ordersUrl, poolSize: 4, statementTimeoutMs: 60_000 });
     cleanups.push(() => orders.$disconnect());
     await orders.inventory.createMany({
@@ -153,13 +152,4 @@ export async function startChaosStack(options: {
     await stop();
     throw error;
   }
-}
-
-/** A migrated database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL, dropped at the end. */
-async function mysqlOrderStore(cleanups: (() => Promise<unknown>)[]): Promise<string> {
-  const drops: (() => Promise<void>)[] = [];
-  const url = await freshMysqlDatabase(MYSQL_TEST_URL, drops);
-  cleanups.push(...drops);
-  await migrate(url);
-  return url;
 }

@@ -14,8 +14,7 @@ import pg from 'pg';
 import type { ManagedProcess } from '../harness/child-process.js';
 import { startMysqlProxy } from '../chaos/mysql-proxy.js';
 import { type PgProxy, type PgProxyFaults, startPgProxy } from '../chaos/pg-proxy.js';
-import { freshMysqlDatabase, MYSQL_TEST_URL } from '../harness/mysql.js';
-import { migrate } from '../../services/db/migrate.js';
+import { migratedMysqlStore } from '../harness/mysql.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import type { Store } from '../../services/db/stores/store-of-url.js';
 import { seededRandom } from '../chaos/prng.js';
@@ -136,7 +135,7 @@ export async function startStack(options: {
     const db = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
     db.on('error', () => undefined);
     cleanups.push(() => db.end());
-    const databaseUrl = options.store === 'mysql' ? await mysqlOrderStore(cleanups) : stack.databaseUrl;
+    const databaseUrl = options.store === 'mysql' ? await migratedMysqlStore(cleanups) : stack.databaseUrl;
     const orders = createPrismaClient({ databaseUrl, poolSize: 4, statementTimeoutMs: 30_000 });
     cleanups.push(() => orders.$disconnect());
     await orders.inventory.createMany({
@@ -292,13 +291,4 @@ export function runProgram(
       resolve({ code: code ?? (signal ? 124 : 1), stdout, stderr });
     });
   });
-}
-
-/** A migrated database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL, dropped at the end. */
-async function mysqlOrderStore(cleanups: (() => Promise<unknown>)[]): Promise<string> {
-  const drops: (() => Promise<void>)[] = [];
-  const url = await freshMysqlDatabase(MYSQL_TEST_URL, drops);
-  cleanups.push(...drops);
-  await migrate(url);
-  return url;
 }

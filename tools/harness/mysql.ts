@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach } from 'node:test';
 import mariadb from 'mariadb';
 import { redactUrl } from '../../domain-node/redact-url.js';
+import { migrate } from '../../services/db/migrate.js';
 import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 
 export const MYSQL_TEST_URL = process.env.MYSQL_TEST_URL || 'mysql://root@127.0.0.1:3306';
@@ -29,6 +30,18 @@ export async function freshMysqlDatabase(serverUrl: string, stops: (() => Promis
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * A migrated order store of a run's own on the MySQL/MariaDB at MYSQL_TEST_URL (the chaos run, the
+ * explorer and the bench): `cleanups` gets the step that drops it.
+ */
+export async function migratedMysqlStore(cleanups: (() => Promise<unknown>)[]): Promise<string> {
+  const drops: (() => Promise<void>)[] = [];
+  const url = await freshMysqlDatabase(MYSQL_TEST_URL, drops);
+  cleanups.push(...drops);
+  await migrate(url);
+  return url;
 }
 
 export interface SuiteMysql {

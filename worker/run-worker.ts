@@ -9,8 +9,7 @@ import { type Config, loadConfig } from '../services/config/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
 import { type WorkerSlots, workerSlots } from '../services/config/worker-slots.js';
-import { checkKeyColumns } from '../services/db/key-columns.js';
-import { migrate } from '../services/db/migrate.js';
+import { prepareDatabase } from '../services/db/database-at-start.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
@@ -128,11 +127,8 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   // Connecting the client first checks the TLS settings (connectClient's handshake check), so a
   // setting that cannot work stops the worker before it touches the database.
   const temporal = await connectClient(target);
-  const applied = await migrate(databaseUrl);
-  if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
-  // A key column that does not compare bytes would let two keys be one: the process stops here.
-  await checkKeyColumns(prisma);
+  await prepareDatabase({ prisma, migrateWith: config.migrateOnStart ? config.migrationUrl : undefined, log });
   // The process that runs the worker reports the waiting keys (docs/operations.md, "Metrics").
   const sampler = config.metrics
     ? startMetricsSampler({ metrics, intervalMs: config.metrics.sampleIntervalMs, log, keysFrom: prisma })

@@ -3,12 +3,15 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../services/config/env.js';
 import { requireSetting } from '../../services/config/process.js';
+import { refuseSchemaBehind } from '../../services/db/database-at-start.js';
+import { checkKeyColumns } from '../../services/db/key-columns.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient, createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 
 export interface CommandContext {
   config: Config;
-  prisma: () => PrismaClient;
+  /** The database, once its schema is this build's and its key columns compare bytes. */
+  prisma: () => Promise<PrismaClient>;
   temporal: () => Promise<Client>;
   /** A client that connects on first use: for reads the database can answer on its own. */
   lazyTemporal: () => Client;
@@ -19,11 +22,19 @@ export interface CommandContext {
 
 export function createContext(config: Config, progress: (line: string) => void): CommandContext {
   let prisma: PrismaClient | undefined;
+  let checked: Promise<PrismaClient> | undefined;
   let temporal: Promise<Client> | undefined;
   let lazy: Client | undefined;
   return {
     config,
-    prisma: () => (prisma ??= createPrismaClientFromConfig(config, requireSetting('DATABASE_URL', config.databaseUrl))),
+    prisma: () =>
+      (checked ??= (async () => {
+        prisma = createPrismaClientFromConfig(config, requireSetting('DATABASE_URL', config.databaseUrl));
+        // Under a collation that is not binary, `status APPROVAL:a1:MAIN` could show A1's order.
+        await refuseSchemaBehind(prisma);
+        await checkKeyColumns(prisma);
+        return prisma;
+      })()),
     temporal: () => (temporal ??= connectClient(temporalTargetFrom(config.temporal))),
     lazyTemporal: () => (lazy ??= createLazyClient(temporalTargetFrom(config.temporal))),
     progress,

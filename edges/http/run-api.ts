@@ -9,8 +9,7 @@ import { connectorStates } from '../../vendors/settings.js';
 import { requireSetting } from '../../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
-import { checkKeyColumns } from '../../services/db/key-columns.js';
-import { migrate } from '../../services/db/migrate.js';
+import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import {
   checkTlsHandshake,
@@ -76,12 +75,8 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
   // the variable to fix; an unreachable Temporal does not, unless the API hosts the worker: the
   // API starts and answers 503.
   await checkTlsHandshake(target);
-  // Several API and worker processes may start together: the runner serialises them with a lock.
-  const applied = await migrate(databaseUrl);
-  if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
-  // A key column that does not compare bytes would let two keys be one: the process stops here.
-  await checkKeyColumns(prisma);
+  await prepareDatabase({ prisma, migrateWith: config.migrateOnStart ? config.migrationUrl : undefined, log });
   metrics.webhookRefusalsAtZero();
   // The waiting keys only where this process runs the worker: an API alone reports its memory.
   const sampler = config.metrics

@@ -11,6 +11,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
+import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
@@ -48,7 +49,7 @@ const flags = parseFlags();
 
 await runMain(
   'mcp',
-  (log) => {
+  async (log) => {
     const config = loadOperatorConfig();
     warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
     // Before the client exists: it takes its interceptors from it. Each tool call is a trace.
@@ -56,6 +57,9 @@ await runMain(
       log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');
     const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
+    // It never migrates: a schema behind this build, or a key column that does not compare bytes,
+    // stops it before it answers a tool call.
+    await prepareDatabase({ prisma, migrateWith: undefined, log });
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));
     // No token here: whoever can start the bin already has the operator's own access to the
     // database and Temporal. Its decisions are marked as taken over stdio.

@@ -29,7 +29,7 @@ import {
 import { type ConnectorsConfig, connectorSettings, connectorsFrom } from '../../vendors/settings.js';
 import { type WorkerConfig, workerFrom, workerSettings } from '../../worker/settings.js';
 import { type BrokerConfig, brokerFrom, brokerProblems, brokerSettings } from '../broker/settings.js';
-import { databaseFrom, databaseSettings, type SafetyNetsConfig } from '../db/settings.js';
+import { databaseFrom, databaseProblems, databaseSettings, type SafetyNetsConfig } from '../db/settings.js';
 import { type MetricsConfig, metricsFrom, metricsSettings } from '../metrics/settings.js';
 import { logLevelSetting, telemetrySettings, type TracingConfig, tracingFrom } from '../telemetry/settings.js';
 import { deploymentProblems, type TemporalConfig, temporalFrom, temporalSettings } from '../temporal/settings.js';
@@ -61,6 +61,10 @@ export interface Config {
   nodeEnv: Env['NODE_ENV'];
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Where migrations run: DATABASE_MIGRATION_URL, else DATABASE_URL. */
+  migrationUrl: string | undefined;
+  /** MIGRATE_ON_START: the API and the worker apply pending migrations before they serve. */
+  migrateOnStart: boolean;
   dbPoolSize: number;
   temporal: TemporalConfig;
   http: HttpConfig;
@@ -124,7 +128,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       `WORKER_HEALTH_PORT: ${env.WORKER_HEALTH_PORT} is also METRICS_PORT; the worker's probes need a port of their own`,
     );
   }
-  problems.push(...deploymentProblems(env));
+  problems.push(...deploymentProblems(env), ...databaseProblems(env));
   problems.push(...rotationProblems(env), ...webhookSecretProblems(env), ...operatorTokenProblems(env));
   // Plain http:// to a vendor and the examples' placeholder secrets (services/config/production-refusals.ts).
   if (env.NODE_ENV === 'production') problems.push(...productionProblems(present));

@@ -29,7 +29,7 @@ export const SECRET_SETTINGS = [
 ] as const;
 
 /** The settings that are URLs whose password is a secret. */
-export const CREDENTIAL_URL_SETTINGS = ['DATABASE_URL', 'AMQP_URL'] as const;
+export const CREDENTIAL_URL_SETTINGS = ['DATABASE_URL', 'DATABASE_MIGRATION_URL', 'AMQP_URL'] as const;
 
 /** The vendors' open APIs: the app secret goes out over them and access tokens come back. */
 export const VENDOR_API_SETTINGS = ['FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_URL', 'WECOM_API_BASE_URL'] as const;

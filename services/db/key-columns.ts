@@ -14,7 +14,7 @@ export const KEY_COLUMN_NAMES = ['idempotent_key', 'approval_no'] as const;
 
 /**
  * Why `column` cannot hold keys on `store`, or undefined when it can: PostgreSQL's collation "C"
- * (or "POSIX"), MySQL's binary collations (`*_bin`, `binary`) in any character set but latin1.
+ * (or "POSIX"); on MySQL a binary collation (`*_bin`, `binary`) of ascii or utf8mb4.
  */
 export function keyColumnProblem(store: Store, column: TextColumn): string | undefined {
   const named = `${column.table}.${column.column} (charset ${column.charset ?? 'default'}, collation ${
@@ -29,6 +29,11 @@ export function keyColumnProblem(store: Store, column: TextColumn): string | und
   const collation = column.collation?.toLowerCase() ?? '';
   if (charset === 'latin1') {
     return `${named}: a key column must not be latin1 (callers send UTF-8); use ascii_bin or utf8mb4_bin`;
+  }
+  // The callers' keys are UTF-8: ascii holds the keys the grammar allows, utf8mb4 any UTF-8. Any
+  // other set (utf8mb3, gbk, utf16…) stores other bytes or refuses some keys outright.
+  if (!['ascii', 'utf8mb4', 'binary'].includes(charset)) {
+    return `${named}: a key column must be ascii or utf8mb4 (callers send UTF-8); use ascii_bin or utf8mb4_bin`;
   }
   if (collation !== 'binary' && !collation.endsWith('_bin')) {
     return `${named}: a key column must compare bytes (ascii_bin or utf8mb4_bin); ${column.collation} would make a1 and A1 one key`;

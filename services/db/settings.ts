@@ -1,17 +1,28 @@
-// The database's settings: which store it is and where (PostgreSQL or MySQL/MariaDB), how many
-// connections a process holds, how long idempotency records are kept, and how often the scheduled
-// safety nets look for duplicates.
+// The database's settings: which store it is and where (PostgreSQL or MySQL/MariaDB), who applies
+// the migrations and over which connection, how many connections a process holds, how long
+// idempotency records are kept, and how often the scheduled safety nets look for duplicates.
 import { z } from 'zod';
 import { storeOfUrl } from './stores/store-of-url.js';
 
+const connectionUrlSetting = z
+  .string()
+  .refine(
+    (url) => storeOfUrl(url) !== undefined && url.length > url.indexOf('://') + 3,
+    'must be a postgresql:// or mysql:// (mariadb://) connection URL',
+  )
+  .optional();
+
 export const databaseSettings = {
-  DATABASE_URL: z
-    .string()
-    .refine(
-      (url) => storeOfUrl(url) !== undefined && url.length > url.indexOf('://') + 3,
-      'must be a postgresql:// or mysql:// (mariadb://) connection URL',
-    )
-    .optional(),
+  DATABASE_URL: connectionUrlSetting,
+  // The migrate command's own connection: a direct one (not through a transaction-mode pooler, which
+  // cannot hold the migration lock) with a role that may run DDL. Unset: DATABASE_URL.
+  DATABASE_MIGRATION_URL: connectionUrlSetting,
+  // On (the default, what `npm run dev` wants): the API and the worker apply pending migrations at
+  // start. Off (deploy/): a Job migrates, and a process that finds the schema behind refuses to serve.
+  MIGRATE_ON_START: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('true')
+    .transform((value) => value === '1' || value === 'true'),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
   DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
@@ -27,6 +38,9 @@ export interface SafetyNetsConfig {
 
 export interface DatabaseConfig {
   databaseUrl: string | undefined;
+  /** Where migrations run: DATABASE_MIGRATION_URL, else DATABASE_URL. */
+  migrationUrl: string | undefined;
+  migrateOnStart: boolean;
   dbPoolSize: number;
   retentionDays: number;
   safetyNets: SafetyNetsConfig;
@@ -35,6 +49,8 @@ export interface DatabaseConfig {
 export function databaseFrom(env: DatabaseEnv): DatabaseConfig {
   return {
     databaseUrl: env.DATABASE_URL,
+    migrationUrl: env.DATABASE_MIGRATION_URL ?? env.DATABASE_URL,
+    migrateOnStart: env.MIGRATE_ON_START,
     dbPoolSize: env.DB_POOL_SIZE,
     retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
     safetyNets: {
@@ -42,4 +58,11 @@ export function databaseFrom(env: DatabaseEnv): DatabaseConfig {
       nearDuplicateWindowMinutes: env.NEAR_DUPLICATE_WINDOW_MINUTES,
     },
   };
+}
+
+/** Both URLs name one store: migrations written for one cannot run on the other. */
+export function databaseProblems(env: DatabaseEnv): string[] {
+  const { DATABASE_URL: url, DATABASE_MIGRATION_URL: migrationUrl } = env;
+  if (!url || !migrationUrl || storeOfUrl(url) === storeOfUrl(migrationUrl)) return [];
+  return ['DATABASE_MIGRATION_URL: must name the same store as DATABASE_URL (both postgresql:// or both mysql://)'];
 }

@@ -4,14 +4,18 @@
 // not compare bytes stops the service at start. Runs against the MariaDB at MYSQL_TEST_URL, on a
 // database of its own, with the real start path, worker and Temporal dev server.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import fc from 'fast-check';
 import mariadb from 'mariadb';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/env.js';
+import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
 import { migrate } from '../../services/db/migrate.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
@@ -24,6 +28,8 @@ import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-
 import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { statementsFor } from '../../services/db/stores/store.js';
 import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
+import { mysqlRolesOf } from '../../tools/harness/database-roles.js';
+import { answerOf, MCP_BIN } from '../../tools/harness/mcp-clients.js';
 import { cli } from '../../tools/harness/operator-cli.js';
 import { apiProcess, processEnv } from '../../tools/harness/processes.js';
 import { mysqlSchemaDrift, readSchemaDmmf } from '../../tools/harness/schema-drift.js';
@@ -408,5 +414,81 @@ describe('the order store on MySQL/MariaDB', () => {
       found.alerts.some((alert) => alert.kind === 'SAME_DOCUMENT' && alert.approvalNo === approvalNo),
       scan.stdout,
     );
+  });
+
+  it('the MCP stdio server submits an order and reads its status on the MySQL store', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCP_BIN],
+      env: { ...processEnv(service.config, { LOG_LEVEL: 'warn' }), PATH: process.env.PATH ?? '' },
+      stderr: 'pipe',
+    });
+    const stderr: string[] = [];
+    transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
+    const client = new Client({ name: 'mysql-store-stdio', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const approvalNo = uniqueApprovalNo('MCPMY');
+      const key = idempotencyKeyFor(approvalNo, 'MAIN');
+      const body = approval(approvalNo, await createSku(service.prisma, 10));
+      const submitted = await answerOf(
+        client.callTool({ name: 'submit_approved_order', arguments: body as unknown as Record<string, unknown> }),
+      );
+      assert.equal(submitted.isError, undefined, `${submitted.text}\n${stderr.join('')}`);
+      const order = await eventually(`the order of ${key}`, () => findOrderByKey(service.prisma, key));
+      const status = await answerOf(client.callTool({ name: 'get_order_status', arguments: { idempotencyKey: key } }));
+      assert.equal(status.structured?.orderNo, order.orderNo, status.text);
+      assert.equal(await orderCount(service.prisma, key), 1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('orders-cli and the MCP stdio server refuse a key column that does not compare bytes, naming it', async () => {
+    const named = /order_main\.idempotent_key \(charset utf8mb4, collation utf8mb4_general_ci\)/;
+    const refused = await cli(service, ['status', idempotencyKeyFor('a1', 'MAIN')], { DATABASE_URL: caseBlindUrl });
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.match(refused.stderr, named);
+    // Its stdin stays open, as an agent holds it: only a refusal at start ends the process in time.
+    const mcp = await new Promise<{ code: number | string | undefined; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [MCP_BIN],
+        { env: processEnv(service.config, { DATABASE_URL: caseBlindUrl }), timeout: 60_000 },
+        (error, _stdout, stderr) => resolve({ code: error?.killed ? 'killed' : (error?.code ?? 0), stderr }),
+      );
+    });
+    assert.equal(mcp.code, 1, mcp.stderr);
+    assert.match(mcp.stderr, named);
+  });
+  it('deploy/database/mysql-roles.sql: the owner migrates, the application user writes orders and cannot change the schema', async () => {
+    const stops: (() => Promise<void>)[] = [];
+    try {
+      const roles = await mysqlRolesOf(MYSQL_TEST_URL, stops);
+      const app = createPrismaClient({ databaseUrl: roles.appUrl, poolSize: 2, statementTimeoutMs: 5_000 });
+      stops.unshift(() => app.$disconnect());
+      // Not migrated yet: a process that may not migrate refuses, naming what is missing.
+      await assert.rejects(
+        prepareDatabase({ prisma: app, migrateWith: undefined, log: { info: () => undefined } }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(
+            error.message,
+            /the database schema is behind this build: \d+ migration\(s\) not applied \(\d+_init/,
+          );
+          return true;
+        },
+      );
+      await assert.rejects(migrate(roles.appUrl), /CREATE command denied/, 'the application user cannot migrate');
+      assert.ok((await migrate(roles.ownerUrl)).length > 0);
+      await prepareDatabase({ prisma: app, migrateWith: undefined, log: { info: () => undefined } });
+      const sku = await createSku(app, 1);
+      const written = await write(app, orderOf(uniqueApprovalNo('ROLE'), sku));
+      assert.match(written.order.orderNo, /^SO-/);
+      await assert.rejects(app.$executeRawUnsafe('CREATE TABLE app_may_not (a INT)'), /CREATE command denied/);
+      await assert.rejects(app.$executeRawUnsafe('ALTER TABLE order_main ADD COLUMN x INT'), /ALTER command denied/);
+    } finally {
+      for (const stop of stops) await stop();
+    }
   });
 });

@@ -24,7 +24,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
-import { freshDatabaseOn } from '../../tools/harness/stack.js';
+import pg from 'pg';
+import { type DatabaseRoles, rolesOf } from '../../tools/harness/database-roles.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { cli } from '../../tools/harness/operator-cli.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
@@ -99,6 +100,9 @@ describe('the release, installed without development tools (npm pack; npm ci --o
   let service: TestService;
   let api: ApiProcess;
   let worker: ManagedProcess;
+  let roles: DatabaseRoles;
+  let unmigrated: ApiProcess;
+  let unmigratedRefusal = '';
 
   before(async () => {
     await run('npm', ['run', '--silent', 'build'], { cwd: ROOT });
@@ -109,15 +113,31 @@ describe('the release, installed without development tools (npm pack; npm ci --o
     copyFileSync(path.join(ROOT, 'package-lock.json'), path.join(release, 'package-lock.json'));
     installed = await run('npm', INSTALL, { cwd: release, env: hostEnv(PATH) });
 
-    databaseUrl = await freshDatabaseOn(stackEnv().databaseUrl, stops);
-    migrated = await run('npm', ['run', '--silent', 'start:migrate'], {
-      cwd: release,
-      env: { ...hostEnv(PATH), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' },
-    });
-    service = await startTestService({ config: testConfig({ DATABASE_URL: databaseUrl }), inProcessWorker: false });
+    // The database as deploy/database/postgresql-roles.sql makes it: an owner that migrates, and an
+    // application role without DDL that the API and the worker run as.
+    roles = await rolesOf(stackEnv().databaseUrl, stops);
+    databaseUrl = roles.ownerUrl;
     // Plain node: whatever loader the test runner uses must not leak into the processes. Empty is
     // unset: the bundle the release ships, not the one the test run built for its workers.
-    const env = processEnv(service.config, { NODE_ENV: 'production', NODE_OPTIONS: '', WORKFLOW_BUNDLE_DIR: '', PATH });
+    const env = processEnv(testConfig({ DATABASE_URL: roles.appUrl }), {
+      NODE_ENV: 'production',
+      NODE_OPTIONS: '',
+      WORKFLOW_BUNDLE_DIR: '',
+      PATH,
+      MIGRATE_ON_START: 'false',
+    });
+    unmigrated = await apiProcess('api-unmigrated', env, release);
+    await unmigrated.start().catch((error: unknown) => (unmigratedRefusal = String(error)));
+    migrated = await run('npm', ['run', '--silent', 'start:migrate'], {
+      cwd: release,
+      env: {
+        ...hostEnv(PATH),
+        DATABASE_URL: roles.appUrl,
+        DATABASE_MIGRATION_URL: roles.ownerUrl,
+        LOG_LEVEL: 'info',
+      },
+    });
+    service = await startTestService({ config: testConfig({ DATABASE_URL: databaseUrl }), inProcessWorker: false });
     api = await apiProcess('api-release', env, release);
     worker = workerProcess('worker-release', env, release);
     await Promise.all([api.start(), worker.start()]);
@@ -182,6 +202,26 @@ describe('the release, installed without development tools (npm pack; npm ci --o
       .map((line) => JSON.parse(line) as { msg?: string; applied?: string[] })
       .find((line) => line.applied);
     assert.deepEqual(said?.applied, migrations, `${migrated.stdout}${migrated.stderr}`);
+  });
+
+  it('with MIGRATE_ON_START=false, an API on an un-migrated database refuses to serve, naming every missing migration', () => {
+    assert.match(unmigratedRefusal, /exited during start-up/, 'the API did not start');
+    const output = unmigrated.output();
+    assert.match(output, /the database schema is behind this build: \d+ migration\(s\) not applied/);
+    for (const name of readdirSync(path.join(ROOT, 'prisma', 'migrations'))) assert.ok(output.includes(name), name);
+    assert.ok(!output.includes(roles.password), 'the refusal does not repeat the password');
+  });
+
+  it('the application role the API and the worker run as has no DDL right', async () => {
+    const app = new pg.Client({ connectionString: roles.appUrl });
+    await app.connect();
+    try {
+      await assert.rejects(app.query('CREATE TABLE app_may_not (a int)'), /permission denied for schema public/);
+      await assert.rejects(app.query('ALTER TABLE order_main ADD COLUMN x int'), /must be owner of table order_main/);
+      await assert.rejects(app.query('DROP TABLE order_main'), /must be owner of table order_main/);
+    } finally {
+      await app.end();
+    }
   });
 
   it('runs the API and the worker from dist/ with plain node, and writes one order with its lines', async () => {

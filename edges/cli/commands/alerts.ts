@@ -9,7 +9,7 @@ export const alertsCommand: Command = {
   usage: `[--limit N]\n\nAt most N alerts (default 20, at most ${MAX_ALERT_LIMIT}); --json carries every order of each.`,
   options: { limit: { type: 'string' } },
   run: async (context, values) => {
-    const listing = await listDuplicateAlerts(context.prisma(), { limit: alertLimit(values) });
+    const listing = await listDuplicateAlerts(await context.prisma(), { limit: alertLimit(values) });
     const alerts = listing.alerts.map(alertView);
     return {
       ok: true,

@@ -39,7 +39,7 @@ export const awaitingCommand: Command = {
     '[--limit N] [--unconfirmed-after SECONDS]\n\nThe longest waiting first. NEXT lists the commands that move a key on, the usual first;\nsender-redelivery: the sender was answered 503 and should send again, else `resubmit`.\nKEY_SOURCE_CONFLICT: a delivery through another door than the one holding the key was refused; check, then `clear-conflict`.\nA claim whose start was not confirmed is listed once it is SECONDS old (default 60; 0: at once).',
   options: { limit: { type: 'string' }, 'unconfirmed-after': { type: 'string' } },
   run: async (context, values) => {
-    const listed = await listOrdersAwaitingDecision(context.prisma(), positiveInteger(values, 'limit', 50), {
+    const listed = await listOrdersAwaitingDecision(await context.prisma(), positiveInteger(values, 'limit', 50), {
       unconfirmedAfterMs: nonNegativeInteger(values, 'unconfirmed-after', UNCONFIRMED_AFTER_MS / 1000) * 1000,
     });
     return awaitingResult(listed);

@@ -16,7 +16,7 @@ export const clearConflictCommand: Command = {
     if (door !== undefined && !(KEY_SOURCES as readonly unknown[]).includes(door)) {
       throw new UsageError(`--door must be one of ${KEY_SOURCES.join(', ')}`);
     }
-    const cleared = await clearKeySourceConflicts(context.prisma(), {
+    const cleared = await clearKeySourceConflicts(await context.prisma(), {
       idempotencyKey: key,
       door: door as KeySource | undefined,
       clearedBy: decidedBy(values),

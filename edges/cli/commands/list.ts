@@ -19,7 +19,7 @@ export const listCommand: Command = {
   usage: `[--status STATUS] [--limit N]\n\nSTATUS: ${ORDER_STATUSES.join(', ')}`,
   options: { status: { type: 'string' }, limit: { type: 'string' } },
   run: async (context, values) => {
-    const records = await listRecentRecords(context.prisma(), {
+    const records = await listRecentRecords(await context.prisma(), {
       status: statusOption(values),
       limit: positiveInteger(values, 'limit', 50),
     });

@@ -13,7 +13,7 @@ export const purgeExpiredCommand: Command = {
     'release-unanswered': { type: 'boolean' },
   },
   run: async (context, values) => {
-    const result = await purgeExpiredRecords(context.prisma(), {
+    const result = await purgeExpiredRecords(await context.prisma(), {
       retentionDays: positiveInteger(values, 'retention-days', context.config.retentionDays),
       dryRun: values['dry-run'] === true,
       releaseUnanswered: values['release-unanswered'] === true,

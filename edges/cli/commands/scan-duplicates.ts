@@ -24,8 +24,8 @@ export const scanDuplicatesCommand: Command = {
       ),
     };
     context.progress('scanning order_main …');
-    const result = await scanForDuplicates(context.prisma(), options);
-    const listing = await listDuplicateAlerts(context.prisma(), { limit, since: new Date(result.scannedSince) });
+    const result = await scanForDuplicates(await context.prisma(), options);
+    const listing = await listDuplicateAlerts(await context.prisma(), { limit, since: new Date(result.scannedSince) });
     const alerts = listing.alerts.map(alertView);
     const newIds = new Set(result.newAlertIds);
     const found = result.sameDocumentClusters + result.nearIdenticalClusters;

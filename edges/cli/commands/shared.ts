@@ -113,7 +113,7 @@ export const KEY_USAGE = '<key> | --approval-no NO [--operation MAIN|SUPPLEMENT]
 
 export async function operatorDeps(context: CommandContext): Promise<OperatorDeps> {
   return {
-    prisma: context.prisma(),
+    prisma: await context.prisma(),
     temporal: await context.temporal(),
     taskQueue: context.config.temporal.taskQueue,
     writePolicy: context.config.writePolicy,

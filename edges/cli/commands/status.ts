@@ -12,7 +12,7 @@ export const statusCommand: Command = {
   run: async (context, values, positionals) => {
     const key = keyArgument(positionals, values);
     // The database answers; Temporal only adds a live attempt count, and may be down.
-    const view = await readOrderStatus({ prisma: context.prisma(), temporal: context.lazyTemporal() }, key);
+    const view = await readOrderStatus({ prisma: await context.prisma(), temporal: context.lazyTemporal() }, key);
     if (!view) return { ok: false, data: { idempotencyKey: key, found: false }, human: orderNotFound(key).message };
     return {
       ok: true,

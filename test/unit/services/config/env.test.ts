@@ -610,6 +610,7 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
   /** Every secret and every connector set, each to a value of its own: accepted in production. */
   const OWN: Record<string, string> = {
     DATABASE_URL: 'postgresql://orders:a-password-of-its-own-0123@db.internal:5432/orders',
+    DATABASE_MIGRATION_URL: 'postgresql://orders_owner:an-owner-password-0123@db-direct.internal:5432/orders',
     AMQP_URL: 'amqps://orders:a-broker-password-0123@mq.internal:5671',
     TEMPORAL_ADDRESS: 'orders.acct.tmprl.cloud:7233',
     TEMPORAL_API_KEY: 'temporal-api-key-of-its-own-0123',
@@ -831,5 +832,31 @@ describe('the secrets the repository shows (deploy/, examples/, .env examples, d
     ]) {
       assert.ok(where.has(expected), `${expected} was read (${[...where].join(', ')})`);
     }
+  });
+});
+
+describe('who migrates: MIGRATE_ON_START and DATABASE_MIGRATION_URL', () => {
+  const base = { DATABASE_URL: 'postgresql://orders@db/orders' };
+
+  it('migrates at start over DATABASE_URL unless told otherwise', () => {
+    const config = loadConfig(base);
+    assert.equal(config.migrateOnStart, true);
+    assert.equal(config.migrationUrl, base.DATABASE_URL);
+    for (const off of ['0', 'false'])
+      assert.equal(loadConfig({ ...base, MIGRATE_ON_START: off }).migrateOnStart, false);
+    assert.throws(() => loadConfig({ ...base, MIGRATE_ON_START: 'no' }), /MIGRATE_ON_START: /);
+  });
+
+  it('migrates over DATABASE_MIGRATION_URL when set, and refuses one of the other store', () => {
+    const direct = 'postgresql://owner@db-direct/orders';
+    assert.equal(loadConfig({ ...base, DATABASE_MIGRATION_URL: direct }).migrationUrl, direct);
+    assert.throws(
+      () => loadConfig({ ...base, DATABASE_MIGRATION_URL: 'mysql://owner@db/orders' }),
+      /DATABASE_MIGRATION_URL: must name the same store as DATABASE_URL/,
+    );
+    assert.throws(
+      () => loadConfig({ ...base, DATABASE_MIGRATION_URL: 'http://db' }),
+      /DATABASE_MIGRATION_URL: must be/,
+    );
   });
 });

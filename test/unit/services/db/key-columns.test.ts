@@ -27,7 +27,6 @@ describe('the key-column check', () => {
       'utf8mb4_unicode_520_ci',
       'utf8mb4_uca1400_ai_ci',
       'utf8mb4_0900_as_ci',
-      'utf8mb3_general_ci',
       'ascii_general_ci',
     );
     fc.assert(
@@ -47,6 +46,17 @@ describe('the key-column check', () => {
     for (const collation of ['latin1_swedish_ci', 'latin1_bin', 'latin1_general_cs']) {
       assert.match(keyColumnProblem('mysql', column('latin1', collation)) ?? '', /must not be latin1/);
     }
+  });
+
+  it("refuses a binary collation of any character set but ascii and utf8mb4: their bytes are not the callers' UTF-8", () => {
+    for (const charset of ['utf8mb3', 'utf8', 'gbk', 'gb18030', 'big5', 'utf16', 'ucs2', 'cp1252']) {
+      assert.equal(
+        keyColumnProblem('mysql', column(charset, `${charset}_bin`)),
+        `order_main.idempotent_key (charset ${charset}, collation ${charset}_bin): a key column must be ascii or ` +
+          'utf8mb4 (callers send UTF-8); use ascii_bin or utf8mb4_bin',
+      );
+    }
+    assert.equal(keyColumnProblem('mysql', column('utf8mb4', 'utf8mb4_0900_bin')), undefined);
   });
 
   it('refuses a PostgreSQL key column without collation "C"', () => {

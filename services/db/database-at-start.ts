@@ -1,0 +1,41 @@
+// What a process checks of its database before it serves: the schema is the one this build was
+// written for (applied here when MIGRATE_ON_START is on, refused with the missing migrations' names
+// when it is off), and every key column compares bytes.
+import type { Logger } from 'pino';
+import { ConfigError } from '../config/env.js';
+import { checkKeyColumns } from './key-columns.js';
+import { migrate, pendingMigrations } from './migrate.js';
+import type { PrismaClient } from './prisma-client.js';
+import { storeOf } from './stores/store.js';
+
+export interface DatabaseAtStart {
+  prisma: PrismaClient;
+  /** The URL to migrate over (the API and the worker with MIGRATE_ON_START); undefined: never migrate. */
+  migrateWith: string | undefined;
+  log: Pick<Logger, 'info'>;
+}
+
+/** Applies or refuses a schema behind this build, then refuses key columns that do not compare bytes. */
+export async function prepareDatabase({ prisma, migrateWith, log }: DatabaseAtStart): Promise<void> {
+  if (migrateWith) {
+    // Several API and worker processes may start together: the runner serialises them with a lock.
+    const applied = await migrate(migrateWith);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  } else {
+    await refuseSchemaBehind(prisma);
+  }
+  // A key column that does not compare bytes would let two keys be one: the process stops here.
+  await checkKeyColumns(prisma);
+}
+
+/** A ConfigError naming each migration of this build that the database has not applied. */
+export async function refuseSchemaBehind(prisma: PrismaClient): Promise<void> {
+  // A database that does not answer fails here with its own error, not as "every migration missing".
+  await prisma.$queryRawUnsafe('SELECT 1');
+  const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql), storeOf(prisma));
+  if (pending.length === 0) return;
+  throw new ConfigError([
+    `the database schema is behind this build: ${pending.length} migration(s) not applied (${pending.join(', ')}); ` +
+      'run the migrate job (npm run start:migrate, or npm run migrate) or start with MIGRATE_ON_START=true',
+  ]);
+}

@@ -4,15 +4,16 @@
 // key and answers 200 without applying anything again — including the case where we committed but
 // our answer was lost on the way back.
 import type http from 'node:http';
-import type pg from 'pg';
 import { createEventLedger, parseOrderCreatedEvent } from './apply-once.js';
+import type { LedgerPool } from './ledger-stores.js';
 import type { EventVerifier } from './event-signature.js';
 
 export interface ConsumerOptions {
-  pool: pg.Pool;
+  /** The consumer's own database: `openLedgerPool(url, max)`. */
+  database: LedgerPool;
   /** The signature check every delivery passes first: `httpEventVerifier` with DOWNSTREAM_SECRET. */
   verify: EventVerifier;
-  /** PostgreSQL schema of the consumer's own tables. */
+  /** The schema of the consumer's own tables (a database of that name on MySQL). */
   schema?: string;
   log?: (message: string, fields: Record<string, unknown>) => void;
 }
@@ -31,7 +32,10 @@ const MAX_BODY_BYTES = 1024 * 1024;
 export const REFUSED: ConsumerAnswer = { status: 401, body: { error: 'the event could not be authenticated' } };
 
 export function createConsumer(options: ConsumerOptions) {
-  const ledger = createEventLedger({ pool: options.pool, ...(options.schema ? { schema: options.schema } : {}) });
+  const ledger = createEventLedger({
+    database: options.database,
+    ...(options.schema ? { schema: options.schema } : {}),
+  });
   const log = options.log ?? (() => undefined);
 
   /** Verifies and applies one delivery; the HTTP wrapper below only moves bytes. */

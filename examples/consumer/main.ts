@@ -1,16 +1,16 @@
 // `npm run consumer`: the reference consumer as a process (settings: services/config/consumer-config.ts).
 import http from 'node:http';
-import pg from 'pg';
 import { runMain } from '../../services/config/process.js';
 import { loadConsumerConfig } from '../../services/config/consumer-config.js';
 import { createConsumer } from './consumer.js';
+import { ledgerStatements, openLedgerPool } from './ledger-stores.js';
 import { httpEventVerifier } from './event-signature.js';
 
 await runMain('consumer', async (log) => {
   const { databaseUrl, secrets, port, schema } = loadConsumerConfig();
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 5 });
+  const database = openLedgerPool(databaseUrl, 5);
   const consumer = createConsumer({
-    pool,
+    database,
     verify: httpEventVerifier(secrets),
     schema,
     log: (message, fields) => log.info(fields, message),
@@ -20,7 +20,13 @@ await runMain('consumer', async (log) => {
   server.listen(port, '127.0.0.1', () =>
     log.info({ port }, 'consumer listening; set DOWNSTREAM_URL to http://127.0.0.1:' + port + '/events'),
   );
-  const stop = () => server.close(() => void pool.end().then(() => process.exit(0)));
+  const stop = () =>
+    server.close(
+      () =>
+        void ledgerStatements(database)
+          .end()
+          .then(() => process.exit(0)),
+    );
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 });

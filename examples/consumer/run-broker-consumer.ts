@@ -2,13 +2,13 @@
 // tables, and a connection to the broker that is made again whenever it is lost — unacked messages
 // wait in the queue meanwhile. `wrap` lets a test change how events are applied; the real process
 // (broker-main.ts) applies them as they are.
-import pg from 'pg';
 import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
 import { ConfigError } from '../../services/config/env.js';
 import { type ApplyEvent, createEventLedger } from './apply-once.js';
+import { ledgerStatements, openLedgerPool } from './ledger-stores.js';
 import {
   type BrokerConsumer,
   brokerTopology,
@@ -24,10 +24,13 @@ export async function runBrokerConsumerProcess(
   wrap: (apply: ApplyEvent) => ApplyEvent = (apply) => apply,
 ): Promise<void> {
   const config = loadBrokerConsumerConfig();
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: Math.min(config.prefetch, 10) });
+  const database = openLedgerPool(config.databaseUrl, Math.min(config.prefetch, 10));
   // An idle client whose server went away reports it here; the next query fails and says why.
-  pool.on('error', (error) => log.warn({ err: error }, 'idle database connection lost'));
-  const ledger = createEventLedger({ pool, schema: config.schema });
+  if (database.store === 'postgresql') {
+    database.pool.on('error', (error) => log.warn({ err: error }, 'idle database connection lost'));
+  }
+  const pool = ledgerStatements(database);
+  const ledger = createEventLedger({ database, schema: config.schema });
   await ledger.migrate();
   const topology = brokerTopology(config.exchange, config.name);
   const apply = wrap(ledger.apply);

@@ -7,18 +7,22 @@
 import { z } from 'zod';
 import type { SigningSecrets } from '../../domain-node/signature.js';
 import { amqpUrlSetting, exchangeNameSetting } from '../broker/settings.js';
+import { storeOfUrl } from '../db/stores/store-of-url.js';
 import { ConfigError, type EnvSource, presentSettings } from './env.js';
 import { signingSecretSetting } from './setting-types.js';
 
 const databaseSettings = {
   CONSUMER_DATABASE_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgresql:// connection URL')
+    .refine(
+      (url) => storeOfUrl(url) !== undefined && url.length > url.indexOf('://') + 3,
+      'must be a postgresql:// or mysql:// (mariadb://) connection URL',
+    )
     .optional(),
   DATABASE_URL: z.string().optional(),
   CONSUMER_SCHEMA: z
     .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier')
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case identifier (a schema; a database on MySQL)')
     .default('consumer'),
 };
 

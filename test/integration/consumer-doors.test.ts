@@ -82,7 +82,7 @@ describe('the broker consumer door over generated forgeries', () => {
     const topology = brokerTopology(`orders-door-${RUN}-${label}`, label);
     const schema = `door_${RUN}_${label}`;
     await declareTopology(channel, topology);
-    const ledger: EventLedger = createEventLedger({ pool, schema });
+    const ledger: EventLedger = createEventLedger({ database: { store: 'postgresql', pool }, schema });
     await ledger.migrate();
     const { lines, log } = capturedLog();
     const consumer: BrokerConsumer = await startBrokerConsumer({
@@ -189,7 +189,7 @@ describe('the HTTP consumer door over generated forgeries', () => {
     const schema = `door_${RUN}_http_${label}`;
     const logged: string[] = [];
     const consumer = createConsumer({
-      pool,
+      database: { store: 'postgresql', pool },
       verify,
       schema,
       log: (message, fields) => logged.push(JSON.stringify({ msg: message, ...fields })),

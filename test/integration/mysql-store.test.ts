@@ -13,6 +13,8 @@ import fc from 'fast-check';
 import mariadb from 'mariadb';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createEventLedger, parseOrderCreatedEvent, type ReceivedEvent } from '../../examples/consumer/apply-once.js';
+import { ledgerStatements, openLedgerPool } from '../../examples/consumer/ledger-stores.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/env.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
@@ -29,6 +31,7 @@ import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { statementsFor } from '../../services/db/stores/store.js';
 import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
 import { mysqlRolesOf } from '../../tools/harness/database-roles.js';
+import { orderEvent } from '../../tools/harness/forged-events.js';
 import { answerOf, MCP_BIN } from '../../tools/harness/mcp-clients.js';
 import { cli } from '../../tools/harness/operator-cli.js';
 import { apiProcess, processEnv } from '../../tools/harness/processes.js';
@@ -489,6 +492,54 @@ describe('the order store on MySQL/MariaDB', () => {
       await assert.rejects(app.$executeRawUnsafe('ALTER TABLE order_main ADD COLUMN x INT'), /ALTER command denied/);
     } finally {
       for (const stop of stops) await stop();
+    }
+  });
+  it("the reference consumer's ledger on MariaDB: twins apply once, a1 and A1 are two events, a case-blind key column stops it", async () => {
+    const database = openLedgerPool(MYSQL_TEST_URL, 8);
+    const schemas = [`consumer_${randomBytes(4).toString('hex')}`, `consumer_${randomBytes(4).toString('hex')}`];
+    const received = (approvalNo: string): ReceivedEvent => {
+      const parsed = parseOrderCreatedEvent(JSON.parse(JSON.stringify(orderEvent(approvalNo, 2, '1.50'))));
+      assert.ok(parsed.ok);
+      return parsed.event;
+    };
+    try {
+      const ledger = createEventLedger({ database, schema: schemas[0] });
+      await ledger.migrate();
+      await ledger.migrate(); // a second start finds its tables
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 2, max: 6 }), async (twins) => {
+          const lower = `${uniqueApprovalNo('ev').toLowerCase()}-a1`;
+          const outcomes = await Promise.all([
+            ...Array.from({ length: twins }, () => ledger.apply(received(lower))),
+            ledger.apply(received(lower.toUpperCase())),
+          ]);
+          assert.deepEqual(outcomes.filter((outcome) => outcome === 'applied').length, 2, outcomes.join(','));
+        }),
+        { numRuns: 8 },
+      );
+      const [counted] = await (database.pool as mariadb.Pool).query<{ n: bigint }[]>(
+        `SELECT COUNT(*) AS n FROM \`${schemas[0]}\`.shipment_request`,
+      );
+      assert.equal(Number(counted?.n), 16, 'one effect per key: 8 runs of a lower- and an upper-case key');
+      // A table made beforehand with the server's default collation: the consumer refuses to start.
+      await onMysqlServer(MYSQL_TEST_URL, `CREATE DATABASE \`${schemas[1]}\``);
+      await onMysqlServer(
+        MYSQL_TEST_URL,
+        `CREATE TABLE \`${schemas[1]}\`.processed_event (idempotency_key VARCHAR(128) NOT NULL PRIMARY KEY,
+           event_id VARCHAR(64) NOT NULL, processed_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3))
+         DEFAULT CHARSET utf8mb4 COLLATE utf8mb4_general_ci`,
+      );
+      await assert.rejects(
+        createEventLedger({ database, schema: schemas[1] }).migrate(),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /processed_event\.idempotency_key \(charset utf8mb4, collation utf8mb4_general_ci\): a key column must compare bytes/.test(
+            error.message,
+          ),
+      );
+    } finally {
+      for (const schema of schemas) await onMysqlServer(MYSQL_TEST_URL, `DROP DATABASE IF EXISTS \`${schema}\``);
+      await ledgerStatements(database).end();
     }
   });
 });

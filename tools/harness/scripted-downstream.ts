@@ -39,7 +39,11 @@ export async function startScriptedDownstream(
   /** How to answer a request no script covers; the consumer by default. */
   fallback: (arrival: Arrival) => Reply = () => ({ kind: 'consumer' }),
 ): Promise<ScriptedDownstream> {
-  const consumer = createConsumer({ pool, verify: httpEventVerifier({ secret }), schema });
+  const consumer = createConsumer({
+    database: { store: 'postgresql', pool },
+    verify: httpEventVerifier({ secret }),
+    schema,
+  });
   await consumer.migrate();
   const scripts = new Map<string, Reply[]>();
   const arrivals: Arrival[] = [];

@@ -5,6 +5,9 @@
 #
 # NODE_IMAGE serves both stages: any Debian-based Node.js image with npm and a `node` user (uid 1000).
 ARG NODE_IMAGE=node:24-bookworm-slim
+# The release this image is: package.json's version (a test keeps them equal). The OCI labels below
+# name it; deploy/kubernetes/kustomization.yaml tags the image with it.
+ARG VERSION=0.1.0
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
@@ -22,9 +25,17 @@ RUN npm run build \
  && cp package-lock.json /release/
 
 FROM ${NODE_IMAGE}
-# production: the bins run the built dist/. A container is reached from outside, so the HTTP API
-# and the worker's probes listen on every interface; metrics stay opt-in (METRICS_HOST).
+ARG VERSION
+LABEL org.opencontainers.image.title="exactly-once-orders" \
+      org.opencontainers.image.description="Submit orders exactly once: OA approvals and AI-agent tool calls start Temporal workflows that write each order once" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="MIT"
+# production: the bins run the built dist/, whose source maps turn a stack trace's lines back into
+# the TypeScript's. A container is reached from outside, so the HTTP API and the worker's probes
+# listen on every interface; metrics stay opt-in (METRICS_HOST). The release's bill of materials is
+# dist/sbom.cdx.json.
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps \
     HOST=0.0.0.0 \
     WORKER_HEALTH_HOST=0.0.0.0
 WORKDIR /app

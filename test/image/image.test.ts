@@ -15,6 +15,7 @@ import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { CONTAINER_TOOLS_INSTALL, missingContainerTools } from '../../tools/harness/container-tools.js';
 import { freePort } from '../../tools/harness/ports.js';
+import { freshMysqlDatabase, MYSQL_TEST_URL } from '../../tools/harness/mysql.js';
 import { freshDatabaseOn } from '../../tools/harness/stack.js';
 import { nodeBaseImage } from '../../tools/harness/node-base-image.js';
 import { type Container, podman, runOnce, startContainer } from '../../tools/harness/podman.js';
@@ -115,6 +116,25 @@ describe('the container image built from the Dockerfile', () => {
     assert.equal(look.stdout.trim(), '', 'TypeScript sources or development packages in /app');
   });
 
+  it("names its release: the OCI labels carry package.json's version, and the bill of materials is in it", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const labels = JSON.parse(
+      (await podman(['image', 'inspect', '--format', '{{json .Config.Labels}}', IMAGE])).stdout,
+    ) as Record<string, string>;
+    assert.equal(labels['org.opencontainers.image.version'], version);
+    assert.equal(labels['org.opencontainers.image.licenses'], 'MIT');
+    const bom = await runOnce(IMAGE, {}, ['node', '-p', "require('/app/dist/sbom.cdx.json').bomFormat"]);
+    assert.equal(bom.stdout.trim(), 'CycloneDX', bom.stderr);
+    // Source maps on: a stack trace from the built code names the TypeScript file it came from.
+    const trace = await runOnce(IMAGE, {}, [
+      'node',
+      '--input-type=module',
+      '-e',
+      "const { loadConfig } = await import('/app/dist/services/config/env.js'); try { loadConfig({ DB_POOL_SIZE: 'x' }); } catch (e) { console.log(e.stack); }",
+    ]);
+    assert.match(trace.stdout, /services\/config\/env\.ts:\d+/, trace.stdout + trace.stderr);
+  });
+
   it('applies every migration of the image to an empty database', async () => {
     const migrate = await runOnce(IMAGE, serviceEnv, ['node', 'dist/services/db/migrate-main.js']);
     assert.equal(migrate.code, 0, migrate.stdout + migrate.stderr);
@@ -181,6 +201,21 @@ describe('the container image built from the Dockerfile', () => {
     const view = JSON.parse(status.stdout) as { status: string; orderNo?: string };
     const order = await prisma!.orderMain.findUniqueOrThrow({ where: { idempotentKey: key } });
     assert.deepEqual({ status: view.status, orderNo: view.orderNo }, { status: 'SUBMITTED', orderNo: order.orderNo });
+  });
+
+  it('on a mysql:// URL: migrates a fresh MariaDB database, and orders-cli finds its schema and key columns right', async () => {
+    const mysqlEnv = { ...serviceEnv, DATABASE_URL: await freshMysqlDatabase(MYSQL_TEST_URL, stops) };
+    const behind = await runOnce(IMAGE, mysqlEnv, ['orders-cli', 'awaiting', '--json']);
+    assert.equal(behind.code, 1, behind.stdout + behind.stderr);
+    assert.match(behind.stdout + behind.stderr, /the database schema is behind this build/);
+    const migrate = await runOnce(IMAGE, mysqlEnv, ['node', 'dist/services/db/migrate-main.js']);
+    assert.equal(migrate.code, 0, migrate.stdout + migrate.stderr);
+    const mysqlMigrations = readdirSync(new URL('../../prisma/mysql/migrations', import.meta.url), {
+      withFileTypes: true,
+    }).filter((entry) => entry.isDirectory()).length;
+    assert.match(migrate.stdout, new RegExp(`applied ${mysqlMigrations} migration\\(s\\)`));
+    const awaiting = await runOnce(IMAGE, mysqlEnv, ['orders-cli', 'awaiting', '--json']);
+    assert.equal(awaiting.code, 0, awaiting.stdout + awaiting.stderr);
   });
 
   it('runs the API and the worker as the unprivileged node user', async () => {

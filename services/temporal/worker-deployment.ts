@@ -1,6 +1,6 @@
 // What each build of a Worker Deployment still runs: the open workflow runs on it, and how many of
 // those are pinned to it (they need that build's workers until they close). An operator reads this
-// before stopping an old build (docs/production.md, "Rolling out a workflow change").
+// before stopping an old build (docs/production.md, "Rolling out a release").
 import { type Client, isGrpcServiceError } from '@temporalio/client';
 
 /** gRPC's NOT_FOUND. */
@@ -73,4 +73,110 @@ export async function runsByBuild(client: Client, namespace: string, deploymentN
     });
   }
   return { deploymentName, rampingPercentage: routing?.rampingVersionPercentage ?? 0, builds };
+}
+
+/** gRPC's FAILED_PRECONDITION: the server's "not yet" (no poller yet, still draining, pollers left). */
+const FAILED_PRECONDITION = 9;
+
+/** A routing change the server refused: why, in its words, and whether waiting can change it. */
+export class BuildRoutingRefused extends Error {
+  override name = 'BuildRoutingRefused';
+}
+
+export interface BuildTarget {
+  namespace: string;
+  deploymentName: string;
+  buildId: string;
+  /** Who asks, as the server records it. */
+  identity: string;
+}
+
+export interface Waiting {
+  /** How long to retry while the server says "not yet"; 0 asks once. */
+  waitMs: number;
+  /** Told once a retry begins, and why. */
+  onWait?: (reason: string) => void;
+  /** Between two asks. */
+  intervalMs?: number;
+}
+
+/**
+ * Asks until the server accepts, as long as it answers "not yet" (FAILED_PRECONDITION, or NOT_FOUND
+ * for a build none of whose workers has polled) and the wait lasts. Anything else is thrown at once.
+ */
+async function untilAccepted(ask: () => Promise<unknown>, { waitMs, onWait, intervalMs = 1_000 }: Waiting) {
+  const deadline = Date.now() + waitMs;
+  let told = false;
+  for (;;) {
+    try {
+      await ask();
+      return;
+    } catch (error) {
+      if (!isGrpcServiceError(error)) throw error;
+      const code = Number(error.code);
+      if (code !== FAILED_PRECONDITION && code !== NOT_FOUND) throw error;
+      // The server's words, without gRPC's code in front.
+      const reason = error.details || error.message;
+      if (Date.now() + intervalMs > deadline) throw new BuildRoutingRefused(reason);
+      if (!told) onWait?.(reason);
+      told = true;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  }
+}
+
+/** Sends `percentage` of new runs (and of auto-upgrading ones at their next task) to the build. */
+export async function rampBuild(client: Client, target: BuildTarget, percentage: number, waiting: Waiting) {
+  await untilAccepted(
+    () =>
+      client.workflowService.setWorkerDeploymentRampingVersion({
+        namespace: target.namespace,
+        deploymentName: target.deploymentName,
+        buildId: target.buildId,
+        percentage,
+        identity: target.identity,
+      }),
+    waiting,
+  );
+}
+
+/** Makes the build current: every new run, and every auto-upgrading one at its next task, goes there. */
+export async function promoteBuild(client: Client, target: BuildTarget, waiting: Waiting) {
+  await untilAccepted(
+    () =>
+      client.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace: target.namespace,
+        deploymentName: target.deploymentName,
+        buildId: target.buildId,
+        identity: target.identity,
+      }),
+    waiting,
+  );
+}
+
+/** Why the build's workers may not stop yet, one reason a line; empty once they may. */
+export function stillNeeded(runs: DeploymentRuns, buildId: string): string[] {
+  const build = runs.builds.find((candidate) => candidate.buildId === buildId);
+  if (!build) return [`${runs.deploymentName} has no build ${buildId}`];
+  return [
+    ...(build.routing === 'current' ? ['it is current: new runs go there'] : []),
+    ...(build.routing === 'ramping' ? [`it is ramping: ${runs.rampingPercentage}% of new runs go there`] : []),
+    ...(build.pinnedRuns > 0 ? [`${build.pinnedRuns} run(s) pinned to it are open`] : []),
+  ];
+}
+
+/**
+ * Forgets a build whose workers are gone. The server refuses while it counts the build as draining
+ * or as polled lately (minutes, by its settings): `waiting` retries through that.
+ */
+export async function retireBuild(client: Client, target: BuildTarget, waiting: Waiting) {
+  await untilAccepted(
+    () =>
+      client.workflowService.deleteWorkerDeploymentVersion({
+        namespace: target.namespace,
+        deploymentVersion: { deploymentName: target.deploymentName, buildId: target.buildId },
+        identity: target.identity,
+      }),
+    waiting,
+  );
 }

@@ -1,8 +1,9 @@
 // A workflow change rolled out with Worker Deployment Versioning on the dev server, the way
-// docs/production.md ("Rolling out a workflow change") tells a platform team to: build A's workers
-// hold orders in every waiting state, build B's workers start beside them with a changed order
-// workflow, the CLI makes B current, the pinned run drains on A, A's workers stop, the decisions are
-// taken, and every order finishes on the build its behaviour promises.
+// docs/production.md ("Rolling out a release") tells a platform team to, every step an `orders-cli
+// builds` command: build A's workers hold orders in every waiting state, build B's workers start
+// beside them with a changed order workflow, B is ramped then promoted, A is still needed while a
+// run is pinned to it, then drained; A's workers stop and A is retired; the decisions are taken,
+// and every order finishes on the build its behaviour promises, printed as a table.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -15,13 +16,14 @@ import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from
 import { decideCompensation, decideDelivery } from '../../submission/operator-decisions.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
-import { runsByBuild } from '../../services/temporal/worker-deployment.js';
+import { type runsByBuild } from '../../services/temporal/worker-deployment.js';
 import { connectWorker, createWorker } from '../../worker/create-worker.js';
 import { historyFromServer, replayHistories } from '../../worker/replay.js';
 import { type WorkflowCode, workflowCode } from '../../worker/workflow-bundle.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
-import { makeBuildCurrent, versioningOf } from '../../tools/harness/worker-deployment.js';
+import { versioningOf } from '../../tools/harness/worker-deployment.js';
 import { cli } from '../../tools/harness/operator-cli.js';
+import { table } from '../../edges/cli/table.js';
 import { ROLLOUT_CHANGE } from '../../tools/harness/rollout/change.js';
 import {
   approval,
@@ -120,7 +122,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
   let service: TestService;
   let codeA: WorkflowCode;
   let codeB: WorkflowCode;
-  const builds: RunningBuild[] = [];
+  const started: RunningBuild[] = [];
   const histories: Awaited<ReturnType<typeof historyFromServer>>[] = [];
 
   before(async () => {
@@ -143,7 +145,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
 
   after(async () => {
     faults.scanGate.resolve();
-    for (const build of builds) await build.stop();
+    for (const build of started) await build.stop();
     await service?.stop();
     await downstream?.close();
     await pool?.end();
@@ -185,18 +187,29 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
           await connection.close();
         })()),
     };
-    builds.push(build);
+    started.push(build);
     return build;
   }
 
-  async function makeCurrent(buildId: string) {
-    await makeBuildCurrent(service.config.temporal.address as string, { deploymentName: DEPLOYMENT, buildId });
+  /** `orders-cli builds …` as the operator types it, on the deployment of the test. */
+  async function builds(...args: string[]) {
+    const run = await cli(service, ['builds', ...args, '--json'], {
+      TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT,
+      TEMPORAL_BUILD_ID: 'operator',
+    });
+    return { code: run.code, stderr: run.stderr, data: JSON.parse(run.stdout || 'null') as Record<string, unknown> };
+  }
+
+  async function step(...args: string[]) {
+    const run = await builds(...args);
+    assert.equal(run.code, 0, `orders-cli builds ${args.join(' ')}: ${run.stderr} ${JSON.stringify(run.data)}`);
+    return run.data;
   }
 
   it('moves the waiting orders to build B, drains the pinned run on build A, and lets A stop', async () => {
     const { config } = service;
     await startBuild('build-a', codeA);
-    await makeCurrent('build-a');
+    await step('promote', 'build-a');
 
     // Build A holds orders in every waiting state, and one pinned run (a duplicate scan).
     const delivering = idempotencyKeyFor(uniqueApprovalNo('RO-DLV'), 'MAIN');
@@ -222,15 +235,16 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
       assert.equal((await versioningOf(service.temporal, id)).buildId, 'build-a', `${id} started on build A`);
     }
 
-    // Build B beside A, then current.
+    // Build B beside A: ramped (all of the new runs, so that the one below lands there for sure),
+    // then current.
     await startBuild('build-b', codeB);
-    await makeCurrent('build-b');
-    const beforeDrain = await cli(service, ['builds', '--json'], {
-      TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT,
-      TEMPORAL_BUILD_ID: 'build-b',
-    });
-    assert.equal(beforeDrain.code, 0, beforeDrain.stderr);
-    const listed = JSON.parse(beforeDrain.stdout) as Awaited<ReturnType<typeof runsByBuild>>;
+    await step('ramp', 'build-b', '--percentage', '100');
+    const ramped = idempotencyKeyFor(uniqueApprovalNo('RO-RMP'), 'MAIN');
+    await submitKey(ramped);
+    await statusReaches(service, ramped, 'DELIVERED');
+    assert.equal((await versioningOf(service.temporal, orderWorkflowIdFor(ramped))).buildId, 'build-b', 'ramped');
+    await step('promote', 'build-b');
+    const listed = (await step()) as unknown as Awaited<ReturnType<typeof runsByBuild>>;
     const onA = listed.builds.find((build) => build.buildId === 'build-a');
     assert.deepEqual(
       { routing: onA?.routing, pinned: onA?.pinnedRuns },
@@ -238,6 +252,23 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
       'the scan is still pinned to A',
     );
     assert.equal(listed.builds.find((build) => build.buildId === 'build-b')?.routing, 'current');
+
+    // A mistyped step changes nothing: usage, exit code 2.
+    for (const args of [
+      ['ramp', 'build-b'],
+      ['roll', 'build-b'],
+      ['promote'],
+      ['ramp', 'build-b', '--percentage', '101'],
+    ]) {
+      assert.equal((await builds(...args)).code, 2, `orders-cli builds ${args.join(' ')}`);
+    }
+
+    // A is still needed while the scan is pinned to it: neither drained nor retired.
+    const stillNeeded = await builds('drained', 'build-a');
+    assert.equal(stillNeeded.code, 1, 'drained answers 1 while a run is pinned to A');
+    assert.deepEqual(stillNeeded.data.reasons, ['1 run(s) pinned to it are open']);
+    const tooEarly = await builds('retire', 'build-a');
+    assert.equal(tooEarly.code, 1, 'retire refuses a build still needed');
 
     // The pinned run finishes where it started; then nothing holds A and its workers stop.
     faults.scanGate.resolve();
@@ -247,11 +278,15 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
       buildId: 'build-a',
       behaviour: 'PINNED',
     });
-    await eventually('no run pinned to A', async () => {
-      const runs = await runsByBuild(service.temporal, config.temporal.namespace, DEPLOYMENT);
-      return runs.builds.find((build) => build.buildId === 'build-a')?.pinnedRuns === 0 ? true : undefined;
-    });
-    await builds.find((build) => build.buildId === 'build-a')?.stop();
+    assert.equal((await step('drained', 'build-a', '--wait-seconds', '120')).drained, true);
+    await started.find((build) => build.buildId === 'build-a')?.stop();
+    // Retired once the server no longer counts A's workers as polling.
+    await step('retire', 'build-a', '--wait-seconds', '120');
+    const left = (await step()) as unknown as Awaited<ReturnType<typeof runsByBuild>>;
+    assert.deepEqual(
+      left.builds.map((build) => [build.buildId, build.routing]),
+      [['build-b', 'current']],
+    );
 
     // The waiting orders go on, on B alone: the downstream is back, the operators decide.
     faults.holdDelivery.delete(delivering);
@@ -275,14 +310,33 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
     });
     const fresh = idempotencyKeyFor(uniqueApprovalNo('RO-NEW'), 'MAIN');
     await submitKey(fresh);
-    for (const key of [delivering, compensating, deliveryFailed, fresh]) {
+    for (const key of [delivering, compensating, deliveryFailed, fresh, ramped]) {
       await statusReaches(service, key, 'DELIVERED');
       const written = await service.prisma.orderMain.count({ where: { idempotentKey: key } });
       assert.equal(written, 1, `${key}: one order`);
     }
 
     // Every run finished on the build its behaviour promises, and none hit a determinism error.
-    for (const key of [delivering, deliveryFailed, compensating, fresh]) {
+    const rows: string[][] = [];
+    for (const [waited, key] of [
+      ['delivering', delivering],
+      ['DELIVERY_FAILED', deliveryFailed],
+      ['COMPENSATING', compensating],
+      ['ramped to B', ramped],
+      ['after the switch', fresh],
+    ] as const) {
+      const id = orderWorkflowIdFor(key);
+      const where = await versioningOf(service.temporal, id);
+      const record = await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+      const orders = await service.prisma.orderMain.count({ where: { idempotentKey: key } });
+      rows.push([waited, key, where.buildId ?? '-', where.status, record?.status ?? '-', String(orders)]);
+    }
+    const scan = await versioningOf(service.temporal, scanId);
+    rows.push(['pinned (a scan)', scanId, scan.buildId ?? '-', scan.status, '-', '-']);
+    console.log(
+      `rollout, A to B: where each order finished\n${table(['WAITED', 'KEY', 'BUILD', 'RUN', 'STATUS', 'ORDERS'], rows)}`,
+    );
+    for (const key of [delivering, deliveryFailed, compensating, fresh, ramped]) {
       const id = orderWorkflowIdFor(key);
       await service.temporal.workflow.getHandle(id).result();
       assert.deepEqual(
@@ -316,7 +370,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
     assert.equal(tookNewStep(await historyOf(orderWorkflowIdFor(fresh))), true, 'a new order ran the new step on B');
     assert.equal(tookNewStep(await historyOf(orderWorkflowIdFor(delivering))), false, 'a moved order skipped it');
     assert.equal(
-      builds.find((build) => build.buildId === 'build-a')?.worker.getState(),
+      started.find((build) => build.buildId === 'build-a')?.worker.getState(),
       'STOPPED',
       "A's workers had stopped before the waiting orders finished",
     );

@@ -53,6 +53,19 @@ export function devServerArgs(options: TemporalDevServerOptions): string[] {
   if (options.headless) args.push('--headless');
   else if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   for (const attribute of ALL_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${attribute.name}=Keyword`);
+  // A retired build's end in seconds rather than minutes: the server counts a build as polled for
+  // PollerHistoryTTL after its last worker, and re-reads whether it is drained every
+  // RefreshInterval, after a grace for visibility (5 min, 3 min and 3 min by default). An idle
+  // worker's poll is answered empty after longPollExpirationInterval (1 min by default) and sent
+  // again: shorter than the TTL, so a running worker is never taken for a gone one.
+  for (const [name, value] of [
+    ['matching.PollerHistoryTTL', '10s'],
+    ['matching.longPollExpirationInterval', '5s'],
+    ['matching.wv.VersionDrainageStatusRefreshInterval', '5s'],
+    ['matching.wv.VersionDrainageStatusVisibilityGracePeriod', '5s'],
+  ]) {
+    args.push('--dynamic-config-value', `${name}="${value}"`);
+  }
   return args;
 }
 

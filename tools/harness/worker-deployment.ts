@@ -1,31 +1,26 @@
 // Makes a build of the workers current as the runbook does (docs/production.md, "Rolling out a
-// workflow change"): through the Temporal CLI, retried until the build's workers have polled and so
+// release"; `orders-cli builds promote`), waiting until the build's workers have polled and so
 // registered it. Until one is current, a versioned worker gets no task at all.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { decodeVersioningBehavior } from '@temporalio/common';
-import { temporalBinary } from './temporal-dev-server.js';
-import { sleep } from './time.js';
-
-const run = promisify(execFile);
+import { promoteBuild } from '../../services/temporal/worker-deployment.js';
 
 export async function makeBuildCurrent(
   address: string,
   version: { deploymentName: string; buildId: string },
   timeoutMs = 60_000,
+  namespace = 'default',
 ): Promise<void> {
-  const args = ['worker', 'deployment', 'set-current-version', '--address', address, '--yes'];
-  args.push('--deployment-name', version.deploymentName, '--build-id', version.buildId);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await run(temporalBinary(), args);
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(250);
-    }
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection, namespace });
+    await promoteBuild(
+      client,
+      { namespace, ...version, identity: 'test-harness' },
+      { waitMs: timeoutMs, intervalMs: 250 },
+    );
+  } finally {
+    await connection.close();
   }
 }
 

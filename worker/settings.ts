@@ -32,7 +32,7 @@ export interface WorkerConfig {
   health: { host: string; port: number } | undefined;
   /**
    * The Worker Deployment version every worker of the process polls as; undefined = unversioned
-   * (docs/production.md, "Rolling out a workflow change").
+   * (docs/production.md, "Rolling out a release").
    */
   deployment: WorkerDeploymentVersion | undefined;
 }

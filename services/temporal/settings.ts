@@ -12,7 +12,7 @@ export const temporalSettings = {
   // Where Temporal is and how to reach it: Temporal's own names (services/config/temporal-settings.ts).
   ...temporalSettingsShape,
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('order-submission'),
-  // Worker Deployment Versioning (docs/production.md, "Rolling out a workflow change"); both or neither.
+  // Worker Deployment Versioning (docs/production.md, "Rolling out a release"); both or neither.
   TEMPORAL_DEPLOYMENT_NAME: z.string().min(1).max(255).optional(),
   TEMPORAL_BUILD_ID: z.string().min(1).max(255).optional(),
 };

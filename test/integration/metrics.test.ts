@@ -1,10 +1,14 @@
 // The Prometheus endpoints of the real API and worker processes (METRICS_PORT): after a first
 // delivery, a redelivery, a conflict and a bad signature, the product's counters say so — next to
 // the SDK's own worker metrics; the waiting keys' gauge follows a key into COMPENSATING and out of
-// it; and every metric the alert rules and the dashboard under deploy/ query is one the endpoints
-// export.
+// it; the API's DingTalk Stream shows in the connection gauge, down while its gateway is away; a
+// workflow task that fails is counted by the SDK; and every metric the alert rules and the
+// dashboard under deploy/ query is one the endpoints export — the series that appear only at a
+// first failure or with a connection included, since the tests before make them for real.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { networkInterfaces } from 'node:os';
@@ -12,6 +16,12 @@ import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { decideCompensation } from '../../submission/operator-decisions.js';
 import { dashboardQueries, rules } from '../../tools/harness/deploy-queries.js';
+import {
+  dingtalkSettings,
+  type FakeDingTalk,
+  randomDingTalkAesKey,
+  startFakeDingTalk,
+} from '../../tools/harness/fake-dingtalk.js';
 import { metricNamesIn } from '../../tools/harness/promql-names.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import {
@@ -22,7 +32,10 @@ import {
   statusReaches,
   type TestService,
   uniqueApprovalNo,
+  until,
 } from '../../tools/harness/service.js';
+
+const MAPPING = fileURLToPath(new URL('../../examples/oa-form-mapping.json', import.meta.url));
 
 interface Sample {
   name: string;
@@ -83,6 +96,8 @@ describe('metrics on METRICS_PORT', () => {
   let worker: ManagedProcess;
   // The downstream acknowledges every event, so the delivery series exist.
   let downstream: Server;
+  // The API holds a DingTalk Stream to it, so the connection gauge exists.
+  let dingtalk: FakeDingTalk;
   const ports = { api: 0, worker: 0 };
 
   before(async () => {
@@ -102,7 +117,12 @@ describe('metrics on METRICS_PORT', () => {
       DOWNSTREAM_URL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/events`,
       DOWNSTREAM_SECRET: 'metrics-test-downstream-secret-0123456789',
     };
-    api = await apiProcess('api-metrics', { ...env, ...sampled, METRICS_PORT: String(ports.api) });
+    dingtalk = await startFakeDingTalk();
+    const stream = {
+      ...dingtalkSettings(dingtalk, { aesKey: randomDingTalkAesKey(), token: 'metrics-test-token' }, MAPPING),
+      DINGTALK_EVENT_MODE: 'stream',
+    };
+    api = await apiProcess('api-metrics', { ...env, ...sampled, ...stream, METRICS_PORT: String(ports.api) });
     worker = workerProcess('worker-metrics', {
       ...env,
       ...sampled,
@@ -110,10 +130,12 @@ describe('metrics on METRICS_PORT', () => {
       METRICS_PORT: String(ports.worker),
     });
     await Promise.all([api.start(), worker.start()]);
+    await until('the API connected to the DingTalk Stream', () => dingtalk.stream.openConnections() === 1);
   });
   after(async () => {
     await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
     await new Promise((resolve) => downstream.close(resolve));
+    await dingtalk.close();
     await service.stop();
   });
 
@@ -253,7 +275,48 @@ describe('metrics on METRICS_PORT', () => {
     assert.equal((await sendApproval(api.url, approval(approvalNo, sku))).status, 422);
     assert.deepEqual(refused(await scrape(ports.api)), { webhook: 1, mcp: 0, feishu: 0, dingtalk: 0, wecom: 0 });
   });
-  // After an order (delivered), a refusal and a compensation, the tests above: the series exist.
+  it('exports an OA event connection’s state: 1 while up, 0 while its gateway is away, 1 once back', async () => {
+    const connection = async () =>
+      (await scrape(ports.api)).find(
+        (sample) => sample.name === 'orders_oa_connection_up' && sample.labels.vendor === 'dingtalk',
+      )?.value;
+    await eventually('orders_oa_connection_up{vendor="dingtalk"} at 1', async () =>
+      (await connection()) === 1 ? true : undefined,
+    );
+    dingtalk.stream.stop();
+    await eventually('orders_oa_connection_up{vendor="dingtalk"} at 0', async () =>
+      (await connection()) === 0 ? true : undefined,
+    );
+    dingtalk.stream.start();
+    await eventually('orders_oa_connection_up{vendor="dingtalk"} at 1 again', async () =>
+      (await connection()) === 1 ? true : undefined,
+    );
+  });
+
+  it('counts a workflow task that fails, by its reason and workflow type, as the SDK exports it', async () => {
+    // A type the worker's bundle does not export: its first task fails (WorkflowError), as a task of
+    // code that throws does, and the server gives it again.
+    const workflowType = 'metricsTestUnknownWorkflow';
+    const handle = await service.temporal.workflow.start(workflowType, {
+      taskQueue: service.config.temporal.taskQueue,
+      workflowId: `metrics-failing-task-${randomUUID()}`,
+    });
+    try {
+      const failed = await eventually('the worker to count the failed workflow task', async () => {
+        const count = total(await scrape(ports.worker), 'temporal_workflow_task_execution_failed_total', {
+          failure_reason: 'WorkflowError',
+          workflow_type: workflowType,
+        });
+        return count >= 1 ? count : undefined;
+      });
+      assert.ok(failed >= 1, `${failed} failures counted`);
+    } finally {
+      await handle.terminate('the metrics test saw its workflow task fail');
+    }
+  });
+
+  // After an order (delivered), a refusal, a compensation, a connection and a failed workflow task,
+  // the tests above: the series exist.
   it('exports every metric the alert rules and the dashboard query', async () => {
     const [fromApi, fromWorker] = [await scrapeText(ports.api), await scrapeText(ports.worker)];
     const samples = new Set(parseExposition(`${fromApi}\n${fromWorker}`).map((sample) => sample.name));

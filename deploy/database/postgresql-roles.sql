@@ -8,6 +8,13 @@
 CREATE ROLE orders_owner LOGIN;
 CREATE ROLE orders_app LOGIN;
 CREATE DATABASE orders OWNER orders_owner;
+-- The innermost rung of the timeout ladder, on every connection of the application role, however
+-- it connects: the service sets the same at connect (DB_STATEMENT_TIMEOUT_MS, 2 s by default), but
+-- behind a transaction-mode pooler (DATABASE_URL with pgbouncer=true) it cannot, and it refuses to
+-- start unless the role sets them, no longer than DB_STATEMENT_TIMEOUT_MS.
+ALTER ROLE orders_app SET statement_timeout = '2s';
+ALTER ROLE orders_app SET lock_timeout = '2s';
+ALTER ROLE orders_app SET idle_in_transaction_session_timeout = '10s';
 
 -- connected to the orders database:
 

@@ -12,6 +12,7 @@ import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
+import { roleTimeoutWanted } from '../../services/db/transaction-pooler.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
@@ -59,7 +60,12 @@ await runMain(
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
     // It never migrates: a schema behind this build, or a key column that does not compare bytes,
     // stops it before it answers a tool call.
-    await prepareDatabase({ prisma, migrateWith: undefined, log });
+    await prepareDatabase({
+      prisma,
+      migrateWith: undefined,
+      log,
+      roleTimeoutMs: roleTimeoutWanted(config, databaseUrl),
+    });
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));
     // No token here: whoever can start the bin already has the operator's own access to the
     // database and Temporal. Its decisions are marked as taken over stdio.

@@ -1,22 +1,27 @@
 // What a process checks of its database before it serves: the schema is the one this build was
 // written for (applied here when MIGRATE_ON_START is on, refused with the missing migrations' names
-// when it is off), and every key column compares bytes.
+// when it is off), every key column compares bytes, and behind a transaction pooler the role gives
+// its connections the timeouts the process could not set.
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/env.js';
 import { checkKeyColumns } from './key-columns.js';
 import { migrate, pendingMigrations } from './migrate.js';
 import type { PrismaClient } from './prisma-client.js';
 import { storeOf } from './stores/store.js';
+import { roleTimeoutProblems } from './transaction-pooler.js';
 
 export interface DatabaseAtStart {
   prisma: PrismaClient;
   /** The URL to migrate over (the API and the worker with MIGRATE_ON_START); undefined: never migrate. */
   migrateWith: string | undefined;
   log: Pick<Logger, 'info'>;
+  /** Behind a transaction pooler: the statement timeout the role must give (roleTimeoutWanted). */
+  roleTimeoutMs?: number | undefined;
 }
 
 /** Applies or refuses a schema behind this build, then refuses key columns that do not compare bytes. */
-export async function prepareDatabase({ prisma, migrateWith, log }: DatabaseAtStart): Promise<void> {
+export async function prepareDatabase({ prisma, migrateWith, log, roleTimeoutMs }: DatabaseAtStart): Promise<void> {
+  if (roleTimeoutMs !== undefined) await checkRoleTimeouts(prisma, roleTimeoutMs);
   if (migrateWith) {
     // Several API and worker processes may start together: the runner serialises them with a lock.
     const applied = await migrate(migrateWith);
@@ -38,4 +43,17 @@ export async function refuseSchemaBehind(prisma: PrismaClient): Promise<void> {
     `the database schema is behind this build: ${pending.length} migration(s) not applied (${pending.join(', ')}); ` +
       'run the migrate job (npm run start:migrate, or npm run migrate) or start with MIGRATE_ON_START=true',
   ]);
+}
+
+/** Refuses, as a ConfigError, a role whose connections would run without the ladder's timeouts. */
+export async function checkRoleTimeouts(prisma: PrismaClient, statementTimeoutMs: number): Promise<void> {
+  const rows = await prisma.$queryRawUnsafe<{ name: string; setting: string; role: string }[]>(
+    `SELECT name, setting, current_user AS role FROM pg_settings WHERE name IN ('statement_timeout', 'lock_timeout')`,
+  );
+  const ms = (name: string) => Number(rows.find((row) => row.name === name)?.setting ?? 0);
+  const problems = roleTimeoutProblems(
+    { role: rows[0]?.role ?? 'the role', statement_timeout: ms('statement_timeout'), lock_timeout: ms('lock_timeout') },
+    statementTimeoutMs,
+  );
+  if (problems.length > 0) throw new ConfigError(problems);
 }

@@ -12,6 +12,7 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { PrismaClient as MysqlPrismaClient } from './generated/prisma-mysql/client.js';
 import { mysqlConnection } from './stores/mysql-connection.js';
 import { statementsFor, storeOfUrl } from './stores/store.js';
+import { behindTransactionPooler, withoutPoolerFlag } from './transaction-pooler.js';
 
 export type { PrismaClient };
 export type Db = PrismaClient;
@@ -48,14 +49,21 @@ export function createPrismaClient(options: DbOptions): PrismaClient {
   if (store !== 'postgresql') throw new Error('DATABASE_URL must be a postgresql:// or mysql:// connection URL');
   // The pool is built here rather than by the adapter, so that its counts can be read
   // (poolCounts); the adapter ends it when the client disconnects, as it ends a pool of its own.
+  // Behind a transaction pooler the role carries the timeouts (transaction-pooler.ts): the pooler
+  // refuses any sent at connect.
+  const pooled = behindTransactionPooler(options.databaseUrl);
   const pool = new pg.Pool({
-    connectionString: options.databaseUrl,
+    connectionString: pooled ? withoutPoolerFlag(options.databaseUrl) : options.databaseUrl,
     max: options.poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs,
-    statement_timeout: options.statementTimeoutMs,
-    lock_timeout: options.statementTimeoutMs,
-    // A transaction left open by a dead process must not hold row locks for long.
-    idle_in_transaction_session_timeout: Math.max(options.statementTimeoutMs * 5, 10_000),
+    ...(pooled
+      ? {}
+      : {
+          statement_timeout: options.statementTimeoutMs,
+          lock_timeout: options.statementTimeoutMs,
+          // A transaction left open by a dead process must not hold row locks for long.
+          idle_in_transaction_session_timeout: Math.max(options.statementTimeoutMs * 5, 10_000),
+        }),
     application_name: 'exactly-once-orders',
   });
   // The adapter declares its pool with its own, newer copy of @types/pg; at run time both are the

@@ -3,6 +3,7 @@
 // idempotency records are kept, and how often the scheduled safety nets look for duplicates.
 import { z } from 'zod';
 import { storeOfUrl } from './stores/store-of-url.js';
+import { behindTransactionPooler } from './transaction-pooler.js';
 
 const connectionUrlSetting = z
   .string()
@@ -63,6 +64,20 @@ export function databaseFrom(env: DatabaseEnv): DatabaseConfig {
 /** Both URLs name one store: migrations written for one cannot run on the other. */
 export function databaseProblems(env: DatabaseEnv): string[] {
   const { DATABASE_URL: url, DATABASE_MIGRATION_URL: migrationUrl } = env;
-  if (!url || !migrationUrl || storeOfUrl(url) === storeOfUrl(migrationUrl)) return [];
-  return ['DATABASE_MIGRATION_URL: must name the same store as DATABASE_URL (both postgresql:// or both mysql://)'];
+  const problems: string[] = [];
+  if (url && migrationUrl && storeOfUrl(url) !== storeOfUrl(migrationUrl)) {
+    problems.push(
+      'DATABASE_MIGRATION_URL: must name the same store as DATABASE_URL (both postgresql:// or both mysql://)',
+    );
+  }
+  // The migrations hold a session lock, which a transaction pooler hands to another client.
+  if (behindTransactionPooler(migrationUrl)) {
+    problems.push('DATABASE_MIGRATION_URL: a direct connection, not through a transaction pooler (pgbouncer=true)');
+  } else if (!migrationUrl && env.MIGRATE_ON_START && behindTransactionPooler(url)) {
+    problems.push(
+      'MIGRATE_ON_START: the migrations cannot run through the transaction pooler DATABASE_URL names (pgbouncer=true): ' +
+        'set DATABASE_MIGRATION_URL to a direct connection, or MIGRATE_ON_START=false with a migrate job',
+    );
+  }
+  return problems;
 }

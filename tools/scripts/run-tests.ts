@@ -32,7 +32,10 @@ const { values, positionals } = parseArgs({
   },
 });
 
-/** Files with stacks of their own: one at a time, so no two of them load the machine together. */
+/**
+ * Files with stacks of their own, and the release build: one at a time, so no two of them load the
+ * machine together.
+ */
 const OWN_STACKS = new Set([
   // Starts a Temporal and a PostgreSQL of its own and kills and restarts them.
   'test/chaos/fault-proof.test.ts',
@@ -40,6 +43,9 @@ const OWN_STACKS = new Set([
   'test/chaos/explorer.test.ts',
   // nginx's read timeouts in front of instances that are slow or killed on purpose.
   'test/integration/gateway.test.ts',
+  // Builds, packs and installs the release before its first test: a minute of both cores, which
+  // this lane has to spare (the time table at the end of every run) and the other lane has not.
+  'test/integration/production-install.test.ts',
 ]);
 
 /**
@@ -48,8 +54,6 @@ const OWN_STACKS = new Set([
  */
 const LONGEST_FIRST = [
   'test/integration/operator-cli.test.ts',
-  // Builds, packs and installs the release before its first test.
-  'test/integration/production-install.test.ts',
   'test/integration/openapi-fuzz.test.ts',
   'test/integration/scale-out.test.ts',
   'test/integration/temporal-tls.test.ts',
@@ -84,6 +88,16 @@ const MACHINE_PACKAGES = [
     recommends: false,
     files: ['test/integration/prometheus-rules.test.ts'],
     present: () => spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0,
+  },
+  {
+    // A transaction-mode pooler in front of the application role's PostgreSQL.
+    packages: ['pgbouncer'],
+    recommends: false,
+    files: ['test/integration/transaction-pooler.test.ts'],
+    present: () =>
+      ['pgbouncer', '/usr/sbin/pgbouncer'].some(
+        (bin) => spawnSync(bin, ['--version'], { stdio: 'ignore' }).status === 0,
+      ),
   },
   {
     packages: CONTAINER_PACKAGES,
@@ -319,7 +333,7 @@ async function main(): Promise<number> {
       sideBySide > 1
         ? [
             {
-              name: 'the files with stacks of their own, one at a time',
+              name: 'the files with stacks of their own and the release build, one at a time',
               files: ownStacks,
               concurrency: 1,
               live: false,

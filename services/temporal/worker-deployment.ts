@@ -5,6 +5,8 @@ import { type Client, isGrpcServiceError } from '@temporalio/client';
 
 /** gRPC's NOT_FOUND. */
 const NOT_FOUND = 5;
+/** WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING: no longer current or ramping, pinned runs maybe left. */
+const VERSION_DRAINING = 4;
 
 export interface BuildRuns {
   buildId: string;
@@ -14,6 +16,11 @@ export interface BuildRuns {
   openRuns: number;
   /** Of those, the ones pinned to it: its workers may stop only once this is 0. */
   pinnedRuns: number;
+  /**
+   * The server still counts it as draining: a run pinned to it may not show in the counts yet
+   * (visibility lags), so the server's own verdict is waited for too.
+   */
+  draining: boolean;
 }
 
 export interface DeploymentRuns {
@@ -70,6 +77,7 @@ export async function runsByBuild(client: Client, namespace: string, deploymentN
             : 'none',
       openRuns: open.count,
       pinnedRuns: pinned.count,
+      draining: Number(summary.status ?? 0) === VERSION_DRAINING,
     });
   }
   return { deploymentName, rampingPercentage: routing?.rampingVersionPercentage ?? 0, builds };
@@ -162,6 +170,7 @@ export function stillNeeded(runs: DeploymentRuns, buildId: string): string[] {
     ...(build.routing === 'current' ? ['it is current: new runs go there'] : []),
     ...(build.routing === 'ramping' ? [`it is ramping: ${runs.rampingPercentage}% of new runs go there`] : []),
     ...(build.pinnedRuns > 0 ? [`${build.pinnedRuns} run(s) pinned to it are open`] : []),
+    ...(build.pinnedRuns === 0 && build.draining ? ['the server does not count it drained yet'] : []),
   ];
 }
 

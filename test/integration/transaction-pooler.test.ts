@@ -3,8 +3,10 @@
 // the application role through the pooler with `pgbouncer=true`. An approval becomes one order and
 // its redelivery is a duplicate. Without the flag the processes cannot even connect (the pooler
 // refuses the timeouts they send at connect); with it, a role that does not set those timeouts
-// itself is refused at start, naming the statement that fixes it.
+// itself is refused at start, naming the statement that fixes it; and the migrate command will not
+// take its session lock through the pooler.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
@@ -37,7 +39,7 @@ describe('behind PgBouncer in transaction mode', () => {
       (error: unknown) => String(error),
     );
     await api.kill('SIGKILL');
-    assert.ok(started !== undefined, 'the API started');
+    assert.ok(started !== undefined, 'the API refused to start');
     return `${started}\n${api.output()}`;
   }
 
@@ -93,6 +95,22 @@ describe('behind PgBouncer in transaction mode', () => {
   it('cannot connect through it without pgbouncer=true: the pooler refuses the timeouts sent at connect', async () => {
     const refusal = await refusalOf(pooler.urlOf(roles.appUrl));
     assert.match(refusal, /unsupported startup parameter: statement_timeout/);
+  });
+
+  it('keeps the migrate command off the pooler: it stops before taking a session lock there', () => {
+    const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'services/db/migrate-main.ts'], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        DATABASE_URL: pooledUrl,
+        DATABASE_MIGRATION_URL: '',
+        MIGRATE_ON_START: 'false',
+        LOG_LEVEL: 'info',
+      },
+    });
+    assert.equal(migrate.status, 1, migrate.stderr);
+    assert.match(`${migrate.stdout}${migrate.stderr}`, /the migrations need a direct connection/);
+    assert.doesNotMatch(`${migrate.stdout}${migrate.stderr}`, new RegExp(roles.password), 'no password');
   });
 
   it('refuses to start when the role leaves a timeout unset, naming the ALTER ROLE that sets it', async () => {

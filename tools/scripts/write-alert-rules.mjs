@@ -183,7 +183,7 @@ function prometheusRuleText(rules) {
   const text = `# The alert and recording rules of deploy/prometheus/orders.rules.yml for the Prometheus Operator,
 # written by \`npm run deploy:alerts\` (tools/scripts/write-alert-rules.mjs): edit the rules file and
 # run it, never this file. The Operator's Prometheus loads it when its ruleSelector selects it: add
-# the label yours selects on (kube-prometheus-stack's: \`release: <its release name>\`). The rules
+# the label yours selects on with the patch in this folder's kustomization.yaml. The rules
 # expect the jobs \`orders-api\` and \`orders-worker\`, which a PodMonitor with
 # \`jobLabel: app.kubernetes.io/name\` gives the pods of api.yaml and worker.yaml.
 apiVersion: monitoring.coreos.com/v1

@@ -23,6 +23,15 @@ import {
   type Values,
 } from './shared.js';
 
+/** Who runs the command, for the server's record; a container's user may have no passwd entry. */
+function whoRuns(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
 const ACTIONS = ['ramp', 'promote', 'drained', 'retire'] as const;
 type Action = (typeof ACTIONS)[number];
 
@@ -172,7 +181,7 @@ export const buildsCommand: Command = {
       namespace: context.config.temporal.namespace,
       deploymentName: name,
       buildId,
-      identity: `orders-cli:${userInfo().username}`,
+      identity: `orders-cli:${whoRuns()}`,
     };
     return act(context, action as Action, target, values);
   },

@@ -1,6 +1,7 @@
 // DingTalk's settings (docs/connectors.md): the app's key and secret, the HTTP callback's aes_key
 // and token, the open API's address, and how events arrive; and the connector's part of the configuration.
 import { z } from 'zod';
+import type { VendorSettings } from '../vendor-settings.js';
 import { httpUrlSetting } from '../../services/config/setting-types.js';
 
 export const dingtalkSettings = {
@@ -63,3 +64,12 @@ export function dingtalkStreamFrom(env: DingTalkEnv, problems: string[]): DingTa
   }
   return dingtalkFrom(env, true);
 }
+
+/** The DingTalk connector's part of the configuration (vendors/settings.ts). */
+export const dingtalkConnectorSettings = {
+  settings: dingtalkSettings,
+  required: ['DINGTALK_APP_KEY', 'DINGTALK_APP_SECRET', 'DINGTALK_AES_KEY', 'DINGTALK_TOKEN'],
+  from: (env, problems, on) =>
+    env.DINGTALK_EVENT_MODE === 'stream' ? dingtalkStreamFrom(env, problems) : on() ? dingtalkFrom(env) : undefined,
+  events: (config) => [...(config.callback ? ['callback'] : []), ...(config.stream ? ['stream'] : [])],
+} satisfies VendorSettings<typeof dingtalkSettings, DingTalkConfig>;

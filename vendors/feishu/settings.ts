@@ -1,6 +1,7 @@
 // Feishu's settings (docs/connectors.md): the app's id and secret, the callback's two keys, the
 // open API's address, and how events reach the service; and the connector's part of the configuration.
 import { z } from 'zod';
+import type { VendorSettings } from '../vendor-settings.js';
 import { httpUrlSetting } from '../../services/config/setting-types.js';
 
 /** How Feishu's events reach the service: `callback` (POST /webhooks/feishu) or `long-connection`. */
@@ -42,11 +43,7 @@ const FEISHU_APP_ID_FORM = /^cli_[0-9a-fA-F]{16}$/;
  * only (it is authenticated when its endpoint is discovered, and events arrive in plaintext); the
  * callback's two keys, when both are set too, keep `POST /webhooks/feishu` on beside it, for a migration.
  */
-export function feishuFrom(
-  env: FeishuEnv,
-  problems: string[],
-  on: (vendor: 'feishu') => boolean,
-): FeishuConfig | undefined {
+export function feishuFrom(env: FeishuEnv, problems: string[], on: () => boolean): FeishuConfig | undefined {
   const app = (callback: FeishuConfig['callback']): FeishuConfig => ({
     appId: env.FEISHU_APP_ID as string,
     appSecret: env.FEISHU_APP_SECRET as string,
@@ -58,7 +55,7 @@ export function feishuFrom(
     env.FEISHU_ENCRYPT_KEY && env.FEISHU_VERIFICATION_TOKEN
       ? { encryptKey: env.FEISHU_ENCRYPT_KEY, verificationToken: env.FEISHU_VERIFICATION_TOKEN }
       : undefined;
-  if (env.FEISHU_EVENT_MODE === 'callback') return on('feishu') ? app(callbackKeys()) : undefined;
+  if (env.FEISHU_EVENT_MODE === 'callback') return on() ? app(callbackKeys()) : undefined;
 
   const problemsBefore = problems.length;
   const missing = (['FEISHU_APP_ID', 'FEISHU_APP_SECRET'] as const).filter((name) => env[name] === undefined);
@@ -81,3 +78,16 @@ export function feishuFrom(
   }
   return problems.length === problemsBefore ? app(callbackKeys()) : undefined;
 }
+
+/** The Feishu connector's part of the configuration (vendors/settings.ts). */
+export const feishuConnectorSettings = {
+  settings: feishuSettings,
+  // The Encrypt Key is what Feishu signs with: a callback without it could be checked only by the
+  // token inside the body, after parsing whatever an unauthenticated caller sent.
+  required: ['FEISHU_APP_ID', 'FEISHU_APP_SECRET', 'FEISHU_ENCRYPT_KEY', 'FEISHU_VERIFICATION_TOKEN'],
+  from: feishuFrom,
+  events: (config) => [
+    ...(config.callback ? ['callback'] : []),
+    ...(config.eventMode === 'long-connection' ? ['long-connection'] : []),
+  ],
+} satisfies VendorSettings<typeof feishuSettings, FeishuConfig>;

@@ -1,6 +1,7 @@
 // WeCom's settings (docs/connectors.md): the corp id, the approval-reading app's secret, the
 // callback's token and EncodingAESKey, and the open API's address; and the connector's part of the configuration.
 import { z } from 'zod';
+import type { VendorSettings } from '../vendor-settings.js';
 import { httpUrlSetting } from '../../services/config/setting-types.js';
 
 export const wecomSettings = {
@@ -34,3 +35,11 @@ export function wecomFrom(env: WeComEnv): WeComConfig {
     apiBaseUrl: env.WECOM_API_BASE_URL,
   };
 }
+
+/** The WeCom connector's part of the configuration (vendors/settings.ts). */
+export const wecomConnectorSettings = {
+  settings: wecomSettings,
+  required: ['WECOM_CORP_ID', 'WECOM_AGENT_SECRET', 'WECOM_TOKEN', 'WECOM_ENCODING_AES_KEY'],
+  from: (env, _problems, on) => (on() ? wecomFrom(env) : undefined),
+  events: () => ['callback'],
+} satisfies VendorSettings<typeof wecomSettings, WeComConfig>;

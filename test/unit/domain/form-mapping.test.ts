@@ -258,11 +258,7 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
     assert.equal(config.connectors.wecom?.corpId, 'ww0123456789abcdef');
     assert.equal(config.connectors.wecom?.apiBaseUrl, 'https://qyapi.weixin.qq.com');
     assert.deepEqual(connectorStates(config), {
-      feishu: 'off',
-      feishuEvents: [],
-      dingtalk: 'off',
-      dingtalkEvents: [],
-      wecom: 'on',
+      vendors: { feishu: 'off', dingtalk: 'off', wecom: ['callback'] },
       formMapping: EXAMPLE,
     });
     const refusedWith = (env: Record<string, string>, start: string) =>
@@ -297,7 +293,7 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       OA_FORM_MAPPING: EXAMPLE,
     });
     assert.deepEqual(
-      [alone.connectors.feishu?.eventMode, alone.connectors.feishu?.callback, connectorStates(alone).feishuEvents],
+      [alone.connectors.feishu?.eventMode, alone.connectors.feishu?.callback, connectorStates(alone).vendors.feishu],
       ['long-connection', undefined, ['long-connection']],
     );
     const both = loadConfig({
@@ -310,10 +306,10 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       encryptKey: feishu.FEISHU_ENCRYPT_KEY,
       verificationToken: feishu.FEISHU_VERIFICATION_TOKEN,
     });
-    assert.deepEqual(connectorStates(both).feishuEvents, ['callback', 'long-connection']);
+    assert.deepEqual(connectorStates(both).vendors.feishu, ['callback', 'long-connection']);
     const callbackOnly = loadConfig({ ...feishu, OA_FORM_MAPPING: EXAMPLE });
     assert.deepEqual(
-      [callbackOnly.connectors.feishu?.eventMode, connectorStates(callbackOnly).feishuEvents],
+      [callbackOnly.connectors.feishu?.eventMode, connectorStates(callbackOnly).vendors.feishu],
       ['callback', ['callback']],
       'callback by default',
     );

@@ -570,7 +570,7 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
     assert.equal(dingtalk?.stream, true);
     assert.equal(dingtalk?.callback, undefined);
     assert.equal(dingtalk?.apiBaseUrl, 'https://api.dingtalk.com', 'the endpoint is asked of DINGTALK_API_BASE_URL');
-    assert.deepEqual(connectorStates(config).dingtalkEvents, ['stream'], 'the start-up log names the one door');
+    assert.deepEqual(connectorStates(config).vendors.dingtalk, ['stream'], 'the start-up log names the one door');
   });
 
   it('in stream mode keeps the callback on beside it while both its keys are set: both doors during a move', () => {
@@ -578,7 +578,7 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
     const dingtalk = config.connectors.dingtalk;
     assert.equal(dingtalk?.stream, true);
     assert.equal(dingtalk?.callback?.token, 'ding-token');
-    assert.deepEqual(connectorStates(config).dingtalkEvents, ['callback', 'stream']);
+    assert.deepEqual(connectorStates(config).vendors.dingtalk, ['callback', 'stream']);
   });
 
   it('refuses stream mode without the app key or secret, and a callback key without the other, naming them', () => {

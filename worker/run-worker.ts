@@ -10,7 +10,6 @@ import { requireSetting } from '../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
 import { type WorkerSlots, workerSlots } from '../services/config/worker-slots.js';
 import { prepareDatabase } from '../services/db/database-at-start.js';
-import { roleTimeoutWanted } from '../services/db/transaction-pooler.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectClient, temporalTargetFrom } from '../services/temporal/connection.js';
@@ -133,7 +132,6 @@ export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['act
     prisma,
     migrateWith: config.migrateOnStart ? config.migrationUrl : undefined,
     log,
-    roleTimeoutMs: roleTimeoutWanted(config, databaseUrl),
   });
   // The process that runs the worker reports the waiting keys (docs/operations.md, "Metrics").
   const sampler = config.metrics

@@ -3,9 +3,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../services/config/env.js';
 import { requireSetting } from '../../services/config/process.js';
-import { checkRoleTimeouts, refuseSchemaBehind } from '../../services/db/database-at-start.js';
-import { checkKeyColumns } from '../../services/db/key-columns.js';
-import { roleTimeoutWanted } from '../../services/db/transaction-pooler.js';
+import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient, createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 
@@ -30,13 +28,10 @@ export function createContext(config: Config, progress: (line: string) => void):
     config,
     prisma: () =>
       (checked ??= (async () => {
-        const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
-        prisma = createPrismaClientFromConfig(config, databaseUrl);
-        const roleTimeoutMs = roleTimeoutWanted(config, databaseUrl);
-        if (roleTimeoutMs !== undefined) await checkRoleTimeouts(prisma, roleTimeoutMs);
-        // Under a collation that is not binary, `status APPROVAL:a1:MAIN` could show A1's order.
-        await refuseSchemaBehind(prisma);
-        await checkKeyColumns(prisma);
+        prisma = createPrismaClientFromConfig(config, requireSetting('DATABASE_URL', config.databaseUrl));
+        // It never migrates. Under a collation that is not binary, `status APPROVAL:a1:MAIN` could
+        // show A1's order.
+        await prepareDatabase({ prisma, migrateWith: undefined });
         return prisma;
       })()),
     temporal: () => (temporal ??= connectClient(temporalTargetFrom(config.temporal))),

@@ -10,7 +10,6 @@ import { requireSetting } from '../../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { workerSlots } from '../../services/config/worker-slots.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
-import { roleTimeoutWanted } from '../../services/db/transaction-pooler.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import {
   checkTlsHandshake,
@@ -81,7 +80,6 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     prisma,
     migrateWith: config.migrateOnStart ? config.migrationUrl : undefined,
     log,
-    roleTimeoutMs: roleTimeoutWanted(config, databaseUrl),
   });
   metrics.webhookRefusalsAtZero();
   // The waiting keys only where this process runs the worker: an API alone reports its memory.

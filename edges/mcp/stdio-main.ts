@@ -12,7 +12,6 @@ import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
-import { roleTimeoutWanted } from '../../services/db/transaction-pooler.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
@@ -64,7 +63,6 @@ await runMain(
       prisma,
       migrateWith: undefined,
       log,
-      roleTimeoutMs: roleTimeoutWanted(config, databaseUrl),
     });
     const temporal = createLazyClient(temporalTargetFrom(config.temporal));
     // No token here: whoever can start the bin already has the operator's own access to the

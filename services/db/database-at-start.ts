@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../config/env.js';
 import { checkKeyColumns } from './key-columns.js';
 import { migrate, pendingMigrations } from './migrate.js';
-import type { PrismaClient } from './prisma-client.js';
+import { type PrismaClient, timeoutLeftToRole } from './prisma-client.js';
 import { storeOf } from './stores/store.js';
 import { roleTimeoutProblems } from './transaction-pooler.js';
 
@@ -14,18 +14,18 @@ export interface DatabaseAtStart {
   prisma: PrismaClient;
   /** The URL to migrate over (the API and the worker with MIGRATE_ON_START); undefined: never migrate. */
   migrateWith: string | undefined;
-  log: Pick<Logger, 'info'>;
-  /** Behind a transaction pooler: the statement timeout the role must give (roleTimeoutWanted). */
-  roleTimeoutMs?: number | undefined;
+  /** Told which migrations were applied; only a process that migrates needs one. */
+  log?: Pick<Logger, 'info'>;
 }
 
 /** Applies or refuses a schema behind this build, then refuses key columns that do not compare bytes. */
-export async function prepareDatabase({ prisma, migrateWith, log, roleTimeoutMs }: DatabaseAtStart): Promise<void> {
+export async function prepareDatabase({ prisma, migrateWith, log }: DatabaseAtStart): Promise<void> {
+  const roleTimeoutMs = timeoutLeftToRole(prisma);
   if (roleTimeoutMs !== undefined) await checkRoleTimeouts(prisma, roleTimeoutMs);
   if (migrateWith) {
     // Several API and worker processes may start together: the runner serialises them with a lock.
     const applied = await migrate(migrateWith);
-    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    if (applied.length > 0) log?.info({ applied }, 'migrations applied');
   } else {
     await refuseSchemaBehind(prisma);
   }
@@ -46,7 +46,7 @@ export async function refuseSchemaBehind(prisma: PrismaClient): Promise<void> {
 }
 
 /** Refuses, as a ConfigError, a role whose connections would run without the ladder's timeouts. */
-export async function checkRoleTimeouts(prisma: PrismaClient, statementTimeoutMs: number): Promise<void> {
+async function checkRoleTimeouts(prisma: PrismaClient, statementTimeoutMs: number): Promise<void> {
   const rows = await prisma.$queryRawUnsafe<{ name: string; setting: string; role: string }[]>(
     `SELECT name, setting, current_user AS role FROM pg_settings WHERE name IN ('statement_timeout', 'lock_timeout')`,
   );

@@ -42,6 +42,8 @@ export interface PoolCounts {
 // What each client's pool holds, read from the pool it was built on: Prisma does not hand out
 // its adapter, so the pool is kept here.
 const pools = new WeakMap<PrismaClient, () => PoolCounts>();
+/** Clients behind a transaction pooler, and the statement timeout their role must give instead. */
+const leftToRole = new WeakMap<PrismaClient, number>();
 
 export function createPrismaClient(options: DbOptions): PrismaClient {
   const store = storeOfUrl(options.databaseUrl);
@@ -71,7 +73,16 @@ export function createPrismaClient(options: DbOptions): PrismaClient {
   const adapterPool = pool as unknown as ConstructorParameters<typeof PrismaPg>[0];
   const client = new PrismaClient({ adapter: new PrismaPg(adapterPool, { disposeExternalPool: true }) });
   pools.set(client, () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }));
+  if (pooled) leftToRole.set(client, options.statementTimeoutMs);
   return client;
+}
+
+/**
+ * Behind a transaction pooler, the statement timeout the client could not set on its connections,
+ * which their role must give them (checked at start: services/db/database-at-start.ts).
+ */
+export function timeoutLeftToRole(client: PrismaClient): number | undefined {
+  return leftToRole.get(client);
 }
 
 function createMysqlClient(options: DbOptions): PrismaClient {

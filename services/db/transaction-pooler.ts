@@ -46,11 +46,3 @@ export function roleTimeoutProblems(timeouts: RoleTimeouts, statementTimeoutMs: 
     ];
   });
 }
-
-/** Behind a transaction pooler, the statement timeout the role must give its connections. */
-export function roleTimeoutWanted(
-  config: { writePolicy: { statementTimeoutMs: number } },
-  databaseUrl: string,
-): number | undefined {
-  return behindTransactionPooler(databaseUrl) ? config.writePolicy.statementTimeoutMs : undefined;
-}

@@ -17,6 +17,13 @@ import { type RunningPgBouncer, startPgBouncer } from '../../tools/harness/pgbou
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import { approval, eventually, stackEnv, testConfig, uniqueApprovalNo } from '../../tools/harness/service.js';
 
+/** A pooler's URL as the service is told of it: `pgbouncer=true`. */
+function flagged(url: string): string {
+  const withFlag = new URL(url);
+  withFlag.searchParams.set('pgbouncer', 'true');
+  return withFlag.toString();
+}
+
 /** The roles file's timeouts are 2 s: the service's default, which the processes run with here. */
 const STATEMENT_TIMEOUT_MS = '2000';
 
@@ -48,9 +55,7 @@ describe('behind PgBouncer in transaction mode', () => {
     await migrate(roles.ownerUrl);
     pooler = await startPgBouncer(roles.appUrl);
     stops.unshift(() => pooler.stop());
-    const url = new URL(pooler.urlOf(roles.appUrl));
-    url.searchParams.set('pgbouncer', 'true');
-    pooledUrl = url.toString();
+    pooledUrl = flagged(pooler.urlOf(roles.appUrl));
     owner = new pg.Pool({ connectionString: roles.ownerUrl, max: 2 });
     stops.unshift(() => owner.end());
   });
@@ -126,9 +131,7 @@ describe('behind PgBouncer in transaction mode', () => {
     // A pooler of its own: the first one's server connections began with the old setting and keep it.
     const fresh = await startPgBouncer(roles.appUrl);
     stops.unshift(() => fresh.stop());
-    const url = new URL(fresh.urlOf(roles.appUrl));
-    url.searchParams.set('pgbouncer', 'true');
-    const refusal = await refusalOf(url.toString());
+    const refusal = await refusalOf(flagged(fresh.urlOf(roles.appUrl)));
     assert.match(
       refusal,
       new RegExp(`${role}'s lock_timeout is unset: ALTER ROLE ${role} SET lock_timeout = '2000ms'`),

@@ -35,6 +35,9 @@ function whoRuns(): string {
 const ACTIONS = ['ramp', 'promote', 'drained', 'retire'] as const;
 type Action = (typeof ACTIONS)[number];
 
+/** Why the server may refuse to route to a build: none of its workers has polled yet. */
+const NOT_POLLED_YET = 'Are its workers running? They register the build when they first poll.';
+
 /** How often `drained --wait-seconds` asks again. */
 const DRAINED_POLL_MS = 2_000;
 
@@ -100,7 +103,7 @@ async function act(context: CommandContext, action: Action, target: BuildTarget,
     try {
       await rampBuild(client, target, percentage, waiting);
     } catch (error) {
-      return refused(action, target, error, 'Are its workers running? They register the build when they first poll.');
+      return refused(action, target, error, NOT_POLLED_YET);
     }
     return {
       ok: true,
@@ -112,7 +115,7 @@ async function act(context: CommandContext, action: Action, target: BuildTarget,
     try {
       await promoteBuild(client, target, waiting);
     } catch (error) {
-      return refused(action, target, error, 'Are its workers running? They register the build when they first poll.');
+      return refused(action, target, error, NOT_POLLED_YET);
     }
     return {
       ok: true,

@@ -6,7 +6,7 @@
 // which activity failures are retried (domain/error-classification.ts).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { errorInChain, isDatabaseTransient, isTemporalUnreachable } from '../domain/error-classification.js';
-import { IdempotencyConflictError, messageOf } from '../domain/errors.js';
+import { IdempotencyConflictError, KeySourceConflictError, messageOf } from '../domain/errors.js';
 import type { FieldError } from '../domain/order-input.js';
 import { NoPendingDecisionError, NothingToCompensateError } from './operator-decisions.js';
 import { IntakeOverloadedError } from './load-shedding.js';
@@ -39,7 +39,15 @@ interface Said {
  */
 export type FailureOutcome = Said &
   (
-    | { kind: 'conflict'; slug: 'idempotency-key-conflict'; idempotencyKey: string; differences: readonly string[] }
+    | {
+        kind: 'conflict';
+        slug: 'idempotency-key-conflict';
+        idempotencyKey: string;
+        /** What differs from the key's order; none when the key is held through another door. */
+        differences: readonly string[];
+        /** The key belongs to another door (docs/architecture.md, decision 38): said alike at every door. */
+        heldElsewhere: boolean;
+      }
     | { kind: 'conflict'; slug: 'workflow-already-started'; workflowId: string }
     | {
         kind: 'retry-later';
@@ -69,6 +77,25 @@ export function orderNotFound(idempotencyKey: string): FailureOutcome {
     idempotencyKey,
     message: `no order is known for ${idempotencyKey}`,
   };
+}
+
+/**
+ * What a key conflict says to its caller, in the same words at every door (HTTP, MCP). A key held
+ * through another door is said alike whoever holds it and whatever they sent: no holder, no
+ * difference, nothing to aim the next guess with. A conflict within one door names the fields that
+ * differ: its sender holds both orders and needs them to find its mistake (docs/security.md).
+ */
+export function conflictSentence(outcome: {
+  idempotencyKey: string;
+  differences: readonly string[];
+  heldElsewhere: boolean;
+}): string {
+  const { idempotencyKey, differences } = outcome;
+  if (outcome.heldElsewhere) return `${idempotencyKey} is already taken by an earlier delivery`;
+  return (
+    `${idempotencyKey} was already used for a different order` +
+    (differences.length > 0 ? `: ${differences.join(', ')} differ` : '')
+  );
 }
 
 /** Input refused field by field, each named by its JSON pointer; nothing was started. */
@@ -101,6 +128,7 @@ export function failureOutcome(error: unknown): FailureOutcome {
       slug: 'idempotency-key-conflict',
       idempotencyKey: conflict.key,
       differences: conflict.differences,
+      heldElsewhere: conflict instanceof KeySourceConflictError,
       message,
     };
   }

@@ -141,16 +141,35 @@ export async function listOrdersAwaitingDecision(
     .slice(0, limit);
 }
 
-/** The open key source conflicts as waiting entries, with the holding claim's order where it names one. */
+/**
+ * The open key source conflicts as waiting entries, with the holding claim's order where it names
+ * one: from its record, or from the order row once the retention purge removed the record.
+ */
 async function listKeySourceConflictsAwaiting(prisma: PrismaClient, limit: number): Promise<AwaitingDecision[]> {
   const conflicts = await listOpenKeySourceConflicts(prisma, limit);
   if (conflicts.length === 0) return [];
-  const records = await prisma.idempotencyRecord.findMany({
-    where: { idempotentKey: { in: [...new Set(conflicts.map((conflict) => conflict.idempotencyKey))] } },
-  });
-  const requests = new Map(
-    records.map((record) => [record.idempotentKey, record.request as unknown as StoredRequest | null]),
-  );
+  const keys = [...new Set(conflicts.map((conflict) => conflict.idempotencyKey))];
+  const [records, orders] = await Promise.all([
+    prisma.idempotencyRecord.findMany({ where: { idempotentKey: { in: keys } } }),
+    prisma.orderMain.findMany({
+      where: { idempotentKey: { in: keys } },
+      select: { idempotentKey: true, customerId: true, currency: true, totalAmount: true },
+    }),
+  ]);
+  const requests = new Map<
+    string,
+    Pick<StoredRequest, 'totalAmount'> & { order: Pick<StoredRequest['order'], 'customerId' | 'currency'> }
+  >();
+  for (const order of orders) {
+    requests.set(order.idempotentKey, {
+      order: { customerId: order.customerId, currency: order.currency },
+      totalAmount: order.totalAmount.toFixed(4),
+    });
+  }
+  for (const record of records) {
+    const request = record.request as unknown as StoredRequest | null;
+    if (request) requests.set(record.idempotentKey, request);
+  }
   return conflicts.map((conflict) => {
     const key = conflict.idempotencyKey;
     const parts = parseIdempotencyKey(key);

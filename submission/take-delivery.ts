@@ -146,13 +146,16 @@ async function claimKey({ deps, input, claim, options, place, key, workflowId }:
  */
 async function settleAgainstOrder(
   delivery: Delivery,
-  { record, orderStatusAtPurge }: Claim,
+  { record, orderStatusAtPurge, orderSourceAtPurge }: Claim,
   orderFingerprint: string,
 ): Promise<Submission> {
   const { deps, claim, key, workflowId } = delivery;
   const incoming = claim.fingerprint;
-  // A record purged by retention took its door with it: the order row then judges alone.
-  if (record) await refuseAnotherSource(deps, record, claim, incoming === orderFingerprint);
+  // The key belongs to its door after the retention purge too: the order row kept it.
+  const holder: KeyHolder | undefined =
+    record ??
+    (orderSourceAtPurge && { idempotencyKey: key, source: orderSourceAtPurge, fingerprint: orderFingerprint });
+  if (holder) await refuseAnotherSource(deps, holder, claim, incoming === orderFingerprint);
   if (incoming !== null && orderFingerprint !== incoming) {
     const differences =
       record?.fingerprint === orderFingerprint && record.request && claim.request
@@ -292,31 +295,38 @@ function ranOutOfTime(
 }
 
 /**
- * A key belongs to the door that claimed it (docs/architecture.md, decision 38): a delivery through
- * another door is refused as a conflict — the same answer a conflict gets at that door, naming no
- * difference and no door — and, unlike a conflict within one door, it is made visible: counted
- * (`orders_key_source_conflicts_total{door}`) and recorded for `orders-cli awaiting`. The record is
- * written before the refusal: a failed write is the delivery's failure, and its sender tries again.
+ * Who holds a key: its record while there is one, else the door its order row kept when the
+ * retention purge removed the record, with the order's fingerprint.
+ */
+type KeyHolder = Pick<IdempotencyRecord, 'idempotencyKey' | 'source' | 'fingerprint'>;
+
+/**
+ * A key belongs to the door that claimed it (docs/architecture.md, decision 38), also after the
+ * retention purge: a delivery through another door is refused as a conflict — one answer at every
+ * door, naming neither the holder nor a difference — and, unlike a conflict within one door, it is
+ * made visible: recorded for `orders-cli awaiting`, then counted
+ * (`orders_key_source_conflicts_total{door}`). The record is written first: a failed write is the
+ * delivery's failure, its sender tries again, and the retry is the one refusal counted.
  */
 async function refuseAnotherSource(
   deps: SubmissionDeps,
-  record: IdempotencyRecord,
+  holder: KeyHolder,
   claim: Pick<NewRecord, 'fingerprint' | 'source'>,
   sameOrder: boolean,
 ): Promise<void> {
-  if (!isKeySourceConflict(record.source, claim.source, sameOrder)) return;
-  deps.metrics?.keySourceConflict(claim.source);
+  if (!isKeySourceConflict(holder.source, claim.source, sameOrder)) return;
   await recordKeySourceConflict(deps.prisma, {
-    idempotencyKey: record.idempotencyKey,
+    idempotencyKey: holder.idempotencyKey,
     door: claim.source,
-    claimedBy: record.source,
+    claimedBy: holder.source,
     fingerprint: claim.fingerprint,
   });
+  deps.metrics?.keySourceConflict(claim.source);
   throw new KeySourceConflictError(
-    record.idempotencyKey,
-    record.source,
+    holder.idempotencyKey,
+    holder.source,
     claim.source,
-    record.fingerprint ?? '',
+    holder.fingerprint ?? '',
     claim.fingerprint ?? '',
   );
 }

@@ -3,7 +3,7 @@
 // Retry-After. The refusals only HTTP has (body size, media type, signature, malformed JSON, no
 // such route) are built where fastify meets them, in app.ts.
 import type { FieldError } from '../../domain/order-input.js';
-import type { FailureOutcome } from '../../submission/failure-outcome.js';
+import { conflictSentence, type FailureOutcome } from '../../submission/failure-outcome.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 // Relative references (RFC 9457 §3.1.1), documented in docs/http-api.md, "Errors".
@@ -94,10 +94,9 @@ export function problemFor(outcome: FailureOutcome): HttpProblem {
   switch (outcome.slug) {
     case 'idempotency-key-conflict': {
       const { idempotencyKey, differences } = outcome;
-      const detail =
-        `${idempotencyKey} was already used for a different order` +
-        (differences.length > 0 ? `: ${differences.join(', ')} differ` : '');
-      return new HttpProblem(problem(slug, 422, 'Idempotency key conflict', detail, { idempotencyKey, differences }));
+      return new HttpProblem(
+        problem(slug, 422, 'Idempotency key conflict', conflictSentence(outcome), { idempotencyKey, differences }),
+      );
     }
     case 'workflow-already-started':
       return new HttpProblem(

@@ -5,7 +5,12 @@
 // (docs/architecture.md, decision 15); this file only words it for a model.
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FieldError } from '../../domain/order-input.js';
-import { failureOutcome, type FailureOutcome, invalidInput } from '../../submission/failure-outcome.js';
+import {
+  conflictSentence,
+  failureOutcome,
+  type FailureOutcome,
+  invalidInput,
+} from '../../submission/failure-outcome.js';
 
 /** The answer itself, plus the same JSON as text for clients that do not read structuredContent. */
 export function successResult(structured: Record<string, unknown>, sentence: string): CallToolResult {
@@ -52,12 +57,10 @@ export function failureResult(toolName: string, outcome: FailureOutcome): CallTo
   const again = `It is safe to call ${toolName} again with the same arguments in a few seconds.`;
   switch (outcome.slug) {
     case 'idempotency-key-conflict': {
-      const { idempotencyKey, differences } = outcome;
-      const what = differences.length > 0 ? `: ${differences.join(', ')} differ` : '';
       return refusal(
-        `Conflict: ${idempotencyKey} was already submitted with a different order${what}. Nothing was written and ` +
-          'the first order is unchanged. Calling again with these arguments will be refused again; an approval ' +
-          'whose order really changed needs a person to decide.',
+        `Conflict: ${conflictSentence(outcome)}. Nothing was written and what holds the key is unchanged. ` +
+          'Calling again with these arguments will be refused again; an approval whose order really changed ' +
+          'needs a person to decide.',
       );
     }
     case 'workflow-already-started':

@@ -57,6 +57,12 @@ export interface Claim {
   orderFingerprint: string | undefined;
   /** What the key had reached when the retention purge removed its record (with the order row). */
   orderStatusAtPurge: OrderStatus | undefined;
+  /**
+   * The door that claimed the key, kept on the order row when the retention purge removed its
+   * record: the key still belongs to it. Undefined while the record exists (its source says it),
+   * and for orders purged before the door was kept.
+   */
+  orderSourceAtPurge: KeySource | undefined;
 }
 
 /**
@@ -71,10 +77,16 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
   const claimed = await statementsFor(db).claimRecord(db, record);
   const orderFingerprint = claimed.orderFingerprint ?? undefined;
   const orderStatusAtPurge = (claimed.orderStatusAtPurge ?? undefined) as OrderStatus | undefined;
+  const orderSourceAtPurge = (claimed.orderSourceAtPurge ?? undefined) as KeySource | undefined;
   if (!claimed.record && orderFingerprint === undefined) {
     throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
   }
-  return { record: claimed.record && toRecord(claimed.record), orderFingerprint, orderStatusAtPurge };
+  return {
+    record: claimed.record && toRecord(claimed.record),
+    orderFingerprint,
+    orderStatusAtPurge,
+    orderSourceAtPurge,
+  };
 }
 
 /**

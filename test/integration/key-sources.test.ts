@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
 import { idempotencyKeyFor, KEY_SOURCES, type KeySource } from '../../domain/idempotency-key.js';
+import { purgeExpiredRecords } from '../../services/db/retention.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
 import { approvedDingTalkOrder, dingtalkApprovalPayload, dingtalkCallback } from '../../tools/harness/fake-dingtalk.js';
@@ -271,7 +272,7 @@ describe('a key belongs to the door that claimed it', () => {
     assert.deepEqual(await orderedQuantities(service.prisma, key), [1]);
   });
 
-  it('the webhook after a connector claimed the key: the usual 422, naming neither the connector nor its order', async () => {
+  it('the webhook after a connector claimed the key: a 422 that names neither the connector nor its order', async () => {
     const instance = uniqueApprovalNo('KSDT');
     const key = idempotencyKeyFor(instance, 'MAIN');
     const sku = await createSku(service.prisma, 100);
@@ -287,8 +288,83 @@ describe('a key belongs to the door that claimed it', () => {
     assert.equal(answer.statusCode, 422);
     const problem = answer.json<{ type: string; detail: string; differences: string[] }>();
     assert.deepEqual([problem.type.endsWith('/idempotency-key-conflict'), problem.differences], [true, []]);
-    assert.equal(problem.detail, `${key} was already used for a different order`);
+    assert.equal(problem.detail, `${key} is already taken by an earlier delivery`);
     assert.equal((await conflictsListed(key)).length, 1);
     assert.deepEqual(await orderedQuantities(service.prisma, key), [2]);
+  });
+
+  it('a conflicting delivery whose record failed to be written is counted once, when its retry is recorded', async () => {
+    const instance = uniqueApprovalNo('KSRT');
+    const key = idempotencyKeyFor(instance, 'MAIN');
+    const sku = await createSku(service.prisma, 100);
+    assert.equal((await deliver('dingtalk', instance, sku, 2)).status, 200);
+    await statusReaches(service, key, 'SUBMITTED');
+    // The database refuses the first write of this key's conflict row, once: a sequence, unlike a
+    // row, is not rolled back with the failing statement.
+    const suffix = instance.replace(/[^A-Za-z0-9]/g, '_').toLowerCase();
+    await service.prisma.$executeRawUnsafe(`CREATE SEQUENCE fail_once_${suffix}`);
+    await service.prisma.$executeRawUnsafe(`
+      CREATE FUNCTION fail_once_${suffix}() RETURNS trigger AS $$
+      BEGIN
+        IF NEW.idempotent_key = '${key}' AND nextval('fail_once_${suffix}') = 1 THEN
+          RAISE EXCEPTION 'the conflict row is not written this once';
+        END IF;
+        RETURN NEW;
+      END $$ LANGUAGE plpgsql`);
+    await service.prisma.$executeRawUnsafe(
+      `CREATE TRIGGER fail_once_${suffix} BEFORE INSERT ON key_source_conflict FOR EACH ROW EXECUTE FUNCTION fail_once_${suffix}()`,
+    );
+    try {
+      const before = refused.get('webhook') ?? 0;
+      const order = approval(instance, sku, {
+        order: { customerId: CUSTOMER, currency: 'CNY', lines: [{ sku, quantity: 3, unitPrice: '10.50' }] },
+      });
+      const failed = await postApproval(service, order);
+      assert.ok(failed.statusCode >= 500, `the failed write is the delivery's failure: ${failed.statusCode}`);
+      assert.equal(refused.get('webhook') ?? 0, before, 'nothing counted for a refusal that was not recorded');
+
+      assert.equal((await postApproval(service, order)).statusCode, 422, 'the sender retries: refused');
+      assert.equal(refused.get('webhook') ?? 0, before + 1, 'the retried delivery counted once');
+      const [row] = await conflictsListed(key);
+      assert.equal(row?.attempts, 1, 'and recorded once');
+    } finally {
+      await service.prisma.$executeRawUnsafe(`DROP TRIGGER fail_once_${suffix} ON key_source_conflict`);
+      await service.prisma.$executeRawUnsafe(`DROP FUNCTION fail_once_${suffix}()`);
+      await service.prisma.$executeRawUnsafe(`DROP SEQUENCE fail_once_${suffix}`);
+    }
+  });
+
+  it('a claim keeps its door after the retention purge: WeCom after an MCP claim is listed and counted, MCP again is a duplicate', async () => {
+    const spNo = `${new Date().toISOString().slice(0, 10).replaceAll('-', '')}${randomInt(1e9, 1e10)}`;
+    const key = idempotencyKeyFor(spNo, 'MAIN');
+    const sku = await createSku(service.prisma, 100);
+    assert.equal((await deliver('mcp', spNo, sku, 1)).status, 202);
+    await statusReaches(service, key, 'SUBMITTED');
+    // Retention zero: every settled, answered record goes now, this one among them.
+    await purgeExpiredRecords(service.prisma, { retentionDays: 0, dryRun: false });
+    assert.equal(await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }), null);
+    const before = refused.get('wecom') ?? 0;
+
+    const real = await deliver('wecom', spNo, sku, 5);
+    assert.equal(real.status, 200, 'WeCom is acknowledged as always');
+    await until('the refusal to be counted for wecom', () => refused.get('wecom') === before + 1);
+    const [listed] = await eventually('listed by awaiting', async () => {
+      const entries = await conflictsListed(key);
+      return entries.length > 0 ? entries : undefined;
+    });
+    assert.match(listed?.reason ?? '', /a wecom delivery was refused: the key was claimed through mcp/);
+    assert.deepEqual(
+      [listed?.customerId, listed?.totalAmount],
+      [CUSTOMER, '10.5000'],
+      'the holder read from its order',
+    );
+    assert.equal(vendors.wecom.reads(spNo), 0, 'the form of an approval whose key another door holds is not read');
+
+    const mcpRefusals = refused.get('mcp') ?? 0;
+    const again = await deliver('mcp', spNo, sku, 1);
+    assert.equal(again.status, 200, `the holder's own door: a duplicate, as before the purge (${again.body})`);
+    assert.equal(refused.get('mcp') ?? 0, mcpRefusals, 'not counted');
+    assert.equal((await conflictsListed(key)).length, 1, 'nothing new listed for the holding door');
+    assert.deepEqual(await orderedQuantities(service.prisma, key), [1], 'one order, the claim');
   });
 });

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createEventLedger, parseOrderCreatedEvent, type ReceivedEvent } from '../../examples/consumer/apply-once.js';
 import { ledgerStatements, openLedgerPool } from '../../examples/consumer/ledger-stores.js';
-import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { idempotencyKeyFor, type KeySource, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/env.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
@@ -279,10 +279,10 @@ describe('the order store on MySQL/MariaDB', () => {
     assert.deepEqual([after.orderCount, after.orderNos], [4, [...run].sort()]);
   });
 
-  it('the retention purge removes expired settled records, keeps the unanswered and the unsettled, and the order keeps what the key reached', async () => {
+  it('the retention purge removes expired settled records, keeps the unanswered and the unsettled, and the order keeps what the key reached and its door', async () => {
     const { prisma } = service;
     const sku = await createSku(prisma, 100);
-    const settle = async (prefix: string, status: string, answered: boolean) => {
+    const settle = async (prefix: string, status: string, answered: boolean, source: KeySource = 'webhook') => {
       const approvalNo = uniqueApprovalNo(prefix);
       const order = orderOf(approvalNo, sku);
       await claimRecord(prisma, {
@@ -291,7 +291,7 @@ describe('the order store on MySQL/MariaDB', () => {
         operation: 'MAIN',
         fingerprint: order.fingerprint,
         request: null,
-        source: 'webhook',
+        source,
         workflowId: `order-${order.idempotencyKey}`,
       });
       if (status !== 'FAILED') await write(prisma, order);
@@ -302,7 +302,7 @@ describe('the order store on MySQL/MariaDB', () => {
       });
       return order.idempotencyKey;
     };
-    const delivered = await settle('RD', 'DELIVERED', true);
+    const delivered = await settle('RD', 'DELIVERED', true, 'mcp');
     const submitted = await settle('RS', 'SUBMITTED', true);
     const unanswered = await settle('RU', 'DELIVERED', false);
     const failed = await settle('RF', 'FAILED', true);
@@ -318,13 +318,13 @@ describe('the order store on MySQL/MariaDB', () => {
     assert.ok(await findRecord(prisma, failed), 'waiting for an operator');
     const statuses = await prisma.orderMain.findMany({
       where: { idempotentKey: { in: [delivered, submitted] } },
-      select: { idempotentKey: true, statusAtPurge: true },
+      select: { idempotentKey: true, statusAtPurge: true, sourceAtPurge: true },
     });
-    assert.deepEqual(Object.fromEntries(statuses.map((row) => [row.idempotentKey, row.statusAtPurge])), {
-      [delivered]: 'DELIVERED',
-      [submitted]: 'SUBMITTED',
-    });
-    // A late redelivery finds the order, not a new claim.
+    assert.deepEqual(
+      Object.fromEntries(statuses.map((row) => [row.idempotentKey, [row.statusAtPurge, row.sourceAtPurge]])),
+      { [delivered]: ['DELIVERED', 'mcp'], [submitted]: ['SUBMITTED', 'webhook'] },
+    );
+    // A late redelivery finds the order and the door that holds the key, not a new claim.
     const [, approvalNo] = delivered.split(':');
     const claim = await claimRecord(prisma, {
       idempotencyKey: delivered,
@@ -335,7 +335,10 @@ describe('the order store on MySQL/MariaDB', () => {
       source: 'webhook',
       workflowId: `order-${delivered}`,
     });
-    assert.deepEqual([claim.record, claim.orderStatusAtPurge], [undefined, 'DELIVERED']);
+    assert.deepEqual(
+      [claim.record, claim.orderStatusAtPurge, claim.orderSourceAtPurge],
+      [undefined, 'DELIVERED', 'mcp'],
+    );
   });
 
   it("a lost COMMIT answer: the write's retry finds the committed order, and the key has one order", async () => {

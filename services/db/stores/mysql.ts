@@ -193,8 +193,8 @@ const duplicateScan: DuplicateScanStatements = {
 export const mysqlStatements: StoreStatements = {
   duplicateScan,
 
-  // The batch is chosen and locked first; the order rows keep the records' statuses before the
-  // records go (MySQL cannot name the deleted table in an UPDATE's subquery, nor return what it
+  // The batch is chosen and locked first; the order rows keep the records' statuses and doors before
+  // the records go (MySQL cannot name the deleted table in an UPDATE's subquery, nor return what it
   // deleted). The delete checks the rule again, as PostgreSQL's does.
   async purgeBatch(tx, mayGo, batchSize) {
     const batch = await tx.$queryRaw<{ idempotent_key: string }[]>`
@@ -203,7 +203,7 @@ export const mysqlStatements: StoreStatements = {
     const keys = Prisma.join(batch.map((row) => row.idempotent_key));
     await tx.$executeRaw`
       UPDATE order_main o JOIN idempotency_record r ON r.idempotent_key = o.idempotent_key
-      SET o.status_at_purge = r.status
+      SET o.status_at_purge = r.status, o.source_at_purge = r.source
       WHERE r.idempotent_key IN (${keys}) AND r.status IN ('SUBMITTED', 'DELIVERED')`;
     return tx.$executeRaw`DELETE r FROM idempotency_record r WHERE r.idempotent_key IN (${keys}) AND ${mayGo}`;
   },
@@ -229,16 +229,20 @@ export const mysqlStatements: StoreStatements = {
       FROM DUAL
       WHERE NOT EXISTS (SELECT 1 FROM order_main WHERE idempotent_key = ${record.idempotencyKey})
       ON DUPLICATE KEY UPDATE idempotent_key = idempotency_record.idempotent_key`;
-    const [row] = await db.$queryRaw<
-      (Partial<RecordRow> & { orderFingerprint: string | null; orderStatusAtPurge: string | null })[]
-    >`
-      SELECT o.fingerprint AS orderFingerprint, o.status_at_purge AS orderStatusAtPurge, ${RECORD_COLUMNS}
+    const [row] = await db.$queryRaw<(Partial<RecordRow> & Omit<ClaimRow, 'record'>)[]>`
+      SELECT o.fingerprint AS orderFingerprint, o.status_at_purge AS orderStatusAtPurge,
+             o.source_at_purge AS orderSourceAtPurge, ${RECORD_COLUMNS}
       FROM (SELECT 1 AS one) AS one
       LEFT JOIN idempotency_record r ON r.idempotent_key = ${record.idempotencyKey}
       LEFT JOIN order_main o ON o.idempotent_key = ${record.idempotencyKey}`;
-    if (!row) return { record: undefined, orderFingerprint: null, orderStatusAtPurge: null };
-    const { orderFingerprint, orderStatusAtPurge, ...stored } = row;
-    return { record: stored.idempotentKey ? (stored as RecordRow) : undefined, orderFingerprint, orderStatusAtPurge };
+    if (!row) return { record: undefined, orderFingerprint: null, orderStatusAtPurge: null, orderSourceAtPurge: null };
+    const { orderFingerprint, orderStatusAtPurge, orderSourceAtPurge, ...stored } = row;
+    return {
+      record: stored.idempotentKey ? (stored as RecordRow) : undefined,
+      orderFingerprint,
+      orderStatusAtPurge,
+      orderSourceAtPurge,
+    };
   },
 
   async decideFirstDelivery(db, idempotencyKey) {

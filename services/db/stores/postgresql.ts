@@ -5,6 +5,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import type { StatusChange } from '../order-status-writer.js';
 import type { PrismaClient, Tx } from '../prisma-client.js';
 import type {
+  ClaimRow,
   ClusterRow,
   DuplicateScanStatements,
   KnownAlertRow,
@@ -158,7 +159,8 @@ const duplicateScan: DuplicateScanStatements = {
 export const postgresqlStatements: StoreStatements = {
   duplicateScan,
 
-  // One statement: the order row keeps what the key reached as the record goes.
+  // One statement: the order row keeps what the key reached, and the door that claimed it, as the
+  // record goes.
   async purgeBatch(tx, mayGo, batchSize) {
     const [batch] = await tx.$queryRaw<{ deleted: bigint }[]>`
       WITH purged AS (
@@ -166,9 +168,9 @@ export const postgresqlStatements: StoreStatements = {
         WHERE r.idempotent_key IN (
           SELECT r.idempotent_key FROM idempotency_record r WHERE ${mayGo} LIMIT ${batchSize})
           AND ${mayGo}
-        RETURNING r.idempotent_key, r.status
+        RETURNING r.idempotent_key, r.status, r.source
       ), kept AS (
-        UPDATE order_main o SET status_at_purge = purged.status
+        UPDATE order_main o SET status_at_purge = purged.status, source_at_purge = purged.source
         FROM purged
         WHERE o.idempotent_key = purged.idempotent_key AND purged.status IN ('SUBMITTED', 'DELIVERED')
       )
@@ -187,11 +189,9 @@ export const postgresqlStatements: StoreStatements = {
 
   async claimRecord(db, record) {
     // One round trip for a new key: its record, and the key's order if there is one.
-    const [row] = await db.$queryRaw<
-      (Partial<RecordRow> & { orderFingerprint: string | null; orderStatusAtPurge: string | null })[]
-    >`
+    const [row] = await db.$queryRaw<(Partial<RecordRow> & Omit<ClaimRow, 'record'>)[]>`
       WITH existing_order AS (
-        SELECT fingerprint, status_at_purge FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
+        SELECT fingerprint, status_at_purge, source_at_purge FROM order_main WHERE idempotent_key = ${record.idempotencyKey}
       ), claimed AS (
         INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, source,
                                         workflow_id, status)
@@ -203,16 +203,25 @@ export const postgresqlStatements: StoreStatements = {
         RETURNING ${RECORD_COLUMNS}
       )
       SELECT (SELECT fingerprint FROM existing_order) AS "orderFingerprint",
-             (SELECT status_at_purge FROM existing_order) AS "orderStatusAtPurge", claimed.*
+             (SELECT status_at_purge FROM existing_order) AS "orderStatusAtPurge",
+             (SELECT source_at_purge FROM existing_order) AS "orderSourceAtPurge", claimed.*
       FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;
-    const orderFingerprint = row?.orderFingerprint ?? null;
-    const orderStatusAtPurge = row?.orderStatusAtPurge ?? null;
+    const order = {
+      orderFingerprint: row?.orderFingerprint ?? null,
+      orderStatusAtPurge: row?.orderStatusAtPurge ?? null,
+      orderSourceAtPurge: row?.orderSourceAtPurge ?? null,
+    };
     if (row?.idempotentKey) {
-      const { orderFingerprint: _fingerprint, orderStatusAtPurge: _status, ...inserted } = row;
-      return { record: inserted as RecordRow, orderFingerprint, orderStatusAtPurge };
+      const {
+        orderFingerprint: _fingerprint,
+        orderStatusAtPurge: _status,
+        orderSourceAtPurge: _source,
+        ...inserted
+      } = row;
+      return { record: inserted as RecordRow, ...order };
     }
     const stored = await db.idempotencyRecord.findUnique({ where: { idempotentKey: record.idempotencyKey } });
-    return { record: stored ?? undefined, orderFingerprint, orderStatusAtPurge };
+    return { record: stored ?? undefined, ...order };
   },
 
   async decideFirstDelivery(db, idempotencyKey) {

@@ -18,6 +18,7 @@ export interface ClaimRow {
   record: RecordRow | undefined;
   orderFingerprint: string | null;
   orderStatusAtPurge: string | null;
+  orderSourceAtPurge: string | null;
 }
 
 /** The status writer's answer for one key (none when the key has no record). */

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
-import { IdempotencyConflictError } from '../../../domain/errors.js';
+import { IdempotencyConflictError, KeySourceConflictError } from '../../../domain/errors.js';
 import { failureOutput } from '../../../edges/cli/failure-output.js';
 import { problemFor } from '../../../edges/http/problem.js';
 import { errorResult, failureResult } from '../../../edges/mcp/tool-results.js';
@@ -124,12 +124,20 @@ const EXAMPLES: [string, unknown, Seen][] = [
   [
     'a key reused for a different order',
     new IdempotencyConflictError(KEY, 'a', 'b', ['order.customerId']),
-    { ...conflict422, sentence: /^Conflict: APPROVAL:AP-1:MAIN was already submitted .*: order\.customerId differ\./ },
+    { ...conflict422, sentence: /^Conflict: APPROVAL:AP-1:MAIN was already used .*: order\.customerId differ\./ },
   ],
   [
     'a key conflict rethrown with a cause',
     new Error('submission failed', { cause: new IdempotencyConflictError(KEY, 'a', 'b') }),
-    { ...conflict422, sentence: /^Conflict: APPROVAL:AP-1:MAIN was already submitted with a different order\./ },
+    { ...conflict422, sentence: /^Conflict: APPROVAL:AP-1:MAIN was already used for a different order\./ },
+  ],
+  [
+    'a key held through another door',
+    new KeySourceConflictError(KEY, 'wecom', 'mcp', 'a', 'b'),
+    {
+      ...conflict422,
+      sentence: /^Conflict: APPROVAL:AP-1:MAIN is already taken by an earlier delivery\. Nothing was written/,
+    },
   ],
   [
     'a workflow id already started',
@@ -262,6 +270,43 @@ describe('failure outcome: what a caller sees', () => {
     assert.equal(http.problem.detail, `${KEY} was already used for a different order: order.currency differ`);
     assert.equal(http.problem.idempotencyKey, KEY);
     assert.deepEqual(http.problem.differences, ['order.currency']);
+  });
+
+  it('says a key held through another door alike at every door, whoever holds it and whatever either order is', () => {
+    // The doors there are, and doors a vendor could add (named so that no word of an answer contains one).
+    const door = fc.oneof(
+      fc.constantFrom('webhook', 'mcp', 'feishu', 'dingtalk', 'wecom'),
+      fc.stringMatching(/^door-[a-z0-9]{4,26}$/),
+    );
+    const fingerprint = fc.stringMatching(/^[0-9a-f]{64}$/);
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(door, door, fingerprint, fingerprint, (claimedBy, refused, held, sent) => {
+        const outcome = failureOutcome(new KeySourceConflictError(KEY, claimedBy, refused, held, sent));
+        const http = problemFor(outcome).problem;
+        const mcp = textOf(failureResult('submit_approved_order', outcome));
+        assert.equal(http.status, 422);
+        assert.deepEqual(http.differences, []);
+        for (const said of [http.detail, mcp]) {
+          for (const secret of [claimedBy, refused, held, sent]) {
+            assert.ok(!said.includes(secret), `${JSON.stringify(said)} names ${secret}`);
+          }
+        }
+        seen.add(JSON.stringify([http.detail, mcp]));
+      }),
+    );
+    // One answer for every holder, door and order: nothing in it to aim the next guess with.
+    assert.deepEqual(
+      [...seen].map((answer) => JSON.parse(answer) as string[]),
+      [
+        [
+          `${KEY} is already taken by an earlier delivery`,
+          `Conflict: ${KEY} is already taken by an earlier delivery. Nothing was written and what holds the key is ` +
+            'unchanged. Calling again with these arguments will be refused again; an approval whose order really ' +
+            'changed needs a person to decide.',
+        ],
+      ],
+    );
   });
 
   it('points at each refused field in the HTTP answer', () => {

@@ -220,9 +220,9 @@ describe('MCP tools', () => {
     const { result, expected } = errorResult('submit_approved_order', conflict);
     assert.equal(expected, true);
     assert.equal(result.isError, true);
-    assert.match(textOf(result), /APPROVAL:AP-1:MAIN was already submitted with a different order/);
+    assert.match(textOf(result), /APPROVAL:AP-1:MAIN was already used for a different order/);
     assert.match(textOf(result), /order\.lines \(sorted\) \[0\]\.quantity differ/);
-    assert.match(textOf(result), /Nothing was written and the first order is unchanged/);
+    assert.match(textOf(result), /Nothing was written and what holds the key is unchanged/);
   });
 
   it('says calling again is safe when Temporal or the database cannot be reached', () => {

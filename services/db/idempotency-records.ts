@@ -68,8 +68,8 @@ export interface Claim {
 /**
  * Claims the key for this delivery: inserts its record unless one exists or an order row already
  * answers for the key, then returns whichever record holds it. Concurrent deliveries all get the
- * same record back: an insert that yields to the existing row (ON CONFLICT DO NOTHING, ON DUPLICATE
- * KEY UPDATE), never check-then-insert. A key whose order
+ * same record back: an insert that yields to the existing row (ON CONFLICT DO NOTHING; on MySQL the
+ * duplicate key caught), never check-then-insert. A key whose order
  * exists gets no new record: the order row judges every later delivery, so a conflicting payload
  * can never leave a claim behind that refuses the right one.
  */

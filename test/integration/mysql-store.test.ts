@@ -487,8 +487,12 @@ describe('the order store on MySQL/MariaDB', () => {
       );
       await assert.rejects(migrate(roles.appUrl), /CREATE command denied/, 'the application user cannot migrate');
       assert.ok((await migrate(roles.ownerUrl)).length > 0);
+      await roles.grantAfterMigration();
       await prepareDatabase({ prisma: app, migrateWith: undefined, log: { info: () => undefined } });
-      const sku = await createSku(app, 1);
+      // Stock is not the application user's to create (test/integration/database-roles.test.ts).
+      const owner = createPrismaClient({ databaseUrl: roles.ownerUrl, poolSize: 1, statementTimeoutMs: 5_000 });
+      stops.unshift(() => owner.$disconnect());
+      const sku = await createSku(owner, 1);
       const written = await write(app, orderOf(uniqueApprovalNo('ROLE'), sku));
       assert.match(written.order.orderNo, /^SO-/);
       await assert.rejects(app.$executeRawUnsafe('CREATE TABLE app_may_not (a INT)'), /CREATE command denied/);

@@ -158,6 +158,8 @@ describe('the release, installed without development tools (npm pack; npm ci --o
         LOG_LEVEL: 'info',
       },
     });
+    // The application role's rights on the tables, as the roles file says: after every migration.
+    await roles.grantAfterMigration();
     service = await startTestService({ config: testConfig({ DATABASE_URL: databaseUrl }), inProcessWorker: false });
     api = await apiProcess('api-release', env, release);
     worker = workerProcess('worker-release', env, release);

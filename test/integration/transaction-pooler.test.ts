@@ -53,6 +53,7 @@ describe('behind PgBouncer in transaction mode', () => {
   before(async () => {
     roles = await rolesOf(stackEnv().databaseUrl, stops);
     await migrate(roles.ownerUrl);
+    await roles.grantAfterMigration();
     pooler = await startPgBouncer(roles.appUrl);
     stops.unshift(() => pooler.stop());
     pooledUrl = flagged(pooler.urlOf(roles.appUrl));

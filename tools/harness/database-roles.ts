@@ -1,6 +1,8 @@
 // The roles deploy/database/postgresql-roles.sql and mysql-roles.sql make, made by running those
 // files on the test's server under names of the test's own: an owner that migrates and an
-// application role without DDL, each with a password, and the URLs each connects with.
+// application role without DDL, each with a password, and the URLs each connects with. The files'
+// last part, the application role's rights on the tables, runs once the owner has migrated
+// (`grantAfterMigration`), as the files say.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,14 +12,18 @@ import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 
 const ROLES_SQL = fileURLToPath(new URL('../../deploy/database/postgresql-roles.sql', import.meta.url));
 const MYSQL_ROLES_SQL = fileURLToPath(new URL('../../deploy/database/mysql-roles.sql', import.meta.url));
-/** The line that splits the file: above it runs on the server, below it in the new database. */
+/** The line that splits the PostgreSQL file: above it runs on the server, below it in the new database. */
 const IN_DATABASE = '-- connected to the orders database:';
+/** The line above each file's last part: the application role's rights, run after every migration. */
+const AFTER_MIGRATION = /^-- after every migration\b.*$/m;
 
 export interface DatabaseRoles {
   ownerUrl: string;
   appUrl: string;
   /** Both roles' password, for the checks that it is never repeated. */
   password: string;
+  /** Runs the file's last part, as an administrator: call it after every migration. */
+  grantAfterMigration(): Promise<void>;
 }
 
 /** The file's text under names of the test's own, and a password for both roles. */
@@ -29,6 +35,13 @@ function renamed(file: string) {
     .replaceAll('orders_app', app)
     .replaceAll(/\b(DATABASE|ON) orders\b/g, `$1 ${database}`);
   return { owner, app, database, password: `pw-${randomBytes(12).toString('hex')}`, sql };
+}
+
+/** The file's parts before and after the line that opens its last part (run after every migration). */
+function splitAtMigration(file: string, sql: string): [string, string] {
+  const [before, after] = sql.split(AFTER_MIGRATION);
+  if (after === undefined) throw new Error(`${file} lost its line "-- after every migration…"`);
+  return [before as string, after];
 }
 
 async function onDatabase(url: string, sql: string): Promise<void> {
@@ -54,7 +67,8 @@ function withDatabase(serverUrl: string, database: string, user?: { name: string
 /** Runs the roles file on `serverUrl` (a superuser's); `stops` gets the steps that drop all it made. */
 export async function rolesOf(serverUrl: string, stops: (() => Promise<void>)[]): Promise<DatabaseRoles> {
   const { owner, app, database, password, sql } = renamed(ROLES_SQL);
-  const [onServer, inDatabase] = sql.split(IN_DATABASE);
+  const [beforeMigration, afterMigration] = splitAtMigration(ROLES_SQL, sql);
+  const [onServer, inDatabase] = beforeMigration.split(IN_DATABASE);
   if (inDatabase === undefined) throw new Error(`${ROLES_SQL} lost its line "${IN_DATABASE}"`);
   // One statement at a time: CREATE DATABASE cannot run inside the implicit transaction of a batch.
   for (const statement of statementsOf(onServer as string)) await onDatabase(serverUrl, statement);
@@ -68,6 +82,8 @@ export async function rolesOf(serverUrl: string, stops: (() => Promise<void>)[])
     ownerUrl: withDatabase(serverUrl, database, { name: owner, password }),
     appUrl: withDatabase(serverUrl, database, { name: app, password }),
     password,
+    // One query: the part is its own transaction (BEGIN … COMMIT).
+    grantAfterMigration: () => onDatabase(withDatabase(serverUrl, database), afterMigration),
   };
 }
 
@@ -85,25 +101,30 @@ function statementsOf(sql: string): string[] {
 /** Runs mysql-roles.sql on `serverUrl` (an administrator's); `stops` gets the steps that drop all it made. */
 export async function mysqlRolesOf(serverUrl: string, stops: (() => Promise<void>)[]): Promise<DatabaseRoles> {
   const { owner, app, database, password, sql } = renamed(MYSQL_ROLES_SQL);
-  const connection = await mariadb.createConnection({ ...mysqlConnection(serverUrl), connectTimeout: 5_000 });
-  try {
-    stops.push(async () => {
-      const admin = await mariadb.createConnection(mysqlConnection(serverUrl));
-      try {
-        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        await admin.query(`DROP USER IF EXISTS '${owner}'@'%', '${app}'@'%'`);
-      } finally {
-        await admin.end();
-      }
-    });
-    for (const statement of statementsOf(sql)) await connection.query(statement);
-    for (const user of [owner, app]) await connection.query(`ALTER USER '${user}'@'%' IDENTIFIED BY '${password}'`);
-  } finally {
-    await connection.end();
-  }
+  // The file creates each user with its password: `<… password>` is where the operator writes it.
+  const [once, afterMigration] = splitAtMigration(MYSQL_ROLES_SQL, sql.replaceAll(/<\w+ password>/g, `'${password}'`));
+  const onMysql = async (part: string) => {
+    const connection = await mariadb.createConnection({ ...mysqlConnection(serverUrl), connectTimeout: 5_000 });
+    try {
+      for (const statement of statementsOf(part)) await connection.query(statement);
+    } finally {
+      await connection.end();
+    }
+  };
+  stops.push(async () => {
+    const admin = await mariadb.createConnection(mysqlConnection(serverUrl));
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await admin.query(`DROP USER IF EXISTS '${owner}'@'%', '${app}'@'%'`);
+    } finally {
+      await admin.end();
+    }
+  });
+  await onMysql(once);
   return {
     ownerUrl: withDatabase(serverUrl, database, { name: owner, password }),
     appUrl: withDatabase(serverUrl, database, { name: app, password }),
     password,
+    grantAfterMigration: () => onMysql(afterMigration),
   };
 }

@@ -4,6 +4,10 @@
 // answer is read afterwards on the same connection. Affected-row counts are real changes (the pool
 // is opened with foundRows off), so "did this call set it" is the count. Times are UTC: every
 // connection sets time_zone +00:00 (prisma-client.ts), and DATETIME(3) keeps milliseconds.
+// An insert that yields to an existing row catches the duplicate key (1062), which fails the
+// statement alone, not the transaction around it. Not `ON DUPLICATE KEY UPDATE`: the server asks
+// UPDATE rights on every column the insert names for it, even when nothing is updated, and the
+// application user may not rewrite the keys and audit columns (deploy/database/mysql-roles.sql).
 import { Prisma } from '../generated/prisma/client.js';
 import type { PrismaClient, Tx } from '../prisma-client.js';
 import type {
@@ -96,6 +100,24 @@ function clusters(rows: JoinedClusterRow[]): ClusterRow[] {
 
 const SCAN_LOCK = 'orders-duplicate-scan';
 
+/** True when `error` is a raw statement's duplicate key (1062) on the index named `index`. */
+function isDuplicateOf(error: unknown, index: string): boolean {
+  const known = error as { code?: unknown; meta?: { driverAdapterError?: unknown } } | null;
+  const cause = (known?.meta?.driverAdapterError as { cause?: { kind?: string; constraint?: { index?: string } } })
+    ?.cause;
+  return known?.code === 'P2010' && cause?.kind === 'UniqueConstraintViolation' && cause.constraint?.index === index;
+}
+
+/** The rows `insert` inserted, or 0 when a row with its key on `index` exists already. */
+async function insertUnlessPresent(index: string, insert: () => Promise<number>): Promise<number> {
+  try {
+    return await insert();
+  } catch (error) {
+    if (isDuplicateOf(error, index)) return 0;
+    throw error;
+  }
+}
+
 // GROUP_CONCAT is the aggregate both servers order (MySQL's JSON_ARRAYAGG takes no ORDER BY); its
 // length limit is raised for the scan's connection, as MySQL's default (1024 bytes) would cut a
 // large cluster short.
@@ -162,13 +184,15 @@ const duplicateScan: DuplicateScanStatements = {
 
   async insertAlert(tx, alert) {
     const { cluster } = alert;
-    const inserted = await tx.$executeRaw`
-      INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
-                                   idempotent_keys, order_count, detail, last_order_at)
-      VALUES (${alert.alertKey}, ${alert.kind}, ${cluster.cluster_key}, ${cluster.approval_no}, ${cluster.operation},
-              ${cluster.customer_id}, ${JSON.stringify(alert.orderNos)}, ${JSON.stringify(alert.keys)},
-              ${alert.orderNos.length}, ${alert.detail}, ${alert.lastOrderAt})
-      ON DUPLICATE KEY UPDATE id = duplicate_alert.id`;
+    const inserted = await insertUnlessPresent(
+      'uk_duplicate_alert',
+      () => tx.$executeRaw`
+        INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
+                                     idempotent_keys, order_count, detail, last_order_at)
+        VALUES (${alert.alertKey}, ${alert.kind}, ${cluster.cluster_key}, ${cluster.approval_no}, ${cluster.operation},
+                ${cluster.customer_id}, ${JSON.stringify(alert.orderNos)}, ${JSON.stringify(alert.keys)},
+                ${alert.orderNos.length}, ${alert.detail}, ${alert.lastOrderAt})`,
+    );
     if (inserted === 0) return undefined;
     const [row] = await tx.$queryRaw<{ id: bigint }[]>`SELECT LAST_INSERT_ID() AS id`;
     return row?.id;
@@ -220,15 +244,17 @@ export const mysqlStatements: StoreStatements = {
   async claimRecord(db, record): Promise<ClaimRow> {
     // The NOT EXISTS read of an INSERT … SELECT is a locking read in InnoDB: an order committing
     // meanwhile is seen, or waits for this claim.
-    await db.$executeRaw`
-      INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, source, workflow_id,
-                                      status)
-      SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
-             ${record.request === null ? null : JSON.stringify(record.request)}, ${record.source}, ${record.workflowId},
-             'RECEIVED'
-      FROM DUAL
-      WHERE NOT EXISTS (SELECT 1 FROM order_main WHERE idempotent_key = ${record.idempotencyKey})
-      ON DUPLICATE KEY UPDATE idempotent_key = idempotency_record.idempotent_key`;
+    await insertUnlessPresent(
+      'PRIMARY',
+      () => db.$executeRaw`
+        INSERT INTO idempotency_record (idempotent_key, approval_no, operation, fingerprint, request, source,
+                                        workflow_id, status)
+        SELECT ${record.idempotencyKey}, ${record.approvalNo}, ${record.operation}, ${record.fingerprint},
+               ${record.request === null ? null : JSON.stringify(record.request)}, ${record.source},
+               ${record.workflowId}, 'RECEIVED'
+        FROM DUAL
+        WHERE NOT EXISTS (SELECT 1 FROM order_main WHERE idempotent_key = ${record.idempotencyKey})`,
+    );
     const [row] = await db.$queryRaw<(Partial<RecordRow> & Omit<ClaimRow, 'record'>)[]>`
       SELECT o.fingerprint AS orderFingerprint, o.status_at_purge AS orderStatusAtPurge,
              o.source_at_purge AS orderSourceAtPurge, ${RECORD_COLUMNS}
@@ -329,54 +355,66 @@ export const mysqlStatements: StoreStatements = {
   findOrderByKey,
 
   async recordCompensation(db, record) {
-    await db.$executeRaw`
-      INSERT INTO compensation_record
-        (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
-      VALUES (${record.idempotencyKey}, ${record.orderRunId}, ${record.reasonType}, ${record.reason},
-              ${record.attempts}, ${record.orderLanded}, ${record.releasedLines})
-      ON DUPLICATE KEY UPDATE id = compensation_record.id`;
+    await insertUnlessPresent(
+      'uk_compensation_run',
+      () => db.$executeRaw`
+        INSERT INTO compensation_record
+          (idempotent_key, order_run_id, reason_type, reason, attempts, order_landed, released_lines)
+        VALUES (${record.idempotencyKey}, ${record.orderRunId}, ${record.reasonType}, ${record.reason},
+                ${record.attempts}, ${record.orderLanded}, ${record.releasedLines})`,
+    );
   },
 
-  // The assignments run left to right: refusals and first_refused_at read cleared_at before it is
-  // set back to NULL.
+  // A new row, or (its key and door there already) one more refusal. The assignments run left to
+  // right: refusals and first_refused_at read cleared_at before it is set back to NULL.
   async recordKeySourceConflict(db, conflict) {
+    const inserted = await insertUnlessPresent(
+      'PRIMARY',
+      () => db.$executeRaw`
+        INSERT INTO key_source_conflict (idempotent_key, door, claimed_by, fingerprint)
+        VALUES (${conflict.idempotencyKey}, ${conflict.door}, ${conflict.claimedBy}, ${conflict.fingerprint})`,
+    );
+    if (inserted > 0) return;
     await db.$executeRaw`
-      INSERT INTO key_source_conflict (idempotent_key, door, claimed_by, fingerprint)
-      VALUES (${conflict.idempotencyKey}, ${conflict.door}, ${conflict.claimedBy}, ${conflict.fingerprint})
-      ON DUPLICATE KEY UPDATE
-        claimed_by = VALUES(claimed_by),
-        fingerprint = VALUES(fingerprint),
+      UPDATE key_source_conflict SET
+        claimed_by = ${conflict.claimedBy},
+        fingerprint = ${conflict.fingerprint},
         refusals = IF(cleared_at IS NULL, refusals + 1, 1),
         first_refused_at = IF(cleared_at IS NULL, first_refused_at, ${NOW}),
         last_refused_at = ${NOW},
         cleared_at = NULL,
-        cleared_by = NULL`;
+        cleared_by = NULL
+      WHERE idempotent_key = ${conflict.idempotencyKey} AND door = ${conflict.door}`;
   },
 
   async recordOaEvent(db, event) {
-    const inserted = await db.$executeRaw`
-      INSERT INTO oa_event (vendor, event_id, event_type, instance_id, status, idempotent_key)
-      VALUES (${event.vendor}, ${event.eventId}, ${event.eventType}, ${event.instanceId}, ${event.status},
-              ${event.idempotencyKey})
-      ON DUPLICATE KEY UPDATE vendor = oa_event.vendor`;
+    const inserted = await insertUnlessPresent(
+      'PRIMARY',
+      () => db.$executeRaw`
+        INSERT INTO oa_event (vendor, event_id, event_type, instance_id, status, idempotent_key)
+        VALUES (${event.vendor}, ${event.eventId}, ${event.eventType}, ${event.instanceId}, ${event.status},
+                ${event.idempotencyKey})`,
+    );
     return inserted > 0;
   },
 
   async recordRevocationAlert(db, alert) {
-    const inserted = await db.$executeRaw`
-      INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
-                                   idempotent_keys, order_count, detail, last_order_at)
-      SELECT ${alert.alertKey}, ${alert.kind}, o.idempotent_key, o.approval_no, o.operation, o.customer_id,
-             JSON_ARRAY(o.order_no), JSON_ARRAY(o.idempotent_key), 1,
-             CONCAT('approval ', o.approval_no, ' was ', e.status, ' in ', e.vendor, ' and its order ', o.order_no,
-                    ' is written; the order stands until an operator decides'),
-             o.created_at
-      FROM order_main o
-      JOIN oa_event e ON e.idempotent_key = o.idempotent_key AND e.status IN (${Prisma.join(alert.revocations)})
-      WHERE o.idempotent_key = ${alert.idempotencyKey}
-      ORDER BY e.received_at
-      LIMIT 1
-      ON DUPLICATE KEY UPDATE id = duplicate_alert.id`;
+    const inserted = await insertUnlessPresent(
+      'uk_duplicate_alert',
+      () => db.$executeRaw`
+        INSERT INTO duplicate_alert (alert_key, kind, cluster_key, approval_no, operation, customer_id, order_nos,
+                                     idempotent_keys, order_count, detail, last_order_at)
+        SELECT ${alert.alertKey}, ${alert.kind}, o.idempotent_key, o.approval_no, o.operation, o.customer_id,
+               JSON_ARRAY(o.order_no), JSON_ARRAY(o.idempotent_key), 1,
+               CONCAT('approval ', o.approval_no, ' was ', e.status, ' in ', e.vendor, ' and its order ',
+                      o.order_no, ' is written; the order stands until an operator decides'),
+               o.created_at
+        FROM order_main o
+        JOIN oa_event e ON e.idempotent_key = o.idempotent_key AND e.status IN (${Prisma.join(alert.revocations)})
+        WHERE o.idempotent_key = ${alert.idempotencyKey}
+        ORDER BY e.received_at
+        LIMIT 1`,
+    );
     if (inserted === 0) return undefined;
     const [row] = await db.$queryRaw<{ id: bigint; detail: string }[]>`
       SELECT id, detail FROM duplicate_alert WHERE alert_key = ${alert.alertKey}`;

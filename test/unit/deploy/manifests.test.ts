@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { parse, parseAllDocuments } from 'yaml';
 import { openApiDocument } from '../../../edges/http/openapi.js';
 import { type Config, ConfigError, loadConfig } from '../../../services/config/env.js';
+import { PROCESS_SECRETS, SECRET_NAMES } from '../../../services/config/process-secrets.js';
 import { urlPassword } from '../../../services/config/production-refusals.js';
 import { workerSlots } from '../../../services/config/worker-slots.js';
 import { storeOfUrl } from '../../../services/db/stores/store-of-url.js';
@@ -116,6 +117,8 @@ interface Workload {
   role: Role;
   /** What the example itself sets, without the image's defaults. */
   env: Record<string, string>;
+  /** Kubernetes: the variables it takes from Secrets, and the Secrets it names. */
+  fromSecrets?: { keys: string[]; secrets: string[] };
   probes: Probe[];
   graceSeconds?: number;
 }
@@ -125,7 +128,7 @@ interface K8sContainer {
   name: string;
   command?: string[];
   ports?: { name?: string; containerPort: number }[];
-  env?: { name: string; value?: string }[];
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
   envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
   startupProbe?: { httpGet?: { path: string; port: number | string } };
   livenessProbe?: { httpGet?: { path: string; port: number | string } };
@@ -183,13 +186,25 @@ function kubernetesWorkloads(defaultCommand: string[], asWritten = false): Workl
       return pod.containers.map((container): Workload => {
         const where = `${KUBERNETES} ${manifest.kind} ${manifest.metadata?.name}, container ${container.name}`;
         const env: Record<string, string> = {};
+        const fromSecrets = { keys: [] as string[], secrets: [] as string[] };
         for (const source of container.envFrom ?? []) {
           const name = source.configMapRef?.name ?? source.secretRef?.name ?? '';
           const values = (source.configMapRef ? configMaps : secrets).get(name);
           assert.ok(values, `${where}: envFrom names ${name}, which the manifests define`);
           Object.assign(env, values);
+          if (source.secretRef) fromSecrets.keys.push(...Object.keys(values));
+          if (source.secretRef) fromSecrets.secrets.push(name);
         }
-        for (const variable of container.env ?? []) env[variable.name] = variable.value ?? '';
+        for (const variable of container.env ?? []) {
+          const fromSecret = variable.valueFrom?.secretKeyRef;
+          if (fromSecret) {
+            fromSecrets.keys.push(variable.name);
+            fromSecrets.secrets.push(fromSecret.name);
+            env[variable.name] = secrets.get(fromSecret.name)?.[fromSecret.key] ?? '';
+          } else {
+            env[variable.name] = variable.value ?? '';
+          }
+        }
         const portNumber = (port: number | string) => {
           if (typeof port === 'number') return port;
           const named = container.ports?.find((candidate) => candidate.name === port);
@@ -204,6 +219,7 @@ function kubernetesWorkloads(defaultCommand: string[], asWritten = false): Workl
           where,
           role: roleOf(container.command ?? defaultCommand),
           env,
+          fromSecrets,
           probes,
           ...(manifest.kind === 'Deployment' ? { graceSeconds: pod.terminationGracePeriodSeconds ?? 30 } : {}),
         };
@@ -290,12 +306,51 @@ describe('the deployment examples under deploy/', () => {
       const kinds = parseAllDocuments(read(`${KUBERNETES}/${resource}`)).map((doc) => (doc.toJS() as Manifest).kind);
       assert.ok(!kinds.includes('Secret'), `${resource} defines no Secret`);
     }
-    // What the workloads read from the Secret is documented beside it, for the one created apart.
-    assert.ok(
-      kubernetesManifests().some(
-        (manifest) => manifest.kind === 'Secret' && manifest.metadata?.name === 'orders-secrets',
-      ),
-      'secret.example.yaml lists the keys of orders-secrets',
+    // What the workloads read from their Secrets is documented beside them, for those created apart.
+    const secrets = new Set(
+      kubernetesWorkloads(image.command).flatMap((workload) => workload.fromSecrets?.secrets ?? []),
+    );
+    const listed = new Set(envSources(kubernetesManifests(), 'Secret').keys());
+    for (const secret of secrets) assert.ok(listed.has(secret), `secret.example.yaml lists the keys of ${secret}`);
+  });
+
+  it('give each workload, in a Secret of its own, exactly the secrets its entry point reads', () => {
+    const kubernetes = kubernetesWorkloads(image.command);
+    const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
+    for (const workload of kubernetes) {
+      const given = workload.fromSecrets?.keys ?? [];
+      // Named apart so that a failure says which way it is wrong.
+      const reads: readonly string[] = PROCESS_SECRETS[workload.role];
+      assert.deepEqual(
+        sorted(given.filter((name) => !reads.includes(name))),
+        [],
+        `${workload.where}: given secrets its entry point does not read`,
+      );
+      assert.deepEqual(
+        sorted(reads.filter((name) => !given.includes(name))),
+        [],
+        `${workload.where}: lacks secrets its entry point reads`,
+      );
+      // Nothing secret reaches it through the ConfigMap either.
+      const secretInConfig = Object.keys(workload.env).filter(
+        (name) => SECRET_NAMES.has(name) && !given.includes(name),
+      );
+      assert.deepEqual(secretInConfig, [], `${workload.where}: secrets set outside its Secret`);
+    }
+    // One Secret per workload: none is read by two.
+    const readers = new Map<string, string[]>();
+    for (const workload of kubernetes) {
+      for (const secret of workload.fromSecrets?.secrets ?? [])
+        readers.set(secret, [...(readers.get(secret) ?? []), workload.where]);
+    }
+    const shared = [...readers].filter(([, where]) => where.length > 1).map(([secret]) => secret);
+    assert.deepEqual(shared, [], 'a Secret read by two workloads');
+    // Every secret setting is some process's: a new one is placed, not forgotten.
+    const read = new Set(Object.values(PROCESS_SECRETS).flat());
+    assert.deepEqual(
+      [...SECRET_NAMES].filter((name) => !read.has(name)),
+      [],
+      'secret settings no entry point reads',
     );
   });
 
@@ -309,9 +364,14 @@ describe('the deployment examples under deploy/', () => {
       }
       return assert.fail(`${workload.where}: started with the example Secret's placeholders`);
     });
-    for (const message of refused) {
-      assert.match(message, /^\s*DATABASE_URL: its password is a placeholder/m);
-      assert.match(message, /^\s*WEBHOOK_SECRET: holds a placeholder/m);
+    const workloads = kubernetesWorkloads(image.command, true);
+    for (const [index, message] of refused.entries()) {
+      const workload = workloads[index]!;
+      const placeholders = (workload.fromSecrets?.keys ?? []).filter((name) => workload.env[name]);
+      assert.ok(placeholders.length > 0, `${workload.where}: its Secret shows a placeholder`);
+      for (const name of placeholders) {
+        assert.match(message, new RegExp(`^\\s*${name}: (holds a placeholder|its password is a placeholder)`, 'm'));
+      }
       assert.doesNotMatch(message, /replace-me/);
     }
   });
@@ -331,7 +391,8 @@ describe('the deployment examples under deploy/', () => {
     for (const workload of workloads) {
       const env = { ...workload.env };
       for (const name of ['DATABASE_URL', 'DATABASE_MIGRATION_URL']) if (env[name]) env[name] = mysql(env[name]);
-      assert.match(env.DATABASE_URL ?? '', /^mysql:\/\//, workload.where);
+      // The migrate Job holds the owner's URL alone.
+      assert.match(env.DATABASE_URL ?? env.DATABASE_MIGRATION_URL ?? '', /^mysql:\/\//, workload.where);
       const config = loadConfig({ ...image.env, ...env });
       assert.equal(storeOfUrl(config.migrationUrl ?? ''), 'mysql', workload.where);
     }

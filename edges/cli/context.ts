@@ -2,10 +2,16 @@
 // database and Temporal connections, opened only when a command needs them.
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../services/config/env.js';
+import { missingAddressReason } from '../../services/config/operator-config.js';
 import { requireSetting } from '../../services/config/process.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../../services/db/prisma-client.js';
-import { connectClient, createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
+import {
+  connectClient,
+  createLazyClient,
+  type TemporalTarget,
+  temporalTargetFrom,
+} from '../../services/temporal/connection.js';
 
 export interface CommandContext {
   config: Config;
@@ -24,18 +30,24 @@ export function createContext(config: Config, progress: (line: string) => void):
   let checked: Promise<PrismaClient> | undefined;
   let temporal: Promise<Client> | undefined;
   let lazy: Client | undefined;
+  // With NODE_ENV=production a missing address says what to set: the dev stack's file is not read.
+  const why = missingAddressReason(config);
+  const temporalTarget = (): TemporalTarget => {
+    if (why) requireSetting('TEMPORAL_ADDRESS', config.temporal.address, why);
+    return temporalTargetFrom(config.temporal);
+  };
   return {
     config,
     prisma: () =>
       (checked ??= (async () => {
-        prisma = createPrismaClientFromConfig(config, requireSetting('DATABASE_URL', config.databaseUrl));
+        prisma = createPrismaClientFromConfig(config, requireSetting('DATABASE_URL', config.databaseUrl, why));
         // It never migrates. Under a collation that is not binary, `status APPROVAL:a1:MAIN` could
         // show A1's order.
         await prepareDatabase({ prisma, migrateWith: undefined });
         return prisma;
       })()),
-    temporal: () => (temporal ??= connectClient(temporalTargetFrom(config.temporal))),
-    lazyTemporal: () => (lazy ??= createLazyClient(temporalTargetFrom(config.temporal))),
+    temporal: () => (temporal ??= connectClient(temporalTarget())),
+    lazyTemporal: () => (lazy ??= createLazyClient(temporalTarget())),
     progress,
     close: async () => {
       await prisma?.$disconnect();

@@ -1,14 +1,14 @@
 // The MCP stdio server (bin `orders-mcp`): a desktop agent launches it and speaks JSON-RPC over
 // stdin/stdout. stdout carries protocol messages only — every log line goes to stderr. It starts
 // no embedded service: DATABASE_URL and TEMPORAL_ADDRESS (or a Temporal profile) name the
-// service's own — or, when none is set, those of the running `npm run dev` stack, as for
-// orders-cli — and the service's workers do the writing. It reads only the settings it uses (no
+// service's own — or, when none is set outside production, those of the running `npm run dev`
+// stack, as for orders-cli — and the service's workers do the writing. It reads only the settings it uses (no
 // webhook secret). It connects to Temporal lazily, so it starts (and answers "safe to call again")
 // while Temporal is down. The SDK's stdio entry serves every revision: the connection's first
 // message says which (an `initialize` of 2025-06-18 or 2025-11-25, or a request of 2026-07-28).
 import { parseArgs } from 'node:util';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { loadOperatorConfig } from '../../services/config/operator-config.js';
+import { loadOperatorConfig, missingAddressReason } from '../../services/config/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
@@ -55,7 +55,10 @@ await runMain(
     // Before the client exists: it takes its interceptors from it. Each tool call is a trace.
     if (installTracing(config.tracing, 'mcp'))
       log.info({ tracing: tracingForLog(config.tracing) }, 'OpenTelemetry traces exported');
-    const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl);
+    // With NODE_ENV=production a missing address says what to set: the dev stack's file is not read.
+    const why = missingAddressReason(config);
+    const databaseUrl = requireSetting('DATABASE_URL', config.databaseUrl, why);
+    if (why) requireSetting('TEMPORAL_ADDRESS', config.temporal.address, why);
     const prisma = createPrismaClientFromConfig(config, databaseUrl);
     // It never migrates: a schema behind this build, or a key column that does not compare bytes,
     // stops it before it answers a tool call.

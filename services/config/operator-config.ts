@@ -1,7 +1,9 @@
 // The configuration of an operator command: the environment, or, when it names neither a database
 // (DATABASE_URL) nor a Temporal of its own (TEMPORAL_ADDRESS, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE),
 // the addresses of the running `npm run dev` stack, so `orders-cli …` works against the dev stack
-// without copying addresses into the environment.
+// without copying addresses into the environment. Never with NODE_ENV=production: there the
+// addresses are the environment's alone, so a dev-stack.json left in (or put into) the folder an
+// operator runs from cannot point a decision at another database or Temporal.
 import path from 'node:path';
 import { readDevStackFile } from './dev-stack-file.js';
 import { type Config, type EnvSource, loadConfig, presentSettings } from './env.js';
@@ -9,8 +11,9 @@ import { namesOwnTemporal, withoutTemporalCredentials } from './temporal-setting
 
 export function loadOperatorConfig(source: EnvSource = process.env): Config {
   const env = presentSettings(source);
+  if (env.NODE_ENV === 'production' || env.DATABASE_URL || namesOwnTemporal(env)) return loadConfig(env);
   const dev = readDevStackFile(path.resolve(env.DATA_DIR ?? '.data'));
-  if (!dev || env.DATABASE_URL || namesOwnTemporal(env)) return loadConfig(env);
+  if (!dev) return loadConfig(env);
   // The dev stack's Temporal is the plaintext dev server: TLS settings or an API key in the shell
   // (for the CLI's other clusters) are not for it.
   return loadConfig({
@@ -20,4 +23,18 @@ export function loadOperatorConfig(source: EnvSource = process.env): Config {
     TEMPORAL_ADDRESS: dev.temporalAddress,
     TEMPORAL_TASK_QUEUE: env.TEMPORAL_TASK_QUEUE ?? dev.taskQueue,
   });
+}
+
+/**
+ * Why an operator process has no database or Temporal address, for the ConfigError that names the
+ * setting (`requireSetting`): with NODE_ENV=production, that the dev stack's file is not read and
+ * what to set instead; undefined elsewhere (the setting's usual reason).
+ */
+export function missingAddressReason(config: Pick<Config, 'nodeEnv' | 'dataDir'>): string | undefined {
+  if (config.nodeEnv !== 'production') return undefined;
+  const file = path.join(config.dataDir, 'dev-stack.json');
+  return (
+    `with NODE_ENV=production the dev stack's ${file} is not read: ` +
+    'set DATABASE_URL and TEMPORAL_ADDRESS (or TEMPORAL_PROFILE)'
+  );
 }

@@ -1,10 +1,14 @@
 // What a process started with NODE_ENV=production refuses to run with, whatever the schema in env.ts
-// accepts: a vendor's open API over plain http://, and a secret that is one of the placeholders the
+// accepts: plaintext where a secret or an order travels — a vendor's open API or DOWNSTREAM_URL over
+// http://, a password in an amqp:// AMQP_URL — and a secret that is one of the placeholders the
 // repository itself shows (deploy/, examples/, docs/). An example applied as it is would otherwise
-// run with a secret anyone can read here, and pass every other check. Each refusal names the setting,
-// never its value. Outside production nothing here applies: tests and `npm run dev` use http://
-// fakes of the vendors. test/unit/services/config/env.test.ts reads every example file and holds each secret it
-// sets to `isPlaceholderSecret`, so an example value added later is refused too or fails that test.
+// run with a secret anyone can read here, and pass every other check. Each refusal names the
+// setting, never its value. Outside production nothing here applies: tests and `npm run dev` use
+// http:// fakes of the vendors and the downstream, and the machine's RabbitMQ as guest.
+// test/unit/services/config/env.test.ts reads every example file and holds each secret it sets to
+// `isPlaceholderSecret`, so an example value added later is refused too or fails that test.
+// DingTalk's Stream has no endpoint setting: its endpoint is discovered over DINGTALK_API_BASE_URL,
+// and one discovered over https:// is opened as wss:// or not at all (vendors/dingtalk/stream.ts).
 
 /** The settings that hold a secret as they are. */
 export const SECRET_SETTINGS = [
@@ -33,6 +37,13 @@ export const CREDENTIAL_URL_SETTINGS = ['DATABASE_URL', 'DATABASE_MIGRATION_URL'
 
 /** The vendors' open APIs: the app secret goes out over them and access tokens come back. */
 export const VENDOR_API_SETTINGS = ['FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_URL', 'WECOM_API_BASE_URL'] as const;
+
+/**
+ * Where order events go over HTTP: each carries the order, a receiver's query token may sit in the
+ * URL, and the answer decides whether the order counts as delivered — none of it for the path to
+ * read or forge.
+ */
+export const HTTPS_ONLY_SETTINGS = [...VENDOR_API_SETTINGS, 'DOWNSTREAM_URL'] as const;
 
 /**
  * The placeholders, compared as `normalised` reads them. Whole values: the example manifests' own.
@@ -116,11 +127,24 @@ function isScheme(text: string): boolean {
 /** With NODE_ENV=production: each setting of `settings` (as given, empty ones dropped) it refuses, named. */
 export function productionProblems(settings: Readonly<Record<string, string | undefined>>): string[] {
   const problems: string[] = [];
-  for (const name of VENDOR_API_SETTINGS) {
+  for (const name of HTTPS_ONLY_SETTINGS) {
     const value = settings[name];
     if (value !== undefined && /^http:/i.test(value.trim())) {
-      problems.push(`${name}: must be an https:// URL in production (the app secret and access tokens go over it)`);
+      const why =
+        name === 'DOWNSTREAM_URL'
+          ? 'every order event and its answer go over it'
+          : 'the app secret and access tokens go over it';
+      problems.push(`${name}: must be an https:// URL in production (${why})`);
     }
+  }
+  // amqplib logs in with PLAIN: over amqp:// the password crosses the network as it is written.
+  // Without one there is nothing to read (amqplib then logs in as guest, whom RabbitMQ admits from
+  // the loopback alone), so a broker beside the process, reached on 127.0.0.1, stays possible.
+  const amqpUrl = settings.AMQP_URL;
+  if (amqpUrl !== undefined && /^amqp:/i.test(amqpUrl.trim()) && urlPassword(amqpUrl.trim())) {
+    problems.push(
+      'AMQP_URL: carries a password over amqp://, which sends it in clear; production needs amqps:// (TLS) for it',
+    );
   }
   for (const name of SECRET_SETTINGS) {
     const value = settings[name];

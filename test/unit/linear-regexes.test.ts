@@ -97,6 +97,7 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['services/config/production-refusals.ts', '/[A-Za-z0-9+.-]/', 'setting'],
   ['services/config/production-refusals.ts', '/^\\$(\\{.*\\}|[A-Z_][A-Z0-9_]*)$/s', 'setting'],
   ['services/config/production-refusals.ts', '/^http:/i', 'setting'],
+  ['services/config/production-refusals.ts', '/^amqp:/i', 'setting'],
   ['services/db/order-repository.ts', '/"/g', 'own output'],
   ['vendors/dingtalk/reader.ts', '/QpsLimit|Throttling/i', 'input'],
   ['services/telemetry/span-conventions.ts', '/^\\[(.*)\\]$/', 'setting'],

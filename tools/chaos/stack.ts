@@ -100,7 +100,10 @@ export async function startChaosStack(options: {
 
     const env = {
       ...CHAOS_TIMINGS,
-      NODE_ENV: 'production',
+      // Not production: the scripted downstream answers on http://, and the broker's fault proxy
+      // cuts into plain amqp:// with a password, both of which production refuses
+      // (services/config/production-refusals.ts).
+      NODE_ENV: 'test',
       LOG_LEVEL: 'info',
       TEMPORAL_TASK_QUEUE: TASK_QUEUE,
       WEBHOOK_SECRET,

@@ -82,7 +82,7 @@ const MAX_FRAME_BYTES = 1024 * 1024;
 const USER_AGENT = 'exactly-once-orders';
 
 /** A failure to connect whose reason may be logged as it is. */
-class StreamConnectFailure extends Error {}
+export class StreamConnectFailure extends Error {}
 
 export function openDingTalkStream(options: DingTalkStreamOptions): DingTalkStream {
   const timings = { ...STREAM_TIMINGS, ...options.timings };
@@ -167,7 +167,7 @@ const pauseFor = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done);
   });
 
-interface Target {
+export interface StreamTarget {
   /** The endpoint as DingTalk named it, for the log. */
   endpoint: string;
   /** The endpoint with the ticket: never logged. */
@@ -176,7 +176,11 @@ interface Target {
 }
 
 /** Asks the gateway for an endpoint and a ticket (the request carries the app secret: never logged). */
-async function endpoint(options: DingTalkStreamOptions, timings: StreamTimings, stop: AbortSignal): Promise<Target> {
+async function endpoint(
+  options: DingTalkStreamOptions,
+  timings: StreamTimings,
+  stop: AbortSignal,
+): Promise<StreamTarget> {
   let response: Response;
   try {
     response = await fetch(new URL(GATEWAY_PATH, options.apiBaseUrl), {
@@ -209,6 +213,17 @@ async function endpoint(options: DingTalkStreamOptions, timings: StreamTimings, 
     const code = typeof body.code === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(body.code) ? `, ${body.code}` : '';
     throw new StreamConnectFailure(`the endpoint request was answered HTTP ${response.status}${code}`);
   }
+  return streamTargetOf(body, options.apiBaseUrl);
+}
+
+/**
+ * The WebSocket an endpoint answer names, with its ticket; a StreamConnectFailure saying why when
+ * it names none to open. An endpoint discovered over https:// is opened over wss:// or not at all:
+ * the ticket and every event would otherwise cross in clear, and a `ws://` in an answer over TLS is
+ * no endpoint of DingTalk's. Production takes DINGTALK_API_BASE_URL over https:// alone
+ * (services/config/production-refusals.ts), so there the Stream is wss:// whatever is answered.
+ */
+export function streamTargetOf(body: Record<string, unknown>, apiBaseUrl: string): StreamTarget {
   const { endpoint: named, ticket } = body;
   if (typeof named !== 'string' || typeof ticket !== 'string' || ticket === '') {
     throw new StreamConnectFailure('the endpoint answer names no endpoint or no ticket');
@@ -221,6 +236,11 @@ async function endpoint(options: DingTalkStreamOptions, timings: StreamTimings, 
   }
   if (url.protocol !== 'wss:' && url.protocol !== 'ws:') {
     throw new StreamConnectFailure(`the endpoint answer names a ${url.protocol}// URL, not a WebSocket`);
+  }
+  if (url.protocol === 'ws:' && new URL(apiBaseUrl).protocol === 'https:') {
+    throw new StreamConnectFailure(
+      'the endpoint answer names a ws:// URL; discovered over https:// (DINGTALK_API_BASE_URL), the Stream opens wss:// only',
+    );
   }
   url.searchParams.set('ticket', ticket);
   return { endpoint: named, url: url.toString(), ticket };
@@ -239,7 +259,7 @@ class Connection {
   private moved = false;
 
   constructor(
-    target: Target,
+    target: StreamTarget,
     private readonly options: DingTalkStreamOptions,
     timings: StreamTimings,
     opened: () => void,

@@ -16,10 +16,12 @@ export const clearConflictCommand: Command = {
     if (door !== undefined && !(KEY_SOURCES as readonly unknown[]).includes(door)) {
       throw new UsageError(`--door must be one of ${KEY_SOURCES.join(', ')}`);
     }
+    // Before the database is opened: a --by refused is a usage error, with nothing contacted.
+    const clearedBy = decidedBy(values);
     const cleared = await clearKeySourceConflicts(await context.prisma(), {
       idempotencyKey: key,
       door: door as KeySource | undefined,
-      clearedBy: decidedBy(values),
+      clearedBy,
     });
     return {
       ok: cleared > 0,

@@ -6,7 +6,7 @@
 import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import type { listDuplicateAlerts } from '../../../services/db/duplicate-scan.js';
-import { decidedByProblem } from '../../../domain/decided-by.js';
+import { decidedByProblem, decidedThrough } from '../../../domain/decided-by.js';
 import { idempotencyKeyFor, parseIdempotencyKey } from '../../../domain/idempotency-key.js';
 import type { OperatorDeps } from '../../../submission/operator-decisions.js';
 import type { CommandContext } from '../context.js';
@@ -34,9 +34,12 @@ export class UsageError extends Error {
 }
 
 export const by = { by: { type: 'string' as const } };
-/** Who decided: --by, checked here against what the decision record can store, or the OS user. */
+/**
+ * Who decided: --by, checked here against what the decision record can store and the doors' marks
+ * (domain/decided-by.ts), or the OS user under the CLI's own mark.
+ */
 export function decidedBy(values: Values): string {
-  if (typeof values.by !== 'string') return `cli:${userInfo().username}`;
+  if (typeof values.by !== 'string') return decidedThrough('cli', userInfo().username);
   const problem = decidedByProblem(values.by);
   if (problem) throw new UsageError(`--by ${problem}`);
   return values.by;

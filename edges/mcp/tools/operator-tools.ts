@@ -4,7 +4,13 @@
 // handled a delivery that failed. All go through submission/operator-decisions.ts, the
 // operator path every surface shares; each decision is recorded with the door it came through.
 import { z } from 'zod';
-import { type DecisionDoor, decidedThrough, MARKED_DECIDED_BY_MAX_LENGTH } from '../../../domain/decided-by.js';
+import {
+  type DecisionDoor,
+  decidedThrough,
+  doorPrefixProblem,
+  DOOR_PREFIXES,
+  MARKED_DECIDED_BY_MAX_LENGTH,
+} from '../../../domain/decided-by.js';
 import { COMPENSATION_DECISIONS, ORDER_STATUSES } from '../../../domain/order-status.js';
 import { OPERATIONS } from '../../../domain/idempotency-key.js';
 import { PRINTABLE_ASCII } from '../../../domain/order-input.js';
@@ -43,7 +49,16 @@ const decidedBy = z
   .min(1)
   .max(MARKED_DECIDED_BY_MAX_LENGTH)
   .regex(PRINTABLE_ASCII, 'must be printable ASCII')
-  .describe('the operator who decided; recorded after the door the decision came through, e.g. mcp-operator:alice');
+  // The door is recorded before the name, so `mcp-operator:mcp-stdio:bob` would only read oddly; a
+  // name is held to the rule orders-cli --by is, so no door's mark starts any name a person gives.
+  .superRefine((name, context) => {
+    const problem = doorPrefixProblem(name);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  })
+  .describe(
+    'the operator who decided; recorded after the door the decision came through, e.g. mcp-operator:alice; ' +
+      `may not begin with a door's mark (${DOOR_PREFIXES.join(', ')})`,
+  );
 
 function operatorDeps(deps: McpDeps): OperatorDeps {
   return {

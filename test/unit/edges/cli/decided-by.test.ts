@@ -1,8 +1,10 @@
 // `--by NAME` of the operator decisions is checked where it is parsed: a name the decision record
-// cannot store, or no name at all, is a usage error (exit 2) before anything is contacted — not a
-// decision that fails, or is retried, once it reaches the workflow.
+// cannot store, no name at all, or a name that begins with a door's mark (a person signing as
+// `mcp-operator:…`), is a usage error (exit 2) before anything is contacted — not a decision that
+// fails, or is retried, once it reaches the workflow.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +14,7 @@ import { loadConfig } from '../../../../services/config/env.js';
 import { COMMANDS } from '../../../../edges/cli/commands/index.js';
 import { UsageError } from '../../../../edges/cli/commands/shared.js';
 import type { CommandContext } from '../../../../edges/cli/context.js';
-import { DECIDED_BY_MAX_LENGTH } from '../../../../domain/decided-by.js';
+import { DECIDED_BY_MAX_LENGTH, DOOR_PREFIXES } from '../../../../domain/decided-by.js';
 
 const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const KEY = 'APPROVAL:AP-BY-1:MAIN';
@@ -66,6 +68,47 @@ describe('orders-cli --by', () => {
     }
   });
 
+  it('refuses a name that begins with a door prefix, whatever follows, before contacting anything', async () => {
+    // The doors a decision is recorded through today; one added to the list is covered below unasked.
+    for (const door of ['card:', 'cli:', 'mcp-operator:', 'mcp-stdio:']) assert.ok(DOOR_PREFIXES.includes(door), door);
+    // As a reader of the record would take it: any case, spaces before it, full-width forms.
+    const asWritten = (prefix: string) =>
+      fc
+        .record({
+          upper: fc.array(fc.boolean(), { minLength: prefix.length, maxLength: prefix.length }),
+          before: fc.constantFrom('', ' ', '\t'),
+          fullWidth: fc.boolean(),
+        })
+        .map(({ upper, before, fullWidth }) => {
+          const cased = [...prefix].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('');
+          return before + (fullWidth ? cased.replace(':', '：') : cased);
+        });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...DECISIONS, 'clear-conflict'),
+        fc.constantFrom(...DOOR_PREFIXES).chain((prefix) => fc.tuple(fc.constant(prefix), asWritten(prefix))),
+        fc.string({ maxLength: 40 }),
+        async (name, [prefix, written], suffix) => {
+          await assert.rejects(
+            command(name).run(untouchableContext(), { by: written + suffix }, [KEY]),
+            (error: Error) =>
+              error instanceof UsageError && error.message.startsWith(`--by must not begin with "${prefix}"`),
+          );
+        },
+      ),
+    );
+  });
+
+  it('takes a name with a colon anywhere but after a door’s mark', async () => {
+    for (const by of ['ops:alice', 'alice:night-shift', 'team:mcp-operator:x', 'cardinal:x', 'mcp-operator', 'card']) {
+      await assert.rejects(
+        command('abandon').run(untouchableContext(), { by }, [KEY]),
+        /reached (Temporal|the database)/,
+        by,
+      );
+    }
+  });
+
   it('exits 2 with a message naming --by and its limit', async () => {
     const run = (args: string[]) =>
       new Promise<{ code: number; stderr: string }>((resolve) => {
@@ -80,6 +123,7 @@ describe('orders-cli --by', () => {
     for (const args of [
       ['resubmit', KEY, '--by', TOO_LONG],
       ['abandon', KEY, '--by', ''],
+      ['mark-handled', KEY, '--by', 'mcp-operator:alice'],
     ]) {
       const { code, stderr } = await run(args);
       assert.equal(code, 2, `${args.join(' ').slice(0, 40)}: ${stderr}`);

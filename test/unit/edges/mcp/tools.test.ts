@@ -3,12 +3,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
+import fc from 'fast-check';
 import { loadConfig } from '../../../../services/config/env.js';
 import type { PrismaClient } from '../../../../services/db/prisma-client.js';
 import {
   DECIDED_BY_MAX_LENGTH,
   DECISION_DOORS,
   decidedThrough,
+  DOOR_PREFIXES,
   MARKED_DECIDED_BY_MAX_LENGTH,
 } from '../../../../domain/decided-by.js';
 import { publicErrorOf } from '../../../../domain/error-classification.js';
@@ -197,6 +199,38 @@ describe('MCP tools', () => {
     assert.equal(tooLong.isError, true);
     assert.match(textOf(tooLong), /^The arguments were refused and nothing was started/);
     assert.match(textOf(tooLong), /- \/decidedBy: /);
+  });
+
+  it('refuses a decidedBy that begins with a door prefix, as orders-cli --by, before anything is touched', async () => {
+    const context = { signal: new AbortController().signal, reportProgress: () => Promise.resolve() };
+    const tools = toolsFor(untouchableDeps(), { operatorTools: 'mcp-operator' });
+    const decisions = [
+      { tool: 'decide_compensation', decision: 'abandon' },
+      { tool: 'decide_delivery', decision: 'mark-handled' },
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...decisions),
+        fc.constantFrom(...DOOR_PREFIXES),
+        fc.boolean(),
+        fc.stringMatching(/^[ -~]{0,40}$/),
+        async ({ tool, decision }, prefix, upper, suffix) => {
+          const decide = tools.find((candidate) => candidate.name === tool)!;
+          const decidedBy = (upper ? prefix.toUpperCase() : prefix) + suffix;
+          const result = await decide.call({ idempotencyKey: 'APPROVAL:AP-1:MAIN', decision, decidedBy }, context);
+          assert.equal(result.isError, true);
+          assert.match(textOf(result), /^The arguments were refused and nothing was started/);
+          assert.ok(textOf(result).includes(`- /decidedBy: must not begin with "${prefix}"`), textOf(result));
+        },
+      ),
+    );
+    // A colon elsewhere is a name like any other: the call reaches Temporal.
+    const decide = tools.find((tool) => tool.name === 'decide_compensation')!;
+    const taken = await decide.call(
+      { idempotencyKey: 'APPROVAL:AP-1:MAIN', decision: 'abandon', decidedBy: 'ops:alice' },
+      context,
+    );
+    assert.doesNotMatch(textOf(taken), /arguments were refused/);
   });
 
   it('names every bad field by its JSON pointer', () => {

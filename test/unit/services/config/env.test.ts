@@ -709,6 +709,67 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
     );
   });
 
+  it('refuses DOWNSTREAM_URL over http://, naming the setting and not the URL or its token; outside production it is taken', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('http', 'HTTP', 'Http'),
+        fc.domain(),
+        fc.constantFrom('', '/events', ':8080/hooks/orders'),
+        // A receiver's token in the query: a secret that would cross in clear.
+        fc.stringMatching(/^[A-Za-z0-9_-]{16,32}$/),
+        (scheme, host, rest, token) => {
+          const url = `${scheme}://${host}${rest}?code=${token}`;
+          const message = refusal({ ...OWN, NODE_ENV: 'production', DOWNSTREAM_URL: url });
+          assert.match(message, /^\s*DOWNSTREAM_URL: must be an https:\/\/ URL in production/m);
+          assert.equal(message.match(/^\s*[A-Z_]+:/gm)?.length, 1, `one problem: ${message}`);
+          assert.ok(!message.includes(host) && !message.includes(token), message);
+          for (const outside of OUTSIDE_PRODUCTION) {
+            assert.equal(loadConfig({ ...OWN, ...outside, DOWNSTREAM_URL: url }).downstream?.url, url);
+          }
+        },
+      ),
+    );
+  });
+
+  it('refuses an amqp:// AMQP_URL that carries a password, never repeating it; amqps://, or amqp:// without one, is taken', () => {
+    const password = fc
+      .string({ minLength: 12, maxLength: 40 })
+      .filter((value) => value.trim() !== '' && !isPlaceholderSecret(value));
+    fc.assert(
+      fc.property(
+        fc.constantFrom('amqp', 'AMQP', 'Amqp'),
+        fc.stringMatching(/^[a-z][a-z0-9_-]{0,15}$/),
+        password,
+        fc.constantFrom('mq.internal:5672', '10.0.0.7', '127.0.0.1:5672', '[::1]:5672'),
+        fc.constantFrom('', '/', '/orders'),
+        (scheme, user, secret, host, vhost) => {
+          const url = `${scheme}://${user}:${encodeURIComponent(secret)}@${host}${vhost}`;
+          assert.equal(urlPassword(url), secret);
+          const message = refusal({ ...OWN, NODE_ENV: 'production', AMQP_URL: url });
+          assert.match(message, /^\s*AMQP_URL: carries a password over amqp:\/\/.*production needs amqps:\/\//m);
+          assert.equal(message.match(/^\s*[A-Z_]+:/gm)?.length, 1, `one problem: ${message}`);
+          assert.ok(!message.includes(secret) && !message.includes(encodeURIComponent(secret)), message);
+          // Over TLS the same URL is taken, and outside production the plain one is too.
+          const overTls = url.replace(/^amqp:/i, 'amqps:');
+          assert.equal(loadConfig({ ...OWN, NODE_ENV: 'production', AMQP_URL: overTls }).broker?.url, overTls);
+          for (const outside of OUTSIDE_PRODUCTION) {
+            assert.equal(loadConfig({ ...OWN, ...outside, AMQP_URL: url }).broker?.url, url);
+          }
+        },
+      ),
+    );
+    // No password, no secret to read: amqplib logs in as guest (RabbitMQ admits guest from the
+    // loopback alone), or as the user named, with nothing for it to send.
+    for (const url of [
+      'amqp://127.0.0.1:5672',
+      'amqp://mq.internal/orders',
+      'amqp://orders@mq.internal',
+      'amqp://orders:@mq.internal',
+    ]) {
+      assert.equal(loadConfig({ ...OWN, NODE_ENV: 'production', AMQP_URL: url }).broker?.url, url);
+    }
+  });
+
   it('refuses a secret that is a placeholder, in any case and spacing, naming the setting and never the value', () => {
     fc.assert(
       fc.property(fc.constantFrom(...SECRET_SETTINGS), placeholders, (name, placeholder) => {

@@ -4,6 +4,7 @@
 // the test's stand-ins, recording what the workflow asked of them. The workflow code is the bundle
 // the test runner built (WORKFLOW_BUNDLE_DIR), else bundled once per file.
 import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry, Runtime, Worker } from '@temporalio/worker';
 import { workflowCode, type WorkflowCode } from '../../worker/workflow-bundle.js';
@@ -129,6 +130,12 @@ export async function startWorkflowTestEnvironment(): Promise<WorkflowTestEnviro
     },
     teardown: () => env.teardown(),
   };
+}
+
+/** What the Temporal UI shows as a run's current details (the SDK's built-in metadata query). */
+export async function currentDetails(handle: WorkflowHandle): Promise<string> {
+  const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  return metadata.currentDetails ?? '';
 }
 
 /** Polls `read` until `done` holds of its answer, within a deadline generous for a loaded machine. */

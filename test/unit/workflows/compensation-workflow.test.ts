@@ -17,6 +17,7 @@ import {
 } from '../../../workflows/definitions.js';
 import { OrderStatus } from '../../../workflows/search-attributes.js';
 import {
+  currentDetails,
   eventually,
   standIns,
   startWorkflowTestEnvironment,
@@ -57,13 +58,18 @@ describe('the compensation workflow', () => {
     });
   type Handle = Awaited<ReturnType<typeof start>>;
 
-  /** Once the run waits for an operator (reconciliation found nothing), as its query shows. */
-  const awaitingDecision = (handle: Handle) =>
-    eventually(
+  /**
+   * Once the run waits for an operator (reconciliation found nothing), as the Temporal UI shows it:
+   * a decision sent only then proves the run waits for it, not that it arrived before it was needed.
+   */
+  const awaitingDecision = async (handle: Handle) => {
+    await eventually(
       `${handle.workflowId} waits for a decision`,
-      () => handle.query(compensationStateQuery).catch(() => undefined),
-      (state) => state?.status === 'COMPENSATING',
+      () => currentDetails(handle).catch(() => ''),
+      (details) => details.includes('waiting for an operator'),
     );
+    return handle.query(compensationStateQuery);
+  };
   const decide = (handle: Handle, request: DecisionRequest) => handle.executeUpdate(decideUpdate, { args: [request] });
   const refusedWith = (pattern: RegExp) => (error: unknown) =>
     error instanceof WorkflowUpdateFailedError && pattern.test(error.cause?.message ?? '');
@@ -135,7 +141,7 @@ describe('the compensation workflow', () => {
     });
     await testEnv.withWorker(steps.activities, async (taskQueue) => {
       const handle = await start(taskQueue, input);
-      await awaitingDecision(handle);
+      assert.equal((await awaitingDecision(handle)).status, 'COMPENSATING');
       assert.equal(await listedAs(handle), 'COMPENSATING');
       await assert.rejects(
         decide(handle, { decision: 'redeliver', decidedBy: 'alice' }),

@@ -24,6 +24,7 @@ import {
   writeOutcomeUpdate,
 } from '../../../workflows/definitions.js';
 import { orderWorkflow } from '../../../workflows/order-workflow.js';
+import { orderVisibilityFor } from '../../../services/temporal/order-workflows.js';
 import { CustomerId, OrderStatus } from '../../../workflows/search-attributes.js';
 import {
   eventually,
@@ -52,11 +53,13 @@ describe('the order workflow', () => {
     await testEnv?.teardown();
   });
 
+  /** Starts the run as the service's one start path does: its id, search attributes and summary. */
   const start = (taskQueue: string, input: OrderWorkflowStart) =>
     testEnv.env.client.workflow.start(orderWorkflow, {
       taskQueue,
       workflowId: orderWorkflowIdFor(input.idempotencyKey),
       args: [input],
+      ...orderVisibilityFor(input),
     });
 
   /** The run's status as its query answers it, once `expected`. */
@@ -90,7 +93,7 @@ describe('the order workflow', () => {
     const result = await testEnv.withWorker(steps.activities, async (taskQueue) => {
       const handle = await start(taskQueue, order);
       const finished = await handle.result();
-      assert.deepEqual(await searchAttributes(handle), { status: 'SUBMITTED', customer: undefined });
+      assert.deepEqual(await searchAttributes(handle), { status: 'SUBMITTED', customer: 'C-ACME' });
       return finished;
     });
     assert.equal(result.finalStatus, 'SUBMITTED');
@@ -149,6 +152,7 @@ describe('the order workflow', () => {
         workflowId: orderWorkflowIdFor(order.idempotencyKey),
         args: [order],
         workflowIdConflictPolicy: 'FAIL',
+        ...orderVisibilityFor(order),
       });
       const outcome = await testEnv.env.client.workflow.executeUpdateWithStart(writeOutcomeUpdate, {
         startWorkflowOperation,

@@ -10,6 +10,7 @@ import {
   WorkflowFailedError,
   type WorkflowHandle,
   WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { toActivityFailure } from '../../../activities/activity-failure.js';
@@ -316,6 +317,44 @@ describe('the order workflow', () => {
       { order, written },
     ]);
     statusMovesAllowed(order.idempotencyKey);
+  });
+
+  it('hears an operator who decides while the failed delivery is still being recorded, and redelivers', async () => {
+    const order = testOrder();
+    let letRecordFinish = () => {};
+    const recording = new Promise<void>((resolve) => (letRecordFinish = resolve));
+    let deliveries = 0;
+    const steps = standIns({
+      writeOrder: () => writtenResult(order),
+      deliverOrderEvent: () => {
+        deliveries += 1;
+        if (deliveries === 1) fail(refusedByDownstream());
+        return { status: 202, attempt: 1, eventId: 'event' };
+      },
+      // The record says DELIVERY_FAILED (an operator may read it) before the run hears back.
+      recordDeliveryOutcome: async (request) => {
+        await recording;
+        return request.status;
+      },
+    });
+    const result = await testEnv.withWorker(steps.activities, async (taskQueue) => {
+      const handle = await start(taskQueue, order);
+      await eventually(
+        'the failed delivery is being recorded',
+        () => Promise.resolve(steps.names()),
+        (names) => names.includes('recordDeliveryOutcome'),
+      );
+      assert.equal((await handle.query(orderStateQuery)).status, 'SUBMITTED', 'the run has not heard it yet');
+      const update = await handle.startUpdate(decideUpdate, {
+        args: [{ decision: 'redeliver', decidedBy: 'early' }],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      letRecordFinish();
+      assert.equal((await update.result()).status, 'DELIVERED');
+      return handle.result();
+    });
+    assert.equal(result.finalStatus, 'DELIVERED');
+    assert.deepEqual(steps.names(), ['writeOrder', 'deliverOrderEvent', 'recordDeliveryOutcome', 'deliverOrderEvent']);
   });
 
   it("marks a failed delivery handled on an operator's word, without telling the downstream again", async () => {

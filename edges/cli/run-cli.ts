@@ -1,10 +1,11 @@
 // How `orders-cli` runs a command: parses its options, opens what it needs, prints the result.
 // Human output by default, `--json` for scripts; `--help` on every command; exit 0 ok, 1 failure
 // (a refusal, a finding, an unreachable dependency), 2 usage error. The command list is passed in
-// by the entry point (edges/cli/main.ts).
+// by the entry point (edges/cli/main.ts), which runs it on the process's arguments, streams and
+// environment; `runCommand` runs one command on others (a caller in the same process).
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { ConfigError } from '../../services/config/env.js';
+import { ConfigError, type EnvSource } from '../../services/config/env.js';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
@@ -43,19 +44,31 @@ function help(command: Command): string {
   ].join('\n');
 }
 
-async function main(commands: readonly Command[], argv: string[]): Promise<number> {
+/** Where a command's lines go and the environment it is configured from. */
+export interface CliIo {
+  /** The result: one line or block at a time, without its newline. */
+  out: (text: string) => void;
+  /** Usage, failures and progress. */
+  err: (text: string) => void;
+  /** The settings to read instead of the process's environment. */
+  env?: EnvSource;
+}
+
+/** Runs the command `argv` names, out of `commands`, and returns its exit code. */
+export async function runCommand(commands: readonly Command[], argv: string[], io: CliIo): Promise<number> {
+  const { out, err } = io;
   const [name, ...rest] = argv;
   if (!name) {
-    console.error(overview(commands));
+    err(overview(commands));
     return 2;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
-    console.log(overview(commands));
+    out(overview(commands));
     return 0;
   }
   const command = commands.find((candidate) => candidate.name === name);
   if (!command) {
-    console.error(`unknown command: ${name}\n\n${overview(commands)}`);
+    err(`unknown command: ${name}\n\n${overview(commands)}`);
     return 2;
   }
   let parsed;
@@ -67,35 +80,34 @@ async function main(commands: readonly Command[], argv: string[]): Promise<numbe
       strict: true,
     });
   } catch (error) {
-    console.error(`${(error as Error).message}\n\n${help(command)}`);
+    err(`${(error as Error).message}\n\n${help(command)}`);
     return 2;
   }
   if (parsed.values.help) {
-    console.log(help(command));
+    out(help(command));
     return 0;
   }
   const json = parsed.values.json === true;
   let context;
   try {
-    const config = loadOperatorConfig();
-    const stderr = (line: string) => process.stderr.write(`${line}\n`);
-    warnOfDeprecatedSettings(config.temporal, stderr);
-    context = createContext(config, stderr);
+    const config = loadOperatorConfig(io.env);
+    warnOfDeprecatedSettings(config.temporal, err);
+    context = createContext(config, err);
   } catch (error) {
-    console.error(error instanceof ConfigError ? error.message : String(error));
+    err(error instanceof ConfigError ? error.message : String(error));
     return 1;
   }
   try {
     const result = await command.run(context, parsed.values, parsed.positionals);
-    console.log(json ? JSON.stringify(result.data, null, 2) : result.human);
+    out(json ? JSON.stringify(result.data, null, 2) : result.human);
     return result.ok ? 0 : 1;
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`${error.message}\n\n${help(command)}`);
+      err(`${error.message}\n\n${help(command)}`);
       return 2;
     }
     const { exitCode, text } = failureOutput(command.name, failureOutcome(error), json);
-    console.error(text);
+    err(text);
     return exitCode;
   } finally {
     await context.close();
@@ -112,6 +124,9 @@ export async function runCli(commands: readonly Command[]): Promise<void> {
     telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
     shutdownSignals: [],
   });
-  const code = await main(commands, process.argv.slice(2));
+  const code = await runCommand(commands, process.argv.slice(2), {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+  });
   process.stdout.write('', () => process.exit(code));
 }

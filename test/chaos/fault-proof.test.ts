@@ -1,6 +1,8 @@
 // The short, seeded fault run that CI gates on: every fault kind fires, and still no approval is
 // doubled or lost and stock adds up exactly. And the harness can fail: the deliberately broken
-// variant (a key regenerated per attempt) must be reported with duplicates.
+// variant (a key regenerated per attempt) must be reported with duplicates. Both are sized for the
+// suite's budget; `npm run chaos -- --seed 2026 --size 500` is the long run. A smaller broken run is
+// no faster: its time is the stack's start and the drain's deadline, not the approvals.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runToolForResult } from '../../tools/harness/tool-result.js';

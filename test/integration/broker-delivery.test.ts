@@ -13,7 +13,7 @@ import { eventIdFor } from '../../domain-node/order-event.js';
 import { verifyStandardSignatureOfAnyAge } from '../../domain-node/signature.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { startTcpProxy, type TcpProxy } from '../../tools/harness/tcp-proxy.js';
-import { cli } from '../../tools/harness/operator-cli.js';
+import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import { processEnv, workerProcess } from '../../tools/harness/processes.js';
 import {
   eventually,
@@ -204,7 +204,7 @@ describe('delivery of order events to a message broker', () => {
     assert.equal(await orderCount(service.prisma, key), 1, 'the order itself stands');
 
     const queue = await bindQueue();
-    const redeliver = await cli(service, ['redeliver', key, '--by', 'carol', '--json']);
+    const redeliver = await cliInProcess(service, ['redeliver', key, '--by', 'carol', '--json']);
     assert.equal(redeliver.code, 0, redeliver.stderr);
     assert.equal((JSON.parse(redeliver.stdout) as { status: string }).status, 'DELIVERED');
     await statusReaches(service, key, 'DELIVERED');
@@ -273,7 +273,7 @@ describe('delivery of order events to a message broker', () => {
     } finally {
       await proxy.setMode({ kind: 'pass' });
     }
-    const redeliver = await cli(service, ['redeliver', key, '--json']);
+    const redeliver = await cliInProcess(service, ['redeliver', key, '--json']);
     assert.equal(redeliver.code, 0, redeliver.stderr);
     await statusReaches(service, key, 'DELIVERED');
     const [message] = await takeMessages(queue, key, 1);

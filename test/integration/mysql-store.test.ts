@@ -33,7 +33,7 @@ import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harnes
 import { mysqlRolesOf } from '../../tools/harness/database-roles.js';
 import { orderEvent } from '../../tools/harness/forged-events.js';
 import { answerOf, MCP_BIN } from '../../tools/harness/mcp-clients.js';
-import { cli } from '../../tools/harness/operator-cli.js';
+import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import { apiProcess, processEnv } from '../../tools/harness/processes.js';
 import { mysqlSchemaDrift, readSchemaDmmf } from '../../tools/harness/schema-drift.js';
 import { startTcpProxy } from '../../tools/harness/tcp-proxy.js';
@@ -404,16 +404,16 @@ describe('the order store on MySQL/MariaDB', () => {
       202,
     );
     await eventually(`${key} written`, async () => ((await orderCount(service.prisma, key)) === 1 ? true : undefined));
-    const status = await cli(service, ['status', key, '--json']);
+    const status = await cliInProcess(service, ['status', key, '--json']);
     assert.equal(status.code, 0, status.stderr);
     const shown = JSON.parse(status.stdout) as { status: string; orderNo: string };
     assert.equal(shown.orderNo, (await findOrderByKey(service.prisma, key))?.orderNo);
-    const awaiting = await cli(service, ['awaiting', '--json']);
+    const awaiting = await cliInProcess(service, ['awaiting', '--json']);
     assert.equal(awaiting.code, 0, awaiting.stderr);
     // The same approval under a key made elsewhere: the scan finds it, lists it and exits 1.
     const planted = orderOf(approvalNo, await createSku(service.prisma, 10));
     await write(service.prisma, { ...planted, idempotencyKey: `${key}#elsewhere` });
-    const scan = await cli(service, ['scan-duplicates', '--since-hours', '1', '--json']);
+    const scan = await cliInProcess(service, ['scan-duplicates', '--since-hours', '1', '--json']);
     assert.equal(scan.code, 1, scan.stderr);
     const found = JSON.parse(scan.stdout) as { alerts: { kind: string; approvalNo: string | null }[] };
     assert.ok(
@@ -452,7 +452,9 @@ describe('the order store on MySQL/MariaDB', () => {
 
   it('orders-cli and the MCP stdio server refuse a key column that does not compare bytes, naming it', async () => {
     const named = /order_main\.idempotent_key \(charset utf8mb4, collation utf8mb4_general_ci\)/;
-    const refused = await cli(service, ['status', idempotencyKeyFor('a1', 'MAIN')], { DATABASE_URL: caseBlindUrl });
+    const refused = await cliInProcess(service, ['status', idempotencyKeyFor('a1', 'MAIN')], {
+      DATABASE_URL: caseBlindUrl,
+    });
     assert.equal(refused.code, 1, refused.stdout);
     assert.match(refused.stderr, named);
     // Its stdin stays open, as an agent holds it: only a refusal at start ends the process in time.

@@ -24,7 +24,7 @@ import {
   visibleRuns,
 } from '../../tools/harness/service.js';
 import { sleep } from '../../tools/harness/time.js';
-import { cli } from '../../tools/harness/operator-cli.js';
+import { cliInProcess } from '../../tools/harness/operator-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
@@ -199,7 +199,7 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     assert.equal(reader.reads.get(id), 1, 'a business failure is not retried');
     assert.equal((await ordersOf(key)).length, 0);
 
-    const run = await cli(service, ['awaiting', '--json', '--limit', '1000']);
+    const run = await cliInProcess(service, ['awaiting', '--json', '--limit', '1000']);
     assert.equal(run.code, 0, run.stderr);
     const row = (JSON.parse(run.stdout) as { idempotencyKey: string; status: string; reason: string }[]).find(
       (candidate) => candidate.idempotencyKey === key,
@@ -215,7 +215,7 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     reader.script(id, approvedInstance(id, [{ sku, quantity: 'two', unitPrice: '1.00' }]));
     assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
     await statusReaches(service, key, 'COMPENSATING');
-    const abandon = await cli(service, ['abandon', key]);
+    const abandon = await cliInProcess(service, ['abandon', key]);
     assert.equal(abandon.code, 0, abandon.stderr);
     await statusReaches(service, key, 'COMPENSATED');
 
@@ -290,7 +290,7 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     assert.equal((await statusReaches(service, key, 'SUBMITTED')).orderNo, written.orderNo);
     assert.equal((await oaEvents(id)).length, 3, 'APPROVED, REVOKED (once) and CANCELED are recorded');
 
-    const listed = await cli(service, ['alerts', '--json', '--limit', '1000']);
+    const listed = await cliInProcess(service, ['alerts', '--json', '--limit', '1000']);
     assert.equal(listed.code, 0, listed.stderr);
     const shown = (JSON.parse(listed.stdout) as { alerts: { kind: string; idempotentKeys: string[] }[] }).alerts;
     assert.deepEqual(
@@ -364,7 +364,7 @@ describe('orders from OA approvals (Feishu/DingTalk connectors)', () => {
     reader.script(id, approvedInstance(id, [{ sku, quantity: '2', unitPrice: '3.00' }]));
     assert.equal((await deliver({ eventId: eventId(), instanceId: id, status: 'APPROVED' })).statusCode, 200);
     const written = await statusReaches(service, key, 'SUBMITTED');
-    const run = await cli(service, ['status', '--approval-no', id, '--json']);
+    const run = await cliInProcess(service, ['status', '--approval-no', id, '--json']);
     assert.equal(run.code, 0, run.stderr);
     const shown = JSON.parse(run.stdout) as { idempotencyKey: string; status: string; orderNo?: string };
     assert.equal(shown.idempotencyKey, key);

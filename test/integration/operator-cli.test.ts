@@ -1,8 +1,10 @@
-// The operator CLI (bin `orders-cli`) as an operator runs it — a separate process — against the
-// real stack: decisions reach the compensation workflow (resubmit → one order, abandon →
-// COMPENSATED), compensation runs again for a key that already ended, the duplicate scan finds an
-// order planted behind the service's back, expired records are purged (with --dry-run first), and
-// histories replay against the current code.
+// The operator CLI (bin `orders-cli`) against the real stack: decisions reach the compensation
+// workflow (resubmit → one order, abandon → COMPENSATED), compensation runs again for a key that
+// already ended, the duplicate scan finds an order planted behind the service's back, expired
+// records are purged (with --dry-run first), and histories replay against the current code. The
+// commands run in this process, through the function the bin runs (`cliInProcess`): the same
+// parsing, output and exit codes without a second of process start-up each; one test runs the bin
+// as a separate process, as an operator does (its start, its runtime, its exit codes).
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +31,7 @@ import {
   type TestService,
   uniqueApprovalNo,
 } from '../../tools/harness/service.js';
-import { cli, type CliRun } from '../../tools/harness/operator-cli.js';
+import { cli, cliInProcess, type CliRun } from '../../tools/harness/operator-cli.js';
 
 /** One row of `orders-cli awaiting --json`. */
 interface AwaitingRow {
@@ -41,7 +43,7 @@ interface AwaitingRow {
 }
 
 async function awaitingRow(service: TestService, key: string): Promise<AwaitingRow | undefined> {
-  const run = await cli(service, ['awaiting', '--json', '--limit', '1000']);
+  const run = await cliInProcess(service, ['awaiting', '--json', '--limit', '1000']);
   assert.equal(run.code, 0, run.stderr);
   return json<AwaitingRow[]>(run).find((row) => row.idempotencyKey === key);
 }
@@ -84,17 +86,17 @@ describe('operator CLI (orders-cli)', () => {
   after(() => service.stop());
 
   it('every command has --help (exit 0); bad arguments exit 2', async () => {
-    // Independent invocations, all at once: each is a process of its own.
+    // Independent invocations, all at once.
     const [overview, helps, usageErrors] = await Promise.all([
-      cli(service, ['--help']),
-      Promise.all(COMMANDS.map((command) => cli(service, [command.name, '--help']))),
+      cliInProcess(service, ['--help']),
+      Promise.all(COMMANDS.map((command) => cliInProcess(service, [command.name, '--help']))),
       Promise.all(
         [
           ['frobnicate'],
           ['status', 'not-a-key'],
           ['list', '--status', 'LOST'],
           ['purge-expired', '--retention-days', 'soon'],
-        ].map((args) => cli(service, args)),
+        ].map((args) => cliInProcess(service, args)),
       ),
     ]);
     assert.equal(overview.code, 0);
@@ -109,6 +111,34 @@ describe('operator CLI (orders-cli)', () => {
     );
   });
 
+  it('the bin as a process: --help exits 0, a replay prints JSON alone on stdout and exits 0, a missing key exits 1, an unknown command 2', async () => {
+    // Independent invocations, all at once: each is a process of its own.
+    const missingKey = idempotencyKeyFor(uniqueApprovalNo('CLIPROC'), 'MAIN');
+    const [overview, replay, missing, unknown] = await Promise.all([
+      cli(service, ['--help']),
+      // A replay worker runs in the process: the Temporal runtime's log stays off stdout, and the
+      // process still exits once the command is done.
+      cli(service, ['replay', FIXTURE, '--json']),
+      // Reaches the service's database through the environment alone.
+      cli(service, ['status', missingKey, '--json']),
+      cli(service, ['frobnicate']),
+    ]);
+    assert.equal(overview.code, 0, overview.stderr);
+    for (const command of COMMANDS) assert.match(overview.stdout, new RegExp(`\\b${command.name}\\b`));
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.deepEqual(
+      json<{ ok: boolean }[]>(replay).map((outcome) => outcome.ok),
+      [true],
+    );
+    assert.equal(missing.code, 1, missing.stderr);
+    assert.deepEqual(json<{ idempotencyKey: string; found: boolean }>(missing), {
+      idempotencyKey: missingKey,
+      found: false,
+    });
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command: frobnicate/);
+  });
+
   it('awaiting lists a failed write; resubmit after the fix writes exactly one order; a second decision is refused', async () => {
     const { key, sku } = await failedWrite(service, 'CLIRESUB');
     const waiting = await awaitingRow(service, key);
@@ -116,18 +146,18 @@ describe('operator CLI (orders-cli)', () => {
     assert.deepEqual(waiting.nextActions, ['resubmit', 'abandon']);
 
     await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
-    const resubmit = await cli(service, ['resubmit', key, '--by', 'alice']);
+    const resubmit = await cliInProcess(service, ['resubmit', key, '--by', 'alice']);
     assert.equal(resubmit.code, 0, resubmit.stderr);
     assert.match(resubmit.stdout, /resubmit: .* is now RECEIVED/);
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
 
-    const again = await cli(service, ['resubmit', key]);
+    const again = await cliInProcess(service, ['resubmit', key]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no decision is pending/);
     assert.equal(await orderCount(service.prisma, key), 1);
 
-    const status = json<{ status: string; orderNo: string }>(await cli(service, ['status', key, '--json']));
+    const status = json<{ status: string; orderNo: string }>(await cliInProcess(service, ['status', key, '--json']));
     assert.equal(status.status, 'SUBMITTED');
     assert.ok(status.orderNo);
     const decision = await service.prisma.compensationRecord.findFirst({ where: { idempotentKey: key } });
@@ -136,12 +166,15 @@ describe('operator CLI (orders-cli)', () => {
 
   it('abandon ends the order as COMPENSATED; re-running its compensation keeps it abandoned', async () => {
     const { key } = await failedWrite(service, 'CLIABAN');
-    const abandon = await cli(service, ['abandon', key]);
+    const abandon = await cliInProcess(service, ['abandon', key]);
     assert.equal(abandon.code, 0, abandon.stderr);
     assert.match(abandon.stdout, /COMPENSATED/);
-    assert.equal(json<{ status: string }>(await cli(service, ['status', key, '--json'])).status, 'COMPENSATED');
+    assert.equal(
+      json<{ status: string }>(await cliInProcess(service, ['status', key, '--json'])).status,
+      'COMPENSATED',
+    );
 
-    const rerun = await cli(service, ['recompensate', key]);
+    const rerun = await cliInProcess(service, ['recompensate', key]);
     assert.equal(rerun.code, 0, rerun.stderr);
     await service.temporal.workflow.getHandle(`compensation-${key}`).result();
     assert.equal((await findRecord(service.prisma, key))?.status, 'COMPENSATED');
@@ -175,14 +208,14 @@ describe('operator CLI (orders-cli)', () => {
     assert.deepEqual(waiting.nextActions, ['sender-redelivery', 'resubmit']);
     assert.equal(waiting.workflowId, orderWorkflowIdFor(key));
 
-    const resubmit = await cli(service, ['resubmit', key, '--by', 'erin', '--json']);
+    const resubmit = await cliInProcess(service, ['resubmit', key, '--by', 'erin', '--json']);
     assert.equal(resubmit.code, 0, resubmit.stderr);
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.ok((await findRecord(service.prisma, key))?.workflowStartedAt, 'the start is confirmed');
     assert.equal(await awaitingRow(service, key), undefined);
 
-    const again = await cli(service, ['resubmit', key]);
+    const again = await cliInProcess(service, ['resubmit', key]);
     assert.equal(again.code, 1);
     assert.equal(await orderCount(service.prisma, key), 1);
   });
@@ -212,7 +245,7 @@ describe('operator CLI (orders-cli)', () => {
       UPDATE idempotency_record SET status = 'FAILED', last_error = 'the order landed, but 5 follow-up runs failed too'
       WHERE idempotent_key = ${key}`;
 
-    const rerun = await cli(service, ['recompensate', key, '--by', 'frank']);
+    const rerun = await cliInProcess(service, ['recompensate', key, '--by', 'frank']);
     assert.equal(rerun.code, 0, rerun.stderr);
     const outcome = (await service.temporal.workflow.getHandle(compensationWorkflowIdFor(key)).result()) as {
       status: string;
@@ -230,7 +263,7 @@ describe('operator CLI (orders-cli)', () => {
       SELECT ${`${key}-copy`}, approval_no, operation, customer_id, currency, total_amount, fingerprint, 1
       FROM order_main WHERE idempotent_key = ${key}`;
 
-    const scan = await cli(service, ['scan-duplicates', '--since-hours', '1', '--json']);
+    const scan = await cliInProcess(service, ['scan-duplicates', '--since-hours', '1', '--json']);
     assert.equal(scan.code, 1, 'a finding is a failed check');
     const found = json<{
       sameDocumentClusters: number;
@@ -243,13 +276,13 @@ describe('operator CLI (orders-cli)', () => {
     assert.deepEqual(new Set(alert.idempotentKeys), new Set([key, `${key}-copy`]));
     assert.ok(found.newAlertIds.includes(alert.id));
 
-    const alerts = await cli(service, ['alerts']);
+    const alerts = await cliInProcess(service, ['alerts']);
     assert.equal(alerts.code, 0);
     assert.match(alerts.stdout, new RegExp(`approval ${approvalNo} MAIN has 2 orders`));
-    const one = await cli(service, ['alerts', '--limit', '1', '--json']);
+    const one = await cliInProcess(service, ['alerts', '--limit', '1', '--json']);
     assert.equal(one.code, 0, one.stderr);
     assert.equal(json<{ alerts: unknown[] }>(one).alerts.length, 1);
-    assert.equal((await cli(service, ['alerts', '--limit', '0'])).code, 2);
+    assert.equal((await cliInProcess(service, ['alerts', '--limit', '0'])).code, 2);
   });
 
   it('purge-expired --dry-run counts without deleting; without it the expired record goes, the order stays', async () => {
@@ -258,12 +291,12 @@ describe('operator CLI (orders-cli)', () => {
       UPDATE idempotency_record SET created_at = now() - interval '400 days', updated_at = now() - interval '400 days'
       WHERE idempotent_key = ${key}`;
 
-    const dry = await cli(service, ['purge-expired', '--dry-run', '--retention-days', '365', '--json']);
+    const dry = await cliInProcess(service, ['purge-expired', '--dry-run', '--retention-days', '365', '--json']);
     assert.equal(dry.code, 0, dry.stderr);
     assert.ok(json<{ purged: number }>(dry).purged >= 1);
     assert.ok(await findRecord(service.prisma, key), 'a dry run deletes nothing');
 
-    const purge = await cli(service, ['purge-expired', '--retention-days', '365']);
+    const purge = await cliInProcess(service, ['purge-expired', '--retention-days', '365']);
     assert.equal(purge.code, 0, purge.stderr);
     assert.match(purge.stdout, /purged [1-9]\d* record/);
     assert.equal(await findRecord(service.prisma, key), undefined);
@@ -271,13 +304,13 @@ describe('operator CLI (orders-cli)', () => {
   });
 
   it('replay: a recorded file and a live workflow id replay (exit 0); a history the code cannot replay exits 1', async () => {
-    const file = await cli(service, ['replay', FIXTURE]);
+    const file = await cliInProcess(service, ['replay', FIXTURE]);
     assert.equal(file.code, 0, file.stderr);
     assert.match(file.stdout, /1 history\(ies\) replay/);
 
     const { approvalNo, key } = await submittedApproval(service, 'CLIREPLAY');
     await service.temporal.workflow.getHandle(orderWorkflowIdFor(key)).result();
-    const live = await cli(service, ['replay', '--workflow-id', orderWorkflowIdFor(key)]);
+    const live = await cliInProcess(service, ['replay', '--workflow-id', orderWorkflowIdFor(key)]);
     assert.equal(live.code, 0, live.stderr);
 
     // A history in which the workflow scheduled another activity than this code does.
@@ -286,7 +319,7 @@ describe('operator CLI (orders-cli)', () => {
     assert.match(recorded, /"name": "deliverOrderEvent"/);
     writeFileSync(tampered, recorded.replace('"name": "deliverOrderEvent"', '"name": "deliverOrderEventV0"'));
     try {
-      const bad = await cli(service, ['replay', tampered, '--json']);
+      const bad = await cliInProcess(service, ['replay', tampered, '--json']);
       assert.equal(bad.code, 1);
       assert.match(json<{ ok: boolean; error: string }[]>(bad)[0]?.error ?? '', /nondeterminism/i);
     } finally {
@@ -315,22 +348,22 @@ describe('operator CLI: a key whose compensation already ended', () => {
 
     // The new compensation's decision window comes from the CLI's configuration: long enough here
     // that the decision below cannot race it on a slow machine.
-    const rerun = await cli(service, ['recompensate', key, '--by', 'bob'], {
+    const rerun = await cliInProcess(service, ['recompensate', key, '--by', 'bob'], {
       COMPENSATION_DECISION_TIMEOUT_MS: '600000',
     });
     assert.equal(rerun.code, 0, rerun.stderr);
     assert.match(rerun.stdout, /compensation started again .* \(was FAILED\)/);
     await statusReaches(service, key, 'COMPENSATING');
-    const twice = await cli(service, ['recompensate', key]);
+    const twice = await cliInProcess(service, ['recompensate', key]);
     assert.equal(twice.code, 0);
     assert.match(twice.stdout, /already in compensation/);
 
     await service.prisma.inventory.update({ where: { sku }, data: { onHand: 10 } });
-    assert.equal((await cli(service, ['resubmit', key])).code, 0);
+    assert.equal((await cliInProcess(service, ['resubmit', key])).code, 0);
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
 
-    const refused = await cli(service, ['recompensate', key]);
+    const refused = await cliInProcess(service, ['recompensate', key]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /nothing to compensate .* status is SUBMITTED/);
   });
@@ -385,7 +418,7 @@ describe('operator CLI: a failed delivery whose decision window has closed', () 
     assert.deepEqual(waiting.nextActions, ['redeliver', 'mark-handled']);
     assert.match(waiting.reason, /DownstreamRejected/);
 
-    const redeliver = await cli(service, ['redeliver', key, '--by', 'carol', '--json']);
+    const redeliver = await cliInProcess(service, ['redeliver', key, '--by', 'carol', '--json']);
     assert.equal(redeliver.code, 0, redeliver.stderr);
     assert.equal(json<{ status: string }>(redeliver).status, 'DELIVERED');
     await statusReaches(service, key, 'DELIVERED');
@@ -397,7 +430,7 @@ describe('operator CLI: a failed delivery whose decision window has closed', () 
     );
     assert.equal(await downstream.effects(key), 1);
 
-    const again = await cli(service, ['redeliver', key]);
+    const again = await cliInProcess(service, ['redeliver', key]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /status is DELIVERED/);
     assert.equal(downstream.arrivals(key).length, 2, 'nothing was sent again');
@@ -406,15 +439,15 @@ describe('operator CLI: a failed delivery whose decision window has closed', () 
 
   it('mark-handled after the window closed reads DELIVERED, sends nothing and names who decided', async () => {
     const { approvalNo, key } = await refusedDelivery('CLIHANDLED');
-    const handled = await cli(service, ['mark-handled', '--approval-no', approvalNo, '--by', 'dave']);
+    const handled = await cliInProcess(service, ['mark-handled', '--approval-no', approvalNo, '--by', 'dave']);
     assert.equal(handled.code, 0, handled.stderr);
     assert.match(handled.stdout, /DELIVERED/);
-    const status = json<{ status: string; lastError: string }>(await cli(service, ['status', key, '--json']));
+    const status = json<{ status: string; lastError: string }>(await cliInProcess(service, ['status', key, '--json']));
     assert.equal(status.status, 'DELIVERED');
     assert.match(status.lastError, /marked handled by dave/);
     assert.equal(downstream.arrivals(key).length, 1, 'only the refused attempt reached the downstream');
 
-    const again = await cli(service, ['mark-handled', key]);
+    const again = await cliInProcess(service, ['mark-handled', key]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /status is DELIVERED/);
     assert.equal((await findRecord(service.prisma, key))?.status, 'DELIVERED');
@@ -422,10 +455,10 @@ describe('operator CLI: a failed delivery whose decision window has closed', () 
 
   it('redeliver and mark-handled refuse a key that is not DELIVERY_FAILED, and bad arguments exit 2', async () => {
     const unknown = idempotencyKeyFor(uniqueApprovalNo('CLINONE'), 'MAIN');
-    const refused = await cli(service, ['redeliver', unknown]);
+    const refused = await cliInProcess(service, ['redeliver', unknown]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /unknown/);
-    assert.equal((await cli(service, ['mark-handled', '--approval-no', 'X', '--operation', 'OTHER'])).code, 2);
-    assert.equal((await cli(service, ['redeliver'])).code, 2);
+    assert.equal((await cliInProcess(service, ['mark-handled', '--approval-no', 'X', '--operation', 'OTHER'])).code, 2);
+    assert.equal((await cliInProcess(service, ['redeliver'])).code, 2);
   });
 });

@@ -22,7 +22,7 @@ import { historyFromServer, replayHistories } from '../../worker/replay.js';
 import { type WorkflowCode, workflowCode } from '../../worker/workflow-bundle.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
 import { versioningOf } from '../../tools/harness/worker-deployment.js';
-import { cli } from '../../tools/harness/operator-cli.js';
+import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import { table } from '../../edges/cli/table.js';
 import { ROLLOUT_CHANGE } from '../../tools/harness/rollout/change.js';
 import {
@@ -193,7 +193,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
 
   /** `orders-cli builds …` as the operator types it, on the deployment of the test. */
   async function builds(...args: string[]) {
-    const run = await cli(service, ['builds', ...args, '--json'], {
+    const run = await cliInProcess(service, ['builds', ...args, '--json'], {
       TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT,
       TEMPORAL_BUILD_ID: 'operator',
     });

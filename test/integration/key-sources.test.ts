@@ -21,7 +21,7 @@ import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback } from '../.
 import { approvedWeComOrder, wecomApprovalXml, wecomCallback } from '../../tools/harness/fake-wecom.js';
 import { type FakeVendors, startFakeVendors } from '../../tools/harness/fake-vendors.js';
 import { answerOf } from '../../tools/harness/mcp-clients.js';
-import { cli } from '../../tools/harness/operator-cli.js';
+import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import {
   approval,
   createSku,
@@ -241,7 +241,7 @@ describe('a key belongs to the door that claimed it', () => {
     assert.equal(vendors.wecom.reads(spNo), 0, 'the form of an approval whose key another door holds is not read');
     assert.deepEqual(await orderedQuantities(service.prisma, key), [1], 'the squat is the one order');
 
-    const awaiting = await cli(service, ['awaiting', '--json', '--limit', '1000', '--unconfirmed-after', '0']);
+    const awaiting = await cliInProcess(service, ['awaiting', '--json', '--limit', '1000', '--unconfirmed-after', '0']);
     assert.equal(awaiting.code, 0, awaiting.stderr);
     const entry = (JSON.parse(awaiting.stdout) as AwaitingDecision[]).find(
       (row) => row.idempotencyKey === key && row.status === 'KEY_SOURCE_CONFLICT',
@@ -249,18 +249,22 @@ describe('a key belongs to the door that claimed it', () => {
     assert.ok(entry, `awaiting lists the refused approval: ${awaiting.stdout.slice(0, 500)}`);
     assert.match(entry.reason, /a wecom delivery was refused: the key was claimed through webhook/);
     assert.deepEqual([entry.nextActions, entry.attempts, entry.customerId], [['clear-conflict'], 1, 'CUST-SQUAT']);
-    const table = await cli(service, ['awaiting', '--limit', '1000', '--unconfirmed-after', '0']);
+    const table = await cliInProcess(service, ['awaiting', '--limit', '1000', '--unconfirmed-after', '0']);
     assert.match(table.stdout, new RegExp(`${key}\\s+KEY_SOURCE_CONFLICT\\s+clear-conflict`));
 
-    const cleared = await cli(service, ['clear-conflict', key, '--door', 'wecom', '--by', 'key-sources-test']);
+    const cleared = await cliInProcess(service, ['clear-conflict', key, '--door', 'wecom', '--by', 'key-sources-test']);
     assert.equal(cleared.code, 0, cleared.stderr);
     assert.deepEqual(await conflictsListed(key), [], 'cleared: no longer listed');
     const row = await service.prisma.keySourceConflict.findUnique({
       where: { idempotentKey_door: { idempotentKey: key, door: 'wecom' } },
     });
     assert.equal(row?.clearedBy, 'key-sources-test');
-    assert.equal((await cli(service, ['clear-conflict', key])).code, 1, 'nothing left to clear');
-    assert.equal((await cli(service, ['clear-conflict', key, '--door', 'nowhere'])).code, 2, 'a door that is none');
+    assert.equal((await cliInProcess(service, ['clear-conflict', key])).code, 1, 'nothing left to clear');
+    assert.equal(
+      (await cliInProcess(service, ['clear-conflict', key, '--door', 'nowhere'])).code,
+      2,
+      'a door that is none',
+    );
 
     // WeCom sends the event again (or a second one): listed again, a fresh count.
     assert.equal((await deliver('wecom', spNo, sku, 5)).status, 200);

@@ -1,8 +1,12 @@
 // The promises checked against PostgreSQL and Temporal themselves: after every command the cheap
 // ones, and once the run's workflows are idle (quiescence) the ones that need the dust to settle.
+import { Prisma } from '../../services/db/generated/prisma/client.js';
 import { SCARCE_SKU, SCARCE_STOCK, SKUS, STOCK } from './stack.js';
 import { InvariantViolation, type Model, SLOTS, slotLabel, type World } from './world.js';
 import { sleep } from '../harness/time.js';
+
+/** A read transaction that sees one snapshot of the database for all its statements. */
+const ONE_SNAPSHOT = { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead };
 
 /** Statuses that need nobody: the key's story is over. */
 const SETTLED = ['DELIVERED', 'COMPENSATED'];
@@ -69,20 +73,25 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
       );
     }
   }
-  // Stock, each read in one transaction (one snapshot: an order and its reservation commit
-  // together). The run's own keys: what a key holds is exactly its order's lines (nothing without
+  // Stock, each read in one snapshot (an order and its reservation commit together). A transaction
+  // is one snapshot only at REPEATABLE READ: at PostgreSQL's default, READ COMMITTED, each statement
+  // takes its own, and an order committing between the two reads looks like a reservation without
+  // its order. The run's own keys: what a key holds is exactly its order's lines (nothing without
   // an order).
   const keys = world.allKeys();
-  const [reservations, lines] = await world.stack.orders.$transaction([
-    world.stack.orders.stockReservation.findMany({
-      where: { releasedAt: null, idempotentKey: { in: keys } },
-      select: { idempotentKey: true, sku: true, quantity: true },
-    }),
-    world.stack.orders.orderLine.findMany({
-      where: { order: { idempotentKey: { in: keys } } },
-      select: { sku: true, quantity: true, order: { select: { idempotentKey: true } } },
-    }),
-  ]);
+  const [reservations, lines] = await world.stack.orders.$transaction(
+    [
+      world.stack.orders.stockReservation.findMany({
+        where: { releasedAt: null, idempotentKey: { in: keys } },
+        select: { idempotentKey: true, sku: true, quantity: true },
+      }),
+      world.stack.orders.orderLine.findMany({
+        where: { order: { idempotentKey: { in: keys } } },
+        select: { sku: true, quantity: true, order: { select: { idempotentKey: true } } },
+      }),
+    ],
+    ONE_SNAPSHOT,
+  );
   const amounts = new Map<string, { key: string; sku: string; held: number; ordered: number }>();
   const amountOf = (key: string, sku: string) => {
     const id = `${key}\u0000${sku}`;
@@ -101,15 +110,18 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
   }
   // And the totals: inventory.reserved is what the reservations hold, on_hand never moves.
   const skus = [...SKUS, SCARCE_SKU];
-  const [stock, holding] = await world.stack.orders.$transaction([
-    world.stack.orders.inventory.findMany({ where: { sku: { in: skus } } }),
-    world.stack.orders.stockReservation.groupBy({
-      by: ['sku'],
-      where: { sku: { in: skus }, releasedAt: null },
-      _sum: { quantity: true },
-      orderBy: { sku: 'asc' },
-    }),
-  ]);
+  const [stock, holding] = await world.stack.orders.$transaction(
+    [
+      world.stack.orders.inventory.findMany({ where: { sku: { in: skus } } }),
+      world.stack.orders.stockReservation.groupBy({
+        by: ['sku'],
+        where: { sku: { in: skus }, releasedAt: null },
+        _sum: { quantity: true },
+        orderBy: { sku: 'asc' },
+      }),
+    ],
+    ONE_SNAPSHOT,
+  );
   const heldOf = new Map(holding.map((row) => [row.sku, row._sum?.quantity ?? 0]));
   const rows = stock.map((row) => ({
     sku: row.sku,

@@ -12,7 +12,7 @@ import type { StartGuard } from '../../submission/submit-approval.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoute } from './routes/mcp.js';
-import { registerOaRoutes } from './routes/oa-callbacks.js';
+import { oaCallbackPath, registerOaRoutes } from './routes/oa-callbacks.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
 import { registerOrderRoutes } from './routes/orders.js';
 import { registerWebhookRoute, setContentTypeAside } from './routes/webhook.js';
@@ -22,6 +22,7 @@ import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './proble
 import { WEBHOOK_PATH } from './openapi.js';
 import { registerRequestSpans } from './request-spans.js';
 import { arrivalOf, registerArrivals } from './arrival.js';
+import { type DoorBodyTimes, registerBodyTimes, requestTimeOptions } from './request-time.js';
 import { type IntakeLoad, intakeLoad } from '../../submission/intake-load.js';
 import type { PolledWorker } from '../../services/health/readiness.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
@@ -68,6 +69,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: MAX_BODY_BYTES,
+    // A request that has not arrived whole within HTTP_REQUEST_TIMEOUT_MS is answered 408 and its
+    // connection closed: a stranger cannot hold memory or the stop with a body it never finishes.
+    // No idle timeout on the socket besides: an answer under `Prefer: wait` is silent for up to
+    // 25 s, and an idle kept-alive connection has its own (72 s, fastify's keepAliveTimeout).
+    ...requestTimeOptions(config.http.requestTimeoutMs),
     // Closing is answered by the drain hook below (problem+json with Retry-After), not by fastify.
     // No retries here either: the edge answers once, and the OA side's redelivery is safe by key.
     return503OnClosing: false,
@@ -109,6 +115,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   // First of all, each request's arrival: the deadlines of deliveries count from it.
   registerArrivals(app);
+  // Then its body's time: a door's sender that gives up sooner than HTTP_REQUEST_TIMEOUT_MS gives
+  // the body only that long.
+  registerBodyTimes(app, config.http.requestTimeoutMs, doorBodyTimes(config, deps.connectors ?? {}));
   // With tracing on, a span per request; the routes below run their work inside it.
   registerRequestSpans(app);
 
@@ -200,6 +209,19 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerOpenApiRoute(app);
 
   return app;
+}
+
+/**
+ * The doors whose senders give up before HTTP_REQUEST_TIMEOUT_MS: the webhook's sender at
+ * WEBHOOK_START_TIMEOUT_MS, each OA vendor at its own reply deadline (Feishu 3 s, DingTalk 1.5 s,
+ * WeCom 5 s). A body still arriving then would be answered to nobody.
+ */
+function doorBodyTimes(config: Config, connectors: Partial<Record<OaVendor, Connector>>): DoorBodyTimes {
+  const times = new Map<string, number>([[WEBHOOK_PATH, config.http.startTimeoutMs]]);
+  for (const [vendor, connector] of Object.entries(connectors) as [OaVendor, Connector | undefined][]) {
+    if (connector) times.set(oaCallbackPath(vendor), connector.vendorDeadlineMs);
+  }
+  return times;
 }
 
 function sendProblem(reply: FastifyReply, body: ReturnType<typeof problem>) {

@@ -55,7 +55,7 @@ function problemAnswers(...slugs: ProblemSlug[]): Record<string, Json> {
 }
 
 /** Errors any route may give: the framework's own refusals, a failure, the drain. */
-const EVERY_ROUTE: ProblemSlug[] = ['bad-request', 'internal-error', 'shutting-down'];
+const EVERY_ROUTE: ProblemSlug[] = ['bad-request', 'request-timeout', 'internal-error', 'shutting-down'];
 const DEPENDENCIES: ProblemSlug[] = ['temporal-unavailable', 'database-unavailable'];
 /** A delivery this instance could not take inside its deadline (docs/architecture.md, decision 34). */
 const SHED: ProblemSlug[] = ['overloaded'];
@@ -78,7 +78,7 @@ function probeOperation(operationId: string, summary: string, schema: string, re
           [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') },
         },
       },
-      ...problemAnswers('bad-request', 'internal-error'),
+      ...problemAnswers('bad-request', 'request-timeout', 'internal-error'),
     },
   };
 }
@@ -378,7 +378,7 @@ export function openApiDocument(): Json {
             { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
             'The process is up',
           ),
-          ...problemAnswers('bad-request', 'internal-error'),
+          ...problemAnswers('bad-request', 'request-timeout', 'internal-error'),
         },
       },
     },

@@ -41,6 +41,10 @@ export const PROBLEM_TYPES = {
   'not-found': { status: 404, when: 'no such route (also /mcp or a connector route that is off)' },
   'method-not-allowed': { status: 405, when: 'GET or DELETE on /mcp (with Allow: POST)' },
   'workflow-already-started': { status: 409, when: 'the key’s workflow id has already run; nothing new started' },
+  'request-timeout': {
+    status: 408,
+    when: 'the request did not arrive whole in time (HTTP_REQUEST_TIMEOUT_MS, or less where the sender gives up sooner); the connection closes',
+  },
   'payload-too-large': { status: 413, when: 'the body is over the size limit (256 KiB)' },
   'unsupported-media-type': { status: 415, when: 'not application/json' },
   'idempotency-key-conflict': { status: 422, when: 'the key was used for a different order; `differences`' },

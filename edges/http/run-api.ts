@@ -37,6 +37,7 @@ import {
   reusePortOptions,
 } from './accept-sockets.js';
 import { type AppDeps, buildApp } from './app.js';
+import { capConnections, type ConnectionCaps } from './connection-caps.js';
 
 /**
  * Runs the API until SIGTERM or SIGINT. `guard`: which deliveries may start their key's workflow,
@@ -130,6 +131,8 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     ...(hosted ? { hostedWorker: hosted.worker } : {}),
     ...guard,
   });
+  // Every connection the port takes counts, whichever of its sockets accepted it.
+  const caps: ConnectionCaps = capConnections(app.server, config.http, log);
 
   // SIGTERM: answer 503 + Retry-After (and /healthz, /readyz 503) for the drain period, so the load balancer
   // takes this instance out while nothing is refused at the socket; then stop listening, let the
@@ -160,6 +163,11 @@ export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuar
     ]);
     // The port's other sockets stop with the server's own; the requests they brought in finish first.
     extraSockets?.stop();
+    // What is not being answered by now — a body still arriving, headers never finished, a kept-alive
+    // connection — would hold the stop until its own time ran out, past the grace period when a
+    // stranger keeps many: closed, answered by nothing. A sender that was still sending sends again.
+    const unanswered = caps.closeUnanswered();
+    if (unanswered > 0) log.info({ connections: unanswered }, 'closed the connections not being answered');
     await app.close();
     await extraSockets?.closed();
     // Approval events answered before their start finished: let those starts end first. What is

@@ -1,5 +1,6 @@
 // The HTTP edge's settings: where the API listens, how it drains, how many deliveries it takes at
-// once, the webhook's secrets, signature scheme and deadlines, and the status route's token.
+// once, how long a request may take to arrive and how many connections it keeps, the webhook's
+// secrets, signature scheme and deadlines, and the status route's token.
 import { z } from 'zod';
 import {
   standardSecretProblem,
@@ -24,6 +25,13 @@ export const httpSettings = {
   // Listening sockets the API shares its port among (SO_REUSEPORT), each accepted from once per turn
   // of the event loop (edges/http/accept-sockets.ts). Unset: 8 where the runtime can, else 1.
   HTTP_ACCEPT_SOCKETS: z.coerce.number().int().min(1).max(64).optional(),
+  // The most a request (headers and body) may take to arrive; a door whose sender gives up sooner
+  // gives its body less (edges/http/request-time.ts). Above it: 408, and the connection closed.
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(10_000),
+  // Open connections, in all and from one client address (an IPv6 client by its /64); one more is
+  // closed unread (edges/http/connection-caps.ts). Each may hold a body of up to 256 KiB while it arrives.
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(512),
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(256),
   API_HOSTS_WORKER: switchSetting,
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   // When set, GET /orders/<key> asks for it as a bearer token (docs/http-api.md#reading-a-status).
@@ -55,6 +63,12 @@ export interface HttpConfig {
   maxInFlight: number | undefined;
   /** HTTP_ACCEPT_SOCKETS as set; undefined: as many as the runtime allows (edges/http/accept-sockets.ts). */
   acceptSockets: number | undefined;
+  /** HTTP_REQUEST_TIMEOUT_MS: the longest any request may take to arrive, headers and body. */
+  requestTimeoutMs: number;
+  /** HTTP_MAX_CONNECTIONS: the most connections open at once, on every listening socket of the port. */
+  maxConnections: number;
+  /** HTTP_MAX_CONNECTIONS_PER_CLIENT: the most of them from one client address. */
+  maxConnectionsPerClient: number;
 }
 
 export interface WebhookConfig {
@@ -75,6 +89,9 @@ export function httpFrom(env: HttpEnv): HttpConfig {
     hostsWorker: env.API_HOSTS_WORKER,
     maxInFlight: env.INTAKE_MAX_IN_FLIGHT,
     acceptSockets: env.HTTP_ACCEPT_SOCKETS,
+    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    maxConnections: env.HTTP_MAX_CONNECTIONS,
+    maxConnectionsPerClient: env.HTTP_MAX_CONNECTIONS_PER_CLIENT,
   };
 }
 
@@ -103,6 +120,15 @@ export function webhookDeadlineProblems(env: HttpEnv): string[] {
     problems.push('WEBHOOK_MAX_WAIT_MS: must be at least 1000 above WEBHOOK_START_TIMEOUT_MS');
   }
   return problems;
+}
+
+/** One client's share of the connections is at most all of them. */
+export function connectionCapProblems(env: HttpEnv): string[] {
+  return env.HTTP_MAX_CONNECTIONS_PER_CLIENT > env.HTTP_MAX_CONNECTIONS
+    ? [
+        `HTTP_MAX_CONNECTIONS_PER_CLIENT: ${env.HTTP_MAX_CONNECTIONS_PER_CLIENT} is above HTTP_MAX_CONNECTIONS (${env.HTTP_MAX_CONNECTIONS}); set it at most that`,
+      ]
+    : [];
 }
 
 // The webhook's secrets are Standard Webhooks keys only in that scheme; the `oa` scheme uses a

@@ -11,6 +11,7 @@ import {
   downstreamProblems,
 } from '../../activities/settings.js';
 import {
+  connectionCapProblems,
   type HttpConfig,
   httpFrom,
   httpSettings,
@@ -128,7 +129,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
       `WORKER_HEALTH_PORT: ${env.WORKER_HEALTH_PORT} is also METRICS_PORT; the worker's probes need a port of their own`,
     );
   }
-  problems.push(...deploymentProblems(env), ...databaseProblems(env));
+  problems.push(...deploymentProblems(env), ...databaseProblems(env), ...connectionCapProblems(env));
   problems.push(...rotationProblems(env), ...webhookSecretProblems(env), ...operatorTokenProblems(env));
   // Plain http:// to a vendor and the examples' placeholder secrets (services/config/production-refusals.ts).
   if (env.NODE_ENV === 'production') problems.push(...productionProblems(present));

@@ -248,6 +248,36 @@ describe('configuration', () => {
     assert.match(problemsOf({ WEBHOOK_MAX_WAIT_MS: '26000' }).join('\n'), /^WEBHOOK_MAX_WAIT_MS:/m);
   });
 
+  it('bounds how long a request may take to arrive and how many connections stay open, by default and as set', () => {
+    const { requestTimeoutMs, maxConnections, maxConnectionsPerClient } = loadConfig({}).http;
+    assert.deepEqual(
+      { requestTimeoutMs, maxConnections, maxConnectionsPerClient },
+      { requestTimeoutMs: 10_000, maxConnections: 512, maxConnectionsPerClient: 256 },
+    );
+    const set = loadConfig({
+      HTTP_REQUEST_TIMEOUT_MS: '2500',
+      HTTP_MAX_CONNECTIONS: '64',
+      HTTP_MAX_CONNECTIONS_PER_CLIENT: '64',
+    }).http;
+    assert.deepEqual([set.requestTimeoutMs, set.maxConnections, set.maxConnectionsPerClient], [2500, 64, 64]);
+    // 0 would be no clock and no cap at all: what a stranger needs to hold the memory and the stop.
+    for (const [name, bad] of [
+      ['HTTP_REQUEST_TIMEOUT_MS', '0'],
+      ['HTTP_REQUEST_TIMEOUT_MS', '999'],
+      ['HTTP_REQUEST_TIMEOUT_MS', '300001'],
+      ['HTTP_REQUEST_TIMEOUT_MS', '5s'],
+      ['HTTP_MAX_CONNECTIONS', '0'],
+      ['HTTP_MAX_CONNECTIONS', '1.5'],
+      ['HTTP_MAX_CONNECTIONS_PER_CLIENT', '0'],
+      ['HTTP_MAX_CONNECTIONS_PER_CLIENT', 'many'],
+    ] as const) {
+      assert.match(problemsOf({ [name]: bad }).join('\n'), new RegExp(`^${name}:`, 'm'), `${name}=${bad}`);
+    }
+    assert.deepEqual(problemsOf({ HTTP_MAX_CONNECTIONS: '100', HTTP_MAX_CONNECTIONS_PER_CLIENT: '200' }), [
+      'HTTP_MAX_CONNECTIONS_PER_CLIENT: 200 is above HTTP_MAX_CONNECTIONS (100); set it at most that',
+    ]);
+  });
+
   it('binds the metrics endpoint to 127.0.0.1 unless METRICS_HOST names another address', () => {
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, {
       host: '127.0.0.1',

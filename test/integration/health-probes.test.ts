@@ -342,6 +342,10 @@ describe('probes cannot drain the pool the deliveries claim with', () => {
       databaseUrl: config.databaseUrl as string,
       poolSize: config.dbPoolSize,
       statementTimeoutMs: config.writePolicy.statementTimeoutMs,
+      // 40 deliveries queue for 3 connections: on a loaded machine their own wait passes the
+      // statement timeout the pool otherwise waits for a slot. What the probes take is counted
+      // below, and a probe that took a connection of its own would show there, not as a 503.
+      connectTimeoutMs: 15_000,
     });
     const prisma = pooled.$extends({
       query: {

@@ -73,6 +73,7 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['vendors/message-crypto.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['edges/http/accept-sockets.ts', '/^v/', 'setting'],
   ['edges/http/app.ts', '/^\\/problems\\//', 'own output'],
+  ['edges/http/connection-caps.ts', '/^::ffff:(\\d+\\.\\d+\\.\\d+\\.\\d+)$/i', 'input'],
   ['edges/http/prefer.ts', '/^\\d+$/', 'input'],
   ['edges/http/prefer.ts', '/\\\\(.)/g', 'input'],
   ['edges/mcp/bearer-token.ts', '/^Bearer +(\\S+) *$/i', 'input'],

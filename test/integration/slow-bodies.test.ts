@@ -70,24 +70,6 @@ async function closedWithin(stranger: Stranger, withinMs: number): Promise<SlowC
 /** How long a connection was open: until the server closed it, or until now. */
 const lifeOf = (connection: SlowConnection) => (connection.closedAt ?? Date.now()) - connection.openedAt;
 
-/**
- * The most of `connections` open at one moment. On a loaded machine the stranger opens its 2,000
- * more slowly than the body time: the first it was let keep are closed before the last are opened,
- * and later ones take their places. The cap is about how many at once, not how many in all.
- */
-function mostOpenAtOnce(connections: SlowConnection[]): number {
-  const moments = connections.flatMap((connection) => [
-    { at: connection.openedAt, change: 1 },
-    { at: connection.closedAt ?? Infinity, change: -1 },
-  ]);
-  // A close before an open at the same millisecond: the one made room for the other.
-  moments.sort((a, b) => a.at - b.at || a.change - b.change);
-  let open = 0;
-  let most = 0;
-  for (const { change } of moments) most = Math.max(most, (open += change));
-  return most;
-}
-
 /** The API's resident memory in MiB, as the kernel counts it against the pod's limit. */
 function rssMiB(pid: number): number {
   const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -103,7 +85,17 @@ const WATCHER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
 const http = require('node:http');
-const { port, pid } = workerData;
+const { port, pid, strangerHex } = workerData;
+// The stranger's connections the API holds, as the kernel sees them (/proc/net/tcp, the API's
+// side): established, and their bytes read by the API (its receive queue empty). A connection the
+// API closed is not, whenever the stranger, at the lowest priority, gets round to noticing; nor is
+// one still in the accept queue, its body unread.
+const portHex = ':' + port.toString(16).toUpperCase().padStart(4, '0');
+const strangerConnections = () => readFileSync('/proc/net/tcp', 'utf8').split('\\n').slice(1)
+  .map((line) => line.trim().split(/\\s+/))
+  .filter(([, local, remote, state, queues]) => local && local.endsWith(portHex) && remote.startsWith(strangerHex)
+    && state === '01' && parseInt(queues.split(':')[1], 16) === 0)
+  .length;
 // The API's main thread, the one its event loop and so every answer runs on: its CPU time, in ms.
 const loopCpuMs = () => {
   if (!alive()) return NaN;
@@ -123,11 +115,13 @@ const get = (port, path) => new Promise((resolve) => {
 });
 let running = true;
 let peakMiB = rss();
+let mostHeld = 0;
 const probes = [];
 parentPort.on('message', () => (running = false));
 (async () => {
   while (running) {
     peakMiB = Math.max(peakMiB, rss());
+    mostHeld = Math.max(mostHeld, strangerConnections());
     const at = Date.now();
     const cpuBefore = loopCpuMs();
     const ms = await get(port, '/livez');
@@ -135,7 +129,7 @@ parentPort.on('message', () => (running = false));
     peakMiB = Math.max(peakMiB, rss());
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  parentPort.postMessage({ peakMiB, probes });
+  parentPort.postMessage({ peakMiB, mostHeld, probes });
 })();
 `;
 
@@ -153,8 +147,13 @@ interface Probe {
 
 /** Samples the API's RSS and /livez until stopped: the peak, and every probe's time. */
 function watch(port: number, pid: number) {
-  const watcher = new Worker(WATCHER, { eval: true, workerData: { port, pid } });
-  const result = new Promise<{ peakMiB: number; probes: Probe[] }>((resolve, reject) => {
+  // 127.0.0.2 as /proc/net/tcp writes it: the address's bytes as one little-endian hex word.
+  const strangerHex = `${STRANGER.split('.')
+    .reverse()
+    .map((byte) => Number(byte).toString(16).toUpperCase().padStart(2, '0'))
+    .join('')}:`;
+  const watcher = new Worker(WATCHER, { eval: true, workerData: { port, pid, strangerHex } });
+  const result = new Promise<{ peakMiB: number; mostHeld: number; probes: Probe[] }>((resolve, reject) => {
     watcher.once('message', resolve);
     watcher.once('error', reject);
   });
@@ -224,19 +223,18 @@ describe('slow bodies from a stranger', () => {
       watched = await watching.stop();
     }
     const allClosed = Date.now();
-    const { peakMiB, probes } = watched;
+    const { peakMiB, mostHeld, probes } = watched;
 
     const lives = slow.map(lifeOf);
     const stillOpen = slow.filter((connection) => connection.closedAt === undefined).length;
     // Those the cap let in were held until their body time; the others were closed as they came.
     const kept = slow.filter((connection) => lifeOf(connection) > WEBHOOK_BODY_MS / 2);
-    const held = mostOpenAtOnce(kept);
     const livez = spreadOf(probes.map((probe) => probe.ms));
     const mostWork = probes.reduce((most, probe) => (probe.workMs > most.workMs ? probe : most));
     const timedOut = slow.filter((socket) => socket.answer?.startsWith('HTTP/1.1 408 ')).length;
     const longestLife = Math.max(...lives);
     console.log(
-      `slow bodies: ${SLOW_SOCKETS} opened from ${STRANGER} in ${allOpen - started} ms, ${kept.length} of them kept, ${held} at most at once ` +
+      `slow bodies: ${SLOW_SOCKETS} opened from ${STRANGER} in ${allOpen - started} ms, ${kept.length} of them kept, at most ${mostHeld} at once ` +
         `(HTTP_MAX_CONNECTIONS_PER_CLIENT ${PER_CLIENT}), the others closed unread; ${stillOpen} still open ${allClosed - started} ms ` +
         `after the first was opened, the longest open ${longestLife} ms (webhook body time ${WEBHOOK_BODY_MS} ms); ` +
         `API RSS ${rssBefore.toFixed(0)} MiB before, ${peakMiB.toFixed(0)} MiB at its peak ` +
@@ -247,11 +245,14 @@ describe('slow bodies from a stranger', () => {
     );
 
     assert.equal(accepted.status, 202, 'a signed approval from another address is accepted meanwhile');
-    // At most its share at once, and its share taken: the cap, not something else, closed the rest.
-    // As the stranger sees it: at the lowest priority it may learn of a close after the connection
-    // that took its place is open, at most one wave late.
-    assert.ok(held <= PER_CLIENT + WAVE, `the cap holds one client to its share: ${held} at once`);
-    assert.ok(held >= PER_CLIENT / 2, `the share is taken: ${held} at once`);
+    // The cap, not something else, closed most of them unread, and its share was taken. Sampled
+    // from outside, the kernel's table still lists for a moment some connections the API has let
+    // go (256 held, up to 296 listed on a quiet machine): the exact share is the unit test's
+    // (test/unit/edges/http/connection-caps.test.ts); here, never anything near all of them.
+    const closedUnread = slow.filter((connection) => connection.answer === undefined).length;
+    assert.ok(closedUnread >= SLOW_SOCKETS / 2, `${closedUnread} of ${SLOW_SOCKETS} closed unread`);
+    assert.ok(mostHeld < 2 * PER_CLIENT, `the cap holds one client to its share: ${mostHeld} at once`);
+    assert.ok(mostHeld >= PER_CLIENT / 2, `the share is taken: ${mostHeld} at once`);
     // The body time, late by at most what a loaded machine adds to a timer, to the close and to the
     // moment the stranger, at the lowest priority, hears of it.
     assert.equal(stillOpen, 0, 'every slow connection is closed by the server');

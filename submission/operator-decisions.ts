@@ -149,39 +149,44 @@ async function listKeySourceConflictsAwaiting(prisma: PrismaClient, limit: numbe
   const conflicts = await listOpenKeySourceConflicts(prisma, limit);
   if (conflicts.length === 0) return [];
   const keys = [...new Set(conflicts.map((conflict) => conflict.idempotencyKey))];
-  const [records, orders] = await Promise.all([
-    prisma.idempotencyRecord.findMany({ where: { idempotentKey: { in: keys } } }),
-    prisma.orderMain.findMany({
-      where: { idempotentKey: { in: keys } },
-      select: { idempotentKey: true, customerId: true, currency: true, totalAmount: true },
-    }),
-  ]);
-  const requests = new Map<
-    string,
-    Pick<StoredRequest, 'totalAmount'> & { order: Pick<StoredRequest['order'], 'customerId' | 'currency'> }
-  >();
-  for (const order of orders) {
-    requests.set(order.idempotentKey, {
-      order: { customerId: order.customerId, currency: order.currency },
-      totalAmount: order.totalAmount.toFixed(4),
-    });
-  }
+  /** What the holding claim names: its customer, currency and amount. */
+  const holders = new Map<string, { customerId: string; currency: string; totalAmount: string }>();
+  const records = await prisma.idempotencyRecord.findMany({ where: { idempotentKey: { in: keys } } });
   for (const record of records) {
     const request = record.request as unknown as StoredRequest | null;
-    if (request) requests.set(record.idempotentKey, request);
+    if (request) {
+      const { customerId, currency } = request.order;
+      holders.set(record.idempotentKey, { customerId, currency, totalAmount: request.totalAmount });
+    }
+  }
+  // A key whose record the purge removed: its order row names the order.
+  const purged = keys.filter((key) => !records.some((record) => record.idempotentKey === key));
+  const orders =
+    purged.length === 0
+      ? []
+      : await prisma.orderMain.findMany({
+          where: { idempotentKey: { in: purged } },
+          select: { idempotentKey: true, customerId: true, currency: true, totalAmount: true },
+        });
+  for (const order of orders) {
+    holders.set(order.idempotentKey, {
+      customerId: order.customerId,
+      currency: order.currency,
+      totalAmount: order.totalAmount.toFixed(4),
+    });
   }
   return conflicts.map((conflict) => {
     const key = conflict.idempotencyKey;
     const parts = parseIdempotencyKey(key);
-    const request = requests.get(key);
+    const holder = holders.get(key);
     return {
       idempotencyKey: key,
       workflowId: orderWorkflowIdFor(key),
       approvalNo: parts?.approvalNo ?? '',
       operation: parts?.operation ?? 'MAIN',
-      customerId: request?.order.customerId ?? '',
-      currency: request?.order.currency ?? '',
-      totalAmount: request?.totalAmount ?? '',
+      customerId: holder?.customerId ?? '',
+      currency: holder?.currency ?? '',
+      totalAmount: holder?.totalAmount ?? '',
       reason:
         `a ${conflict.door} delivery was refused: the key was claimed through ${conflict.claimedBy}; ` +
         `check that claim against the ${conflict.door} approval (docs/operations.md, key source conflicts), then clear it`,

@@ -39,11 +39,15 @@ export const CREDENTIAL_URL_SETTINGS = ['DATABASE_URL', 'DATABASE_MIGRATION_URL'
 export const VENDOR_API_SETTINGS = ['FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_URL', 'WECOM_API_BASE_URL'] as const;
 
 /**
- * Where order events go over HTTP: each carries the order, a receiver's query token may sit in the
- * URL, and the answer decides whether the order counts as delivered — none of it for the path to
- * read or forge.
+ * The settings production requires as https:// URLs, each with what would cross in clear over
+ * http://: the vendors' open APIs carry the app secret out and access tokens back; DOWNSTREAM_URL
+ * carries every order event (a receiver's query token may sit in the URL too) and the answer that
+ * decides whether the order counts as delivered.
  */
-export const HTTPS_ONLY_SETTINGS = [...VENDOR_API_SETTINGS, 'DOWNSTREAM_URL'] as const;
+const HTTPS_ONLY: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(VENDOR_API_SETTINGS.map((name) => [name, 'the app secret and access tokens go over it'])),
+  DOWNSTREAM_URL: 'every order event and its answer go over it',
+};
 
 /**
  * The placeholders, compared as `normalised` reads them. Whole values: the example manifests' own.
@@ -127,13 +131,9 @@ function isScheme(text: string): boolean {
 /** With NODE_ENV=production: each setting of `settings` (as given, empty ones dropped) it refuses, named. */
 export function productionProblems(settings: Readonly<Record<string, string | undefined>>): string[] {
   const problems: string[] = [];
-  for (const name of HTTPS_ONLY_SETTINGS) {
+  for (const [name, why] of Object.entries(HTTPS_ONLY)) {
     const value = settings[name];
     if (value !== undefined && /^http:/i.test(value.trim())) {
-      const why =
-        name === 'DOWNSTREAM_URL'
-          ? 'every order event and its answer go over it'
-          : 'the app secret and access tokens go over it';
       problems.push(`${name}: must be an https:// URL in production (${why})`);
     }
   }

@@ -253,6 +253,25 @@ async function runProductPaths(app: PrismaClient, owner: PrismaClient): Promise<
   assert.ok(await findOrderByKey(app, key));
 }
 
+/**
+ * Migrates as the owner and grants as an administrator does after every migration, then opens a
+ * client as the application role and one as the owner (closed first among `stops`).
+ */
+async function migratedAndGranted(
+  roles: DatabaseRoles,
+  stops: (() => Promise<void>)[],
+): Promise<{ app: PrismaClient; owner: PrismaClient }> {
+  await migrate(roles.ownerUrl);
+  await roles.grantAfterMigration();
+  const app = createPrismaClient({ databaseUrl: roles.appUrl, poolSize: 2, statementTimeoutMs: 5_000 });
+  const owner = createPrismaClient({ databaseUrl: roles.ownerUrl, poolSize: 1, statementTimeoutMs: 5_000 });
+  stops.unshift(
+    () => app.$disconnect(),
+    () => owner.$disconnect(),
+  );
+  return { app, owner };
+}
+
 /** A change the application role must not make, and the statement that tries it. */
 interface Forbidden {
   what: string;
@@ -328,14 +347,7 @@ describe('deploy/database/postgresql-roles.sql: the application role changes wha
 
   before(async () => {
     roles = await rolesOf(stackEnv().databaseUrl, stops);
-    await migrate(roles.ownerUrl);
-    await roles.grantAfterMigration();
-    app = createPrismaClient({ databaseUrl: roles.appUrl, poolSize: 2, statementTimeoutMs: 5_000 });
-    owner = createPrismaClient({ databaseUrl: roles.ownerUrl, poolSize: 1, statementTimeoutMs: 5_000 });
-    stops.unshift(
-      () => app.$disconnect(),
-      () => owner.$disconnect(),
-    );
+    ({ app, owner } = await migratedAndGranted(roles, stops));
   });
   after(async () => {
     for (const stop of stops) await stop();
@@ -378,14 +390,7 @@ describe('deploy/database/mysql-roles.sql: the application user changes what the
   before(async () => {
     if (!server.reachable()) return;
     roles = await mysqlRolesOf(MYSQL_TEST_URL, stops);
-    await migrate(roles.ownerUrl);
-    await roles.grantAfterMigration();
-    app = createPrismaClient({ databaseUrl: roles.appUrl, poolSize: 2, statementTimeoutMs: 5_000 });
-    owner = createPrismaClient({ databaseUrl: roles.ownerUrl, poolSize: 1, statementTimeoutMs: 5_000 });
-    stops.unshift(
-      () => app.$disconnect(),
-      () => owner.$disconnect(),
-    );
+    ({ app, owner } = await migratedAndGranted(roles, stops));
   });
   after(async () => {
     for (const stop of stops) await stop();

@@ -1,5 +1,5 @@
-// The kernel's table of TCP sockets (/proc/net/tcp), as `ss -ltn` reads it: the IPv4 sockets
-// listening on a port, each with the connections waiting in its accept queue.
+// The kernel's table of TCP sockets (/proc/net/tcp), as `ss -tn` reads it: the IPv4 sockets
+// listening on a port, each with the connections waiting in its accept queue, and those established.
 import { readFileSync } from 'node:fs';
 
 /** One row per IPv4 socket listening on `port`: `queued` connections wait to be accepted. */
@@ -11,4 +11,25 @@ export function listeningSockets(port: number): { queued: number }[] {
     .map((line) => line.trim().split(/\s+/))
     .filter(([, local, , state]) => local?.endsWith(hexPort) && state === '0A')
     .map((fields) => ({ queued: parseInt(fields[4]?.split(':')[1] ?? '0', 16) }));
+}
+
+/** An IPv4 address as /proc/net/tcp writes it: its bytes as one little-endian hex word. */
+export function kernelHex(address: string): string {
+  return address
+    .split('.')
+    .reverse()
+    .map((byte) => Number(byte).toString(16).toUpperCase().padStart(2, '0'))
+    .join('');
+}
+
+/** How many connections from `address` to `port` the kernel holds established on the server's side. */
+export function establishedFrom(port: number, address: string): number {
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const hexAddress = `${kernelHex(address)}:`;
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, local, remote, state]) => local?.endsWith(hexPort) && remote?.startsWith(hexAddress) && state === '01')
+    .length;
 }

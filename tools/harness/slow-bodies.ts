@@ -1,12 +1,12 @@
 // A stranger with slow bodies, as a process of its own: it opens connections from one address, each
-// sending the headers of a 256 KiB POST and 200,000 bytes of its body, then nothing, and notes when
-// the server closes each. It runs at the lowest CPU priority: on a test machine it shares the API's
-// cores (and the kernel's loopback copies are done in its name), which a stranger on the network
-// would not, so what it costs the API is the API's own work. `slowBodies` forks it; run alone, this
-// file is that process, driven by the messages below.
+// sending the headers of a 256 KiB POST and 200,000 bytes of its body, then nothing, and notes what
+// the server answers and when it closes each. It runs at the priority of any other process: on a
+// test machine it shares the API's cores, which a stranger on the network would not, so the test
+// counts the API's work by its own thread's CPU time, and the connections the API holds by the
+// kernel's table, not by the wall clock or by when the stranger hears. `slowBodies` forks it; run
+// alone, this file is that process, driven by the messages below.
 import { fork } from 'node:child_process';
 import net from 'node:net';
-import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { listeningSockets } from './listening-sockets.js';
 import { sleep } from './time.js';
@@ -111,7 +111,6 @@ async function openSlowBodies(order: SlowBodiesOrder, into: SlowConnection[], so
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.send) {
-  setPriority(19);
   // The test that forked it is gone: so is the stranger.
   process.on('disconnect', () => process.exit(0));
   const connections: SlowConnection[] = [];

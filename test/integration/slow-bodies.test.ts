@@ -287,12 +287,16 @@ describe('slow bodies from a stranger', () => {
 
     assert.equal(accepted.status, 202, 'a signed approval from another address is accepted meanwhile');
     // The server's side, as the kernel lists it: every slow connection closed by the API, each at
-    // its body time (late by what a loaded machine adds to a timer and the 1 s check of the request
-    // timeout), never more than the client's share at once (the exact share is the unit test's,
+    // its body time, late by what a loaded machine adds to a timer (up to 3.4 s seen with the whole
+    // suite beside it) but far from the request time that would otherwise have closed it; never
+    // more than the client's share at once (the exact share is the unit test's,
     // test/unit/edges/http/connection-caps.test.ts: sampled from outside, a connection the API has
     // just let go may still be listed).
     assert.ok(closedByServer, `the API still holds ${establishedFrom(api.port, STRANGER)} slow connections`);
-    assert.ok(longestHeldMs < WEBHOOK_BODY_MS + 5_000, `the API held a slow connection ${longestHeldMs} ms`);
+    assert.ok(
+      longestHeldMs < (WEBHOOK_BODY_MS + REQUEST_TIMEOUT_MS) / 2,
+      `the API held a slow connection ${longestHeldMs} ms: not closed at its body time`,
+    );
     assert.ok(mostHeld < 2 * PER_CLIENT, `the cap holds one client to its share: ${mostHeld} at once`);
     // The stranger's side, once it has heard of every close: each was answered 408 or closed unread,
     // and some were closed unread, which the cap does only once the client holds its whole share.

@@ -6,8 +6,8 @@
 // Files run side by side (`--concurrency N`, 4 by default; 1 runs them one after another), each then in a database of its own copied from
 // the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
 // few files with stacks of their own — they start a Temporal and a PostgreSQL of their own and kill
-// parts of them, or put a gateway's timeouts in front of instances slowed on purpose — run one at a
-// time, beside the others. A DATABASE_URL of the caller's own runs every file one after another in
+// parts of them, or put a gateway's timeouts in front of instances slowed on purpose — run two at a
+// time in a lane of their own, beside the others. A DATABASE_URL of the caller's own runs every file one after another in
 // that one database.
 import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -33,20 +33,22 @@ const { values, positionals } = parseArgs({
 });
 
 /**
- * Files with stacks of their own, and the release build: one at a time, so no two of them load the
- * machine together.
+ * Files with stacks of their own, and the release build: two at a time, in this order, which keeps
+ * the build and the gateway's timeouts apart. The chaos run and the explorer mostly wait (on their
+ * faults' pauses, their decision windows and their stacks' starts): one of them beside the build,
+ * the other beside the gateway.
  */
-const OWN_STACKS = new Set([
+const OWN_STACKS = [
+  // Builds, packs and installs the release before its first test: a minute of both cores.
+  'test/integration/production-install.test.ts',
   // Starts a Temporal and a PostgreSQL of its own and kills and restarts them.
   'test/chaos/fault-proof.test.ts',
   // Starts a stack of its own and times its faults against it.
   'test/chaos/explorer.test.ts',
   // nginx's read timeouts in front of instances that are slow or killed on purpose.
   'test/integration/gateway.test.ts',
-  // Builds, packs and installs the release before its first test: a minute of both cores, which
-  // this lane has to spare (the time table at the end of every run) and the other lane has not.
-  'test/integration/production-install.test.ts',
-]);
+];
+const OWN_STACKS_AT_ONCE = 2;
 
 /**
  * The longest of the other files start first, so that none of them begins last and keeps the
@@ -247,6 +249,34 @@ async function makeTemplate(databaseUrl: string): Promise<void> {
   }
 }
 
+/** The CPU time of every core so far, busy and idle, in the kernel's ticks. */
+function cpuTicks(): { busy: number; idle: number } {
+  return os.cpus().reduce(
+    (sum, { times }) => ({
+      busy: sum.busy + times.user + times.nice + times.sys + times.irq,
+      idle: sum.idle + times.idle,
+    }),
+    { busy: 0, idle: 0 },
+  );
+}
+
+/**
+ * How busy the machine's cores were over the run: near 100 % the suite is bound by CPU, and more
+ * files at once would not end it sooner; well below, the files mostly wait.
+ */
+function printMachineLoad(
+  from: { busy: number; idle: number },
+  to: { busy: number; idle: number },
+  wallSeconds: number,
+): void {
+  const now = to;
+  const busy = now.busy - from.busy;
+  const share = busy / (busy + now.idle - from.idle);
+  console.log(
+    `\n== the machine: ${os.cpus().length} cores, busy ${(share * 100).toFixed(0)} % of the ${wallSeconds} s the tests ran`,
+  );
+}
+
 function printFileTimes(timesFiles: string[]): void {
   const seconds: [string, number][] = timesFiles.flatMap((file) => {
     try {
@@ -324,9 +354,9 @@ async function main(): Promise<number> {
       env.TEST_DATABASE_TEMPLATE = TEMPLATE_DATABASE;
     }
     const files = testFiles();
-    const ownStacks = files.filter((file) => OWN_STACKS.has(file));
-    const others = files.filter((file) => !OWN_STACKS.has(file)).sort(byLength);
-    // One at a time, the files with stacks of their own run beside the others (which then get the
+    const ownStacks = OWN_STACKS.filter((file) => files.includes(file));
+    const others = files.filter((file) => !OWN_STACKS.includes(file)).sort(byLength);
+    // Two at a time, the files with stacks of their own run beside the others (which then get the
     // rest of the concurrency, or all of it when there are none); with a concurrency of 1
     // everything runs one file after another.
     const othersAtOnce = ownStacks.length > 0 ? sideBySide - 1 : sideBySide;
@@ -334,9 +364,9 @@ async function main(): Promise<number> {
       sideBySide > 1
         ? [
             {
-              name: 'the files with stacks of their own and the release build, one at a time',
+              name: `the files with stacks of their own and the release build, ${OWN_STACKS_AT_ONCE} at a time`,
               files: ownStacks,
-              concurrency: 1,
+              concurrency: OWN_STACKS_AT_ONCE,
               live: false,
             },
             {
@@ -347,21 +377,31 @@ async function main(): Promise<number> {
             },
           ]
         : [{ name: 'every file, one at a time', files: [...ownStacks, ...others], concurrency: 1, live: true }];
+    const testsStarted = Date.now();
+    const ticksAtStart = cpuTicks();
     const running = lanes
       .filter((lane) => lane.files.length > 0)
       .map((lane, index) => {
         const timesFile = path.join(timesDir, `lane-${index}.json`);
         console.log(`\n== tests: ${lane.name}`);
-        return { lane, timesFile, result: nodeTest(lane.files, lane.concurrency, env, timesFile, lane.live) };
+        const result = nodeTest(lane.files, lane.concurrency, env, timesFile, lane.live).then((ended) => ({
+          ...ended,
+          seconds: Math.round((Date.now() - testsStarted) / 1000),
+        }));
+        return { lane, timesFile, result };
       });
     const total: Summary = new Map();
+    const laneTimes: string[] = [];
     let code = 0;
     for (const { lane, result } of running) {
-      const { code: laneCode, summary, output } = await result;
+      const { code: laneCode, summary, output, seconds } = await result;
       if (!lane.live) process.stdout.write(`\n== tests: ${lane.name}\n${output}`);
+      laneTimes.push(`${seconds} s: ${lane.name}`);
       if (laneCode !== 0) code = laneCode;
       for (const [name, value] of summary) total.set(name, (total.get(name) ?? 0) + value);
     }
+    const ticksAtEnd = cpuTicks();
+    const testsSeconds = Math.round((Date.now() - testsStarted) / 1000);
     const timesFiles = running.map(({ timesFile }) => timesFile);
     for (const check of await checks) {
       console.log(`\n== ${check.name}: ${check.code === 0 ? 'ok' : 'FAILED'} (${check.seconds} s)`);
@@ -371,6 +411,8 @@ async function main(): Promise<number> {
       }
     }
     printFileTimes(timesFiles);
+    if (running.length > 1) console.log(`\n== each lane ended after\n${laneTimes.join('\n')}`);
+    printMachineLoad(ticksAtStart, ticksAtEnd, testsSeconds);
     if (running.length > 1) {
       // The closing summary covers every lane, in the spec reporter's own form.
       console.log('\n== all tests');

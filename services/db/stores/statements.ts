@@ -7,7 +7,7 @@ import type { CanonicalOrder } from '../../../domain/canonical-order.js';
 import type { KeySource, Operation } from '../../../domain/idempotency-key.js';
 import type { OaInstanceStatus, OaVendor } from '../../../domain/oa-approval.js';
 import type { OrderStatus, TransitionFacts } from '../../../domain/order-status.js';
-import type { DeliveryTarget } from '../../../workflows/definitions.js';
+import type { DeliveryTarget, OrderWorkflowInput } from '../../../workflows/definitions.js';
 import type { IdempotencyRecord as RecordRow, Prisma } from '../generated/prisma/client.js';
 import type { PrismaClient, Tx } from './tx.js';
 
@@ -51,15 +51,15 @@ export interface StatusChange extends StatusDetails {
   status: OrderStatus;
 }
 
-/** An order as the write takes it. */
-export interface NewOrder {
-  idempotencyKey: string;
-  approvalNo: string;
-  operation: Operation;
-  approvedAt: string;
-  fingerprint: string;
-  order: CanonicalOrder;
-  totalAmount: string;
+/**
+ * An order as the write takes it: the fields of the workflow's order that its row keeps, the
+ * attempt that writes it, and where the writing worker delivers its event.
+ */
+export interface NewOrder
+  extends Pick<
+    OrderWorkflowInput,
+    'idempotencyKey' | 'approvalNo' | 'operation' | 'approvedAt' | 'fingerprint' | 'order' | 'totalAmount'
+  > {
   writtenAttempt: number;
   /** Where the writing worker delivers the order's event; none when omitted. */
   deliveryTargets?: readonly DeliveryTarget[];

@@ -18,13 +18,8 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../services/config/env.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { IntakeLoad } from './intake-load.js';
-import {
-  type DeliveryOptions,
-  type Submission,
-  type SubmissionDeps,
-  submissionDepsFrom,
-  submitApprovalForm,
-} from './submit-approval.js';
+import type { DeliveryOptions, Submission, SubmissionDeps } from './start-path-types.js';
+import { submissionDepsFrom, submitApprovalForm } from './submit-approval.js';
 
 /** One approval event as a connector read it (vendors/connector.ts `OaEvent`). */
 export interface ApprovalEvent {

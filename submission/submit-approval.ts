@@ -1,9 +1,10 @@
 // The doors into the path from an approved document to its one workflow, shared by every entry
 // point (the signed OA webhook, the MCP tool, the Feishu, DingTalk and WeCom connectors):
-// `submitApproval` and `submitApprovalForm`, the options a delivery is taken with and their
-// defaults, and the workflow input it starts. The key is computed here from business identifiers —
-// the only place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
-// The path itself, phase by phase, is ./take-delivery.ts.
+// `submitApproval` and `submitApprovalForm`, the defaults of the options a delivery is taken with
+// (the options themselves are in ./start-path-types.ts), and the workflow input it starts. The key
+// is computed here from business identifiers — the only place besides domain/idempotency-key.ts
+// that touches it — and travels as workflow input. The path itself, phase by phase, is
+// ./take-delivery.ts.
 import type { Client } from '@temporalio/client';
 import type { Config } from '../services/config/env.js';
 import type { WritePolicy } from './settings.js';
@@ -11,37 +12,20 @@ import { canonicalOrder, totalAmountOf } from '../domain/canonical-order.js';
 import { fingerprintOf } from '../domain-node/fingerprint.js';
 import { idempotencyKeyFor, type KeySource } from '../domain/idempotency-key.js';
 import type { Approval } from '../domain/order-input.js';
-import type { OrderStatus } from '../domain/order-status.js';
-import type { IdempotencyRecord, NewRecord } from '../services/db/idempotency-records.js';
-import type { ProductMetrics } from '../services/metrics/product-metrics.js';
+import type { IdempotencyRecord } from '../services/db/idempotency-records.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { FormOrderWorkflowInput, OrderWorkflowInput, OrderWorkflowStart } from '../workflows/definitions.js';
-import type { IntakeLoad } from './intake-load.js';
 import { shedUnderLoad } from './load-shedding.js';
+import type {
+  DeliveryClaim,
+  DeliveryOptions,
+  SettledDeliveryOptions,
+  StartGuard,
+  Submission,
+  SubmissionDeps,
+} from './start-path-types.js';
 import { takeDelivery } from './take-delivery.js';
 import { isOaVendor, type OaVendor } from '../domain/oa-approval.js';
-
-export interface SubmissionDeps {
-  prisma: PrismaClient;
-  temporal: Client;
-  taskQueue: string;
-  writePolicy: WritePolicy;
-  /** The deadline for the Temporal start call: the caller's answer must come well inside its own timeout. */
-  startTimeoutMs: number;
-  /** Where a delivery refused as another door's is counted; none: not counted (it is still recorded). */
-  metrics?: Pick<ProductMetrics, 'keySourceConflict'> | undefined;
-}
-
-/**
- * Which deliveries may start their key's workflow. Passed in, like every dependency, so a test can
- * run the service with a guard broken on purpose and show that its checks notice.
- */
-export interface StartGuard {
-  /** Whether a delivery of the key `record` holds may start (or attach to) its workflow. */
-  mayStart: (record: IdempotencyRecord) => boolean;
-  /** What a start does when a closed run holds the key's workflow id. */
-  reusePolicy: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE';
-}
 
 /**
  * The product's guard: a key whose workflow is known to exist — answered before, marked started, or
@@ -62,78 +46,6 @@ export function submissionDepsFrom(config: Config, prisma: PrismaClient, tempora
     writePolicy: config.writePolicy,
     startTimeoutMs: config.http.startTimeoutMs,
   };
-}
-
-export interface Submission {
-  idempotencyKey: string;
-  workflowId: string;
-  /** False for exactly one delivery of a key: the first one answered with success. */
-  duplicate: boolean;
-  status: OrderStatus;
-  /** The written order's number; only when the delivery asked to wait and the order is written. */
-  orderNo?: string;
-}
-
-/**
- * How a delivery is taken: every knob of the start path, in one object. Each may be left out; what
- * a caller that leaves it out gets is its default, filled in one place (`withDefaults`).
- */
-export interface DeliveryOptions {
-  /**
-   * Epoch milliseconds: wait until then for the write's outcome, so the answer can carry the order
-   * number. The start itself is confirmed as always, under its own deadline.
-   * Default: none — the answer comes once the start is confirmed.
-   */
-  waitUntil?: number | undefined;
-  /**
-   * Called with the key once it is claimed: from then on a slow start may finish without its caller.
-   * Default: nothing is called.
-   */
-  onClaimed?: ((idempotencyKey: string) => void) | undefined;
-  /**
-   * The caller's deadline, counted from the request's arrival. Default: none — the start's own
-   * deadline (WEBHOOK_START_TIMEOUT_MS) bounds the start, and nothing is shed for want of time.
-   */
-  deadline?: DeliveryDeadline | undefined;
-  /**
-   * The order worker runs in this process on the client's connection (API_HOSTS_WORKER): starts
-   * ask for eager start, and the start is raced against its deadline. Default: false.
-   */
-  workerInProcess?: boolean | undefined;
-  /** Which deliveries may start their key's workflow. Default: `oneStartPerKey`; a test passes another. */
-  startGuard?: StartGuard | undefined;
-  /**
-   * This process's intake, shared by its doors: how many deliveries it takes at once, and what a
-   * shed one hears (./load-shedding.ts). Default: none — no cap, and a delivery shed for want of
-   * time is told to come back after RETRY_AFTER_WITHOUT_A_RATE_SECONDS.
-   */
-  intake?: IntakeLoad | undefined;
-}
-
-/**
- * When a delivery's caller must have its answer, counted from the moment its request arrived, so
- * that the time it waited in this process counts (docs/architecture.md, decision 34). A delivery
- * with too little of it left is shed before it claims anything. The webhook's answer says the start
- * happened: a claim or a start still running at `answerBy` is answered as shed and goes on, kept
- * (decision 11). An OA connector's reply needs the claim only (`goesOnAfterAnswer`): its caller
- * races the whole delivery against the reply itself, and whatever runs past it goes on to the start.
- */
-export interface DeliveryDeadline {
-  /** Epoch milliseconds, as `answerBy`. */
-  arrivedAt: number;
-  answerBy: number;
-  /** Default: false — the claim and the start are cut to `answerBy`. */
-  goesOnAfterAnswer?: boolean | undefined;
-}
-
-/** `DeliveryOptions` with every default filled in. */
-export interface SettledDeliveryOptions {
-  waitUntil: number | undefined;
-  onClaimed: (idempotencyKey: string) => void;
-  deadline: Required<DeliveryDeadline> | undefined;
-  workerInProcess: boolean;
-  startGuard: StartGuard;
-  intake: IntakeLoad | undefined;
 }
 
 /** The one place the defaults of `DeliveryOptions` are filled in. */
@@ -266,7 +178,7 @@ export async function submitApprovalForm(
 function deliver(
   deps: SubmissionDeps,
   input: OrderWorkflowStart,
-  claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
+  claim: DeliveryClaim,
   options: DeliveryOptions,
 ): Promise<Submission> {
   const { intake, ...taking } = withDefaults(options);

@@ -1,8 +1,9 @@
 // The one start path of every delivery, as the phases it runs through, in order: shed, claim the
 // key, settle a conflict, guard, start the workflow, answer. Each phase either answers the delivery
-// (or refuses it) or hands it on to the next; `takeDelivery` reads as that list. The entry points,
-// the options a delivery is taken with and their defaults are in ./submit-approval.ts; the
-// process's intake wraps the whole of it (./load-shedding.ts).
+// (or refuses it) or hands it on to the next; `takeDelivery` reads as that list. The entry points
+// and the defaults of the options a delivery is taken with are in ./submit-approval.ts, the options
+// and what a delivery answers in ./start-path-types.ts; the process's intake wraps the whole of it
+// (./load-shedding.ts).
 import { describeDifferences } from '../domain/canonical-order.js';
 import { IdempotencyConflictError, KeySourceConflictError } from '../domain/errors.js';
 import { isKeySourceConflict, orderWorkflowIdFor } from '../domain/idempotency-key.js';
@@ -21,7 +22,13 @@ import { startOrderWorkflow, startOrderWorkflowForOutcome } from '../services/te
 import { tagSpanWithKey } from '../services/telemetry/tracing.js';
 import type { OrderWorkflowStart, WriteOutcome } from '../workflows/definitions.js';
 import { type IntakePlace, Shed } from './load-shedding.js';
-import type { DeliveryDeadline, SettledDeliveryOptions, Submission, SubmissionDeps } from './submit-approval.js';
+import type {
+  DeliveryClaim,
+  DeliveryDeadline,
+  SettledDeliveryOptions,
+  Submission,
+  SubmissionDeps,
+} from './start-path-types.js';
 import { waitForOutcome } from './wait-for-outcome.js';
 
 /**
@@ -53,7 +60,7 @@ export type TakingOptions = Omit<SettledDeliveryOptions, 'intake'>;
 interface Delivery {
   deps: SubmissionDeps;
   input: OrderWorkflowStart;
-  claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>;
+  claim: DeliveryClaim;
   options: TakingOptions;
   place: IntakePlace;
   key: string;
@@ -89,7 +96,7 @@ interface Delivery {
 export async function takeDelivery(
   deps: SubmissionDeps,
   input: OrderWorkflowStart,
-  claim: Pick<NewRecord, 'fingerprint' | 'request' | 'source'>,
+  claim: DeliveryClaim,
   options: TakingOptions,
   place: IntakePlace,
 ): Promise<Submission> {

@@ -11,7 +11,7 @@ import { findUnstartedClaims, type IdempotencyRecord } from '../services/db/idem
 import { isTemporalUnreachable } from '../services/temporal/connection.js';
 import { settledWithin } from './accept-oa-event.js';
 import { startClaimFromRecord } from './operator-decisions.js';
-import type { SubmissionDeps } from './submit-approval.js';
+import type { SubmissionDeps } from './start-path-types.js';
 
 /** The most claims one sweep starts; the next sweep takes the rest. */
 const CLAIMS_PER_SWEEP = 50;

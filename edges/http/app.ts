@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
-import type { StartGuard } from '../../submission/submit-approval.js';
+import type { StartGuard } from '../../submission/start-path-types.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoute } from './routes/mcp.js';

@@ -3,7 +3,7 @@
 // (docs/architecture.md, decision 34).
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { DeliveryDeadline } from '../../submission/submit-approval.js';
+import type { DeliveryDeadline } from '../../submission/start-path-types.js';
 
 const arrivals = new WeakMap<FastifyRequest, number>();
 

@@ -7,7 +7,7 @@ import type { BaseLogger } from 'pino';
 import { z } from 'zod';
 import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
-import type { StartGuard } from '../../submission/submit-approval.js';
+import type { StartGuard } from '../../submission/start-path-types.js';
 import type { IntakeLoad } from '../../submission/intake-load.js';
 import type { ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';

@@ -4,18 +4,11 @@
 import type { CompensationDecision } from '../../domain/order-status.js';
 import type { CompensationRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
+import type { NewCompensation } from './stores/statements.js';
 import { statementsFor } from './stores/store.js';
 import { OPERATOR_RECOMPENSATION } from '../../domain/error-classification.js';
 
-export interface NewCompensation {
-  idempotencyKey: string;
-  orderRunId: string;
-  reasonType: string;
-  reason: string;
-  attempts: number;
-  orderLanded: boolean;
-  releasedLines: number;
-}
+export type { NewCompensation };
 
 export interface CompensationRecord extends NewCompensation {
   id: bigint;

@@ -2,18 +2,14 @@
 // workflow it started, and the status callers read. The record is the fast pre-filter; the unique
 // index on order_main stays the final judge. The status is claimed here as RECEIVED and changed
 // only by order-status-writer.ts.
-import type { CanonicalOrder } from '../../domain/canonical-order.js';
 import type { KeySource, Operation } from '../../domain/idempotency-key.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import type { IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
 import type { Tx } from './prisma-client.js';
+import type { NewRecord, StoredRequest } from './stores/statements.js';
 import { statementsFor } from './stores/store.js';
 
-export interface StoredRequest {
-  approvedAt: string;
-  order: CanonicalOrder;
-  totalAmount: string;
-}
+export type { NewRecord, StoredRequest };
 
 export interface IdempotencyRecord {
   idempotencyKey: string;
@@ -32,18 +28,6 @@ export interface IdempotencyRecord {
   firstDeliveryAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface NewRecord {
-  idempotencyKey: string;
-  approvalNo: string;
-  operation: Operation;
-  /** Null for an OA connector's claim: the order is known once the workflow has read the form. */
-  fingerprint: string | null;
-  request: StoredRequest | null;
-  /** The door the delivery came through: the key belongs to it (docs/architecture.md, decision 38). */
-  source: KeySource;
-  workflowId: string;
 }
 
 /** What a delivery finds under its key: the record that holds it, and the key's order if one exists. */

@@ -4,16 +4,13 @@
 // services/metrics/product-metrics.ts. One row per key and refused door, however often it comes.
 import type { KeySource } from '../../domain/idempotency-key.js';
 import type { Tx } from './prisma-client.js';
+import type { RefusedDelivery } from './stores/statements.js';
 import { statementsFor } from './stores/store.js';
 
-export interface KeySourceConflict {
-  idempotencyKey: string;
-  /** The door whose delivery was refused. */
-  door: KeySource;
-  /** The door that holds the key. */
-  claimedBy: KeySource;
-  /** The refused delivery's order, when it named one. */
-  fingerprint: string | null;
+export type { RefusedDelivery };
+
+/** A key's refused deliveries from one door: how many, and when the first and the last came. */
+export interface KeySourceConflict extends RefusedDelivery {
   refusals: number;
   firstRefusedAt: Date;
   lastRefusedAt: Date;
@@ -23,10 +20,7 @@ export interface KeySourceConflict {
  * Records one refused delivery: a new row, or one more refusal of an open one; a row an operator
  * cleared is opened again (a second attempt after the clearing is news).
  */
-export async function recordKeySourceConflict(
-  db: Tx,
-  conflict: Pick<KeySourceConflict, 'idempotencyKey' | 'door' | 'claimedBy' | 'fingerprint'>,
-): Promise<void> {
+export async function recordKeySourceConflict(db: Tx, conflict: RefusedDelivery): Promise<void> {
   await statementsFor(db).recordKeySourceConflict(db, conflict);
 }
 

@@ -1,9 +1,11 @@
 // The record of every approval event an OA connector received: one row per vendor event id, so a
 // redelivered event is recorded once. The vendor's event id is only recorded; the key the event
 // maps to is the business key of its approval instance.
-import type { OaInstanceStatus, OaVendor } from '../../domain/oa-approval.js';
 import type { Tx } from './prisma-client.js';
+import type { ReceivedOaEvent } from './stores/statements.js';
 import { statementsFor } from './stores/store.js';
+
+export type { ReceivedOaEvent };
 
 /**
  * The bounds of the `oa_event` columns (prisma/migrations/20261201000000_oa_connectors): a value
@@ -26,15 +28,6 @@ export function oaEventOutOfBounds(
     if (value.includes('\u0000')) return `${field} holds U+0000, which the database refuses in text`;
   }
   return undefined;
-}
-
-export interface ReceivedOaEvent {
-  vendor: OaVendor;
-  eventId: string;
-  eventType: string;
-  instanceId: string;
-  status: OaInstanceStatus;
-  idempotencyKey: string;
 }
 
 /** Records the event; false when this vendor event id was recorded before (a redelivery). */

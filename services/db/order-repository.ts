@@ -1,27 +1,14 @@
 // Reads and writes of orders, their lines and their stock reservations. Every function takes a
 // client that may be a transaction (`tx`), so the same code runs inside the write activity's one
 // transaction and on its own in tests.
-import type { CanonicalOrder } from '../../domain/canonical-order.js';
 import { InsufficientStockError, UnknownSkuError } from '../../domain/errors.js';
-import type { Operation } from '../../domain/idempotency-key.js';
-import { allowedFrom, type StatusChange } from './order-status-writer.js';
+import { allowedFrom } from './order-status-writer.js';
 import type { Tx } from './prisma-client.js';
-import type { OrderRow, TransitionRow } from './stores/statements.js';
+import type { NewOrder, OrderRow, StatusChange, TransitionRow } from './stores/statements.js';
 import { statementsFor } from './stores/store.js';
 import type { DeliveryTarget } from '../../workflows/definitions.js';
 
-export interface NewOrder {
-  idempotencyKey: string;
-  approvalNo: string;
-  operation: Operation;
-  approvedAt: string;
-  fingerprint: string;
-  order: CanonicalOrder;
-  totalAmount: string;
-  writtenAttempt: number;
-  /** Where the writing worker delivers the order's event; none when omitted. */
-  deliveryTargets?: readonly DeliveryTarget[];
-}
+export type { NewOrder };
 
 export interface StoredOrder {
   orderId: string;

@@ -1,28 +1,12 @@
 // The one writer of a key's status (idempotency_record.status): a change applies only when the
 // key's current status is one the transition table allows it from (domain/order-status.ts,
 // docs/architecture.md, decision 16). A refused change is logged and answered, never thrown.
-import { allowedPredecessors, type OrderStatus, type TransitionFacts } from '../../domain/order-status.js';
+import { allowedPredecessors, type OrderStatus } from '../../domain/order-status.js';
 import type { Tx } from './prisma-client.js';
-import type { TransitionRow } from './stores/statements.js';
+import type { StatusChange, StatusDetails, TransitionRow } from './stores/statements.js';
 import { statementsFor } from './stores/store.js';
 
-/** What travels with a status change, and the facts some rows of the table need stated. */
-export interface StatusDetails extends TransitionFacts {
-  /** The attempts the step took; the column only ever grows. */
-  attempts?: number;
-  /**
-   * The write ran once more and found its order already written: the column counts that run too,
-   * even when its attempt number started again from 1 (a local write rerun after a worker died).
-   */
-  ranAgain?: boolean;
-  /** The new last error (null clears it); left as it is when undefined. */
-  lastError?: string | null;
-}
-
-/** A status change asked of the writer, alone or inside the order write's own statement. */
-export interface StatusChange extends StatusDetails {
-  status: OrderStatus;
-}
+export type { StatusChange, StatusDetails };
 
 export type Transition =
   /** The key was in `from` and is now in the status asked for. */

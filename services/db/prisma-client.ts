@@ -12,12 +12,11 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { PrismaClient as MysqlPrismaClient } from './generated/prisma-mysql/client.js';
 import { mysqlConnection } from './stores/mysql-connection.js';
 import { statementsFor, storeOfUrl } from './stores/store.js';
+import type { Tx } from './stores/tx.js';
 import { behindTransactionPooler, withoutPoolerFlag } from './transaction-pooler.js';
 
-export type { PrismaClient };
+export type { PrismaClient, Tx };
 export type Db = PrismaClient;
-/** The client handed to a `$transaction` callback; repositories accept either. */
-export type Tx = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
 
 export interface DbOptions {
   databaseUrl: string;

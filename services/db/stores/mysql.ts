@@ -9,7 +9,7 @@
 // UPDATE rights on every column the insert names for it, even when nothing is updated, and the
 // application user may not rewrite the keys and audit columns (deploy/database/mysql-roles.sql).
 import { Prisma } from '../generated/prisma/client.js';
-import type { PrismaClient, Tx } from '../prisma-client.js';
+import type { PrismaClient, Tx } from './tx.js';
 import type {
   ClaimRow,
   ClusterRow,

@@ -2,8 +2,7 @@
 // RETURNING let a claim, a first-delivery decision or the whole order write (header, lines, stock
 // and the record's status) be one round trip.
 import { Prisma } from '../generated/prisma/client.js';
-import type { StatusChange } from '../order-status-writer.js';
-import type { PrismaClient, Tx } from '../prisma-client.js';
+import type { PrismaClient, Tx } from './tx.js';
 import type {
   ClaimRow,
   ClusterRow,
@@ -11,6 +10,7 @@ import type {
   KnownAlertRow,
   OrderRow,
   RecordRow,
+  StatusChange,
   StoreStatements,
   TextColumn,
   TransitionRow,

@@ -1,17 +1,101 @@
 // What each store (PostgreSQL, MySQL/MariaDB) answers in its own SQL: the statements whose text
-// differs between them. The repositories around them (idempotency-records.ts, order-repository.ts,
-// order-status-writer.ts, …) keep the rules, the mapping and the documentation; a store's module
-// holds only how its database says the same thing (docs/decisions/43-two-stores-one-write-path.md).
+// differs between them, and the rows they take and give. The repositories around them
+// (idempotency-records.ts, order-repository.ts, order-status-writer.ts, …) keep the rules and the
+// mapping, and hand their callers these rows as their own; a store's module holds only how its
+// database says the same thing (docs/decisions/43-two-stores-one-write-path.md).
+import type { CanonicalOrder } from '../../../domain/canonical-order.js';
+import type { KeySource, Operation } from '../../../domain/idempotency-key.js';
+import type { OaInstanceStatus, OaVendor } from '../../../domain/oa-approval.js';
+import type { OrderStatus, TransitionFacts } from '../../../domain/order-status.js';
+import type { DeliveryTarget, OrderWorkflowInput } from '../../../workflows/definitions.js';
 import type { IdempotencyRecord as RecordRow, Prisma } from '../generated/prisma/client.js';
-import type { NewCompensation } from '../compensation-records.js';
-import type { NewRecord, StoredRequest } from '../idempotency-records.js';
-import type { KeySourceConflict } from '../key-source-conflicts.js';
-import type { ReceivedOaEvent } from '../oa-events.js';
-import type { NewOrder } from '../order-repository.js';
-import type { StatusChange } from '../order-status-writer.js';
-import type { PrismaClient, Tx } from '../prisma-client.js';
+import type { PrismaClient, Tx } from './tx.js';
 
 export type { RecordRow };
+
+/** The order a key's first request named, as its record keeps it. */
+export interface StoredRequest {
+  approvedAt: string;
+  order: CanonicalOrder;
+  totalAmount: string;
+}
+
+/** A key's record as a claim inserts it. */
+export interface NewRecord {
+  idempotencyKey: string;
+  approvalNo: string;
+  operation: Operation;
+  /** Null for an OA connector's claim: the order is known once the workflow has read the form. */
+  fingerprint: string | null;
+  request: StoredRequest | null;
+  /** The door the delivery came through: the key belongs to it (docs/architecture.md, decision 38). */
+  source: KeySource;
+  workflowId: string;
+}
+
+/** What travels with a status change, and the facts some rows of the table need stated. */
+export interface StatusDetails extends TransitionFacts {
+  /** The attempts the step took; the column only ever grows. */
+  attempts?: number;
+  /**
+   * The write ran once more and found its order already written: the column counts that run too,
+   * even when its attempt number started again from 1 (a local write rerun after a worker died).
+   */
+  ranAgain?: boolean;
+  /** The new last error (null clears it); left as it is when undefined. */
+  lastError?: string | null;
+}
+
+/** A status change asked of the writer, alone or inside the order write's own statement. */
+export interface StatusChange extends StatusDetails {
+  status: OrderStatus;
+}
+
+/**
+ * An order as the write takes it: the fields of the workflow's order that its row keeps, the
+ * attempt that writes it, and where the writing worker delivers its event.
+ */
+export interface NewOrder
+  extends Pick<
+    OrderWorkflowInput,
+    'idempotencyKey' | 'approvalNo' | 'operation' | 'approvedAt' | 'fingerprint' | 'order' | 'totalAmount'
+  > {
+  writtenAttempt: number;
+  /** Where the writing worker delivers the order's event; none when omitted. */
+  deliveryTargets?: readonly DeliveryTarget[];
+}
+
+/** A failed run of the order workflow, as compensation records it. */
+export interface NewCompensation {
+  idempotencyKey: string;
+  orderRunId: string;
+  reasonType: string;
+  reason: string;
+  attempts: number;
+  orderLanded: boolean;
+  releasedLines: number;
+}
+
+/** A delivery refused because another door holds its key. */
+export interface RefusedDelivery {
+  idempotencyKey: string;
+  /** The door whose delivery was refused. */
+  door: KeySource;
+  /** The door that holds the key. */
+  claimedBy: KeySource;
+  /** The refused delivery's order, when it named one. */
+  fingerprint: string | null;
+}
+
+/** An OA vendor's event, as it is recorded once per vendor event id. */
+export interface ReceivedOaEvent {
+  vendor: OaVendor;
+  eventId: string;
+  eventType: string;
+  instanceId: string;
+  status: OaInstanceStatus;
+  idempotencyKey: string;
+}
 
 /** What a claim finds: the record that holds the key (undefined when none), and the key's order. */
 export interface ClaimRow {
@@ -156,10 +240,7 @@ export interface StoreStatements {
   /** Inserts the compensation unless its run has one. */
   recordCompensation(db: Tx, record: NewCompensation): Promise<void>;
   /** Opens the key's conflict for `door`, or counts one more refusal on the open one. */
-  recordKeySourceConflict(
-    db: Tx,
-    conflict: Pick<KeySourceConflict, 'idempotencyKey' | 'door' | 'claimedBy' | 'fingerprint'>,
-  ): Promise<void>;
+  recordKeySourceConflict(db: Tx, conflict: RefusedDelivery): Promise<void>;
   /** True when the event was recorded now, false when the vendor's event id was recorded before. */
   recordOaEvent(db: Tx, event: ReceivedOaEvent): Promise<boolean>;
   /** Records the revocation alert of a written order revoked in its OA, once; undefined when not new. */

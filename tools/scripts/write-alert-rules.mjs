@@ -1,8 +1,9 @@
 // The alert rules' runbook links from one setting, and the same rules for the Prometheus Operator
 // (`npm run deploy:alerts`). Every alert's `runbook_url` in deploy/prometheus/orders.rules.yml, and
 // the one its unit tests expect in orders.rules.test.yml, becomes `<base>#<anchor>`: the base from
-// --runbook-base-url, else RUNBOOK_BASE_URL, else a placeholder a team replaces (as it replaces the
-// image's registry.example.com); the anchor is GitHub's of the alert's own section in
+// --runbook-base-url, else RUNBOOK_BASE_URL, else the RUNBOOK_BASE_URL of the settings in
+// deploy/kubernetes/kustomization.yaml (the one the cluster's PrometheusRule gets), else a
+// placeholder a team replaces (as it replaces the image's registry.example.com); the anchor is GitHub's of the alert's own section in
 // docs/operations.md. Only those values change: each is spliced in at the place the parser found
 // it, so the files' comments and layout stay as written. deploy/kubernetes/prometheus-operator/prometheus-rule.yaml is
 // then a PrometheusRule whose spec.groups are the rules file's groups, comments included.
@@ -22,6 +23,8 @@ const RUNBOOK = 'docs/operations.md';
 const RULES = 'deploy/prometheus/orders.rules.yml';
 const RULES_TESTS = 'deploy/prometheus/orders.rules.test.yml';
 const PROMETHEUS_RULE = 'deploy/kubernetes/prometheus-operator/prometheus-rule.yaml';
+const KUSTOMIZATION = 'deploy/kubernetes/kustomization.yaml';
+const SETTINGS = 'orders-deploy-settings';
 
 const USAGE = 'usage: write-alert-rules.mjs [--runbook-base-url URL] [--check] [--root DIR]';
 
@@ -44,8 +47,18 @@ try {
 }
 
 const root = path.resolve(options.root ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '../..'));
-const base = options['runbook-base-url'] ?? (process.env.RUNBOOK_BASE_URL || DEFAULT_BASE_URL);
+const base = options['runbook-base-url'] ?? (process.env.RUNBOOK_BASE_URL || kustomizationBase() || DEFAULT_BASE_URL);
 checkBase(base);
+
+/** RUNBOOK_BASE_URL of the kustomization's settings, when the layout read has them. */
+function kustomizationBase() {
+  const file = path.join(root, KUSTOMIZATION);
+  if (!existsSync(file)) return undefined;
+  const generators = parse(readFileSync(file, 'utf8'))?.configMapGenerator ?? [];
+  const literals = generators.find((generator) => generator?.name === SETTINGS)?.literals ?? [];
+  const literal = literals.find((entry) => typeof entry === 'string' && entry.startsWith('RUNBOOK_BASE_URL='));
+  return literal?.slice('RUNBOOK_BASE_URL='.length) || undefined;
+}
 
 /** An alert receiver opens the link as it stands: absolute, https, and with no anchor of its own. */
 function checkBase(url) {
@@ -182,8 +195,8 @@ function prometheusRuleText(rules) {
     .join('\n');
   const text = `# The alert and recording rules of deploy/prometheus/orders.rules.yml for the Prometheus Operator,
 # written by \`npm run deploy:alerts\` (tools/scripts/write-alert-rules.mjs): edit the rules file and
-# run it, never this file. The Operator's Prometheus loads it when its ruleSelector selects it: add
-# the label yours selects on with the patch in this folder's kustomization.yaml. The rules
+# run it, never this file. The Operator's Prometheus loads it when its ruleSelector selects it: the
+# label yours selects on, and the runbook links' base, are set in ../kustomization.yaml. The rules
 # expect the jobs \`orders-api\` and \`orders-worker\`, which a PodMonitor with
 # \`jobLabel: app.kubernetes.io/name\` gives the pods of api.yaml and worker.yaml.
 apiVersion: monitoring.coreos.com/v1

@@ -6,6 +6,7 @@
 // the process's own shutdown. Nothing here runs a cluster or compose: the image itself is built
 // and run by test/image/image.test.ts (`npm run test:image`).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -433,5 +434,315 @@ describe('the deployment examples under deploy/', () => {
         `${workload.where}: a grace of ${workload.graceSeconds} s, more than the ${needed / 1000} s its shutdown may take`,
       );
     }
+  });
+});
+
+// ---- deploy/kubernetes as a GitOps controller applies it --------------------------------------
+
+/** deploy/kubernetes rendered by `kubectl kustomize`, as Argo CD and Flux render it. */
+function rendered(): Manifest[] {
+  const result = spawnSync('kubectl', ['kustomize', path.join(ROOT, KUBERNETES)], { encoding: 'utf8' });
+  if (result.error) {
+    throw new Error(`kubectl: ${result.error.message} (kubectl 1.27 or later, with its kustomize 5, renders it)`);
+  }
+  assert.equal(result.status, 0, result.stderr);
+  return parseAllDocuments(result.stdout).map((doc) => doc.toJS() as Manifest);
+}
+
+/** The labels the team puts on its gateway, its scraper and its egress proxy (docs/production.md). */
+const GATEWAY = { 'orders.example/gateway': 'true' };
+const SCRAPER = { 'orders.example/metrics-scraper': 'true' };
+const EGRESS_PROXY = { 'orders.example/egress-proxy': 'true' };
+/** What the API and the workers open, besides the proxy: DNS, the database, Temporal, the broker, https, OTLP. */
+const EGRESS_PORTS = ['53/UDP', '53/TCP', '5432/TCP', '3306/TCP', '7233/TCP', '5672/TCP', '5671/TCP', '443/TCP'];
+const OTLP_PORTS = ['4317/TCP', '4318/TCP'];
+/** The migrate Job opens one connection, whatever DB_POOL_SIZE says (services/db/migrate.ts). */
+const MIGRATE_CONNECTIONS = 1;
+/** During a rollout two builds' workers run side by side (docs/production.md, "Rolling out a release"). */
+const BUILDS_AT_ONCE = 2;
+
+interface PolicyPeer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+}
+interface PolicyRule {
+  from?: PolicyPeer[];
+  to?: PolicyPeer[];
+  ports?: { port?: number | string; protocol?: string }[];
+}
+interface PolicySpec {
+  podSelector: {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: { key: string; operator: string; values: string[] }[];
+  };
+  policyTypes?: string[];
+  ingress?: PolicyRule[];
+  egress?: PolicyRule[];
+}
+type Rendered = Manifest & {
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+};
+
+const ofKind = (objects: Manifest[], kind: string) => objects.filter((object) => object.kind === kind) as Rendered[];
+
+/** Whether a policy's pod selector takes the pods of `name` (app.kubernetes.io/name). */
+function policySelects(spec: PolicySpec, name: string): boolean {
+  const { matchLabels = {}, matchExpressions = [] } = spec.podSelector;
+  const labels = { 'app.kubernetes.io/name': name };
+  return (
+    (Object.keys(matchLabels).length > 0 || matchExpressions.length > 0) &&
+    Object.entries(matchLabels).every(([key, value]) => labels[key as keyof typeof labels] === value) &&
+    matchExpressions.every(
+      (expression) =>
+        expression.operator === 'In' && expression.values.includes(labels[expression.key as keyof typeof labels]),
+    )
+  );
+}
+
+const policiesOf = (objects: Manifest[], name: string) =>
+  ofKind(objects, 'NetworkPolicy')
+    .map((policy) => policy.spec as unknown as PolicySpec)
+    .filter((spec) => policySelects(spec, name));
+
+/** Every peer of a rule is pods carrying `labels`, in any namespace; a rule with no peer is open to all. */
+const onlyFrom = (peers: PolicyPeer[] | undefined, labels: Record<string, string>) =>
+  (peers ?? []).length > 0 &&
+  (peers ?? []).every(
+    (peer) =>
+      Object.keys(peer.namespaceSelector?.matchLabels ?? {}).length === 0 &&
+      Object.entries(labels).every(([key, value]) => peer.podSelector?.matchLabels?.[key] === value),
+  );
+
+/** The ingress rules of the pods of `name` that open `port`. */
+const ingressTo = (objects: Manifest[], name: string, port: string) =>
+  policiesOf(objects, name).flatMap((spec) =>
+    (spec.ingress ?? []).filter((rule) => (rule.ports ?? []).some((candidate) => candidate.port === port)),
+  );
+
+/** The ports the pods of `name` may open, as `port/protocol`, with no peer named. */
+const egressPorts = (objects: Manifest[], name: string) =>
+  policiesOf(objects, name).flatMap((spec) =>
+    (spec.egress ?? []).flatMap((rule) => (rule.ports ?? []).map((port) => `${port.port}/${port.protocol ?? 'TCP'}`)),
+  );
+
+/** The number docs/production.md states as the connection budget the manifests are sized for. */
+function connectionBudget(): number {
+  const stated = /The connection budget of `deploy\/kubernetes`: \*\*(\d+)\*\*/.exec(read('docs/production.md'))?.[1];
+  assert.ok(stated, 'docs/production.md states the connection budget of deploy/kubernetes');
+  return Number(stated);
+}
+
+/** A workload's DB_POOL_SIZE as its pods see it: the container's env over the ConfigMap's. */
+function poolSizeOf(objects: Manifest[], workload: Rendered): number {
+  const pod = (workload.spec as { template: { spec: PodSpec } }).template.spec;
+  const configMaps = envSources(objects, 'ConfigMap');
+  let size: string | undefined;
+  for (const container of pod.containers) {
+    for (const source of container.envFrom ?? []) {
+      size = configMaps.get(source.configMapRef?.name ?? '')?.DB_POOL_SIZE ?? size;
+    }
+    size = container.env?.find((variable) => variable.name === 'DB_POOL_SIZE')?.value ?? size;
+  }
+  assert.ok(size, `${workload.kind} ${workload.metadata.name}: DB_POOL_SIZE is set`);
+  return Number(size);
+}
+
+/** The connections the render may hold at its peak, each term named. */
+function connectionsAtPeak(objects: Manifest[]): { total: number; terms: string[] } {
+  const deployments = ofKind(objects, 'Deployment');
+  const api = deployments.find((deployment) => deployment.metadata.labels?.['app.kubernetes.io/component'] === 'api');
+  const worker = deployments.find(
+    (deployment) => deployment.metadata.labels?.['app.kubernetes.io/component'] === 'worker',
+  );
+  assert.ok(api && worker, 'the render has the API and the worker Deployments');
+  const scaled = ofKind(objects, 'ScaledObject').find(
+    (object) => (object.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === worker.metadata.name,
+  );
+  const hpa = ofKind(objects, 'HorizontalPodAutoscaler').find(
+    (object) => (object.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === api.metadata.name,
+  );
+  assert.ok(scaled, 'a ScaledObject scales the workers');
+  assert.ok(hpa, 'a HorizontalPodAutoscaler scales the API');
+  const workers = (scaled.spec as { maxReplicaCount: number }).maxReplicaCount;
+  const apis = (hpa.spec as { maxReplicas: number }).maxReplicas;
+  const jobs = ofKind(objects, 'Job').map((job) => (job.spec as { parallelism?: number }).parallelism ?? 1);
+  const [workerPool, apiPool] = [poolSizeOf(objects, worker), poolSizeOf(objects, api)];
+  const terms = [
+    `workers: ${workers} × ${BUILDS_AT_ONCE} builds × ${workerPool}`,
+    `API: ${apis} × ${apiPool}`,
+    `migrate: ${jobs.join(' + ')} × ${MIGRATE_CONNECTIONS}`,
+  ];
+  const total =
+    workers * BUILDS_AT_ONCE * workerPool +
+    apis * apiPool +
+    jobs.reduce((sum, parallelism) => sum + parallelism * MIGRATE_CONNECTIONS, 0);
+  return { total, terms };
+}
+
+describe('deploy/kubernetes, rendered for a GitOps controller', () => {
+  const objects = rendered();
+  const changed = (pick: (object: Rendered) => boolean, change: (object: Rendered) => void) => {
+    const copy = structuredClone(objects) as Rendered[];
+    const target = copy.find(pick);
+    assert.ok(target, 'the object to change is in the render');
+    change(target);
+    return copy;
+  };
+
+  it("is closed by default: the API's port from the gateway alone, the metrics ports from the scraper alone", () => {
+    const http = ingressTo(objects, 'orders-api', 'http');
+    assert.ok(http.length > 0, "a rule lets the gateway reach the API's port");
+    for (const rule of http) assert.ok(onlyFrom(rule.from, GATEWAY), `the API's port from the gateway alone`);
+    for (const name of ['orders-api', 'orders-worker']) {
+      const metrics = ingressTo(objects, name, 'metrics');
+      assert.ok(metrics.length > 0, `${name}: a rule lets the scraper reach its metrics`);
+      for (const rule of metrics) assert.ok(onlyFrom(rule.from, SCRAPER), `${name}: metrics from the scraper alone`);
+    }
+    for (const label of [GATEWAY, SCRAPER, EGRESS_PROXY]) {
+      const [[key, value]] = Object.entries(label) as [[string, string]];
+      assert.ok(read('docs/production.md').includes(`${key}: "${value}"`), `docs/production.md documents ${key}`);
+    }
+    // An API rule open to the whole cluster, as the policy had before, is found.
+    const open = changed(
+      (object) => object.kind === 'NetworkPolicy' && object.metadata.name === 'orders-api',
+      (object) => delete (object.spec as unknown as PolicySpec).ingress![0]!.from,
+    );
+    assert.ok(!ingressTo(open, 'orders-api', 'http').every((rule) => onlyFrom(rule.from, GATEWAY)));
+  });
+
+  it('denies all egress by default and allows the service its own list, the vendors through the proxy', () => {
+    for (const name of ['orders-api', 'orders-worker', 'orders-migrate']) {
+      const denying = policiesOf(objects, name).filter(
+        (spec) =>
+          spec.policyTypes?.includes('Egress') &&
+          spec.policyTypes.includes('Ingress') &&
+          (spec.egress ?? []).length === 0 &&
+          (spec.ingress ?? []).length === 0,
+      );
+      assert.ok(denying.length > 0, `${name}: a default-deny policy, ingress and egress, selects its pods`);
+    }
+    for (const name of ['orders-api', 'orders-worker']) {
+      const allowed = egressPorts(objects, name);
+      const missing = [...EGRESS_PORTS, ...OTLP_PORTS].filter((port) => !allowed.includes(port));
+      assert.deepEqual(missing, [], `${name}: egress ports not allowed`);
+      const proxy = policiesOf(objects, name).flatMap((spec) =>
+        (spec.egress ?? []).filter((rule) => onlyFrom(rule.to, EGRESS_PROXY)),
+      );
+      assert.ok(proxy.length > 0 && proxy.every((rule) => (rule.ports ?? []).length > 0), `${name}: the egress proxy`);
+    }
+    const dns = policiesOf(objects, 'orders-worker').flatMap((spec) =>
+      (spec.egress ?? []).filter((rule) => rule.ports?.some((port) => port.port === 53)),
+    );
+    for (const rule of dns) {
+      assert.deepEqual(
+        rule.to?.map((peer) => peer.namespaceSelector?.matchLabels),
+        [{ 'kubernetes.io/metadata.name': 'kube-system' }],
+        'DNS to kube-system alone',
+      );
+    }
+    // The migrate Job: DNS and the database, nothing else.
+    assert.deepEqual(egressPorts(objects, 'orders-migrate').sort(), ['3306/TCP', '53/TCP', '53/UDP', '5432/TCP']);
+  });
+
+  it('adds up: workers of two builds at their maximum, the API at its maximum and the migration fit the connection budget', () => {
+    const budget = connectionBudget();
+    const { total, terms } = connectionsAtPeak(objects);
+    assert.ok(total <= budget, `${terms.join(' + ')} = ${total} connections, over the budget of ${budget}`);
+    // The ScaledObject holds a count in range when it cannot read Temporal, and the API's count is the HPA's.
+    for (const scaled of ofKind(objects, 'ScaledObject')) {
+      const spec = scaled.spec as { minReplicaCount: number; maxReplicaCount: number; fallback?: { replicas: number } };
+      assert.ok(spec.fallback, `ScaledObject ${scaled.metadata.name}: a fallback`);
+      assert.ok(spec.fallback.replicas >= spec.minReplicaCount && spec.fallback.replicas <= spec.maxReplicaCount);
+    }
+    const hpa = ofKind(objects, 'HorizontalPodAutoscaler')[0]!.spec as {
+      minReplicas: number;
+      maxReplicas: number;
+      metrics: { resource?: { name: string } }[];
+    };
+    assert.ok(hpa.minReplicas >= 2 && hpa.maxReplicas >= hpa.minReplicas, 'the API: 2 replicas at least');
+    assert.deepEqual(
+      hpa.metrics.map((metric) => metric.resource?.name),
+      ['cpu'],
+      'the API scales on its CPU',
+    );
+    const api = ofKind(objects, 'Deployment').find((deployment) => deployment.metadata.name === 'orders-api');
+    assert.equal(
+      (api?.spec as { replicas?: number }).replicas,
+      undefined,
+      'the API Deployment leaves replicas to the HPA',
+    );
+    // The workers' maximum as it was before the budget was counted does not fit.
+    const before = changed(
+      (object) => object.kind === 'ScaledObject',
+      (object) => Object.assign(object.spec, { maxReplicaCount: 8 }),
+    );
+    assert.ok(connectionsAtPeak(before).total > budget, 'eight workers a build are over the budget');
+  });
+
+  it("keeps every build's workers from a controller's prune", () => {
+    const perBuild = objects.filter(
+      (object) =>
+        (object as Rendered).metadata.labels?.['app.kubernetes.io/component'] === 'worker' &&
+        (object as Rendered).metadata.labels?.['app.kubernetes.io/version'],
+    ) as Rendered[];
+    assert.deepEqual(perBuild.map((object) => object.kind).sort(), [
+      'Deployment',
+      'PodDisruptionBudget',
+      'ScaledObject',
+    ]);
+    for (const object of perBuild) {
+      const annotations = object.metadata.annotations ?? {};
+      const where = `${object.kind} ${object.metadata.name}`;
+      assert.match(annotations['argocd.argoproj.io/sync-options'] ?? '', /(^|,)Prune=false(,|$)/, `${where}: Argo CD`);
+      assert.equal(annotations['kustomize.toolkit.fluxcd.io/prune'], 'disabled', `${where}: Flux`);
+    }
+  });
+
+  it('runs the migration before the workloads, and gives up on it after a deadline', () => {
+    const [job, ...others] = ofKind(objects, 'Job');
+    assert.ok(job && others.length === 0, 'one migrate Job');
+    const deadline = (job.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds;
+    assert.ok(deadline !== undefined && deadline > 0 && deadline <= 3600, `activeDeadlineSeconds: ${deadline}`);
+    const annotations = job.metadata.annotations ?? {};
+    assert.ok(['Sync', 'PreSync'].includes(annotations['argocd.argoproj.io/hook'] ?? ''), 'an Argo CD sync hook');
+    const wave = (object: Rendered) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
+    assert.ok(wave(job) < 0, 'the Job before the workloads (wave 0)');
+    for (const config of ofKind(objects, 'ConfigMap')) {
+      assert.ok(wave(config) < wave(job), `ConfigMap ${config.metadata.name} before the Job that reads it`);
+    }
+  });
+
+  it("takes the runbook links' base and the Prometheus selector label from one setting each", () => {
+    const kustomization = parse(read(`${KUBERNETES}/kustomization.yaml`)) as {
+      configMapGenerator: { name: string; literals: string[] }[];
+    };
+    const base = kustomization.configMapGenerator
+      .find((generator) => generator.name === 'orders-deploy-settings')
+      ?.literals.find((literal) => literal.startsWith('RUNBOOK_BASE_URL='))
+      ?.slice('RUNBOOK_BASE_URL='.length);
+    assert.ok(base, 'RUNBOOK_BASE_URL among the settings');
+    assert.ok(
+      !objects.some((object) => (object as Rendered).metadata.name === 'orders-deploy-settings'),
+      'not applied',
+    );
+    const rule = ofKind(objects, 'PrometheusRule')[0]!;
+    const links = (
+      rule.spec as { groups: { rules: { alert?: string; annotations?: { runbook_url?: string } }[] }[] }
+    ).groups
+      .flatMap((group) => group.rules)
+      .filter((candidate) => candidate.alert)
+      .map((candidate) => candidate.annotations?.runbook_url ?? '');
+    assert.ok(
+      links.length > 0 && links.every((link) => link.startsWith(`${base}#`)),
+      'every runbook link under the base',
+    );
+    for (const kind of ['PrometheusRule', 'PodMonitor']) {
+      assert.ok(ofKind(objects, kind)[0]?.metadata.labels?.release, `${kind}: the selector label`);
+    }
+    assert.ok(
+      !ofKind(objects, 'Deployment').some((deployment) => deployment.metadata.labels?.release),
+      'on those alone',
+    );
   });
 });

@@ -11,6 +11,7 @@ import type { ManagedProcess } from '../harness/child-process.js';
 import { apiProcess, workerProcess } from '../harness/service-processes.js';
 import { startStack } from '../harness/stack.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
+import { storeOfUrl } from '../../services/db/stores/store-of-url.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -107,7 +108,8 @@ async function main() {
     prefixed('dev', `Temporal Web UI ${stack.temporalUiUrl}/namespaces/${config.temporal.namespace}/workflows`);
   // The embedded server's URL is printed whole (its password is the fixed development one, and
   // psql wants it); a DATABASE_URL of the caller's own is shown without its password.
-  prefixed('dev', `PostgreSQL      ${config.databaseUrl ? redactUrl(stack.databaseUrl) : stack.databaseUrl}`);
+  const storeName = storeOfUrl(stack.databaseUrl) === 'mysql' ? 'MySQL/MariaDB ' : 'PostgreSQL    ';
+  prefixed('dev', `${storeName}  ${config.databaseUrl ? redactUrl(stack.databaseUrl) : stack.databaseUrl}`);
   if (metricsPorts)
     prefixed('dev', `Metrics         worker :${metricsPorts.worker}/metrics, API :${metricsPorts.api}/metrics`);
   if (!config.webhook.secret)

@@ -10,7 +10,7 @@ import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectionOptions, type TemporalTarget } from '../services/temporal/connection.js';
-import type { WorkerDeploymentVersion } from '../services/temporal/settings.js';
+import type { WorkerDeploymentVersion } from '../services/config/temporal-settings.js';
 import { workerTracing } from '../services/telemetry/tracing.js';
 import type { WorkflowCode } from './workflow-bundle.js';
 import { WriteSlots } from './write-slots.js';

@@ -2,7 +2,7 @@
 // finish on SIGTERM, where its prebuilt workflow bundles are, and its probe endpoints.
 import { z } from 'zod';
 import { bindAddressSetting, milliseconds } from '../services/config/setting-types.js';
-import { deploymentFrom, type WorkerDeploymentVersion } from '../services/temporal/settings.js';
+import { deploymentFrom, type WorkerDeploymentVersion } from '../services/config/temporal-settings.js';
 
 export const workerSettings = {
   WORKER_SHUTDOWN_GRACE_MS: milliseconds(10_000),

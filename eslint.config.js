@@ -145,7 +145,8 @@ export default tseslint.config(
   },
   {
     files: PRODUCT,
-    ignores: ['services/config/**'],
+    // The readers of the environment: the service's settings, and the reference consumers' own.
+    ignores: ['services/config/**', 'examples/consumer/consumer-config.ts'],
     rules: {
       'no-restricted-properties': [
         'error',

@@ -4,13 +4,13 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import type { DownstreamConfig } from '../activities/settings.js';
 import type { BrokerConfig } from '../services/broker/settings.js';
-import type { WorkerSlots } from '../services/config/worker-slots.js';
+import type { WorkerSlots } from './worker-slots.js';
 import { createOrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
 import { noProductMetrics, type ProductMetrics } from '../services/metrics/product-metrics.js';
 import { connectionOptions, type TemporalTarget } from '../services/temporal/connection.js';
-import type { WorkerDeploymentVersion } from '../services/config/temporal-settings.js';
+import type { WorkerDeploymentVersion } from '../services/temporal/settings.js';
 import { workerTracing } from '../services/telemetry/tracing.js';
 import type { WorkflowCode } from './workflow-bundle.js';
 import { WriteSlots } from './write-slots.js';
@@ -36,7 +36,7 @@ export interface WorkerDeps {
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
-  /** How much runs at once: bounded by the process's pool (services/config/worker-slots.ts). */
+  /** How much runs at once: bounded by the process's pool (worker/worker-slots.ts). */
   slots: WorkerSlots;
   options?: Partial<WorkerOptions>;
   /**

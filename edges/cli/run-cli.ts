@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError, type EnvSource } from '../../services/config/env.js';
 import { loadOperatorConfig } from '../../services/config/operator-config.js';
-import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
+import { warnOfDeprecatedSettings } from '../../services/temporal/settings.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
 import { type Command, UsageError } from './commands/shared.js';
 import { createContext } from './context.js';

@@ -7,8 +7,8 @@ import type { Worker } from '@temporalio/worker';
 import { loadConfig } from '../../services/config/env.js';
 import { connectorStates } from '../../vendors/settings.js';
 import { requireSetting } from '../../services/config/process.js';
-import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
-import { workerSlots } from '../../services/config/worker-slots.js';
+import { warnOfDeprecatedSettings } from '../../services/temporal/settings.js';
+import { workerSlots } from '../../worker/worker-slots.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import {

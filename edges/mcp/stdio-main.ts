@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { loadOperatorConfig, missingAddressReason } from '../../services/config/operator-config.js';
-import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
+import { warnOfDeprecatedSettings } from '../../services/temporal/settings.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';

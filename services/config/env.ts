@@ -33,7 +33,7 @@ import { type BrokerConfig, brokerFrom, brokerProblems, brokerSettings } from '.
 import { databaseFrom, databaseProblems, databaseSettings, type SafetyNetsConfig } from '../db/settings.js';
 import { type MetricsConfig, metricsFrom, metricsSettings } from '../metrics/settings.js';
 import { logLevelSetting, telemetrySettings, type TracingConfig, tracingFrom } from '../telemetry/settings.js';
-import { deploymentProblems, type TemporalConfig, temporalFrom, temporalSettings } from './temporal-settings.js';
+import { deploymentProblems, type TemporalConfig, temporalFrom, temporalSettings } from '../temporal/settings.js';
 import { productionProblems } from './production-refusals.js';
 
 const envSchema = z.object({

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { readDevStackFile } from './dev-stack-file.js';
 import { type Config, type EnvSource, loadConfig, presentSettings } from './env.js';
-import { namesOwnTemporal, withoutTemporalCredentials } from './temporal-settings.js';
+import { namesOwnTemporal, withoutTemporalCredentials } from '../temporal/settings.js';
 
 export function loadOperatorConfig(source: EnvSource = process.env): Config {
   const env = presentSettings(source);

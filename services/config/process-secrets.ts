@@ -14,7 +14,7 @@ import { httpSettings } from '../../edges/http/settings.js';
 import { mcpSettings } from '../../edges/mcp/settings.js';
 import { connectorSettings } from '../../vendors/settings.js';
 import { brokerSettings } from '../broker/settings.js';
-import { temporalSettings } from './temporal-settings.js';
+import { temporalSettings } from '../temporal/settings.js';
 import { CREDENTIAL_URL_SETTINGS, SECRET_SETTINGS } from './production-refusals.js';
 
 /** Every setting that is a secret, or a URL whose password is one. */

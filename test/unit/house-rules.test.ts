@@ -54,7 +54,7 @@ describe('house rules', () => {
     assert.deepEqual(found, []);
   });
 
-  it('refuses process.env outside services/config, and allows it inside', async () => {
+  it("refuses process.env outside services/config and the reference consumers' settings, and allows it there", async () => {
     const code = 'export const level = process.env.LOG_LEVEL;\n';
     for (const file of [
       'edges/cli/table.ts',
@@ -67,6 +67,7 @@ describe('house rules', () => {
       assert.match(found[0] ?? '', /Only services\/config reads the environment/);
     }
     assert.deepEqual(await violations('services/config/process.ts', code, ENV), []);
+    assert.deepEqual(await violations('examples/consumer/consumer-config.ts', code, ENV), []);
   });
 
   it('refuses product code that imports a tool or a test, and tools that import tests', async () => {

@@ -17,7 +17,7 @@ import { openApiDocument } from '../../../edges/http/openapi.js';
 import { type Config, ConfigError, loadConfig } from '../../../services/config/env.js';
 import { PROCESS_SECRETS, SECRET_NAMES } from '../../../services/config/process-secrets.js';
 import { urlPassword } from '../../../services/config/production-refusals.js';
-import { workerSlots } from '../../../services/config/worker-slots.js';
+import { workerSlots } from '../../../worker/worker-slots.js';
 import { storeOfUrl } from '../../../services/db/stores/store-of-url.js';
 import { serveWorkerProbes, type WorkerProbes } from '../../../worker/probes.js';
 import { FORCED_STOP_AFTER_GRACE_MS } from '../../../worker/run-worker.js';

@@ -8,7 +8,7 @@ import {
   namesOwnTemporal,
   withoutTemporalCredentials,
   warnOfDeprecatedSettings,
-} from '../../../../services/config/temporal-settings.js';
+} from '../../../../services/temporal/settings.js';
 import { temporalTargetFrom } from '../../../../services/temporal/connection.js';
 import { makeThrowawayPki, mtlsProfile } from '../../../../tools/harness/tls-proxy.js';
 

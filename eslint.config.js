@@ -7,6 +7,7 @@ import tseslint from 'typescript-eslint';
 // Product code: what is built and deployed, plus the reference consumer an adopter copies.
 const PRODUCT = [
   'activities/**/*.ts',
+  'app/**/*.ts',
   'domain/**/*.ts',
   'domain-node/**/*.ts',
   'edges/**/*.ts',
@@ -28,24 +29,6 @@ const NO_EDGES = {
 const NO_HEART = {
   group: ['**/submission/**', '**/vendors/**'],
   message: 'services/ is plumbing: it serves the start path and the vendors and never imports them.',
-};
-// services/config/env.ts composes every part's settings into the one schema: services/config may
-// import a `settings.js` of an edge, the start path or a vendor, and nothing else of them. A file
-// under an excluded folder cannot be let back in (gitignore's rule), so the folders are let back
-// in (`…/**/`, which matches folders only) and then only the settings files.
-const NO_EDGES_BUT_SETTINGS = {
-  ...NO_EDGES,
-  group: [...NO_EDGES.group, '!**/edges/**/', '!**/edges/**/settings.js'],
-};
-const NO_HEART_BUT_SETTINGS = {
-  ...NO_HEART,
-  group: [
-    ...NO_HEART.group,
-    '!**/submission/**/',
-    '!**/vendors/**/',
-    '!**/submission/**/settings.js',
-    '!**/vendors/**/settings.js',
-  ],
 };
 const NO_VENDORS = {
   group: ['**/vendors/**'],
@@ -105,15 +88,6 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES, NO_HEART] }] },
   },
   {
-    files: ['services/config/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES_BUT_SETTINGS, NO_HEART_BUT_SETTINGS] },
-      ],
-    },
-  },
-  {
     files: ['submission/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES, NO_VENDORS] }] },
   },
@@ -145,15 +119,16 @@ export default tseslint.config(
   },
   {
     files: PRODUCT,
-    // The readers of the environment: the service's settings, and the reference consumers' own.
-    ignores: ['services/config/**', 'examples/consumer/consumer-config.ts'],
+    // The readers of the environment: the service's settings, their composition into one (and the
+    // operator's, which may take the dev stack's addresses), and the reference consumers' own.
+    ignores: ['services/config/**', 'app/env.ts', 'app/operator-config.ts', 'examples/consumer/consumer-config.ts'],
     rules: {
       'no-restricted-properties': [
         'error',
         {
           object: 'process',
           property: 'env',
-          message: 'Only services/config reads the environment; take the parsed setting from there.',
+          message: 'Only services/config and app/env.ts read the environment; take the parsed setting from there.',
         },
       ],
     },

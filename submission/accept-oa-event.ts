@@ -15,7 +15,7 @@ import { type FormMappingFile, isOrderDefinition } from '../domain/form-mapping.
 import { KnownFailure, RETRY_AFTER_SECONDS } from './failure-outcome.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../services/config/env.js';
+import type { Config } from '../app/env.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { IntakeLoad } from './intake-load.js';
 import {

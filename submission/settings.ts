@@ -45,7 +45,7 @@ export function writePolicyFrom(env: WritePolicyEnv): WritePolicy {
 
 /**
  * The write's own rungs of the timeout ladder (docs/architecture.md, decision 6), inner < outer,
- * and a backoff that does not start above its cap; the rungs across parts are services/config/env.ts's.
+ * and a backoff that does not start above its cap; the rungs across parts are app/env.ts's.
  */
 export function writePolicyProblems(env: WritePolicyEnv): string[] {
   const problems: string[] = [];

@@ -5,7 +5,7 @@
 // the only place besides domain/idempotency-key.ts that touches it — and travels as workflow input.
 // The path itself, phase by phase, is ./take-delivery.ts.
 import type { Client } from '@temporalio/client';
-import type { Config } from '../services/config/env.js';
+import type { Config } from '../app/env.js';
 import type { WritePolicy } from './settings.js';
 import { canonicalOrder, totalAmountOf } from '../domain/canonical-order.js';
 import { fingerprintOf } from '../domain-node/fingerprint.js';

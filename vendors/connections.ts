@@ -3,7 +3,7 @@
 // the one start path as a callback's is.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config } from '../services/config/env.js';
+import type { Config } from '../app/env.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { EventConnections } from '../services/health/event-connections.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';

@@ -3,7 +3,7 @@
 // API's held connections. A vendor whose
 // settings are absent gives nothing: its callback answers 404, its reader is missing.
 import type { OaVendor } from '../domain/oa-approval.js';
-import type { Config } from '../services/config/env.js';
+import type { Config } from '../app/env.js';
 import type { WritePolicy } from '../submission/settings.js';
 import type { ApprovalReader } from './approval-reader.js';
 import type { Connector } from './connector.js';

@@ -1,11 +1,11 @@
-// The worker process's body, shared by `worker/main.ts` and harnesses that wrap activities: reads
+// The worker process's body, shared by `app/worker-main.ts` and harnesses that wrap activities: reads
 // the environment, migrates, connects and polls until SIGINT/SIGTERM. `createOrderWorker` is the
 // wiring itself, also used by the API process when it hosts the worker (API_HOSTS_WORKER).
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { brokerAddress } from '../services/broker/settings.js';
-import { type Config, loadConfig } from '../services/config/env.js';
+import { type Config, loadConfig } from '../app/env.js';
 import { requireSetting } from '../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../services/temporal/settings.js';
 import { type WorkerSlots, workerSlots } from './worker-slots.js';

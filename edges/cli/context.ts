@@ -1,8 +1,8 @@
-// What an operator command runs against: its config (services/config/operator-config.ts) and the
+// What an operator command runs against: its config (app/operator-config.ts) and the
 // database and Temporal connections, opened only when a command needs them.
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../services/config/env.js';
-import { missingAddressReason } from '../../services/config/operator-config.js';
+import type { Config } from '../../app/env.js';
+import { missingAddressReason } from '../../services/config/dev-stack-file.js';
 import { requireSetting } from '../../services/config/process.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../../services/db/prisma-client.js';

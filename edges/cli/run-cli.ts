@@ -1,12 +1,12 @@
 // How `orders-cli` runs a command: parses its options, opens what it needs, prints the result.
 // Human output by default, `--json` for scripts; `--help` on every command; exit 0 ok, 1 failure
 // (a refusal, a finding, an unreachable dependency), 2 usage error. The command list is passed in
-// by the entry point (edges/cli/main.ts), which runs it on the process's arguments, streams and
+// by the entry point (app/cli-main.ts), which runs it on the process's arguments, streams and
 // environment; `runCommand` runs one command on others (a caller in the same process).
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { ConfigError, type EnvSource } from '../../services/config/env.js';
-import { loadOperatorConfig } from '../../services/config/operator-config.js';
+import { ConfigError, type EnvSource } from '../../services/config/environment.js';
+import { loadOperatorConfig } from '../../app/operator-config.js';
 import { warnOfDeprecatedSettings } from '../../services/temporal/settings.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
 import { type Command, UsageError } from './commands/shared.js';

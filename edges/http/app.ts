@@ -5,7 +5,7 @@
 // every other entry point.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../services/config/env.js';
+import type { Config } from '../../app/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
 import type { StartGuard } from '../../submission/submit-approval.js';

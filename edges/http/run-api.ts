@@ -1,10 +1,10 @@
-// The HTTP API process, for its entry points (edges/http/main.ts): reads DATABASE_URL and
+// The HTTP API process, for its entry points (app/api-main.ts): reads DATABASE_URL and
 // TEMPORAL_ADDRESS, starts no embedded service. With API_HOSTS_WORKER=1 it also runs the order
 // worker (docs/architecture.md, decision 20).
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Worker } from '@temporalio/worker';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { connectorStates } from '../../vendors/settings.js';
 import { requireSetting } from '../../services/config/process.js';
 import { warnOfDeprecatedSettings } from '../../services/temporal/settings.js';

@@ -5,7 +5,7 @@
 import type { CallToolResult, Tool as ListedTool, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { BaseLogger } from 'pino';
 import { z } from 'zod';
-import type { Config } from '../../services/config/env.js';
+import type { Config } from '../../app/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { StartGuard } from '../../submission/submit-approval.js';
 import type { IntakeLoad } from '../../submission/intake-load.js';

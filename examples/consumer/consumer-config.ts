@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { SigningSecrets } from '../../domain-node/signature.js';
 import { amqpUrlSetting, exchangeNameSetting } from '../../services/broker/settings.js';
 import { storeOfUrl } from '../../services/db/stores/store-of-url.js';
-import { ConfigError, type EnvSource, presentSettings } from '../../services/config/env.js';
+import { ConfigError, type EnvSource, presentSettings } from '../../services/config/environment.js';
 import { signingSecretSetting } from '../../services/config/setting-types.js';
 
 const databaseSettings = {

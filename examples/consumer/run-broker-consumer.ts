@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { loadBrokerConsumerConfig } from './consumer-config.js';
-import { ConfigError } from '../../services/config/env.js';
+import { ConfigError } from '../../services/config/environment.js';
 import { type ApplyEvent, createEventLedger } from './apply-once.js';
 import { ledgerStatements, openLedgerPool } from './ledger-stores.js';
 import {

@@ -4,7 +4,7 @@
 // product's side by side.
 import { DefaultLogger, type LogEntry, type LogLevel, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import type { Config } from '../config/env.js';
+import type { Config } from '../../app/env.js';
 import {
   END_TO_END_BUCKETS_SECONDS,
   END_TO_END_LATENCY,

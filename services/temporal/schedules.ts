@@ -2,7 +2,7 @@
 // idempotent, so any number of workers may start at once. Schedule ids carry the task queue, so
 // deployments that share a namespace keep their own.
 import { type Client, ScheduleAlreadyRunning, type ScheduleOptions } from '@temporalio/client';
-import type { Config } from '../config/env.js';
+import type { Config } from '../../app/env.js';
 
 export const duplicateScanScheduleId = (taskQueue: string) => `duplicate-scan-${taskQueue}`;
 export const retentionScheduleId = (taskQueue: string) => `idempotency-retention-${taskQueue}`;

@@ -34,7 +34,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { type Config } from '../../services/config/env.js';
+import { type Config } from '../../app/env.js';
 import { workerSlots } from '../../worker/worker-slots.js';
 import { createPrismaClient, poolCounts, type PrismaClient } from '../../services/db/prisma-client.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';

@@ -54,7 +54,7 @@ describe('house rules', () => {
     assert.deepEqual(found, []);
   });
 
-  it("refuses process.env outside services/config and the reference consumers' settings, and allows it there", async () => {
+  it("refuses process.env outside services/config, app/'s settings and the reference consumers', and allows it there", async () => {
     const code = 'export const level = process.env.LOG_LEVEL;\n';
     for (const file of [
       'edges/cli/table.ts',
@@ -64,10 +64,12 @@ describe('house rules', () => {
     ]) {
       const found = await violations(file, code, ENV);
       assert.equal(found.length, 1, `${file} may not read process.env`);
-      assert.match(found[0] ?? '', /Only services\/config reads the environment/);
+      assert.match(found[0] ?? '', /Only services\/config and app\/env.ts read the environment/);
     }
     assert.deepEqual(await violations('services/config/process.ts', code, ENV), []);
-    assert.deepEqual(await violations('examples/consumer/consumer-config.ts', code, ENV), []);
+    for (const file of ['app/env.ts', 'app/operator-config.ts', 'examples/consumer/consumer-config.ts']) {
+      assert.deepEqual(await violations(file, code, ENV), [], `${file} reads the environment`);
+    }
   });
 
   it('refuses product code that imports a tool or a test, and tools that import tests', async () => {
@@ -122,28 +124,14 @@ describe('house rules', () => {
     assert.deepEqual(vendor, []);
   });
 
-  it('lets services/config import the settings of an edge, the start path or a vendor, and nothing else of them', async () => {
-    const settings = await violations(
-      'services/config/env.ts',
-      "import { httpSettings } from '../../edges/http/settings.js';\nimport { writePolicySettings } from '../../submission/settings.js';\nimport { connectorSettings } from '../../vendors/settings.js';\nimport { feishuSettings } from '../../vendors/feishu/settings.js';\nexport const s = [httpSettings, writePolicySettings, connectorSettings, feishuSettings];\n",
-      IMPORTS,
-    );
-    assert.deepEqual(settings, []);
-    const others = await violations(
-      'services/config/env.ts',
-      "import { problem } from '../../edges/http/problem.js';\nimport { submitApproval } from '../../submission/submit-approval.js';\nimport { createFeishuReader } from '../../vendors/feishu/reader.js';\nexport const o = [problem, submitApproval, createFeishuReader];\n",
-      IMPORTS,
-    );
-    assert.equal(others.length, 3);
-    assert.match(others[0] ?? '', /Only an edge imports an edge/);
-    assert.match(others[1] ?? '', /services\/ is plumbing/);
-    assert.match(others[2] ?? '', /services\/ is plumbing/);
-    const elsewhere = await violations(
-      'services/db/retention.ts',
-      "import { httpSettings } from '../../edges/http/settings.js';\nexport const s = httpSettings;\n",
-      IMPORTS,
-    );
-    assert.equal(elsewhere.length, 1, 'only services/config may import a settings module of an edge');
+  it('lets app/ compose the settings of every part, and services/config import none of them', async () => {
+    const composing =
+      "import { httpSettings } from '../edges/http/settings.js';\nimport { writePolicySettings } from '../submission/settings.js';\nimport { connectorSettings } from '../vendors/settings.js';\nimport { feishuSettings } from '../vendors/feishu/settings.js';\nexport const s = [httpSettings, writePolicySettings, connectorSettings, feishuSettings];\n";
+    assert.deepEqual(await violations('app/env.ts', composing, IMPORTS), []);
+    const below = await violations('services/config/environment.ts', composing.replaceAll("'../", "'../../"), IMPORTS);
+    assert.equal(below.length, 4, 'services/config imports no settings module of a part above it');
+    assert.match(below[0] ?? '', /Only an edge imports an edge/);
+    assert.match(below[1] ?? '', /services\/ is plumbing/);
   });
 
   it('refuses a service that imports an edge', async () => {

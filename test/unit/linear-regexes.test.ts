@@ -34,6 +34,7 @@ const PRODUCT = [
   'vendors',
   'workflows',
   'activities',
+  'app',
   'worker',
   'examples',
 ];

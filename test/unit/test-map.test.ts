@@ -83,7 +83,7 @@ function edges(file: string): string[] {
       .find(exists);
     if (target) found.add(target);
   }
-  // A bin names its entry without extension: launch('edges/cli/main').
+  // A bin names its entry without extension: launch('app/cli-main').
   for (const [, entry] of source.matchAll(/\blaunch\(\s*['"]([\w./-]+)['"]\s*\)/g)) {
     if (exists(`${entry}.ts`)) found.add(`${entry}.ts`);
   }

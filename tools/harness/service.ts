@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { type AppDeps, buildApp } from '../../edges/http/app.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { type Config, loadConfig } from '../../services/config/env.js';
+import { type Config, loadConfig } from '../../app/env.js';
 import { workerSlots } from '../../worker/worker-slots.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient, temporalTargetFrom } from '../../services/temporal/connection.js';

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
-import type { Config } from '../../../services/config/env.js';
+import type { Config } from '../../../app/env.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import type { ProductMetrics } from '../../../services/metrics/product-metrics.js';
 import {

@@ -2,7 +2,7 @@
 // (submission/order-status-view.ts), open to all or to STATUS_TOKEN's holders only.
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../../services/config/env.js';
+import type { Config } from '../../../app/env.js';
 import { parseIdempotencyKey } from '../../../domain/idempotency-key.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import { invalidKey, KnownFailure, orderNotFound } from '../../../submission/failure-outcome.js';

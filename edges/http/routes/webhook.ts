@@ -3,7 +3,7 @@
 // the path to the workflow every entry point shares.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../../services/config/env.js';
+import type { Config } from '../../../app/env.js';
 import { parseApproval } from '../../../domain/order-input.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import { invalidInput, KnownFailure } from '../../../submission/failure-outcome.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../../../examples/consumer/consumer-config.js';
-import { ConfigError } from '../../../../services/config/env.js';
+import { ConfigError } from '../../../../services/config/environment.js';
 
 /** A DOWNSTREAM_SECRET for the consumers, which require one. */
 const SIGNING = 'downstream-secret-0123456789';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../../../services/config/env.js';
+import { loadConfig } from '../../../../app/env.js';
+import { ConfigError } from '../../../../services/config/environment.js';
 import {
   defaultConfigFile,
   namesOwnTemporal,

@@ -5,15 +5,16 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
-import { ConfigError, loadConfig, SETTING_NAMES } from '../../../../services/config/env.js';
+import { loadConfig, SETTING_NAMES } from '../../../app/env.js';
+import { ConfigError } from '../../../services/config/environment.js';
 import {
   CREDENTIAL_URL_SETTINGS,
   isPlaceholderSecret,
   SECRET_SETTINGS,
   urlPassword,
   VENDOR_API_SETTINGS,
-} from '../../../../services/config/production-refusals.js';
-import { connectorStates } from '../../../../vendors/settings.js';
+} from '../../../services/config/production-refusals.js';
+import { connectorStates } from '../../../vendors/settings.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -324,7 +325,7 @@ describe('configuration', () => {
   });
 
   it('has every variable it reads documented in docs/configuration.md', () => {
-    const doc = readFileSync(new URL('../../../../docs/configuration.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
     const undocumented = SETTING_NAMES.filter((name) => !doc.includes(`\`${name}\``));
     assert.deepEqual(undocumented, [], 'each variable is named in docs/configuration.md');
     assert.ok(SETTING_NAMES.length > 50, `the variables are read (${SETTING_NAMES.length})`);
@@ -447,7 +448,7 @@ describe('configuration', () => {
 });
 
 describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
-  const MAPPING = new URL('../../../../examples/oa-form-mapping.json', import.meta.url).pathname;
+  const MAPPING = new URL('../../../examples/oa-form-mapping.json', import.meta.url).pathname;
   const app = { DINGTALK_APP_KEY: 'ding-app-key', DINGTALK_APP_SECRET: 'ding-app-secret', OA_FORM_MAPPING: MAPPING };
   const callbackKeys = { DINGTALK_AES_KEY: 'a'.repeat(43), DINGTALK_TOKEN: 'ding-token' };
 
@@ -499,7 +500,7 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
 });
 
 describe('what production refuses to run with (NODE_ENV=production)', () => {
-  const MAPPING = fileURLToPath(new URL('../../../../examples/oa-form-mapping.json', import.meta.url));
+  const MAPPING = fileURLToPath(new URL('../../../examples/oa-form-mapping.json', import.meta.url));
   /** Every secret and every connector set, each to a value of its own: accepted in production. */
   const OWN: Record<string, string> = {
     DATABASE_URL: 'postgresql://orders:a-password-of-its-own-0123@db.internal:5432/orders',
@@ -701,7 +702,7 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
 });
 
 describe('the secrets the repository shows (deploy/, examples/, .env examples, docs/)', () => {
-  const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
+  const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
   const NAMES: readonly string[] = [...SECRET_SETTINGS, ...CREDENTIAL_URL_SETTINGS];
   const filesUnder = (dir: string): string[] =>
     existsSync(path.join(ROOT, dir))

@@ -2,5 +2,6 @@
 // API_HOSTS_WORKER=1 it also runs the order worker (docs/architecture.md, decision 20).
 import { runMain } from '../services/config/process.js';
 import { runApiProcess } from '../edges/http/run-api.js';
+import { loadConfig } from './env.js';
 
-await runMain('api', (log) => runApiProcess(log));
+await runMain('api', (log) => runApiProcess(loadConfig(), log));

@@ -5,5 +5,6 @@
 // the running `npm run dev` stack.
 import { COMMANDS } from '../edges/cli/commands/index.js';
 import { runCli } from '../edges/cli/run-cli.js';
+import { loadOperatorConfig } from './operator-config.js';
 
-await runCli(COMMANDS);
+await runCli(COMMANDS, () => loadOperatorConfig());

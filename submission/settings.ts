@@ -29,6 +29,16 @@ export interface WritePolicy {
   decisionTimeoutMs: number;
 }
 
+/**
+ * What the start path reads of the process's settings (app/env.ts composes them out of each part's
+ * own): the task queue its workflows start on, the policy they carry, and the start's deadline.
+ */
+export interface SubmissionConfig {
+  temporal: { taskQueue: string };
+  writePolicy: WritePolicy;
+  http: { startTimeoutMs: number };
+}
+
 export function writePolicyFrom(env: WritePolicyEnv): WritePolicy {
   return {
     maxAttempts: env.RETRY_MAX_ATTEMPTS,

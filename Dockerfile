@@ -56,4 +56,4 @@ RUN ln -s /app/bin/orders-cli.mjs /usr/local/bin/orders-cli \
 USER node
 EXPOSE 3000
 # Exec form: node is PID 1 and receives SIGTERM itself, which starts the drain.
-CMD ["node", "dist/edges/http/main.js"]
+CMD ["node", "dist/app/api-main.js"]

@@ -7,6 +7,7 @@ import tseslint from 'typescript-eslint';
 // Product code: what is built and deployed, plus the reference consumer an adopter copies.
 const PRODUCT = [
   'activities/**/*.ts',
+  'app/**/*.ts',
   'domain/**/*.ts',
   'domain-node/**/*.ts',
   'edges/**/*.ts',
@@ -17,49 +18,61 @@ const PRODUCT = [
   'worker/**/*.ts',
   'workflows/**/*.ts',
 ];
-const NO_TOOLS = {
-  group: ['../tools/**', '../../tools/**', '../../../tools/**'],
-  message: 'Product code never imports a tool; tools import the product.',
+// The floors of the house, lowest first (docs/architecture.md, "The import rules lint enforces"). A
+// folder imports the floors below its own and never one above it; the one exception is workflows/,
+// which imports activities/ as types (the workflow bundle takes no activity code). test/ stands
+// above everything.
+const FLOORS = [
+  ['domain'],
+  ['domain-node', 'workflows'],
+  ['services'],
+  ['submission'],
+  ['vendors'],
+  ['activities'],
+  ['worker'],
+  ['edges'],
+  ['app'],
+  ['tools'],
+  ['test'],
+];
+/** Why a folder lower down may not import this one. */
+const WHY = {
+  'domain-node': 'it needs Node built-ins, which domain/ may not use',
+  workflows: 'the pure rules serve the workflows, not the other way round',
+  services: 'it does I/O',
+  submission: 'services/ is plumbing: it serves the start path and never imports it',
+  vendors: 'the start path knows no vendor: a vendor imports submission/, never the other way round',
+  activities: 'the start path and the vendors do not know what the workflows run',
+  worker: 'what the worker runs does not know the process that runs it',
+  edges: 'what serves every edge knows none of them',
+  app: 'only tools/ and tests import the composition root: an entry point loads the settings and passes them down',
+  tools: 'tools import the product, not the other way',
+  test: 'only tests import a test; shared helpers live in tools/harness',
 };
-const NO_EDGES = {
-  group: ['**/edges/**'],
-  message: 'Only an edge imports an edge: services, activities and the worker serve every edge alike.',
-};
-const NO_HEART = {
-  group: ['**/submission/**', '**/vendors/**'],
-  message: 'services/ is plumbing: it serves the start path and the vendors and never imports them.',
-};
-// services/config/env.ts composes every part's settings into the one schema: services/config may
-// import a `settings.js` of an edge, the start path or a vendor, and nothing else of them. A file
-// under an excluded folder cannot be let back in (gitignore's rule), so the folders are let back
-// in (`…/**/`, which matches folders only) and then only the settings files.
-const NO_EDGES_BUT_SETTINGS = {
-  ...NO_EDGES,
-  group: [...NO_EDGES.group, '!**/edges/**/', '!**/edges/**/settings.js'],
-};
-const NO_HEART_BUT_SETTINGS = {
-  ...NO_HEART,
-  group: [
-    ...NO_HEART.group,
-    '!**/submission/**/',
-    '!**/vendors/**/',
-    '!**/submission/**/settings.js',
-    '!**/vendors/**/settings.js',
-  ],
-};
-const NO_VENDORS = {
-  group: ['**/vendors/**'],
-  message: 'The start path knows no vendor: a vendor imports submission/, never the other way round.',
-};
-const NO_TESTS = { group: ['**/test/**'], message: 'Only tests import a test; shared helpers live in tools/harness.' };
+const floorOf = (folder) => FLOORS.findIndex((floor) => floor.includes(folder));
+/** What an import of `folder` looks like; tools/ only from the root, not edges/mcp/tools/. */
+const importsOf = (folder) =>
+  folder === 'tools' ? ['../tools/**', '../../tools/**', '../../../tools/**'] : [`**/${folder}/**`];
+/** One pattern per folder on a floor above `folder`'s. */
+function above(folder) {
+  return FLOORS.slice(floorOf(folder) + 1)
+    .flat()
+    .map((higher) => ({
+      group: importsOf(higher),
+      message: `${higher}/ stands on a floor above ${folder}/: ${WHY[higher]}.`,
+      ...(folder === 'workflows' && higher === 'activities' ? { allowTypeImports: true } : {}),
+    }));
+}
 const NO_NODE = { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' };
 const NO_NODE_DOMAIN = {
   group: ['**/domain-node/**'],
   message: 'domain-node/ needs Node built-ins; workflow code and domain/ may not import it.',
 };
-const NO_IO = {
-  group: ['**/services/**', '**/edges/**', '**/worker/**', 'pino', 'pg', '@prisma/*'],
-  message: 'Workflow code does no I/O; call an activity.',
+const NO_IO = { group: ['pino', 'pg', '@prisma/*'], message: 'Workflow code does no I/O; call an activity.' };
+/** What a folder may not import beyond the floors above it. */
+const BESIDES = {
+  domain: [NO_NODE, NO_IO],
+  workflows: [NO_NODE, NO_IO, NO_NODE_DOMAIN],
 };
 
 export default tseslint.config(
@@ -91,68 +104,30 @@ export default tseslint.config(
       '@typescript-eslint/only-throw-error': 'off',
     },
   },
-  // The house rules (docs/architecture.md, "The map of the root"): which folder may import which.
+  // The house rules: one rule per folder, refusing every floor above its own.
+  ...FLOORS.flat()
+    .filter((folder) => folder !== 'test')
+    .map((folder) => ({
+      files: [`${folder}/**/*.ts`],
+      rules: { 'no-restricted-imports': ['error', { patterns: [...(BESIDES[folder] ?? []), ...above(folder)] }] },
+    })),
+  // The reference consumers run beside the service, as an adopter's would: on services/ and below.
   {
-    files: PRODUCT,
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS] }] },
-  },
-  {
-    files: ['activities/**/*.ts', 'worker/**/*.ts', 'domain-node/**/*.ts', 'vendors/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES] }] },
-  },
-  {
-    files: ['services/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES, NO_HEART] }] },
-  },
-  {
-    files: ['services/config/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES_BUT_SETTINGS, NO_HEART_BUT_SETTINGS] },
-      ],
-    },
-  },
-  {
-    files: ['submission/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TOOLS, NO_TESTS, NO_EDGES, NO_VENDORS] }] },
-  },
-  {
-    files: ['domain/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_NODE, NO_IO, NO_NODE_DOMAIN, NO_TOOLS, NO_TESTS] }] },
-  },
-  {
-    files: ['workflows/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            NO_NODE,
-            NO_IO,
-            NO_NODE_DOMAIN,
-            NO_TOOLS,
-            NO_TESTS,
-            { group: ['**/activities/**'], message: 'Import activities as types only.', allowTypeImports: true },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['tools/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TESTS] }] },
+    files: ['examples/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: above('services') }] },
   },
   {
     files: PRODUCT,
-    ignores: ['services/config/**'],
+    // The readers of the environment: the service's settings, their composition into one (and the
+    // operator's, which may take the dev stack's addresses), and the reference consumers' own.
+    ignores: ['services/config/**', 'app/env.ts', 'app/operator-config.ts', 'examples/consumer/consumer-config.ts'],
     rules: {
       'no-restricted-properties': [
         'error',
         {
           object: 'process',
           property: 'env',
-          message: 'Only services/config reads the environment; take the parsed setting from there.',
+          message: 'Only services/config and app/env.ts read the environment; take the parsed setting from there.',
         },
       ],
     },

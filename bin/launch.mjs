@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** `entry` is a path from the package root without extension, e.g. `mcp/stdio-main`. */
+/** `entry` is a path from the package root without extension, e.g. `app/cli-main`. */
 export async function launch(entry) {
   const built = path.join(ROOT, 'dist', `${entry}.js`);
   const source = path.join(ROOT, `${entry}.ts`);

@@ -2,4 +2,4 @@
 // The operator CLI (docs/operations.md).
 import { launch } from './launch.mjs';
 
-await launch('edges/cli/main');
+await launch('app/cli-main');

@@ -2,4 +2,4 @@
 // The MCP stdio server for desktop agents (docs/mcp.md).
 import { launch } from './launch.mjs';
 
-await launch('edges/mcp/stdio-main');
+await launch('app/mcp-stdio-main');

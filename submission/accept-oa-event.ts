@@ -15,7 +15,7 @@ import { type FormMappingFile, isOrderDefinition } from '../domain/form-mapping.
 import { KnownFailure, RETRY_AFTER_SECONDS } from './failure-outcome.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../services/config/env.js';
+import type { SubmissionConfig } from './settings.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { IntakeLoad } from './intake-load.js';
 import type { DeliveryOptions, Submission, SubmissionDeps } from './start-path-types.js';
@@ -62,9 +62,18 @@ export interface ApprovalEventDeps extends SubmissionDeps {
   deliveryOptions: DeliveryOptions;
 }
 
+/**
+ * What the doors of OA events read of the settings: the start path's, the mapping file, and whether
+ * the process hosts the worker.
+ */
+export type ApprovalEventConfig = SubmissionConfig & {
+  http: { hostsWorker: boolean };
+  connectors: { formMapping: { file: FormMappingFile } | undefined };
+};
+
 /** What every door of OA events (the callbacks, the connections) hands `acceptApprovalEvent`. */
 export function approvalEventDepsFrom(parts: {
-  config: Config;
+  config: ApprovalEventConfig;
   prisma: PrismaClient;
   temporal: Client;
   intake: IntakeLoad;

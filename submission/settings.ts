@@ -29,6 +29,16 @@ export interface WritePolicy {
   decisionTimeoutMs: number;
 }
 
+/**
+ * What the start path reads of the process's settings (app/env.ts composes them out of each part's
+ * own): the task queue its workflows start on, the policy they carry, and the start's deadline.
+ */
+export interface SubmissionConfig {
+  temporal: { taskQueue: string };
+  writePolicy: WritePolicy;
+  http: { startTimeoutMs: number };
+}
+
 export function writePolicyFrom(env: WritePolicyEnv): WritePolicy {
   return {
     maxAttempts: env.RETRY_MAX_ATTEMPTS,
@@ -45,7 +55,7 @@ export function writePolicyFrom(env: WritePolicyEnv): WritePolicy {
 
 /**
  * The write's own rungs of the timeout ladder (docs/architecture.md, decision 6), inner < outer,
- * and a backoff that does not start above its cap; the rungs across parts are services/config/env.ts's.
+ * and a backoff that does not start above its cap; the rungs across parts are app/env.ts's.
  */
 export function writePolicyProblems(env: WritePolicyEnv): string[] {
   const problems: string[] = [];

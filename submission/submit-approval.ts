@@ -6,8 +6,7 @@
 // that touches it — and travels as workflow input. The path itself, phase by phase, is
 // ./take-delivery.ts.
 import type { Client } from '@temporalio/client';
-import type { Config } from '../services/config/env.js';
-import type { WritePolicy } from './settings.js';
+import type { SubmissionConfig, WritePolicy } from './settings.js';
 import { canonicalOrder, totalAmountOf } from '../domain/canonical-order.js';
 import { fingerprintOf } from '../domain-node/fingerprint.js';
 import { idempotencyKeyFor, type KeySource } from '../domain/idempotency-key.js';
@@ -38,7 +37,7 @@ export const oneStartPerKey: StartGuard = {
 };
 
 /** Every entry point submits with the same settings: the configured task queue, policy and deadline. */
-export function submissionDepsFrom(config: Config, prisma: PrismaClient, temporal: Client): SubmissionDeps {
+export function submissionDepsFrom(config: SubmissionConfig, prisma: PrismaClient, temporal: Client): SubmissionDeps {
   return {
     prisma,
     temporal,

@@ -3,17 +3,23 @@
 // the one start path as a callback's is.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config } from '../services/config/env.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { EventConnections } from '../services/health/event-connections.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
-import { acceptApprovalEvent, approvalEventDepsFrom, replyBudgetMs } from '../submission/accept-oa-event.js';
+import {
+  acceptApprovalEvent,
+  type ApprovalEventConfig,
+  approvalEventDepsFrom,
+  replyBudgetMs,
+} from '../submission/accept-oa-event.js';
 import type { IntakeLoad } from '../submission/intake-load.js';
 import type { HeldConnection } from './oa-vendor.js';
 import { configured } from './registry.js';
+import type { ConnectorsConfig } from './settings.js';
 
 export interface OaConnectionDeps {
-  config: Config;
+  /** The connectors' settings, and what their events need on the start path. */
+  config: ApprovalEventConfig & { connectors: ConnectorsConfig };
   prisma: PrismaClient;
   temporal: Client;
   metrics: ProductMetrics;

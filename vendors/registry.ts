@@ -3,7 +3,6 @@
 // API's held connections. A vendor whose
 // settings are absent gives nothing: its callback answers 404, its reader is missing.
 import type { OaVendor } from '../domain/oa-approval.js';
-import type { Config } from '../services/config/env.js';
 import type { WritePolicy } from '../submission/settings.js';
 import type { ApprovalReader } from './approval-reader.js';
 import type { Connector } from './connector.js';
@@ -43,7 +42,7 @@ export function anyOaVendorOn(connectors: ConnectorsConfig): boolean {
  * passes its own).
  */
 export function connectorsFromConfig(
-  config: { connectors: ConnectorsConfig; webhook: Pick<Config['webhook'], 'toleranceSeconds'> },
+  config: { connectors: ConnectorsConfig; webhook: { toleranceSeconds: number } },
   now: Clock = Date.now,
 ): Partial<Record<OaVendor, Connector>> {
   const door = { toleranceSeconds: config.webhook.toleranceSeconds, now };

@@ -4,7 +4,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import type { DownstreamConfig } from '../activities/settings.js';
 import type { BrokerConfig } from '../services/broker/settings.js';
-import type { WorkerSlots } from '../services/config/worker-slots.js';
+import type { WorkerSlots } from './worker-slots.js';
 import { createOrderEventPublisher } from '../services/broker/order-event-publisher.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { ActivityFailureMetrics } from '../services/metrics/activity-failure-metrics.js';
@@ -36,7 +36,7 @@ export interface WorkerDeps {
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
   activities?: (real: ReturnType<typeof createActivities>, deps: ActivityDeps) => object;
-  /** How much runs at once: bounded by the process's pool (services/config/worker-slots.ts). */
+  /** How much runs at once: bounded by the process's pool (worker/worker-slots.ts). */
   slots: WorkerSlots;
   options?: Partial<WorkerOptions>;
   /**

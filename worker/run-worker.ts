@@ -1,14 +1,19 @@
-// The worker process's body, shared by `worker/main.ts` and harnesses that wrap activities: reads
-// the environment, migrates, connects and polls until SIGINT/SIGTERM. `createOrderWorker` is the
-// wiring itself, also used by the API process when it hosts the worker (API_HOSTS_WORKER).
+// The worker process's body, shared by `app/worker-main.ts` and harnesses that wrap activities: with
+// the settings its entry point loaded, migrates, connects and polls until SIGINT/SIGTERM.
+// `createOrderWorker` is the wiring itself, also used by the API process when it hosts the worker
+// (API_HOSTS_WORKER).
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { brokerAddress } from '../services/broker/settings.js';
-import { type Config, loadConfig } from '../services/config/env.js';
+import type { DownstreamConfig } from '../activities/settings.js';
+import { brokerAddress, type BrokerConfig } from '../services/broker/settings.js';
+import type { DatabaseConfig } from '../services/db/settings.js';
+import type { MetricsConfig } from '../services/metrics/settings.js';
+import type { TracingConfig } from '../services/telemetry/settings.js';
+import type { WritePolicy } from '../submission/settings.js';
 import { requireSetting } from '../services/config/process.js';
-import { warnOfDeprecatedSettings } from '../services/config/temporal-settings.js';
-import { type WorkerSlots, workerSlots } from '../services/config/worker-slots.js';
+import { type TemporalConfig, warnOfDeprecatedSettings } from '../services/temporal/settings.js';
+import { type WorkerSlots, workerSlots } from './worker-slots.js';
 import { prepareDatabase } from '../services/db/database-at-start.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
@@ -22,8 +27,9 @@ import { ensureSearchAttributes } from '../services/temporal/search-attributes.j
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
 import { readersFromConfig } from '../vendors/registry.js';
-import { connectorStates } from '../vendors/settings.js';
+import { type ConnectorsConfig, connectorStates } from '../vendors/settings.js';
 import { serveWorkerProbes } from './probes.js';
+import type { WorkerConfig } from './settings.js';
 
 /**
  * How long after the shutdown grace a stopping worker gives up on activities that ignore their
@@ -31,8 +37,22 @@ import { serveWorkerProbes } from './probes.js';
  */
 export const FORCED_STOP_AFTER_GRACE_MS = 5_000;
 
+/** What the order worker reads of the settings, each part's own (app/env.ts composes them). */
+export type OrderWorkerConfig = Pick<DatabaseConfig, 'retentionDays' | 'safetyNets'> & {
+  temporal: TemporalConfig;
+  worker: WorkerConfig;
+  writePolicy: WritePolicy;
+  metrics: MetricsConfig | undefined;
+  downstream: DownstreamConfig | undefined;
+  broker: BrokerConfig | undefined;
+  connectors: ConnectorsConfig;
+};
+
+/** What the worker process reads: the order worker's, the database's and the traces'. */
+export type WorkerProcessConfig = OrderWorkerConfig & DatabaseConfig & { tracing: TracingConfig | undefined };
+
 export interface OrderWorkerHost {
-  config: Config;
+  config: OrderWorkerConfig;
   log: Logger;
   metrics: ProductMetrics;
   /** The worker polls on this connection; a client built on it can start workflows eagerly for it. */
@@ -111,8 +131,11 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
   return worker;
 }
 
-export async function runWorkerProcess(log: Logger, activities?: WorkerDeps['activities']): Promise<void> {
-  const config = loadConfig();
+export async function runWorkerProcess(
+  config: WorkerProcessConfig,
+  log: Logger,
+  activities?: WorkerDeps['activities'],
+): Promise<void> {
   // Slots that cannot fit the pool stop the process now, not after it migrated and connected.
   const slots = workerSlots(config, false);
   warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));

@@ -7,7 +7,7 @@ import { deploymentFrom, type WorkerDeploymentVersion } from '../services/tempor
 export const workerSettings = {
   WORKER_SHUTDOWN_GRACE_MS: milliseconds(10_000),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(5),
-  // Unset: what DB_POOL_SIZE leaves after the activities (services/config/worker-slots.ts).
+  // Unset: what DB_POOL_SIZE leaves after the activities (worker/worker-slots.ts).
   WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).optional(),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).default(40),
   // Prebuilt workflow bundles (`npm run build` writes them to dist/workflow-bundles, where a worker
@@ -21,7 +21,7 @@ type WorkerEnv = z.output<z.ZodObject<typeof workerSettings>> & Parameters<typeo
 
 export interface WorkerConfig {
   maxConcurrentActivities: number;
-  /** The order writes at once; undefined = what the pool leaves (services/config/worker-slots.ts). */
+  /** The order writes at once; undefined = what the pool leaves (worker/worker-slots.ts). */
   maxConcurrentLocalActivities: number | undefined;
   maxConcurrentWorkflowTasks: number;
   /** After SIGTERM: how long running activities may finish before they are cancelled. */

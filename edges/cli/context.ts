@@ -1,8 +1,11 @@
-// What an operator command runs against: its config (services/config/operator-config.ts) and the
+// What an operator command runs against: its config (loaded by app/operator-config.ts) and the
 // database and Temporal connections, opened only when a command needs them.
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../services/config/env.js';
-import { missingAddressReason } from '../../services/config/operator-config.js';
+import type { DatabaseConfig } from '../../services/db/settings.js';
+import type { TemporalConfig } from '../../services/temporal/settings.js';
+import type { WritePolicy } from '../../submission/settings.js';
+import type { WorkerConfig } from '../../worker/settings.js';
+import { missingAddressReason } from '../../services/config/dev-stack-file.js';
 import { requireSetting } from '../../services/config/process.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig, type PrismaClient } from '../../services/db/prisma-client.js';
@@ -13,8 +16,17 @@ import {
   temporalTargetFrom,
 } from '../../services/temporal/connection.js';
 
+/** What the commands read of the settings: where the stores are, and the parts' own they act on. */
+export type CliConfig = Pick<DatabaseConfig, 'databaseUrl' | 'dbPoolSize' | 'retentionDays' | 'safetyNets'> & {
+  nodeEnv: string;
+  dataDir: string;
+  temporal: TemporalConfig;
+  writePolicy: WritePolicy;
+  worker: WorkerConfig;
+};
+
 export interface CommandContext {
-  config: Config;
+  config: CliConfig;
   /** The database, once its schema is this build's and its key columns compare bytes. */
   prisma: () => Promise<PrismaClient>;
   temporal: () => Promise<Client>;
@@ -25,7 +37,7 @@ export interface CommandContext {
   close: () => Promise<void>;
 }
 
-export function createContext(config: Config, progress: (line: string) => void): CommandContext {
+export function createContext(config: CliConfig, progress: (line: string) => void): CommandContext {
   let prisma: PrismaClient | undefined;
   let checked: Promise<PrismaClient> | undefined;
   let temporal: Promise<Client> | undefined;

@@ -1,16 +1,16 @@
 // How `orders-cli` runs a command: parses its options, opens what it needs, prints the result.
 // Human output by default, `--json` for scripts; `--help` on every command; exit 0 ok, 1 failure
-// (a refusal, a finding, an unreachable dependency), 2 usage error. The command list is passed in
-// by the entry point (edges/cli/main.ts), which runs it on the process's arguments, streams and
-// environment; `runCommand` runs one command on others (a caller in the same process).
+// (a refusal, a finding, an unreachable dependency), 2 usage error. The command list and the loader
+// of the settings are passed in by the entry point (app/cli-main.ts), which runs them on the
+// process's arguments, streams and environment; `runCommand` runs one command on others (a caller
+// in the same process).
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { ConfigError, type EnvSource } from '../../services/config/env.js';
-import { loadOperatorConfig } from '../../services/config/operator-config.js';
-import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
+import { ConfigError } from '../../services/config/environment.js';
+import { warnOfDeprecatedSettings } from '../../services/temporal/settings.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
 import { type Command, UsageError } from './commands/shared.js';
-import { createContext } from './context.js';
+import { type CliConfig, createContext } from './context.js';
 import { failureOutput } from './failure-output.js';
 
 const GLOBAL_OPTIONS = { json: { type: 'boolean' as const }, help: { type: 'boolean' as const, short: 'h' } };
@@ -44,14 +44,17 @@ function help(command: Command): string {
   ].join('\n');
 }
 
-/** Where a command's lines go and the environment it is configured from. */
+/** Where a command's lines go and the settings it is configured with. */
 export interface CliIo {
   /** The result: one line or block at a time, without its newline. */
   out: (text: string) => void;
   /** Usage, failures and progress. */
   err: (text: string) => void;
-  /** The settings to read instead of the process's environment. */
-  env?: EnvSource;
+  /**
+   * Loads the settings (app/operator-config.ts), once a command is about to run: usage and help
+   * need none, and a bad setting is the command's failure (exit 1), said as the setting's error.
+   */
+  config: () => CliConfig;
 }
 
 /** Runs the command `argv` names, out of `commands`, and returns its exit code. */
@@ -90,7 +93,7 @@ export async function runCommand(commands: readonly Command[], argv: string[], i
   const json = parsed.values.json === true;
   let context;
   try {
-    const config = loadOperatorConfig(io.env);
+    const config = io.config();
     warnOfDeprecatedSettings(config.temporal, err);
     context = createContext(config, err);
   } catch (error) {
@@ -114,8 +117,11 @@ export async function runCommand(commands: readonly Command[], argv: string[], i
   }
 }
 
-/** Runs the command the process's arguments name, out of `commands`, and exits with its code. */
-export async function runCli(commands: readonly Command[]): Promise<void> {
+/**
+ * Runs the command the process's arguments name, out of `commands`, with the settings `config`
+ * loads, and exits with its code.
+ */
+export async function runCli(commands: readonly Command[], config: () => CliConfig): Promise<void> {
   // The SDK's own log (replay workers) must not mix into the result on stdout: its errors only, on
   // stderr; a replay that fails is reported in the command's result. The Temporal runtime keeps the
   // event loop alive and takes SIGINT/SIGTERM for itself: the CLI exits explicitly when done.
@@ -127,6 +133,7 @@ export async function runCli(commands: readonly Command[]): Promise<void> {
   const code = await runCommand(commands, process.argv.slice(2), {
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
+    config,
   });
   process.stdout.write('', () => process.exit(code));
 }

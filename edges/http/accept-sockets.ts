@@ -7,7 +7,7 @@
 // decision 36).
 import type { Server as HttpServer } from 'node:http';
 import net from 'node:net';
-import { ConfigError } from '../../services/config/env.js';
+import { ConfigError } from '../../services/config/environment.js';
 
 /** Sockets per API process where the runtime can share a port among them. */
 export const DEFAULT_ACCEPT_SOCKETS = 8;

@@ -5,17 +5,16 @@
 // every other entry point.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../services/config/env.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
 import type { StartGuard } from '../../submission/start-path-types.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoute } from './routes/mcp.js';
-import { oaCallbackPath, registerOaRoutes } from './routes/oa-callbacks.js';
+import { oaCallbackPath, type OaRouteDeps, registerOaRoutes } from './routes/oa-callbacks.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
-import { registerOrderRoutes } from './routes/orders.js';
-import { registerWebhookRoute, setContentTypeAside } from './routes/webhook.js';
+import { type OrderRouteDeps, registerOrderRoutes } from './routes/orders.js';
+import { registerWebhookRoute, setContentTypeAside, type WebhookRouteDeps } from './routes/webhook.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 import type { Connector } from '../../vendors/connector.js';
 import { HttpProblem, problem, problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
@@ -26,11 +25,18 @@ import { type DoorBodyTimes, registerBodyTimes, requestTimeOptions } from './req
 import { type IntakeLoad, intakeLoad } from '../../submission/intake-load.js';
 import type { PolledWorker } from '../../services/health/readiness.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
+import type { McpDeps } from '../mcp/tool.js';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
+/** The settings the routes read, each family its own. */
+export type AppConfig = WebhookRouteDeps['config'] &
+  OrderRouteDeps['config'] &
+  OaRouteDeps['config'] &
+  McpDeps['config'];
+
 export interface AppDeps {
-  config: Config;
+  config: AppConfig;
   prisma: PrismaClient;
   temporal: Client;
   logger?: FastifyBaseLogger;
@@ -216,7 +222,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
  * WEBHOOK_START_TIMEOUT_MS, each OA vendor at its own reply deadline (Feishu 3 s, DingTalk 1.5 s,
  * WeCom 5 s). A body still arriving then would be answered to nobody.
  */
-function doorBodyTimes(config: Config, connectors: Partial<Record<OaVendor, Connector>>): DoorBodyTimes {
+function doorBodyTimes(config: AppConfig, connectors: Partial<Record<OaVendor, Connector>>): DoorBodyTimes {
   const times = new Map<string, number>([[WEBHOOK_PATH, config.http.startTimeoutMs]]);
   for (const [vendor, connector] of Object.entries(connectors) as [OaVendor, Connector | undefined][]) {
     if (connector) times.set(oaCallbackPath(vendor), connector.vendorDeadlineMs);

@@ -1,14 +1,13 @@
-// The HTTP API process, for its entry points (edges/http/main.ts): reads DATABASE_URL and
-// TEMPORAL_ADDRESS, starts no embedded service. With API_HOSTS_WORKER=1 it also runs the order
-// worker (docs/architecture.md, decision 20).
+// The HTTP API process, for its entry points (app/api-main.ts), with the settings they loaded:
+// needs DATABASE_URL and TEMPORAL_ADDRESS, starts no embedded service. With API_HOSTS_WORKER=1 it
+// also runs the order worker (docs/architecture.md, decision 20).
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Worker } from '@temporalio/worker';
-import { loadConfig } from '../../services/config/env.js';
 import { connectorStates } from '../../vendors/settings.js';
 import { requireSetting } from '../../services/config/process.js';
-import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
-import { workerSlots } from '../../services/config/worker-slots.js';
+import { warnOfDeprecatedSettings } from '../../services/temporal/settings.js';
+import { workerSlots } from '../../worker/worker-slots.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
 import {
@@ -21,9 +20,9 @@ import { installTracing, shutdownTracing, tracingForLog } from '../../services/t
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { startMetricsSampler } from '../../services/metrics/metrics-sampler.js';
 import { connectWorker } from '../../worker/create-worker.js';
-import { createOrderWorker } from '../../worker/run-worker.js';
+import { createOrderWorker, type WorkerProcessConfig } from '../../worker/run-worker.js';
 import { anyOaVendorOn, connectorsFromConfig } from '../../vendors/registry.js';
-import { type OaConnections, openOaConnections } from '../../vendors/connections.js';
+import { type OaConnectionDeps, type OaConnections, openOaConnections } from '../../vendors/connections.js';
 import { settleApprovalEventsInFlight } from '../../submission/accept-oa-event.js';
 import { intakeLoad } from '../../submission/intake-load.js';
 import { submissionDepsFrom } from '../../submission/submit-approval.js';
@@ -36,15 +35,24 @@ import {
   portIsFree,
   reusePortOptions,
 } from './accept-sockets.js';
-import { type AppDeps, buildApp } from './app.js';
+import { type AppConfig, type AppDeps, buildApp } from './app.js';
 import { capConnections, type ConnectionCaps } from './connection-caps.js';
+
+/**
+ * What the API process reads of the settings: its routes', the held OA connections', and the
+ * worker process's, for the worker it may host.
+ */
+export type ApiConfig = AppConfig & OaConnectionDeps['config'] & WorkerProcessConfig;
 
 /**
  * Runs the API until SIGTERM or SIGINT. `guard`: which deliveries may start their key's workflow,
  * the product's own unless a test's entry point passes another.
  */
-export async function runApiProcess(log: Logger, guard: Pick<AppDeps, 'startGuard'> = {}): Promise<void> {
-  const config = loadConfig();
+export async function runApiProcess(
+  config: ApiConfig,
+  log: Logger,
+  guard: Pick<AppDeps, 'startGuard'> = {},
+): Promise<void> {
   warnOfDeprecatedSettings(config.temporal, (line) => log.warn(line));
   // A connector is on when its settings are present (the mapping file was read and checked above).
   log.info({ connectors: connectorStates(config) }, 'OA connectors: a callback that is off answers 404');

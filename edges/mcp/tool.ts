@@ -5,7 +5,8 @@
 import type { CallToolResult, Tool as ListedTool, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { BaseLogger } from 'pino';
 import { z } from 'zod';
-import type { Config } from '../../services/config/env.js';
+import type { SubmissionConfig } from '../../submission/settings.js';
+import type { McpConfig } from './settings.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import type { StartGuard } from '../../submission/start-path-types.js';
 import type { IntakeLoad } from '../../submission/intake-load.js';
@@ -20,7 +21,8 @@ export type McpLogger = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 
 /** What every tool may use: the same clients and settings as the HTTP API. */
 export interface McpDeps {
-  config: Config;
+  /** The start path's settings, MCP's own, and whether the process hosts the worker. */
+  config: SubmissionConfig & { mcp: McpConfig; http: { hostsWorker: boolean } };
   prisma: PrismaClient;
   temporal: Client;
   log: McpLogger;

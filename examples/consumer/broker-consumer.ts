@@ -12,12 +12,12 @@ import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { classifyError } from '../../domain/error-classification.js';
 import { ORDER_CREATED, ORDER_CREATED_ROUTING_KEY } from '../../domain-node/order-event.js';
-import type { BrokerTopology } from '../../services/config/consumer-config.js';
+import type { BrokerTopology } from './consumer-config.js';
 import { type ApplyEvent, type EventParse, parseOrderCreatedEvent } from './apply-once.js';
 import type { EventVerifier } from './event-signature.js';
 
-// Named with the settings that make them (services/config/consumer-config.ts); kept here for callers.
-export { brokerTopology, type BrokerTopology } from '../../services/config/consumer-config.js';
+// Named with the settings that make them (examples/consumer/consumer-config.ts); kept here for callers.
+export { brokerTopology, type BrokerTopology } from './consumer-config.js';
 
 export interface DeliveryCounts {
   applied: number;

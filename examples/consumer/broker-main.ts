@@ -1,5 +1,5 @@
 // `npm run consumer:broker`: the reference consumer reading `order.created` from RabbitMQ
-// (settings: services/config/consumer-config.ts).
+// (settings: examples/consumer/consumer-config.ts).
 import { runMain } from '../../services/config/process.js';
 import { runBrokerConsumerProcess } from './run-broker-consumer.js';
 

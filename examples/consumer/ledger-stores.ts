@@ -4,7 +4,7 @@
 // with another collation stops the consumer at start, as the service's own key columns do.
 import mariadb from 'mariadb';
 import pg from 'pg';
-import { ConfigError } from '../../services/config/env.js';
+import { ConfigError } from '../../services/config/environment.js';
 import { keyColumnProblem } from '../../services/db/key-columns.js';
 import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { storeOfUrl } from '../../services/db/stores/store-of-url.js';

@@ -1,7 +1,7 @@
-// `npm run consumer`: the reference consumer as a process (settings: services/config/consumer-config.ts).
+// `npm run consumer`: the reference consumer as a process (settings: examples/consumer/consumer-config.ts).
 import http from 'node:http';
 import { runMain } from '../../services/config/process.js';
-import { loadConsumerConfig } from '../../services/config/consumer-config.js';
+import { loadConsumerConfig } from './consumer-config.js';
 import { createConsumer } from './consumer.js';
 import { ledgerStatements, openLedgerPool } from './ledger-stores.js';
 import { httpEventVerifier } from './event-signature.js';

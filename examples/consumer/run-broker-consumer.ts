@@ -1,12 +1,12 @@
-// The RabbitMQ consumer as a process: its settings (services/config/consumer-config.ts), its
+// The RabbitMQ consumer as a process: its settings (examples/consumer/consumer-config.ts), its
 // tables, and a connection to the broker that is made again whenever it is lost — unacked messages
 // wait in the queue meanwhile. `wrap` lets a test change how events are applied; the real process
 // (broker-main.ts) applies them as they are.
 import type { Logger } from 'pino';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
-import { loadBrokerConsumerConfig } from '../../services/config/consumer-config.js';
-import { ConfigError } from '../../services/config/env.js';
+import { loadBrokerConsumerConfig } from './consumer-config.js';
+import { ConfigError } from '../../services/config/environment.js';
 import { type ApplyEvent, createEventLedger } from './apply-once.js';
 import { ledgerStatements, openLedgerPool } from './ledger-stores.js';
 import {

@@ -2,7 +2,7 @@
 // exit for anything that stops start-up, and one crash path.
 import pino, { type Logger } from 'pino';
 import { redactRequestTarget } from '../../domain-node/redact-url.js';
-import { ConfigError, logLevelFrom } from './env.js';
+import { ConfigError, logLevelFrom } from './environment.js';
 
 /** Logs go to stdout, or to stderr for a process whose stdout carries a protocol (MCP stdio). */
 export type LogDestination = 'stdout' | 'stderr';

@@ -5,7 +5,7 @@
 // run with a secret anyone can read here, and pass every other check. Each refusal names the
 // setting, never its value. Outside production nothing here applies: tests and `npm run dev` use
 // http:// fakes of the vendors and the downstream, and the machine's RabbitMQ as guest.
-// test/unit/services/config/env.test.ts reads every example file and holds each secret it sets to
+// test/unit/app/env.test.ts reads every example file and holds each secret it sets to
 // `isPlaceholderSecret`, so an example value added later is refused too or fails that test.
 // DingTalk's Stream has no endpoint setting: its endpoint is discovered over DINGTALK_API_BASE_URL,
 // and one discovered over https:// is opened as wss:// or not at all (vendors/dingtalk/stream.ts).

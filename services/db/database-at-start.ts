@@ -3,7 +3,7 @@
 // when it is off), every key column compares bytes, and behind a transaction pooler the role gives
 // its connections the timeouts the process could not set.
 import type { Logger } from 'pino';
-import { ConfigError } from '../config/env.js';
+import { ConfigError } from '../config/environment.js';
 import { checkKeyColumns } from './key-columns.js';
 import { migrate, pendingMigrations } from './migrate.js';
 import { type PrismaClient, timeoutLeftToRole } from './prisma-client.js';

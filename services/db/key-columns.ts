@@ -4,7 +4,7 @@
 // the callers send, so two keys that look the same are different values and the unique index lets
 // the duplicate in. The migrations make every key column binary; a column altered by hand, or a
 // table created by a DBA's own script, stops the process here (docs/decisions/43-two-stores-one-write-path.md).
-import { ConfigError } from '../config/env.js';
+import { ConfigError } from '../config/environment.js';
 import type { Tx } from './prisma-client.js';
 import type { TextColumn } from './stores/statements.js';
 import { type Store, statementsFor, storeOf } from './stores/store.js';

@@ -7,9 +7,9 @@ import { isIP } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { ConfigError } from '../config/env.js';
+import { ConfigError } from '../config/environment.js';
 import { requireSetting } from '../config/process.js';
-import type { PemSource, TemporalConnectionConfig } from '../config/temporal-settings.js';
+import type { PemSource, TemporalConnectionConfig } from './settings.js';
 import { tracingClientInterceptors } from '../telemetry/tracing.js';
 
 export interface TemporalTarget {

@@ -4,7 +4,7 @@
 // product's side by side.
 import { DefaultLogger, type LogEntry, type LogLevel, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import type { Config } from '../config/env.js';
+import type { MetricsConfig } from '../metrics/settings.js';
 import {
   END_TO_END_BUCKETS_SECONDS,
   END_TO_END_LATENCY,
@@ -42,7 +42,7 @@ export function temporalLoggerFor(log: Logger): DefaultLogger {
  * when metrics are on.
  */
 export function installTemporalRuntime(
-  config: Pick<Config, 'metrics'>,
+  config: { metrics: MetricsConfig | undefined },
   log: Logger,
   options: { handleSignals: boolean; onlyForMetrics?: boolean },
 ): ProductMetrics {

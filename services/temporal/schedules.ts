@@ -2,7 +2,7 @@
 // idempotent, so any number of workers may start at once. Schedule ids carry the task queue, so
 // deployments that share a namespace keep their own.
 import { type Client, ScheduleAlreadyRunning, type ScheduleOptions } from '@temporalio/client';
-import type { Config } from '../config/env.js';
+import type { DatabaseConfig } from '../db/settings.js';
 
 export const duplicateScanScheduleId = (taskQueue: string) => `duplicate-scan-${taskQueue}`;
 export const retentionScheduleId = (taskQueue: string) => `idempotency-retention-${taskQueue}`;
@@ -11,7 +11,7 @@ export const retentionScheduleId = (taskQueue: string) => `idempotency-retention
 const SCAN_LOOKBACK_MINUTES = 24 * 60;
 
 export function safetyNetSchedules(
-  config: Pick<Config, 'retentionDays' | 'safetyNets'> & { temporal: { taskQueue: string } },
+  config: Pick<DatabaseConfig, 'retentionDays' | 'safetyNets'> & { temporal: { taskQueue: string } },
 ): ScheduleOptions[] {
   const { taskQueue } = config.temporal;
   return [

@@ -130,13 +130,13 @@ describe('the container image built from the Dockerfile', () => {
       'node',
       '--input-type=module',
       '-e',
-      "const { loadConfig } = await import('/app/dist/services/config/env.js'); try { loadConfig({ DB_POOL_SIZE: 'x' }); } catch (e) { console.log(e.stack); }",
+      "const { loadConfig } = await import('/app/dist/app/env.js'); try { loadConfig({ DB_POOL_SIZE: 'x' }); } catch (e) { console.log(e.stack); }",
     ]);
     assert.match(trace.stdout, /services\/config\/env\.ts:\d+/, trace.stdout + trace.stderr);
   });
 
   it('applies every migration of the image to an empty database', async () => {
-    const migrate = await runOnce(IMAGE, serviceEnv, ['node', 'dist/services/db/migrate-main.js']);
+    const migrate = await runOnce(IMAGE, serviceEnv, ['node', 'dist/app/migrate-main.js']);
     assert.equal(migrate.code, 0, migrate.stdout + migrate.stderr);
     assert.match(migrate.stdout, new RegExp(`applied ${MIGRATIONS} migration\\(s\\)`));
     const applied = await prisma!.$queryRaw<{ count: bigint }[]>`SELECT count(*) FROM "_prisma_migrations"`;
@@ -156,7 +156,7 @@ describe('the container image built from the Dockerfile', () => {
       names.worker,
       IMAGE,
       { ...serviceEnv, WORKER_HEALTH_PORT: String(healthPort), WORKER_HEALTH_HOST: '127.0.0.1' },
-      ['node', 'dist/worker/main.js'],
+      ['node', 'dist/app/worker-main.js'],
     );
     apiUrl = `http://127.0.0.1:${apiPort}`;
     workerProbes = `http://127.0.0.1:${healthPort}`;
@@ -208,7 +208,7 @@ describe('the container image built from the Dockerfile', () => {
     const behind = await runOnce(IMAGE, mysqlEnv, ['orders-cli', 'awaiting', '--json']);
     assert.equal(behind.code, 1, behind.stdout + behind.stderr);
     assert.match(behind.stdout + behind.stderr, /the database schema is behind this build/);
-    const migrate = await runOnce(IMAGE, mysqlEnv, ['node', 'dist/services/db/migrate-main.js']);
+    const migrate = await runOnce(IMAGE, mysqlEnv, ['node', 'dist/app/migrate-main.js']);
     assert.equal(migrate.code, 0, migrate.stdout + migrate.stderr);
     const mysqlMigrations = readdirSync(new URL('../../prisma/mysql/migrations', import.meta.url), {
       withFileTypes: true,

@@ -20,7 +20,7 @@
 //   — they wait longer than the pool's own 1500 ms as well. The retries meet the same
 //   queue, and after three attempts the order goes to compensation.
 // With DB_POOL_SIZE = 2 and WORKER_MAX_CONCURRENT_ACTIVITIES = 1 the product leaves 1 slot to the
-// writes (services/config/worker-slots.ts): 20 writes one after another, about 20 x 2.55 s = 51 s,
+// writes (worker/worker-slots.ts): 20 writes one after another, about 20 x 2.55 s = 51 s,
 // ten times what the pool holds at once.
 // The last write waits about that long for its slot, which counts against its schedule-to-close
 // only (decision 30), set here to 480 s so that three times that nearly fits on a loaded machine.
@@ -34,8 +34,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { type Config } from '../../services/config/env.js';
-import { workerSlots } from '../../services/config/worker-slots.js';
+import { type Config } from '../../app/env.js';
+import { workerSlots } from '../../worker/worker-slots.js';
 import { createPrismaClient, poolCounts, type PrismaClient } from '../../services/db/prisma-client.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { readersFromConfig } from '../../vendors/registry.js';

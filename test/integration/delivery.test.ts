@@ -308,7 +308,7 @@ describe('delivery when the worker dies', () => {
   /** The real worker entry point, as its own process, on this file's task queue. */
   async function startWorkerProcess(): Promise<ChildProcess> {
     const { config } = service;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker-main.ts'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {

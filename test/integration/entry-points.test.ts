@@ -176,7 +176,7 @@ function apiThatStops(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: s
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'edges/http/main.ts')],
+      ['--import', 'tsx', path.join(ROOT, 'app/api-main.ts')],
       {
         cwd: ROOT,
         env: {

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { runCommand } from '../../tools/harness/command.js';
 import { NODE_24, node24Absence } from '../../tools/harness/node24.js';
 import { startTestService, testEnv, type TestService } from '../../tools/harness/service.js';

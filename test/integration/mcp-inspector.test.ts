@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { runCommand } from '../../tools/harness/command.js';
 import { assertOneOrderWritten, MCP_BIN } from '../../tools/harness/mcp-clients.js';
 import { NODE_24, node24Absence } from '../../tools/harness/node24.js';

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import {
   answerOf,
   assertOneOrderWritten,

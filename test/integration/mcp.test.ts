@@ -15,7 +15,7 @@ import {
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { buildApp } from '../../edges/http/app.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { freePort } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { createLazyClient } from '../../services/temporal/connection.js';

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createEventLedger, parseOrderCreatedEvent, type ReceivedEvent } from '../../examples/consumer/apply-once.js';
 import { ledgerStatements, openLedgerPool } from '../../examples/consumer/ledger-stores.js';
 import { idempotencyKeyFor, type KeySource, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { ConfigError } from '../../services/config/env.js';
+import { ConfigError } from '../../services/config/environment.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
 import { migrate } from '../../services/db/migrate.js';

@@ -21,7 +21,7 @@ import pg from 'pg';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { TABLE } from '../../domain/error-classification.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { claimRecord } from '../../services/db/idempotency-records.js';
 import { readOrderStatus } from '../../submission/order-status-view.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';

@@ -189,13 +189,13 @@ describe('the release, installed without development tools (npm pack; npm ci --o
       readdirSync(path.join(ROOT, dir)).map((name) => `${dir}/${name}/migration.sql`),
     );
     for (const needed of [
-      'dist/edges/http/main.js',
-      'dist/worker/main.js',
-      'dist/services/db/migrate-main.js',
+      'dist/app/api-main.js',
+      'dist/app/worker-main.js',
+      'dist/app/migrate-main.js',
       'dist/services/db/generated/prisma/client.js',
       'dist/services/db/generated/prisma-mysql/client.js',
-      'dist/edges/cli/main.js',
-      'dist/edges/mcp/stdio-main.js',
+      'dist/app/cli-main.js',
+      'dist/app/mcp-stdio-main.js',
       'dist/workflow-bundles/workflows.js',
       'dist/workflow-bundles/workflows-traced.js',
       'bin/orders-cli.mjs',

@@ -19,7 +19,7 @@ import pg from 'pg';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
 import { registerRequestSpans } from '../../edges/http/request-spans.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { createMcpServer } from '../../edges/mcp/server.js';
 import { submitApprovedOrderTool } from '../../edges/mcp/tools/submit-approved-order.js';
 import { installTracing, KEY_ATTRIBUTE, shutdownTracing } from '../../services/telemetry/tracing.js';

@@ -104,7 +104,7 @@ describe('behind PgBouncer in transaction mode', () => {
   });
 
   it('keeps the migrate command off the pooler: it stops before taking a session lock there', () => {
-    const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'services/db/migrate-main.ts'], {
+    const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'app/migrate-main.ts'], {
       encoding: 'utf8',
       env: {
         ...process.env,

@@ -14,7 +14,7 @@ import pg from 'pg';
 import type { createActivities } from '../../activities/index.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { decideCompensation, decideDelivery } from '../../submission/operator-decisions.js';
-import { workerSlots } from '../../services/config/worker-slots.js';
+import { workerSlots } from '../../worker/worker-slots.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { type runsByBuild } from '../../services/temporal/worker-deployment.js';
 import { connectWorker, createWorker } from '../../worker/create-worker.js';

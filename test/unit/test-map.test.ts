@@ -46,8 +46,8 @@ const testFiles = () => filesUnder('test').filter((file) => file.endsWith('.test
 const UNIT = 'test/unit';
 /** The unit tests of the repository as a whole, the only ones at test/unit/ itself. */
 const HOUSE_TESTS = ['house-rules.test.ts', 'linear-regexes.test.ts', 'test-map.test.ts'];
-/** Folders outside the production build whose files unit tests check: the deployment examples and the docs. */
-const ALSO_MIRRORED = ['deploy', 'docs'];
+/** Folders outside the production build whose files unit tests check: the deployment examples, the docs, the reference consumers. */
+const ALSO_MIRRORED = ['deploy', 'docs', 'examples'];
 
 // ---- What a file reaches ----------------------------------------------------------------------
 
@@ -83,7 +83,7 @@ function edges(file: string): string[] {
       .find(exists);
     if (target) found.add(target);
   }
-  // A bin names its entry without extension: launch('edges/cli/main').
+  // A bin names its entry without extension: launch('app/cli-main').
   for (const [, entry] of source.matchAll(/\blaunch\(\s*['"]([\w./-]+)['"]\s*\)/g)) {
     if (exists(`${entry}.ts`)) found.add(`${entry}.ts`);
   }

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { acceptSocketCount } from '../../edges/http/accept-sockets.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { sleep } from '../harness/time.js';
 import { type BurstDoor, type BurstDoorName, openDoor } from './doors.js';
 import { drainAndTally, exactlyOnceHeld, printDeliveryFigures, type DeliveryFigures } from './delivery-report.js';

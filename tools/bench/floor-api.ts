@@ -7,7 +7,7 @@
 // connection (the engine's ceiling: what an order could cost at best through the same edge).
 import Fastify from 'fastify';
 import { Client } from '@temporalio/client';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { parseApproval } from '../../domain/order-input.js';

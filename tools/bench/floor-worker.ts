@@ -2,7 +2,7 @@
 // settings (WORKER_MAX_CONCURRENT_*) and the same runtime (logs at LOG_LEVEL) as the order worker,
 // on its own task queue.
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { requireSetting, runMain } from '../../services/config/process.js';
 import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { createFloorWorker, FLOOR_TASK_QUEUE } from './floor.js';

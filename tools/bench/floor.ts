@@ -3,7 +3,7 @@
 // its own on EAGER_FLOOR_TASK_QUEUE, on the connection its client uses, to start workflows eagerly.
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker } from '@temporalio/worker';
-import type { Config } from '../../services/config/env.js';
+import type { Config } from '../../app/env.js';
 
 export const FLOOR_TASK_QUEUE = 'bench-floor';
 export const EAGER_FLOOR_TASK_QUEUE = 'bench-floor-eager';

@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { ManagedProcess } from '../harness/child-process.js';
 import { apiProcess, workerProcess } from '../harness/service-processes.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { insertOrderWithReservation } from '../../services/db/order-repository.js';
 import { freePort } from '../harness/ports.js';

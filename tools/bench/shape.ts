@@ -10,7 +10,7 @@ import type { ManagedProcess } from '../harness/child-process.js';
 import { apiProcess, workerProcess } from '../harness/service-processes.js';
 import { freePort } from '../harness/ports.js';
 import { givenServers, startStack } from '../harness/stack.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { connectClient } from '../../services/temporal/connection.js';
 import { SKUS } from './approvals.js';

@@ -22,7 +22,7 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
   console.error('usage: npx tsx tools/bench/worker-start.ts [--rounds <starts per variant>]');
   process.exit(2);
 }
-if (!existsSync(path.join(ROOT, 'dist', 'worker', 'main.js')) || !existsSync(path.join(SHIPPED, 'workflows.js'))) {
+if (!existsSync(path.join(ROOT, 'dist', 'app', 'worker-main.js')) || !existsSync(path.join(SHIPPED, 'workflows.js'))) {
   console.error('run `npm run build` first: the built worker and its workflow bundle are measured');
   process.exit(2);
 }
@@ -36,11 +36,11 @@ interface Variant {
 }
 
 const VARIANTS: Variant[] = [
-  { name: 'dist/, the shipped bundle', entry: 'dist/worker/main.js', nodeArgs: [], bundleDir: '' },
-  { name: 'source (tsx), bundled at start', entry: 'worker/main.ts', nodeArgs: ['--import', 'tsx'], bundleDir: '' },
+  { name: 'dist/, the shipped bundle', entry: 'dist/app/worker-main.js', nodeArgs: [], bundleDir: '' },
+  { name: 'source (tsx), bundled at start', entry: 'app/worker-main.ts', nodeArgs: ['--import', 'tsx'], bundleDir: '' },
   {
     name: 'source (tsx), the shipped bundle',
-    entry: 'worker/main.ts',
+    entry: 'app/worker-main.ts',
     nodeArgs: ['--import', 'tsx'],
     bundleDir: SHIPPED,
   },

@@ -5,11 +5,12 @@ import { Context } from '@temporalio/activity';
 import { runMain } from '../../services/config/process.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
 import { runWorkerProcess } from '../../worker/run-worker.js';
+import { loadConfig } from '../../app/env.js';
 
 await runMain('worker', (log) => {
-  if (process.env.CHAOS_BROKEN !== 'key-per-attempt') return runWorkerProcess(log);
+  if (process.env.CHAOS_BROKEN !== 'key-per-attempt') return runWorkerProcess(loadConfig(), log);
   log.warn('BROKEN VARIANT: the idempotency key is regenerated on every attempt');
-  return runWorkerProcess(log, (real) => ({
+  return runWorkerProcess(loadConfig(), log, (real) => ({
     ...real,
     writeOrder: (input: OrderWorkflowInput) =>
       real.writeOrder({

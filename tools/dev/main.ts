@@ -2,8 +2,9 @@
 // PostgreSQL, the worker and the HTTP API — with prefixed logs; Ctrl-C stops everything cleanly.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, presentSettings } from '../../services/config/env.js';
-import { namesOwnTemporal, withoutTemporalCredentials } from '../../services/config/temporal-settings.js';
+import { loadConfig } from '../../app/env.js';
+import { ConfigError, presentSettings } from '../../services/config/environment.js';
+import { namesOwnTemporal, withoutTemporalCredentials } from '../../services/temporal/settings.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { loadOrCreateDevSecrets } from './dev-secrets.js';
 import { removeDevStackFile, writeDevStackFile } from '../../services/config/dev-stack-file.js';

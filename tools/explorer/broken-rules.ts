@@ -22,7 +22,7 @@ export function isBrokenRule(name: string): name is BrokenRule {
 export function entryPointsFor(rule: BrokenRule | undefined): { api: string; cli: string[] } {
   const broken: { api?: string; cli?: string } = rule ? BROKEN_RULES[rule] : {};
   return {
-    api: broken.api ?? 'edges/http/main.ts',
+    api: broken.api ?? 'app/api-main.ts',
     cli: broken.cli ? ['--import', 'tsx', broken.cli] : ['bin/orders-cli.mjs'],
   };
 }

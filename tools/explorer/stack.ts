@@ -23,7 +23,7 @@ import { startStack as startHarnessStack } from '../harness/stack.js';
 import { temporalBinary } from '../harness/temporal-dev-server.js';
 import { EXPLORER_TIMINGS } from '../harness/timings.js';
 import { connectClient } from '../../services/temporal/connection.js';
-import { loadConfig } from '../../services/config/env.js';
+import { loadConfig } from '../../app/env.js';
 import { makeBuildCurrent } from '../harness/worker-deployment.js';
 import type { Client } from '@temporalio/client';
 import { type ScriptedDownstream, startScriptedDownstream } from '../harness/scripted-downstream.js';

@@ -1,4 +1,4 @@
-// schemathesis against the running API: the API as a process of its own (edges/http/main.ts) with
+// schemathesis against the running API: the API as a process of its own (app/api-main.ts) with
 // a worker in the test process, on the test run's Temporal and PostgreSQL. schemathesis reads the
 // served document, generates requests from it (valid and invalid), signs the webhook's
 // (tools/harness/schemathesis_hooks.py) and checks every answer against the document.

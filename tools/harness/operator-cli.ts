@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadOperatorConfig } from '../../app/operator-config.js';
 import { COMMANDS } from '../../edges/cli/commands/index.js';
 import { runCommand } from '../../edges/cli/run-cli.js';
 import type { TestService } from './service.js';
@@ -69,6 +70,7 @@ export async function cliInProcess(
 ): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
+  const env = cliEnv(service, extraEnv);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -81,7 +83,7 @@ export async function cliInProcess(
       runCommand(COMMANDS, args, {
         out: (text) => (stdout += `${text}\n`),
         err: (text) => (stderr += `${text}\n`),
-        env: cliEnv(service, extraEnv),
+        config: () => loadOperatorConfig(env),
       }),
       deadline,
     ]);

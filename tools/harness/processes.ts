@@ -8,7 +8,7 @@ import {
   type ApiProcess,
   workerProcess as harnessWorkerProcess,
 } from './service-processes.js';
-import type { Config } from '../../services/config/env.js';
+import type { Config } from '../../app/env.js';
 
 export type { ApiProcess };
 import { signedHeaders, TEST_WEBHOOK_SECRET } from './signed-webhook.js';
@@ -42,11 +42,11 @@ function entryOf(entry: string, release: string | undefined) {
 }
 
 export async function apiProcess(name: string, env: NodeJS.ProcessEnv, release?: string): Promise<ApiProcess> {
-  return harnessApiProcess({ name, env, ...entryOf('edges/http/main', release) });
+  return harnessApiProcess({ name, env, ...entryOf('app/api-main', release) });
 }
 
 export function workerProcess(name: string, env: NodeJS.ProcessEnv, release?: string): ManagedProcess {
-  return harnessWorkerProcess({ name, env, ...entryOf('worker/main', release) });
+  return harnessWorkerProcess({ name, env, ...entryOf('app/worker-main', release) });
 }
 
 export interface HttpAnswer {

@@ -2,7 +2,7 @@
 // (tools/harness/tcp-proxy.ts): for the start path's faults — answers late, lost, or never sent.
 import type { Client } from '@temporalio/client';
 import { type AppDeps, buildApp } from '../../edges/http/app.js';
-import type { Config } from '../../services/config/env.js';
+import type { Config } from '../../app/env.js';
 import { createLazyClient } from '../../services/temporal/connection.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import type { TestService } from './service.js';

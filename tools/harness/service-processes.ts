@@ -5,8 +5,8 @@
 import { type ManagedProcess, managedProcess, type ManagedProcessOptions } from './child-process.js';
 import { freePort } from './ports.js';
 
-export const API_ENTRY = 'edges/http/main.ts';
-export const WORKER_ENTRY = 'worker/main.ts';
+export const API_ENTRY = 'app/api-main.ts';
+export const WORKER_ENTRY = 'app/worker-main.ts';
 
 export interface ServiceProcessOptions
   extends Partial<

@@ -5,9 +5,10 @@
 import { runMain } from '../../services/config/process.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
 import { runWorkerProcess } from '../../worker/run-worker.js';
+import { loadConfig } from '../../app/env.js';
 
 await runMain('worker-dies-after-commit', (log) =>
-  runWorkerProcess(log, (real) => ({
+  runWorkerProcess(loadConfig(), log, (real) => ({
     ...real,
     async writeOrder(input: OrderWorkflowInput) {
       const written = await real.writeOrder(input);

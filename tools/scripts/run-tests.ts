@@ -21,7 +21,7 @@ import { startStack } from '../harness/stack.js';
 import { CONTAINER_PACKAGES, missingContainerTools } from '../harness/container-tools.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
-import { withoutTemporalCredentials } from '../../services/config/temporal-settings.js';
+import { withoutTemporalCredentials } from '../../services/temporal/settings.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values, positionals } = parseArgs({

@@ -1,4 +1,4 @@
-// The operator commands of `orders-cli`, in the order its overview lists them; edges/cli/main.ts
+// The operator commands of `orders-cli`, in the order its overview lists them; app/cli-main.ts
 // hands them to edges/cli/run-cli.ts.
 import { statusCommand } from './status.js';
 import { listCommand } from './list.js';

@@ -8,11 +8,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
-import type { Config } from '../../../services/config/env.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import type { ProductMetrics } from '../../../services/metrics/product-metrics.js';
 import {
   acceptApprovalEvent,
+  type ApprovalEventConfig,
   approvalEventDepsFrom,
   replyBudgetMs,
   type ReplyDeadline,
@@ -25,7 +25,7 @@ import { HttpProblem, problem, refusedAtTheDoor } from '../problem.js';
 import { inRequestSpan } from '../request-spans.js';
 
 export interface OaRouteDeps {
-  config: Config;
+  config: ApprovalEventConfig;
   prisma: PrismaClient;
   temporal: Client;
   metrics: ProductMetrics;

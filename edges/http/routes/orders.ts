@@ -2,7 +2,6 @@
 // (submission/order-status-view.ts), open to all or to STATUS_TOKEN's holders only.
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../../services/config/env.js';
 import { parseIdempotencyKey } from '../../../domain/idempotency-key.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import { invalidKey, KnownFailure, orderNotFound } from '../../../submission/failure-outcome.js';
@@ -11,7 +10,8 @@ import { bearerTokenRefusal } from '../../mcp/bearer-token.js';
 import { refusedAtTheDoor } from '../problem.js';
 
 export interface OrderRouteDeps {
-  config: Config;
+  /** STATUS_TOKEN: the bearer token the route asks for; undefined: the route is open. */
+  config: { statusToken: string | undefined };
   prisma: PrismaClient;
   temporal: Client;
 }

@@ -3,7 +3,8 @@
 // the path to the workflow every entry point shares.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../../services/config/env.js';
+import type { SubmissionConfig } from '../../../submission/settings.js';
+import type { HttpConfig, WebhookConfig } from '../settings.js';
 import { parseApproval } from '../../../domain/order-input.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import { invalidInput, KnownFailure } from '../../../submission/failure-outcome.js';
@@ -19,7 +20,7 @@ import { inRequestSpan } from '../request-spans.js';
 import { webhookDeadline } from '../arrival.js';
 
 export interface WebhookRouteDeps {
-  config: Config;
+  config: SubmissionConfig & { http: HttpConfig; webhook: WebhookConfig };
   prisma: PrismaClient;
   temporal: Client;
   /** Which deliveries may start their key's workflow; the product's own guard unless given. */

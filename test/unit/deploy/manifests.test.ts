@@ -15,10 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { parse, parseAllDocuments } from 'yaml';
 import { openApiDocument } from '../../../edges/http/openapi.js';
-import { type Config, ConfigError, loadConfig } from '../../../services/config/env.js';
-import { PROCESS_SECRETS, SECRET_NAMES } from '../../../services/config/process-secrets.js';
+import { type Config, loadConfig } from '../../../app/env.js';
+import { ConfigError } from '../../../services/config/environment.js';
+import { PROCESS_SECRETS, SECRET_NAMES } from '../../../app/process-secrets.js';
 import { urlPassword } from '../../../services/config/production-refusals.js';
-import { workerSlots } from '../../../services/config/worker-slots.js';
+import { workerSlots } from '../../../worker/worker-slots.js';
 import { storeOfUrl } from '../../../services/db/stores/store-of-url.js';
 import { serveWorkerProbes, type WorkerProbes } from '../../../worker/probes.js';
 import { FORCED_STOP_AFTER_GRACE_MS } from '../../../worker/run-worker.js';
@@ -31,9 +32,9 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 // ---- What the service serves and reads --------------------------------------------------------
 
 const ENTRIES = {
-  api: 'dist/edges/http/main.js',
-  worker: 'dist/worker/main.js',
-  migrate: 'dist/services/db/migrate-main.js',
+  api: 'dist/app/api-main.js',
+  worker: 'dist/app/worker-main.js',
+  migrate: 'dist/app/migrate-main.js',
 } as const;
 type Role = keyof typeof ENTRIES;
 

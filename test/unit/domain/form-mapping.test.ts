@@ -18,7 +18,8 @@ import {
 } from '../../../domain/form-mapping.js';
 import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
 import type { Approval } from '../../../domain/order-input.js';
-import { ConfigError, loadConfig } from '../../../services/config/env.js';
+import { loadConfig } from '../../../app/env.js';
+import { ConfigError } from '../../../services/config/environment.js';
 import { connectorStates } from '../../../vendors/settings.js';
 import { readFormMappingFile } from '../../../services/config/form-mapping-file.js';
 

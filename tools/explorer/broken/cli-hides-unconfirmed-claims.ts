@@ -6,6 +6,7 @@ import { awaitingResult } from '../../../edges/cli/commands/awaiting.js';
 import { COMMANDS } from '../../../edges/cli/commands/index.js';
 import type { Command } from '../../../edges/cli/commands/shared.js';
 import { runCli } from '../../../edges/cli/run-cli.js';
+import { loadOperatorConfig } from '../../../app/operator-config.js';
 import type { AwaitingDecision } from '../../../submission/operator-decisions.js';
 
 function hidingUnconfirmedClaims(awaiting: Command): Command {
@@ -18,4 +19,7 @@ function hidingUnconfirmedClaims(awaiting: Command): Command {
   };
 }
 
-await runCli(COMMANDS.map((command) => (command.name === 'awaiting' ? hidingUnconfirmedClaims(command) : command)));
+await runCli(
+  COMMANDS.map((command) => (command.name === 'awaiting' ? hidingUnconfirmedClaims(command) : command)),
+  () => loadOperatorConfig(),
+);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../../../services/config/env.js';
+import { loadConfig } from '../../../../app/env.js';
 import { COMMANDS } from '../../../../edges/cli/commands/index.js';
 import { UsageError } from '../../../../edges/cli/commands/shared.js';
 import type { CommandContext } from '../../../../edges/cli/context.js';

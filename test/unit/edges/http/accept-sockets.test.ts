@@ -11,7 +11,7 @@ import {
   reusePortAvailable,
   reusePortOptions,
 } from '../../../../edges/http/accept-sockets.js';
-import { ConfigError } from '../../../../services/config/env.js';
+import { ConfigError } from '../../../../services/config/environment.js';
 import { listeningSockets } from '../../../../tools/harness/listening-sockets.js';
 
 const HERE = reusePortAvailable(process.versions.node, process.platform);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import fc from 'fast-check';
-import { loadConfig } from '../../../../services/config/env.js';
+import { loadConfig } from '../../../../app/env.js';
 import type { PrismaClient } from '../../../../services/db/prisma-client.js';
 import {
   DECIDED_BY_MAX_LENGTH,

@@ -3,7 +3,8 @@
 // migrations kept off the pooler (they hold a session lock).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../../../services/config/env.js';
+import { loadConfig } from '../../../../app/env.js';
+import { ConfigError } from '../../../../services/config/environment.js';
 import {
   behindTransactionPooler,
   roleTimeoutProblems,

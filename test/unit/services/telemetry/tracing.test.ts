@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { trace } from '@opentelemetry/api';
-import { loadConfig } from '../../../../services/config/env.js';
+import { loadConfig } from '../../../../app/env.js';
 import {
   inSpan,
   installTracing,

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../../../services/config/env.js';
+import { loadConfig } from '../../../../app/env.js';
+import { ConfigError } from '../../../../services/config/environment.js';
 import {
   defaultConfigFile,
   namesOwnTemporal,
   withoutTemporalCredentials,
   warnOfDeprecatedSettings,
-} from '../../../../services/config/temporal-settings.js';
+} from '../../../../services/temporal/settings.js';
 import { temporalTargetFrom } from '../../../../services/temporal/connection.js';
 import { makeThrowawayPki, mtlsProfile } from '../../../../tools/harness/tls-proxy.js';
 

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { ConfigError, loadConfig } from '../../../../services/config/env.js';
+import { loadConfig } from '../../../../app/env.js';
+import { ConfigError } from '../../../../services/config/environment.js';
 import { StreamConnectFailure, streamTargetOf } from '../../../../vendors/dingtalk/stream.js';
 
 const TICKET = 'one-time-ticket-0123456789';

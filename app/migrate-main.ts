@@ -1,9 +1,10 @@
 // `npm run migrate` / `npm run start:migrate` (the deploy's migrate Job): applies pending migrations
 // over DATABASE_MIGRATION_URL (else DATABASE_URL) and says which.
-import { ConfigError, loadConfig } from '../config/env.js';
-import { requireSetting, runMain } from '../config/process.js';
-import { migrate } from './migrate.js';
-import { behindTransactionPooler } from './transaction-pooler.js';
+import { ConfigError } from '../services/config/environment.js';
+import { loadConfig } from './env.js';
+import { requireSetting, runMain } from '../services/config/process.js';
+import { migrate } from '../services/db/migrate.js';
+import { behindTransactionPooler } from '../services/db/transaction-pooler.js';
 
 await runMain('migrate', async (log) => {
   const databaseUrl = requireSetting('DATABASE_URL', loadConfig().migrationUrl);

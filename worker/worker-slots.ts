@@ -2,7 +2,7 @@
 // and every local activity slot (the order write) may hold one pooled connection at a time; when
 // they can hold more than the pool has, the excess waits for a connection inside its attempt, runs
 // out its timeout under a burst and sends orders to compensation for no fault of the database.
-import { ConfigError } from './env.js';
+import { ConfigError } from '../services/config/environment.js';
 
 /**
  * Connections an API that hosts the worker (API_HOSTS_WORKER=1) keeps for its own statements: a

@@ -5,9 +5,10 @@
 // addresses are the environment's alone, so a dev-stack.json left in (or put into) the folder an
 // operator runs from cannot point a decision at another database or Temporal.
 import path from 'node:path';
-import { readDevStackFile } from './dev-stack-file.js';
-import { type Config, type EnvSource, loadConfig, presentSettings } from './env.js';
-import { namesOwnTemporal, withoutTemporalCredentials } from './temporal-settings.js';
+import { readDevStackFile } from '../services/config/dev-stack-file.js';
+import { type EnvSource, presentSettings } from '../services/config/environment.js';
+import { type Config, loadConfig } from './env.js';
+import { namesOwnTemporal, withoutTemporalCredentials } from '../services/temporal/settings.js';
 
 export function loadOperatorConfig(source: EnvSource = process.env): Config {
   const env = presentSettings(source);
@@ -23,18 +24,4 @@ export function loadOperatorConfig(source: EnvSource = process.env): Config {
     TEMPORAL_ADDRESS: dev.temporalAddress,
     TEMPORAL_TASK_QUEUE: env.TEMPORAL_TASK_QUEUE ?? dev.taskQueue,
   });
-}
-
-/**
- * Why an operator process has no database or Temporal address, for the ConfigError that names the
- * setting (`requireSetting`): with NODE_ENV=production, that the dev stack's file is not read and
- * what to set instead; undefined elsewhere (the setting's usual reason).
- */
-export function missingAddressReason(config: Pick<Config, 'nodeEnv' | 'dataDir'>): string | undefined {
-  if (config.nodeEnv !== 'production') return undefined;
-  const file = path.join(config.dataDir, 'dev-stack.json');
-  return (
-    `with NODE_ENV=production the dev stack's ${file} is not read: ` +
-    'set DATABASE_URL and TEMPORAL_ADDRESS (or TEMPORAL_PROFILE)'
-  );
 }

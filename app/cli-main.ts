@@ -3,7 +3,8 @@
 // dependency), 2 usage error. Reads the same environment as the service, or — when neither
 // DATABASE_URL nor a Temporal of its own (an address or a profile) is set, outside production —
 // the running `npm run dev` stack.
-import { COMMANDS } from './commands/index.js';
-import { runCli } from './run-cli.js';
+import { COMMANDS } from '../edges/cli/commands/index.js';
+import { runCli } from '../edges/cli/run-cli.js';
+import { loadOperatorConfig } from './operator-config.js';
 
-await runCli(COMMANDS);
+await runCli(COMMANDS, () => loadOperatorConfig());

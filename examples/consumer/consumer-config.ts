@@ -6,10 +6,10 @@
 // CONSUMER_PREFETCH, and names its queues from the last two (`brokerTopology`).
 import { z } from 'zod';
 import type { SigningSecrets } from '../../domain-node/signature.js';
-import { amqpUrlSetting, exchangeNameSetting } from '../broker/settings.js';
-import { storeOfUrl } from '../db/stores/store-of-url.js';
-import { ConfigError, type EnvSource, presentSettings } from './env.js';
-import { signingSecretSetting } from './setting-types.js';
+import { amqpUrlSetting, exchangeNameSetting } from '../../services/broker/settings.js';
+import { storeOfUrl } from '../../services/db/stores/store-of-url.js';
+import { ConfigError, type EnvSource, presentSettings } from '../../services/config/environment.js';
+import { signingSecretSetting } from '../../services/config/setting-types.js';
 
 const databaseSettings = {
   CONSUMER_DATABASE_URL: z

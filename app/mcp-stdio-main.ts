@@ -8,14 +8,15 @@
 // message says which (an `initialize` of 2025-06-18 or 2025-11-25, or a request of 2026-07-28).
 import { parseArgs } from 'node:util';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { loadOperatorConfig, missingAddressReason } from '../../services/config/operator-config.js';
-import { warnOfDeprecatedSettings } from '../../services/config/temporal-settings.js';
-import { requireSetting, runMain } from '../../services/config/process.js';
-import { prepareDatabase } from '../../services/db/database-at-start.js';
-import { createPrismaClientFromConfig } from '../../services/db/prisma-client.js';
-import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
-import { installTracing, shutdownTracing, tracingForLog } from '../../services/telemetry/tracing.js';
-import { mcpServerFactory, toolsFor } from './server.js';
+import { missingAddressReason } from '../services/config/dev-stack-file.js';
+import { loadOperatorConfig } from './operator-config.js';
+import { warnOfDeprecatedSettings } from '../services/temporal/settings.js';
+import { requireSetting, runMain } from '../services/config/process.js';
+import { prepareDatabase } from '../services/db/database-at-start.js';
+import { createPrismaClientFromConfig } from '../services/db/prisma-client.js';
+import { createLazyClient, temporalTargetFrom } from '../services/temporal/connection.js';
+import { installTracing, shutdownTracing, tracingForLog } from '../services/telemetry/tracing.js';
+import { mcpServerFactory, toolsFor } from '../edges/mcp/server.js';
 
 const USAGE = `usage: orders-mcp [--operator-tools]
 

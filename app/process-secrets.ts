@@ -9,13 +9,13 @@
 // An OA vendor's connector is configured whole in each process that runs it (its settings all
 // present turn it on: vendors/settings.ts), so the API and the worker both hold its secrets.
 // An API that hosts the worker (API_HOSTS_WORKER=1) reads both lists.
-import { deliverySettings } from '../../activities/settings.js';
-import { httpSettings } from '../../edges/http/settings.js';
-import { mcpSettings } from '../../edges/mcp/settings.js';
-import { connectorSettings } from '../../vendors/settings.js';
-import { brokerSettings } from '../broker/settings.js';
-import { temporalSettings } from '../temporal/settings.js';
-import { CREDENTIAL_URL_SETTINGS, SECRET_SETTINGS } from './production-refusals.js';
+import { deliverySettings } from '../activities/settings.js';
+import { httpSettings } from '../edges/http/settings.js';
+import { mcpSettings } from '../edges/mcp/settings.js';
+import { connectorSettings } from '../vendors/settings.js';
+import { brokerSettings } from '../services/broker/settings.js';
+import { temporalSettings } from '../services/temporal/settings.js';
+import { CREDENTIAL_URL_SETTINGS, SECRET_SETTINGS } from '../services/config/production-refusals.js';
 
 /** Every setting that is a secret, or a URL whose password is one. */
 export const SECRET_NAMES: ReadonlySet<string> = new Set([...SECRET_SETTINGS, ...CREDENTIAL_URL_SETTINGS]);

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createContext } from '../../../../edges/cli/context.js';
-import { writeDevStackFile } from '../../../../services/config/dev-stack-file.js';
-import { ConfigError } from '../../../../services/config/env.js';
-import { loadOperatorConfig } from '../../../../services/config/operator-config.js';
+import { createContext } from '../../../edges/cli/context.js';
+import { writeDevStackFile } from '../../../services/config/dev-stack-file.js';
+import { ConfigError } from '../../../services/config/environment.js';
+import { loadOperatorConfig } from '../../../app/operator-config.js';
 
-const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 // Addresses nobody listens on: a command that took them would fail on the connection, not the setting.
 const DEV_STACK = {
   databaseUrl: 'postgresql://postgres:postgres@127.0.0.1:1/orders',
@@ -76,7 +76,7 @@ describe('the operator config and the dev stack file', () => {
       execFile(
         process.execPath,
         // The source, as the bin runs it outside a release: a dist/ an earlier build left is not under test.
-        ['--import', 'tsx', path.join(ROOT, 'edges/cli/main.ts'), 'status', 'APPROVAL:AP-PROD-1:MAIN'],
+        ['--import', 'tsx', path.join(ROOT, 'app/cli-main.ts'), 'status', 'APPROVAL:AP-PROD-1:MAIN'],
         { cwd: ROOT, env: { PATH: process.env.PATH, NODE_ENV: 'production', DATA_DIR: withStack }, timeout: 60_000 },
         (error, _stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
       );

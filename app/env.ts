@@ -1,15 +1,10 @@
 // Environment, parsed once at start into one typed object. A bad value stops start-up with the
-// variable's name; nothing below this module reads process.env. Each part of the product owns its
-// settings in a `settings.ts` beside its code (the names, their parsers, defaults and messages, and
-// the function that builds its part of `Config`); this module composes them into the one schema
-// and keeps the rules that span parts.
+// variable's name; the parts take their settings from it and never read process.env. Each part of
+// the product owns its settings in a `settings.ts` beside its code (the names, their parsers,
+// defaults and messages, and the function that builds its part of `Config`); this module composes
+// them into the one schema and keeps the rules that span parts.
 import { z } from 'zod';
-import {
-  deliverySettings,
-  type DownstreamConfig,
-  downstreamFrom,
-  downstreamProblems,
-} from '../../activities/settings.js';
+import { deliverySettings, type DownstreamConfig, downstreamFrom, downstreamProblems } from '../activities/settings.js';
 import {
   connectionCapProblems,
   type HttpConfig,
@@ -19,22 +14,23 @@ import {
   webhookDeadlineProblems,
   webhookFrom,
   webhookSecretProblems,
-} from '../../edges/http/settings.js';
-import { type McpConfig, mcpFrom, mcpSettings, operatorTokenProblems } from '../../edges/mcp/settings.js';
+} from '../edges/http/settings.js';
+import { type McpConfig, mcpFrom, mcpSettings, operatorTokenProblems } from '../edges/mcp/settings.js';
+import { type WritePolicy, writePolicyFrom, writePolicyProblems, writePolicySettings } from '../submission/settings.js';
+import { type ConnectorsConfig, connectorSettings, connectorsFrom } from '../vendors/settings.js';
+import { type WorkerConfig, workerFrom, workerSettings } from '../worker/settings.js';
+import { type BrokerConfig, brokerFrom, brokerProblems, brokerSettings } from '../services/broker/settings.js';
+import { databaseFrom, databaseProblems, databaseSettings, type SafetyNetsConfig } from '../services/db/settings.js';
+import { type MetricsConfig, metricsFrom, metricsSettings } from '../services/metrics/settings.js';
+import { ConfigError, type EnvSource, presentSettings } from '../services/config/environment.js';
+import { telemetrySettings, type TracingConfig, tracingFrom } from '../services/telemetry/settings.js';
 import {
-  type WritePolicy,
-  writePolicyFrom,
-  writePolicyProblems,
-  writePolicySettings,
-} from '../../submission/settings.js';
-import { type ConnectorsConfig, connectorSettings, connectorsFrom } from '../../vendors/settings.js';
-import { type WorkerConfig, workerFrom, workerSettings } from '../../worker/settings.js';
-import { type BrokerConfig, brokerFrom, brokerProblems, brokerSettings } from '../broker/settings.js';
-import { databaseFrom, databaseProblems, databaseSettings, type SafetyNetsConfig } from '../db/settings.js';
-import { type MetricsConfig, metricsFrom, metricsSettings } from '../metrics/settings.js';
-import { logLevelSetting, telemetrySettings, type TracingConfig, tracingFrom } from '../telemetry/settings.js';
-import { deploymentProblems, type TemporalConfig, temporalFrom, temporalSettings } from '../temporal/settings.js';
-import { productionProblems } from './production-refusals.js';
+  deploymentProblems,
+  type TemporalConfig,
+  temporalFrom,
+  temporalSettings,
+} from '../services/temporal/settings.js';
+import { productionProblems } from '../services/config/production-refusals.js';
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -88,31 +84,6 @@ export interface Config {
   /** STATUS_TOKEN: the bearer token `GET /orders/<key>` asks for; undefined: the route is open. */
   statusToken: string | undefined;
   connectors: ConnectorsConfig;
-}
-
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
-    this.name = 'ConfigError';
-  }
-}
-
-export type EnvSource = Record<string, string | undefined>;
-
-/** An empty variable means "not set", as in most twelve-factor tooling. */
-export function presentSettings(source: EnvSource): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(source).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
-  );
-}
-
-/**
- * The log level, readable before the whole configuration is: a logger exists before start-up can
- * report a bad setting. A bad LOG_LEVEL logs at `info` and is then refused by `loadConfig`.
- */
-export function logLevelFrom(source: EnvSource = process.env): Env['LOG_LEVEL'] {
-  const parsed = logLevelSetting.safeParse(presentSettings(source).LOG_LEVEL);
-  return parsed.success ? parsed.data : 'info';
 }
 
 export function loadConfig(source: EnvSource = process.env): Config {

@@ -5,17 +5,16 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
-import { unrecoverableBrokerFailure } from '../../../../examples/consumer/broker-consumer.js';
-import { loadBrokerConsumerConfig, loadConsumerConfig } from '../../../../services/config/consumer-config.js';
-import { ConfigError, loadConfig, SETTING_NAMES } from '../../../../services/config/env.js';
+import { loadConfig, SETTING_NAMES } from '../../../app/env.js';
+import { ConfigError } from '../../../services/config/environment.js';
 import {
   CREDENTIAL_URL_SETTINGS,
   isPlaceholderSecret,
   SECRET_SETTINGS,
   urlPassword,
   VENDOR_API_SETTINGS,
-} from '../../../../services/config/production-refusals.js';
-import { connectorStates } from '../../../../vendors/settings.js';
+} from '../../../services/config/production-refusals.js';
+import { connectorStates } from '../../../vendors/settings.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -326,7 +325,7 @@ describe('configuration', () => {
   });
 
   it('has every variable it reads documented in docs/configuration.md', () => {
-    const doc = readFileSync(new URL('../../../../docs/configuration.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
     const undocumented = SETTING_NAMES.filter((name) => !doc.includes(`\`${name}\``));
     assert.deepEqual(undocumented, [], 'each variable is named in docs/configuration.md');
     assert.ok(SETTING_NAMES.length > 50, `the variables are read (${SETTING_NAMES.length})`);
@@ -448,143 +447,8 @@ describe('configuration', () => {
   });
 });
 
-describe('the RabbitMQ consumer configuration', () => {
-  const refusal = (env: Record<string, string>): string => {
-    try {
-      loadBrokerConsumerConfig(env);
-    } catch (error) {
-      assert.ok(error instanceof ConfigError);
-      return error.problems.join('\n');
-    }
-    assert.fail('expected the configuration to be refused');
-  };
-
-  it('has the documented defaults and takes DATABASE_URL when CONSUMER_DATABASE_URL is unset', () => {
-    const config = loadBrokerConsumerConfig({
-      AMQP_URL: 'amqp://127.0.0.1',
-      DATABASE_URL: 'postgresql://db/x',
-      DOWNSTREAM_SECRET: SIGNING,
-    });
-    assert.deepEqual(config, {
-      amqpUrl: 'amqp://127.0.0.1',
-      exchange: 'orders',
-      name: 'reference',
-      prefetch: 10,
-      databaseUrl: 'postgresql://db/x',
-      schema: 'consumer',
-      secrets: { secret: SIGNING },
-    });
-  });
-
-  it('verifies with DOWNSTREAM_SECRET, which it requires, and DOWNSTREAM_SECRET_PREVIOUS during a rotation', () => {
-    const settings = { AMQP_URL: 'amqp://127.0.0.1', DATABASE_URL: 'postgresql://db/x' };
-    assert.match(refusal(settings), /^DOWNSTREAM_SECRET: required/);
-    assert.match(refusal({ ...settings, DOWNSTREAM_SECRET: 'short' }), /^DOWNSTREAM_SECRET: must be at least 16/);
-    const rotating = {
-      ...settings,
-      DOWNSTREAM_SECRET: SIGNING,
-      DOWNSTREAM_SECRET_PREVIOUS: 'the-old-downstream-secret',
-    };
-    assert.deepEqual(loadBrokerConsumerConfig(rotating).secrets, {
-      secret: SIGNING,
-      previousSecret: 'the-old-downstream-secret',
-    });
-    assert.match(
-      refusal({ ...settings, DOWNSTREAM_SECRET: SIGNING, DOWNSTREAM_SECRET_PREVIOUS: SIGNING }),
-      /^DOWNSTREAM_SECRET_PREVIOUS: equals DOWNSTREAM_SECRET/,
-    );
-    // The HTTP consumer reads the same two settings the same way.
-    assert.deepEqual(loadConsumerConfig(rotating).secrets, loadBrokerConsumerConfig(rotating).secrets);
-    assert.throws(() => loadConsumerConfig({ DATABASE_URL: 'postgresql://db/x' }), /DOWNSTREAM_SECRET: required/);
-  });
-
-  it('names the variable of a missing or malformed setting', () => {
-    assert.match(refusal({ DATABASE_URL: 'postgresql://db/x' }), /^AMQP_URL: required/);
-    const bad = refusal({
-      AMQP_URL: 'http://broker',
-      ORDER_EVENTS_EXCHANGE: 'orders events',
-      CONSUMER_NAME: 'a.b',
-      CONSUMER_PREFETCH: '0',
-      CONSUMER_SCHEMA: 'Consumer',
-      DATABASE_URL: 'postgresql://db/x',
-    });
-    for (const name of ['AMQP_URL', 'ORDER_EVENTS_EXCHANGE', 'CONSUMER_NAME', 'CONSUMER_PREFETCH', 'CONSUMER_SCHEMA']) {
-      assert.match(bad, new RegExp(`^${name}: `, 'm'));
-    }
-    assert.match(refusal({ AMQP_URL: 'amqp://127.0.0.1' }), /^CONSUMER_DATABASE_URL: required/);
-  });
-
-  const withDatabase = (env: Record<string, string>) => ({
-    DATABASE_URL: 'postgresql://db/x',
-    DOWNSTREAM_SECRET: SIGNING,
-    ...env,
-  });
-
-  it('refuses an AMQP_URL that is no URL, of another scheme, or without a host', () => {
-    assert.match(refusal(withDatabase({ AMQP_URL: 'broker:5672' })), /^AMQP_URL: must be an amqp:\/\/ or amqps:\/\//);
-    assert.match(refusal(withDatabase({ AMQP_URL: 'not a url' })), /^AMQP_URL: is not a URL/);
-    assert.match(refusal(withDatabase({ AMQP_URL: 'http://broker' })), /^AMQP_URL: must be an amqp:/);
-    for (const hostless of ['amqp://', 'amqp:///vhost', 'amqps:?heartbeat=5']) {
-      assert.match(refusal(withDatabase({ AMQP_URL: hostless })), /^AMQP_URL: names no host/, hostless);
-    }
-    assert.equal(
-      loadBrokerConsumerConfig(withDatabase({ AMQP_URL: 'amqps://u:p@mq.example:5671/v' })).amqpUrl,
-      'amqps://u:p@mq.example:5671/v',
-    );
-  });
-
-  it("holds ORDER_EVENTS_EXCHANGE to the service's rule, and the names derived from it to 255 bytes", () => {
-    const amqp = { AMQP_URL: 'amqp://127.0.0.1' };
-    assert.match(
-      refusal(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'amq.topic' })),
-      /^ORDER_EVENTS_EXCHANGE: names starting with "amq\." belong to the broker/,
-    );
-    // 255 bytes is a valid exchange name, but `<exchange>.order-created.<name>.dead-letter` is not.
-    const longest = 255 - '.order-created.reference.dead-letter'.length;
-    const fits = loadBrokerConsumerConfig(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'x'.repeat(longest) }));
-    assert.equal(fits.exchange.length, longest);
-    const tooLong = refusal(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'x'.repeat(longest + 1) }));
-    assert.match(tooLong, /^ORDER_EVENTS_EXCHANGE: too long with CONSUMER_NAME "reference": .* has 256 bytes/);
-    // A longer consumer name shortens the exchange names that fit.
-    assert.match(
-      refusal(withDatabase({ ...amqp, ORDER_EVENTS_EXCHANGE: 'x'.repeat(longest), CONSUMER_NAME: 'reference2' })),
-      /^ORDER_EVENTS_EXCHANGE: too long with CONSUMER_NAME "reference2"/,
-    );
-  });
-});
-
-describe('which broker failures the RabbitMQ consumer stops on', () => {
-  const replyError = (message: string, code?: number) => Object.assign(new Error(message), code ? { code } : {});
-
-  it('stops on refusals that come back the same on every attempt', () => {
-    const forGood = [
-      replyError(
-        'Handshake terminated by server: 403 (ACCESS-REFUSED) with message "ACCESS_REFUSED - Login was refused"',
-      ),
-      replyError('Operation failed: QueueDeclare; 406 (PRECONDITION-FAILED) with message "inequivalent arg"', 406),
-      replyError('Operation failed: QueueDeclare; 403 (ACCESS-REFUSED) with message "access to queue refused"', 403),
-      replyError('Connection closed: 530 (NOT-ALLOWED) with message "NOT_ALLOWED - vhost v not found"', 530),
-      replyError('Expected ConnectionOpenOk; got <ConnectionClose channel:0>'),
-      new TypeError('Unknown type to encode: undefined'),
-    ];
-    for (const error of forGood) assert.ok(unrecoverableBrokerFailure(error), error.message);
-    assert.match(unrecoverableBrokerFailure(forGood[1]) ?? '', /406 PRECONDITION_FAILED/);
-  });
-
-  it('tries again after failures that pass', () => {
-    const passing = [
-      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5672'), { code: 'ECONNREFUSED' }),
-      replyError('Connection closed: 320 (CONNECTION-FORCED) with message "broker forced connection closure"', 320),
-      replyError('Socket closed abruptly during opening handshake'),
-      replyError('Heartbeat timeout'),
-      'not an error',
-    ];
-    for (const error of passing) assert.equal(unrecoverableBrokerFailure(error), undefined, String(error));
-  });
-});
-
 describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
-  const MAPPING = new URL('../../../../examples/oa-form-mapping.json', import.meta.url).pathname;
+  const MAPPING = new URL('../../../examples/oa-form-mapping.json', import.meta.url).pathname;
   const app = { DINGTALK_APP_KEY: 'ding-app-key', DINGTALK_APP_SECRET: 'ding-app-secret', OA_FORM_MAPPING: MAPPING };
   const callbackKeys = { DINGTALK_AES_KEY: 'a'.repeat(43), DINGTALK_TOKEN: 'ding-token' };
 
@@ -636,7 +500,7 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
 });
 
 describe('what production refuses to run with (NODE_ENV=production)', () => {
-  const MAPPING = fileURLToPath(new URL('../../../../examples/oa-form-mapping.json', import.meta.url));
+  const MAPPING = fileURLToPath(new URL('../../../examples/oa-form-mapping.json', import.meta.url));
   /** Every secret and every connector set, each to a value of its own: accepted in production. */
   const OWN: Record<string, string> = {
     DATABASE_URL: 'postgresql://orders:a-password-of-its-own-0123@db.internal:5432/orders',
@@ -838,7 +702,7 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
 });
 
 describe('the secrets the repository shows (deploy/, examples/, .env examples, docs/)', () => {
-  const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
+  const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
   const NAMES: readonly string[] = [...SECRET_SETTINGS, ...CREDENTIAL_URL_SETTINGS];
   const filesUnder = (dir: string): string[] =>
     existsSync(path.join(ROOT, dir))
@@ -892,7 +756,8 @@ describe('the secrets the repository shows (deploy/, examples/, .env examples, d
       const text = readFileSync(path.join(ROOT, file), 'utf8');
       if (/\.ya?ml$/.test(file)) for (const doc of parseAllDocuments(text)) fromDocument(file, doc.toJS(), found);
       if (file.endsWith('.json')) fromDocument(file, JSON.parse(text), found);
-      fromText(file, text, ':=', NAMES, found);
+      // In a source file `NAME:` is a schema's key, not a value: only its `NAME=value` lines.
+      fromText(file, text, file.endsWith('.ts') ? '=' : ':=', NAMES, found);
     }
     // The docs' shell lines. Their URLs name the development stack on the loopback, not a secret.
     for (const file of [...filesUnder('docs').filter((doc) => doc.endsWith('.md')), 'README.md']) {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ConfigError, loadConfig } from '../../../../services/config/env.js';
-import { API_OWN_CONNECTIONS, workerSlots } from '../../../../services/config/worker-slots.js';
+import { loadConfig } from '../../../app/env.js';
+import { ConfigError } from '../../../services/config/environment.js';
+import { API_OWN_CONNECTIONS, workerSlots } from '../../../worker/worker-slots.js';
 
 const refusal = (run: () => unknown): string => {
   try {

@@ -19,6 +19,7 @@ import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submiss
 import { approvedDingTalkOrder, dingtalkApprovalPayload, dingtalkCallback } from '../../tools/harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback } from '../../tools/harness/fake-feishu.js';
 import { approvedWeComOrder, wecomApprovalXml, wecomCallback } from '../../tools/harness/fake-wecom.js';
+import { assertDoorShapeChecked } from '../../tools/harness/door-shape.js';
 import { type FakeVendors, startFakeVendors } from '../../tools/harness/fake-vendors.js';
 import { answerOf } from '../../tools/harness/mcp-clients.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
@@ -157,6 +158,10 @@ describe('a key belongs to the door that claimed it', () => {
 
   /** The doors that name their order: the same order through either is one approval. */
   const ORDER_NAMING = new Set<KeySource>(['webhook', 'mcp']);
+
+  it('a door is checked by its shape, not by a list: a name is taken where a door is named exactly when it fits (generated)', async () => {
+    await assertDoorShapeChecked(service.prisma);
+  });
 
   it('the first door keeps the key; another door is refused, counted for it and listed; only the first order can be written', async () => {
     const doors = fc.constantFrom(...KEY_SOURCES);

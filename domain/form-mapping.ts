@@ -1,12 +1,13 @@
 // The mapping file (OA_FORM_MAPPING): which field of an approval form is the customer, where the
 // currency comes from, and which detail table and columns hold the lines — with a shared default
-// and a section per OA, since each OA's form names its fields its own way. `mapForm` turns a form
+// and a section per OA, since each OA's form names its fields its own way. A section is named by its
+// vendor's id; which vendors there are is the caller's to say (vendors/registry.ts). `mapForm` turns a form
 // into the order every entry point accepts, validated by domain/order-input.ts; every way a form
 // can fail to map is one reason naming the form's own field, row or column.
 //
 // Pure and importable by workflow code: no Node built-ins.
 import { z } from 'zod';
-import { OA_VENDORS, type OaVendor } from './oa-approval.js';
+import type { OaVendor } from './oa-approval.js';
 import { type Approval, orderSchema } from './order-input.js';
 
 /** A form as named values, in the vendor-neutral shape the approval readers give it. */
@@ -45,36 +46,52 @@ const sectionSchema = z.strictObject({
 
 const PARTS = ['customer', 'currency', 'lines'] as const;
 
-export const formMappingFileSchema = z
-  .strictObject({
-    /** Free text for the reader of the file; ignored. */
-    description: z.string().optional(),
-    /** What every OA's form shares; a vendor's section replaces any part of it. */
-    default: sectionSchema.optional(),
-    vendors: z
-      .strictObject({
-        feishu: sectionSchema.optional(),
-        dingtalk: sectionSchema.optional(),
-        wecom: sectionSchema.optional(),
-      } satisfies Record<OaVendor, unknown>)
-      .optional(),
-  })
-  .superRefine((file, ctx) => {
-    for (const vendor of OA_VENDORS) {
-      const section = file.vendors?.[vendor];
-      for (const part of PARTS) {
-        if (file.default?.[part] === undefined && section?.[part] === undefined) {
+/**
+ * The mapping file for the OA vendors `vendors` (vendors/registry.ts): a section of another name is
+ * refused, and every part must be mapped for each vendor, by its section or the default.
+ */
+export function formMappingFileSchema(vendors: readonly OaVendor[]) {
+  return z
+    .strictObject({
+      /** Free text for the reader of the file; ignored. */
+      description: z.string().optional(),
+      /** What every OA's form shares; a vendor's section replaces any part of it. */
+      default: sectionSchema.optional(),
+      /** A section per vendor, under its id. */
+      vendors: z.record(z.string(), sectionSchema).optional(),
+    })
+    .superRefine((file, ctx) => {
+      for (const name of Object.keys(file.vendors ?? {})) {
+        if (!vendors.includes(name)) {
           ctx.addIssue({
             code: 'custom',
-            path: ['default', part],
-            message: `required: no mapping for "${part}" here nor in vendors.${vendor}`,
+            path: ['vendors', name],
+            message: `no OA vendor is called "${name}" (the vendors: ${vendors.join(', ')})`,
           });
         }
       }
-    }
-  });
+      for (const vendor of vendors) {
+        const section = sectionOf(file.vendors, vendor);
+        for (const part of PARTS) {
+          if (file.default?.[part] === undefined && section?.[part] === undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['default', part],
+              message: `required: no mapping for "${part}" here nor in vendors.${vendor}`,
+            });
+          }
+        }
+      }
+    });
+}
 
-export type FormMappingFile = z.output<typeof formMappingFileSchema>;
+export type FormMappingFile = z.output<ReturnType<typeof formMappingFileSchema>>;
+type Section = z.output<typeof sectionSchema>;
+
+/** A vendor's own section, never a property of the object's prototype. */
+function sectionOf(sections: Record<string, Section> | undefined, vendor: OaVendor): Section | undefined {
+  return sections === undefined ? undefined : own(sections, vendor);
+}
 
 /** The mapping of one OA's form: every part resolved. */
 export interface FormMapping {
@@ -85,7 +102,7 @@ export interface FormMapping {
 
 /** The mapping for one OA: its own section's parts, the default's for the rest. */
 export function mappingFor(file: FormMappingFile, vendor: OaVendor): FormMapping {
-  const section = file.vendors?.[vendor];
+  const section = sectionOf(file.vendors, vendor);
   const customer = section?.customer ?? file.default?.customer;
   const currency = section?.currency ?? file.default?.currency;
   const lines = section?.lines ?? file.default?.lines;
@@ -96,7 +113,7 @@ export function mappingFor(file: FormMappingFile, vendor: OaVendor): FormMapping
 
 /** Whether an instance of this approval definition is an order, per the vendor's or the shared list. */
 export function isOrderDefinition(file: FormMappingFile, vendor: OaVendor, code: string | undefined): boolean {
-  const listed = file.vendors?.[vendor]?.definitions ?? file.default?.definitions;
+  const listed = sectionOf(file.vendors, vendor)?.definitions ?? file.default?.definitions;
   return listed === undefined || (code !== undefined && listed.includes(code));
 }
 

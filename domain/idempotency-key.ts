@@ -1,5 +1,5 @@
 // The idempotency key is born here and only here (docs/architecture.md, decision 1). Every entry
-// point — the signed webhook, the MCP tool, the Feishu, DingTalk and WeCom connectors — calls this
+// point — the signed webhook, the MCP tool, each OA vendor's connector — calls this
 // module; nothing downstream ever builds a key of its own, and a retry never builds a new one. The
 // seed's classic pitfall was a key regenerated per attempt (a fresh UUID on every retry): deriving
 // it from business identifiers makes a regenerated key identical anyway, and passing it as workflow
@@ -7,7 +7,7 @@
 //
 // This file is imported by workflow code: keep it free of Node built-ins.
 
-import { OA_VENDORS } from './oa-approval.js';
+import { type Door, ORDER_NAMING_DOORS } from './door.js';
 
 export const OPERATIONS = ['MAIN', 'SUPPLEMENT'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -37,17 +37,11 @@ export function parseIdempotencyKey(key: string): { approvalNo: string; operatio
 }
 
 /**
- * The doors a key can be claimed through: the signed webhook, the MCP tool and the OA connectors.
- * A claim records its door, and the key belongs to it (docs/architecture.md, decision 38).
+ * A door a key can be claimed through: the signed webhook, the MCP tool or an OA vendor's connector
+ * (domain/door.ts). A claim records its door, and the key belongs to it (docs/architecture.md,
+ * decision 38).
  */
-export const KEY_SOURCES = ['webhook', 'mcp', ...OA_VENDORS] as const;
-export type KeySource = (typeof KEY_SOURCES)[number];
-
-/**
- * The doors whose deliveries name their order (the approval number and operation of one OA, the
- * order in the body): the same order through either is the same approval, however it came.
- */
-const ORDER_NAMING_SOURCES: readonly KeySource[] = ['webhook', 'mcp'];
+export type KeySource = Door;
 
 /**
  * Whether a delivery through `door` of a key `claimedBy` claimed is refused as another source's:
@@ -58,7 +52,7 @@ const ORDER_NAMING_SOURCES: readonly KeySource[] = ['webhook', 'mcp'];
  */
 export function isKeySourceConflict(claimedBy: KeySource, door: KeySource, sameOrder: boolean): boolean {
   if (claimedBy === door) return false;
-  return !(sameOrder && ORDER_NAMING_SOURCES.includes(claimedBy) && ORDER_NAMING_SOURCES.includes(door));
+  return !(sameOrder && ORDER_NAMING_DOORS.includes(claimedBy) && ORDER_NAMING_DOORS.includes(door));
 }
 
 /** The order workflow's id: a redelivered webhook lands on the same workflow. */

@@ -9,7 +9,8 @@ import type { Client } from '@temporalio/client';
 import type { SubmissionConfig, WritePolicy } from './settings.js';
 import { canonicalOrder, totalAmountOf } from '../domain/canonical-order.js';
 import { fingerprintOf } from '../domain-node/fingerprint.js';
-import { idempotencyKeyFor, type KeySource } from '../domain/idempotency-key.js';
+import type { OrderNamingDoor } from '../domain/door.js';
+import { idempotencyKeyFor } from '../domain/idempotency-key.js';
 import type { Approval } from '../domain/order-input.js';
 import type { IdempotencyRecord } from '../services/db/idempotency-records.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
@@ -139,7 +140,7 @@ function policyInput(policy: WritePolicy): OrderWorkflowInput['policy'] {
 export async function submitApproval(
   deps: SubmissionDeps,
   approval: Approval,
-  source: Extract<KeySource, 'webhook' | 'mcp'>,
+  source: OrderNamingDoor,
   options: DeliveryOptions = {},
 ): Promise<Submission> {
   const input = workflowInputFor(approval, deps.writePolicy);

@@ -161,7 +161,9 @@ async function settleAgainstOrder(
   // The key belongs to its door after the retention purge too: the order row kept it.
   const holder: KeyHolder | undefined =
     record ??
-    (orderSourceAtPurge && { idempotencyKey: key, source: orderSourceAtPurge, fingerprint: orderFingerprint });
+    (orderSourceAtPurge
+      ? { idempotencyKey: key, source: orderSourceAtPurge, fingerprint: orderFingerprint }
+      : undefined);
   if (holder) await refuseAnotherSource(deps, holder, claim, incoming === orderFingerprint);
   if (incoming !== null && orderFingerprint !== incoming) {
     const differences =

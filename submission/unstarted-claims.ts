@@ -6,7 +6,6 @@
 // on runs it; several at once still start one workflow per key: the workflow id is the key's, and a
 // start attaches to a running run and never replaces a closed one, as a delivery's start does.
 import type { Logger } from 'pino';
-import { OA_VENDORS } from '../domain/oa-approval.js';
 import { findUnstartedClaims, type IdempotencyRecord } from '../services/db/idempotency-records.js';
 import { isTemporalUnreachable } from '../services/temporal/connection.js';
 import { settledWithin } from './accept-oa-event.js';
@@ -63,7 +62,6 @@ export function startUnstartedClaims(options: {
 
   const sweepOnce = async (): Promise<number> => {
     const claims = await findUnstartedClaims(deps.prisma, {
-      sources: OA_VENDORS,
       claimedBefore: new Date(Date.now() - afterMs),
       limit: CLAIMS_PER_SWEEP + leftAlone.size,
     });

@@ -1,4 +1,5 @@
-// The OA vendors the service knows, one line each, and what the configured ones give the processes:
+// The OA vendors the service knows, one line each — the one list of them: whatever else needs "the
+// vendors" (the callback routes, the form mapping's sections, the metrics' series) asks here — and what the configured ones give the processes:
 // the API's callback connectors, the worker's approval readers, and (vendors/connections.ts) the
 // API's held connections. A vendor whose
 // settings are absent gives nothing: its callback answers 404, its reader is missing.
@@ -13,8 +14,13 @@ import type { OaVendorModule } from './oa-vendor.js';
 import type { ConnectorsConfig } from './settings.js';
 import { wecom } from './wecom/index.js';
 
-/** Every vendor, in the order of `OA_VENDORS` (a test holds the two lists equal). */
+/** Every vendor: a new one is its folder and a line here (docs/connectors.md). */
 export const OA_VENDOR_MODULES: readonly OaVendorModule<unknown>[] = [feishu, dingtalk, wecom];
+
+/** Every vendor's id, in the registry's order. */
+export function oaVendorIds(): OaVendor[] {
+  return OA_VENDOR_MODULES.map((module) => module.vendor);
+}
 
 /** The module of `vendor`. */
 export function oaVendorModule(vendor: OaVendor): OaVendorModule<unknown> {

@@ -81,7 +81,10 @@ export function connectorsFrom(env: ConnectorsEnv, problems: string[]): Connecto
   ) as { [V in Vendor]: ConfigOf<V> | undefined };
   let formMapping: ConnectorsConfig['formMapping'];
   if (env.OA_FORM_MAPPING) {
-    const read = readFormMappingFile(env.OA_FORM_MAPPING);
+    const read = readFormMappingFile(
+      env.OA_FORM_MAPPING,
+      vendorEntries.map(([name]) => name),
+    );
     if (read.ok) formMapping = { path: env.OA_FORM_MAPPING, file: read.mapping };
     else problems.push(...read.problems);
   } else if (Object.values(vendors).some((connector) => connector !== undefined)) {

@@ -224,7 +224,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
  */
 function doorBodyTimes(config: AppConfig, connectors: Partial<Record<OaVendor, Connector>>): DoorBodyTimes {
   const times = new Map<string, number>([[WEBHOOK_PATH, config.http.startTimeoutMs]]);
-  for (const [vendor, connector] of Object.entries(connectors) as [OaVendor, Connector | undefined][]) {
+  for (const [vendor, connector] of Object.entries(connectors)) {
     if (connector) times.set(oaCallbackPath(vendor), connector.vendorDeadlineMs);
   }
   return times;

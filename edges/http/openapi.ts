@@ -7,12 +7,12 @@ import { z } from 'zod';
 import { approvalSchema } from '../../domain/order-input.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency-key.js';
 import { ORDER_STATUSES } from '../../domain/order-status.js';
-import { OA_VENDORS, type OaVendor } from '../../domain/oa-approval.js';
+import type { OaVendor } from '../../domain/oa-approval.js';
 import { OA_HEADERS, STANDARD_HEADERS } from '../../domain-node/signature.js';
 import { MCP_PATH } from './routes/mcp.js';
 import { oaCallbackMethods, oaCallbackPath } from './routes/oa-callbacks.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problem.js';
-import { oaVendorModule } from '../../vendors/registry.js';
+import { oaVendorIds, oaVendorModule } from '../../vendors/registry.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 export const WEBHOOK_PATH = '/webhooks/oa/approvals';
@@ -394,7 +394,7 @@ export function openApiDocument(): Json {
     },
     [MCP_PATH]: { post: mcpOperation() },
   };
-  for (const vendor of OA_VENDORS) {
+  for (const vendor of oaVendorIds()) {
     paths[oaCallbackPath(vendor)] = Object.fromEntries(
       oaCallbackMethods(vendor).map((method) => [method.toLowerCase(), connectorOperation(vendor, method)]),
     );

@@ -21,7 +21,8 @@ import { installTemporalRuntime } from '../../services/temporal/runtime.js';
 import { startMetricsSampler } from '../../services/metrics/metrics-sampler.js';
 import { connectWorker } from '../../worker/create-worker.js';
 import { createOrderWorker, type WorkerProcessConfig } from '../../worker/run-worker.js';
-import { anyOaVendorOn, connectorsFromConfig } from '../../vendors/registry.js';
+import { anyOaVendorOn, connectorsFromConfig, oaVendorIds } from '../../vendors/registry.js';
+import { ORDER_NAMING_DOORS } from '../../domain/door.js';
 import { type OaConnectionDeps, type OaConnections, openOaConnections } from '../../vendors/connections.js';
 import { settleApprovalEventsInFlight } from '../../submission/accept-oa-event.js';
 import { intakeLoad } from '../../submission/intake-load.js';
@@ -90,7 +91,7 @@ export async function runApiProcess(
     migrateWith: config.migrateOnStart ? config.migrationUrl : undefined,
     log,
   });
-  metrics.webhookRefusalsAtZero();
+  metrics.webhookRefusalsAtZero([...ORDER_NAMING_DOORS, ...oaVendorIds()]);
   // The waiting keys only where this process runs the worker: an API alone reports its memory.
   const sampler = config.metrics
     ? startMetricsSampler({

@@ -6,7 +6,8 @@ import { toFieldErrors } from '../../domain/order-input.js';
 
 export type FormMappingRead = { ok: true; mapping: FormMappingFile } | { ok: false; problems: string[] };
 
-export function readFormMappingFile(path: string): FormMappingRead {
+/** Reads the file at `path`, a mapping for the OA vendors `vendors` (vendors/registry.ts). */
+export function readFormMappingFile(path: string, vendors: readonly string[]): FormMappingRead {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -19,7 +20,7 @@ export function readFormMappingFile(path: string): FormMappingRead {
   } catch (error) {
     return { ok: false, problems: [`OA_FORM_MAPPING: ${path}: not valid JSON (${(error as Error).message})`] };
   }
-  const parsed = formMappingFileSchema.safeParse(json);
+  const parsed = formMappingFileSchema(vendors).safeParse(json);
   if (parsed.success) return { ok: true, mapping: parsed.data };
   return {
     ok: false,

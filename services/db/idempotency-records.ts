@@ -2,6 +2,7 @@
 // workflow it started, and the status callers read. The record is the fast pre-filter; the unique
 // index on order_main stays the final judge. The status is claimed here as RECEIVED and changed
 // only by order-status-writer.ts.
+import { ORDER_NAMING_DOORS } from '../../domain/door.js';
 import type { KeySource, Operation } from '../../domain/idempotency-key.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import type { IdempotencyRecord as RecordRow } from './generated/prisma/client.js';
@@ -61,7 +62,7 @@ export async function claimRecord(db: Tx, record: NewRecord): Promise<Claim> {
   const claimed = await statementsFor(db).claimRecord(db, record);
   const orderFingerprint = claimed.orderFingerprint ?? undefined;
   const orderStatusAtPurge = (claimed.orderStatusAtPurge ?? undefined) as OrderStatus | undefined;
-  const orderSourceAtPurge = (claimed.orderSourceAtPurge ?? undefined) as KeySource | undefined;
+  const orderSourceAtPurge = claimed.orderSourceAtPurge ?? undefined;
   if (!claimed.record && orderFingerprint === undefined) {
     throw new Error(`idempotency record ${record.idempotencyKey} vanished after insert`);
   }
@@ -131,18 +132,18 @@ export async function findRecordsByStatus(db: Tx, status: OrderStatus, limit: nu
 }
 
 /**
- * Claims of `sources` whose workflow start nobody confirmed (RECEIVED, no workflow_started_at) and
+ * Claims of the OA vendors (every door but the order-naming ones) whose workflow start nobody confirmed (RECEIVED, no workflow_started_at) and
  * that have not changed since `claimedBefore`, the oldest first (the index on status serves it).
  */
 export async function findUnstartedClaims(
   db: Tx,
-  options: { sources: readonly string[]; claimedBefore: Date; limit: number },
+  options: { claimedBefore: Date; limit: number },
 ): Promise<IdempotencyRecord[]> {
   const rows = await db.idempotencyRecord.findMany({
     where: {
       status: 'RECEIVED',
       workflowStartedAt: null,
-      source: { in: [...options.sources] },
+      source: { notIn: [...ORDER_NAMING_DOORS] },
       updatedAt: { lte: options.claimedBefore },
     },
     orderBy: [{ updatedAt: 'asc' }, { idempotentKey: 'asc' }],
@@ -171,7 +172,7 @@ function toRecord(row: RecordRow): IdempotencyRecord {
     operation: row.operation as Operation,
     fingerprint: row.fingerprint,
     request: row.request as unknown as StoredRequest | null,
-    source: row.source as KeySource,
+    source: row.source,
     workflowId: row.workflowId,
     status: row.status as OrderStatus,
     attempts: row.attempts,

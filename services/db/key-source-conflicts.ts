@@ -33,8 +33,8 @@ export async function listOpenKeySourceConflicts(db: Tx, limit: number): Promise
   });
   return rows.map((row) => ({
     idempotencyKey: row.idempotentKey,
-    door: row.door as KeySource,
-    claimedBy: row.claimedBy as KeySource,
+    door: row.door,
+    claimedBy: row.claimedBy,
     fingerprint: row.fingerprint,
     refusals: row.refusals,
     firstRefusedAt: row.firstRefusedAt,

@@ -9,7 +9,7 @@ import { type MetricMeter, noopMetricMeter } from '@temporalio/common';
 import { TABLE } from '../../domain/error-classification.js';
 import type { DuplicateKind } from '../../domain/safety-nets.js';
 import type { OrderStatus } from '../../domain/order-status.js';
-import { KEY_SOURCES, type KeySource } from '../../domain/idempotency-key.js';
+import type { KeySource } from '../../domain/idempotency-key.js';
 
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'conflict' | 'refused';
 export type DeliveryOutcome = 'acknowledged' | 'failed' | 'marked_handled';
@@ -41,9 +41,10 @@ export interface ProductMetrics {
   /**
    * The refusals the alert rules watch — the 503s, and the deliveries refused as another door's —
    * exported at 0 by the process that answers webhooks, so that the first one is an increase and
-   * not a series that appears.
+   * not a series that appears. `doors`: every door a delivery can be refused at (the webhook, MCP
+   * and the OA vendors of vendors/registry.ts), from the caller, which knows them.
    */
-  webhookRefusalsAtZero(): void;
+  webhookRefusalsAtZero(doors: readonly KeySource[]): void;
 }
 
 /**
@@ -134,9 +135,9 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     memorySampled: (residentBytes) => memory.set(residentBytes),
     connectionUp: (vendor, up) => connections.set(up ? 1 : 0, { vendor }),
     keySourceConflict: (door) => sourceConflicts.add(1, { door }),
-    webhookRefusalsAtZero: () => {
+    webhookRefusalsAtZero: (doors) => {
       for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });
-      for (const door of KEY_SOURCES) sourceConflicts.add(0, { door });
+      for (const door of doors) sourceConflicts.add(0, { door });
     },
   };
   return neverThrowing(metrics);

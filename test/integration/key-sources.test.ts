@@ -12,13 +12,16 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
-import { idempotencyKeyFor, KEY_SOURCES, type KeySource } from '../../domain/idempotency-key.js';
+import { ORDER_NAMING_DOORS } from '../../domain/door.js';
+import { idempotencyKeyFor, type KeySource } from '../../domain/idempotency-key.js';
 import { purgeExpiredRecords } from '../../services/db/retention.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
+import { oaVendorIds } from '../../vendors/registry.js';
 import { approvedDingTalkOrder, dingtalkApprovalPayload, dingtalkCallback } from '../../tools/harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback } from '../../tools/harness/fake-feishu.js';
 import { approvedWeComOrder, wecomApprovalXml, wecomCallback } from '../../tools/harness/fake-wecom.js';
+import { assertDoorShapeChecked } from '../../tools/harness/door-shape.js';
 import { type FakeVendors, startFakeVendors } from '../../tools/harness/fake-vendors.js';
 import { answerOf } from '../../tools/harness/mcp-clients.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
@@ -129,6 +132,8 @@ describe('a key belongs to the door that claimed it', () => {
           wecomCallback(wecomApprovalXml({ corpId: wecom.corpId, spNo: approvalNo, spStatus: 2 }), crypto),
         );
       }
+      default:
+        throw new Error(`no sender for the door ${door}`);
     }
   }
 
@@ -158,8 +163,12 @@ describe('a key belongs to the door that claimed it', () => {
   /** The doors that name their order: the same order through either is one approval. */
   const ORDER_NAMING = new Set<KeySource>(['webhook', 'mcp']);
 
+  it('a door is checked by its shape, not by a list: a name is taken where a door is named exactly when it fits (generated)', async () => {
+    await assertDoorShapeChecked(service.prisma);
+  });
+
   it('the first door keeps the key; another door is refused, counted for it and listed; only the first order can be written', async () => {
-    const doors = fc.constantFrom(...KEY_SOURCES);
+    const doors = fc.constantFrom(...ORDER_NAMING_DOORS, ...oaVendorIds());
     await fc.assert(
       fc.asyncProperty(doors, doors, fc.boolean(), fc.boolean(), async (first, second, sameOrder, inStock) => {
         const approvalNo = uniqueApprovalNo('KS');
@@ -261,9 +270,14 @@ describe('a key belongs to the door that claimed it', () => {
     assert.equal(row?.clearedBy, 'key-sources-test');
     assert.equal((await cliInProcess(service, ['clear-conflict', key])).code, 1, 'nothing left to clear');
     assert.equal(
-      (await cliInProcess(service, ['clear-conflict', key, '--door', 'nowhere'])).code,
+      (await cliInProcess(service, ['clear-conflict', key, '--door', 'No_Where'])).code,
       2,
-      'a door that is none',
+      "a name without a door's shape",
+    );
+    assert.equal(
+      (await cliInProcess(service, ['clear-conflict', key, '--door', 'nowhere'])).code,
+      1,
+      'a door with nothing open through it',
     );
 
     // WeCom sends the event again (or a second one): listed again, a fresh count.

@@ -31,6 +31,7 @@ import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { statementsFor } from '../../services/db/stores/store.js';
 import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
 import { mysqlRolesOf } from '../../tools/harness/database-roles.js';
+import { assertDoorShapeChecked } from '../../tools/harness/door-shape.js';
 import { orderEvent } from '../../tools/harness/forged-events.js';
 import { answerOf, MCP_BIN } from '../../tools/harness/mcp-clients.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
@@ -147,6 +148,10 @@ describe('the order store on MySQL/MariaDB', () => {
     } finally {
       await db.end();
     }
+  });
+
+  it('a door is checked by its shape, not by a list: a name is taken where a door is named exactly when it fits (generated)', async () => {
+    await assertDoorShapeChecked(service.prisma);
   });
 
   it('keeps keys that differ only in case apart: two approvals, two orders (generated)', async () => {

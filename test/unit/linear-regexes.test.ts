@@ -51,6 +51,7 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
     '/Failed to connect|ECONNREFUSED|No connection established|deadline/i',
     'error message',
   ],
+  ['domain/door.ts', '/^[a-z][a-z0-9-]{1,31}$/', 'input'],
   ['domain/error-classification.ts', '/^([A-Za-z][A-Za-z0-9]*): /', 'error message'],
   ['domain/form-mapping.ts', '/^[A-Z]{3}$/', 'input'],
   ['domain/form-mapping.ts', '/^\\d{1,9}$/', 'input'],

@@ -1,5 +1,5 @@
 // `clear-conflict`: clears a key's open key source conflicts, once an operator checked its claim.
-import { KEY_SOURCES, type KeySource } from '../../../domain/idempotency-key.js';
+import { isDoorName } from '../../../domain/door.js';
 import { clearKeySourceConflicts } from '../../../services/db/key-source-conflicts.js';
 import { by, type Command, decidedBy, KEY_USAGE, keyArgument, keyOptions, UsageError } from './shared.js';
 
@@ -8,19 +8,19 @@ export const clearConflictCommand: Command = {
   summary: 'clear a key source conflict listed by `awaiting`, once its claim was checked',
   usage:
     `${KEY_USAGE} [--door SOURCE] [--by NAME]\n\nA delivery through another door than the one that claimed the key was refused and is\n` +
-    `listed by \`awaiting\` as KEY_SOURCE_CONFLICT (docs/operations.md). Clears the key's open\nconflicts, or only those of --door (${KEY_SOURCES.join(', ')}); a later refusal lists it again.\nExit code 1 when none was open. NAME is recorded (default: cli:<user>).`,
+    `listed by \`awaiting\` as KEY_SOURCE_CONFLICT (docs/operations.md). Clears the key's open\nconflicts, or only those of --door (webhook, mcp or an OA vendor's id); a later refusal lists it again.\nExit code 1 when none was open. NAME is recorded (default: cli:<user>).`,
   options: { ...by, ...keyOptions, door: { type: 'string' } },
   run: async (context, values, positionals) => {
     const key = keyArgument(positionals, values);
     const door = values.door;
-    if (door !== undefined && !(KEY_SOURCES as readonly unknown[]).includes(door)) {
-      throw new UsageError(`--door must be one of ${KEY_SOURCES.join(', ')}`);
+    if (door !== undefined && !isDoorName(door)) {
+      throw new UsageError("--door must name a door: webhook, mcp or an OA vendor's id (feishu, …)");
     }
     // Before the database is opened: a --by refused is a usage error, with nothing contacted.
     const clearedBy = decidedBy(values);
     const cleared = await clearKeySourceConflicts(await context.prisma(), {
       idempotencyKey: key,
-      door: door as KeySource | undefined,
+      door,
       clearedBy,
     });
     return {

@@ -1,5 +1,5 @@
-// The OA connectors' callback routes: `POST /webhooks/feishu`, `POST /webhooks/dingtalk` and
-// `GET|POST /webhooks/wecom` (WeCom checks its URL with a GET). The vendor's connector reads the
+// The OA connectors' callback routes: `/webhooks/<vendor>` for each vendor of vendors/registry.ts,
+// called with the methods its module names (a POST; a GET too for a vendor that checks its URL). The vendor's connector reads the
 // callback (vendors/<vendor>/connector.ts); this route answers what it says, and
 // hands an approval event to submission/accept-oa-event.ts within the vendor's deadline.
 // A connector that is off (its settings absent) has no route: 404 problem+json. A callback the
@@ -7,7 +7,7 @@
 // (docs/architecture.md, decision 26); an authentic callback is always acknowledged.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Client } from '@temporalio/client';
-import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
+import type { OaVendor } from '../../../domain/oa-approval.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import type { ProductMetrics } from '../../../services/metrics/product-metrics.js';
 import {
@@ -20,7 +20,7 @@ import {
 import type { IntakeLoad } from '../../../submission/intake-load.js';
 import { arrivalOf } from '../arrival.js';
 import type { Connector, ConnectorReply } from '../../../vendors/connector.js';
-import { oaVendorModule } from '../../../vendors/registry.js';
+import { oaVendorIds, oaVendorModule } from '../../../vendors/registry.js';
 import { HttpProblem, problem, refusedAtTheDoor } from '../problem.js';
 import { inRequestSpan } from '../request-spans.js';
 
@@ -53,7 +53,7 @@ function replyDeadline(request: FastifyRequest, vendorDeadlineMs: number): Reply
 }
 
 export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void {
-  for (const vendor of OA_VENDORS) {
+  for (const vendor of oaVendorIds()) {
     app.route({
       method: [...oaCallbackMethods(vendor)],
       url: oaCallbackPath(vendor),

@@ -11,11 +11,15 @@ import { createApprovalFormActivities } from '../../../activities/approval-form.
 import { OaApiError } from '../../../domain/errors.js';
 import type { OaInstanceStatus } from '../../../domain/oa-approval.js';
 import { readFormMappingFile } from '../../../services/config/form-mapping-file.js';
+import { oaVendorIds } from '../../../vendors/registry.js';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import type { ApprovalInstance, ApprovalReader } from '../../../vendors/approval-reader.js';
 import { testFormOrder, testPolicy } from '../../../tools/harness/workflow-tests.js';
 
-const mappingFile = readFormMappingFile(new URL('../../../examples/oa-form-mapping.json', import.meta.url).pathname);
+const mappingFile = readFormMappingFile(
+  new URL('../../../examples/oa-form-mapping.json', import.meta.url).pathname,
+  oaVendorIds(),
+);
 if (!mappingFile.ok) throw new Error(`the example mapping is invalid: ${mappingFile.problems.join('; ')}`);
 const formMapping = mappingFile.mapping;
 

@@ -16,15 +16,18 @@ import {
   mapForm,
   mappingFor,
 } from '../../../domain/form-mapping.js';
-import { OA_VENDORS, type OaVendor } from '../../../domain/oa-approval.js';
+import type { OaVendor } from '../../../domain/oa-approval.js';
 import type { Approval } from '../../../domain/order-input.js';
 import { loadConfig } from '../../../app/env.js';
 import { ConfigError } from '../../../services/config/environment.js';
 import { connectorStates } from '../../../vendors/settings.js';
 import { readFormMappingFile } from '../../../services/config/form-mapping-file.js';
+import { oaVendorIds } from '../../../vendors/registry.js';
 
+/** The vendors of the registry: the mapping file has a section for each. */
+const OA_VENDORS = oaVendorIds();
 const EXAMPLE = new URL('../../../examples/oa-form-mapping.json', import.meta.url).pathname;
-const example = readFormMappingFile(EXAMPLE);
+const example = readFormMappingFile(EXAMPLE, OA_VENDORS);
 if (!example.ok) throw new Error(`the example mapping is invalid: ${example.problems.join('; ')}`);
 const exampleFile = example.mapping;
 
@@ -187,12 +190,12 @@ describe('which approval definitions are orders', () => {
     },
   };
   it('without a list, every definition is an order', () => {
-    const file = formMappingFileSchema.parse(base);
+    const file = formMappingFileSchema(OA_VENDORS).parse(base);
     assert.equal(isOrderDefinition(file, 'feishu', 'ANYTHING'), true);
     assert.equal(isOrderDefinition(file, 'dingtalk', undefined), true);
   });
   it("a vendor's list wins over the shared one; an unlisted or unnamed definition is not an order", () => {
-    const file = formMappingFileSchema.parse({
+    const file = formMappingFileSchema(OA_VENDORS).parse({
       ...base,
       default: { ...base.default, definitions: ['PO'] },
       vendors: { dingtalk: { definitions: ['PROC-PO'] } },
@@ -210,8 +213,24 @@ describe('which approval definitions are orders', () => {
       [true, false],
     );
   });
+  it('a section is named by a vendor the caller names: another name is refused, a fourth vendor is one more name', () => {
+    const misspelt = formMappingFileSchema(OA_VENDORS).safeParse({ ...base, vendors: { feishuu: {} } });
+    assert.equal(misspelt.success, false);
+    assert.match(misspelt.error?.issues[0]?.message ?? '', /no OA vendor is called "feishuu"/);
+    assert.deepEqual(misspelt.error?.issues[0]?.path, ['vendors', 'feishuu']);
+    const file = formMappingFileSchema([...OA_VENDORS, 'acme']).parse({
+      ...base,
+      vendors: { acme: { customer: { field: 'Client' } } },
+    });
+    assert.deepEqual(mappingFor(file, 'acme').customer, { field: 'Client' });
+    assert.deepEqual(mappingFor(file, 'feishu').customer, { field: 'C' });
+    assert.equal(isOrderDefinition(file, 'constructor', 'X'), true, "a prototype's property is no section");
+  });
   it('an empty list is refused: it would make no approval an order', () => {
-    assert.equal(formMappingFileSchema.safeParse({ ...base, vendors: { feishu: { definitions: [] } } }).success, false);
+    assert.equal(
+      formMappingFileSchema(OA_VENDORS).safeParse({ ...base, vendors: { feishu: { definitions: [] } } }).success,
+      false,
+    );
   });
 });
 
@@ -350,7 +369,7 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
 
   it('a bad mapping file is reported with its path, the JSON pointer and what is wrong', () => {
     const notJson = file('broken.json', '{ "default": ');
-    const read = readFormMappingFile(notJson);
+    const read = readFormMappingFile(notJson, OA_VENDORS);
     assert.ok(!read.ok && read.problems[0]?.startsWith(`OA_FORM_MAPPING: ${notJson}: not valid JSON`));
 
     const badCurrency = file(
@@ -374,7 +393,7 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       'incomplete.json',
       JSON.stringify({ vendors: { feishu: { customer: { field: 'Customer' } } } }),
     );
-    const problems = readFormMappingFile(incomplete);
+    const problems = readFormMappingFile(incomplete, OA_VENDORS);
     assert.ok(!problems.ok);
     assert.ok(
       problems.problems.includes(
@@ -382,6 +401,6 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       ),
       problems.problems.join('\n'),
     );
-    assert.ok(formMappingFileSchema.safeParse(JSON.parse('{"default":{},"extra":1}')).success === false);
+    assert.ok(formMappingFileSchema(OA_VENDORS).safeParse(JSON.parse('{"default":{},"extra":1}')).success === false);
   });
 });

@@ -6,7 +6,6 @@ import {
   idempotencyKeyFor,
   idempotencyKeyOfWorkflowId,
   isKeySourceConflict,
-  KEY_SOURCES,
   orderWorkflowIdFor,
   parseIdempotencyKey,
 } from '../../../domain/idempotency-key.js';
@@ -59,7 +58,8 @@ describe('idempotency key', () => {
   });
 
   it('belongs to the door that claimed it: another door is refused, but for the webhook and MCP with the same order', () => {
-    const door = fc.constantFrom(...KEY_SOURCES);
+    // The doors are open: a fourth vendor's is a door like the others.
+    const door = fc.constantFrom('webhook', 'mcp', 'feishu', 'dingtalk', 'wecom', 'acme');
     fc.assert(
       fc.property(door, door, fc.boolean(), (claimedBy, delivered, sameOrder) => {
         const namesItsOrder = (source: string) => source === 'webhook' || source === 'mcp';

@@ -6,11 +6,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { OA_VENDORS } from '../../../domain/oa-approval.js';
+import { isDoorName, ORDER_NAMING_DOORS } from '../../../domain/door.js';
 import {
   anyOaVendorOn,
   connectorsFromConfig,
   OA_VENDOR_MODULES,
+  oaVendorIds,
   oaVendorModule,
   readersFromConfig,
 } from '../../../vendors/registry.js';
@@ -45,17 +46,22 @@ const webhook = { toleranceSeconds: 300 } as const;
 const policy = { startToCloseMs: 8_000 };
 
 describe('the OA vendor registry', () => {
-  it('has one module per vendor of the domain, in its order', () => {
+  it('is the one list of the vendors: each id a door, none the webhook or MCP, none twice', () => {
+    const ids = oaVendorIds();
     assert.deepEqual(
+      ids,
       OA_VENDOR_MODULES.map((module) => module.vendor),
-      [...OA_VENDORS],
     );
-    for (const vendor of OA_VENDORS) assert.equal(oaVendorModule(vendor).vendor, vendor);
+    assert.equal(new Set(ids).size, ids.length);
+    for (const vendor of ids) {
+      assert.ok(isDoorName(vendor) && !ORDER_NAMING_DOORS.includes(vendor), vendor);
+      assert.equal(oaVendorModule(vendor).vendor, vendor);
+    }
   });
 
   it("declares each vendor's settings, and the configuration reads exactly those and the shared ones", () => {
     const declared = OA_VENDOR_MODULES.flatMap((module) => Object.keys(module.settings.env));
-    for (const vendor of OA_VENDORS) {
+    for (const vendor of oaVendorIds()) {
       const prefix = `${vendor.toUpperCase()}_`;
       assert.ok(
         Object.keys(oaVendorModule(vendor).settings.env).every((name) => name.startsWith(prefix)),

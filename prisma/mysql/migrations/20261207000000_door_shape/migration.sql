@@ -1,0 +1,17 @@
+-- A door (the webhook, the MCP tool, an OA vendor) is checked by its shape, not by a list, as
+-- order_main.source_at_purge already is: a new OA vendor is a folder and a registry line, and adds
+-- no migration (docs/connectors.md). The columns that name a door take the shape's 32 characters.
+ALTER TABLE `idempotency_record` DROP CONSTRAINT `idempotency_record_source`;
+ALTER TABLE `key_source_conflict`
+    DROP CONSTRAINT `key_source_conflict_door`,
+    DROP CONSTRAINT `key_source_conflict_claimed_by`;
+
+ALTER TABLE `idempotency_record`
+    MODIFY COLUMN `source` VARCHAR(32) NOT NULL DEFAULT 'webhook',
+    ADD CONSTRAINT `idempotency_record_source` CHECK (`source` REGEXP '^[a-z][a-z0-9-]{1,31}$');
+ALTER TABLE `key_source_conflict`
+    MODIFY COLUMN `door` VARCHAR(32) NOT NULL,
+    MODIFY COLUMN `claimed_by` VARCHAR(32) NOT NULL,
+    ADD CONSTRAINT `key_source_conflict_door` CHECK (`door` REGEXP '^[a-z][a-z0-9-]{1,31}$'),
+    ADD CONSTRAINT `key_source_conflict_claimed_by` CHECK (`claimed_by` REGEXP '^[a-z][a-z0-9-]{1,31}$');
+ALTER TABLE `oa_event` MODIFY COLUMN `vendor` VARCHAR(32) NOT NULL;

@@ -53,9 +53,16 @@ export const temporalSettings = {
   ...temporalSettingsShape,
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('order-submission'),
   // Worker Deployment Versioning (docs/production.md, "Rolling out a release"); both or neither.
+  // The Temporal Worker Controller names the build TEMPORAL_WORKER_BUILD_ID, and its deployment
+  // name `<namespace>/<name>`: either name of the build is read.
   TEMPORAL_DEPLOYMENT_NAME: z.string().min(1).max(255).optional(),
   TEMPORAL_BUILD_ID: z.string().min(1).max(255).optional(),
+  TEMPORAL_WORKER_BUILD_ID: z.string().min(1).max(255).optional(),
 };
+type DeploymentEnv = Pick<
+  TemporalSettingsEnv,
+  'TEMPORAL_DEPLOYMENT_NAME' | 'TEMPORAL_BUILD_ID' | 'TEMPORAL_WORKER_BUILD_ID'
+>;
 type TemporalSettingsEnv = z.output<z.ZodObject<typeof temporalSettings>>;
 
 export interface TemporalConfig extends TemporalConnectionConfig {
@@ -81,24 +88,28 @@ export function temporalFrom(
   return { ...temporalConnectionFrom(env, source, problems), taskQueue: env.TEMPORAL_TASK_QUEUE };
 }
 
+/** The build id, by the service's own name or the Worker Controller's. */
+const buildIdOf = (env: DeploymentEnv) => env.TEMPORAL_BUILD_ID ?? env.TEMPORAL_WORKER_BUILD_ID;
+
 /** The Worker Deployment version every worker of the process polls as; undefined = unversioned. */
-export function deploymentFrom(
-  env: Pick<TemporalSettingsEnv, 'TEMPORAL_DEPLOYMENT_NAME' | 'TEMPORAL_BUILD_ID'>,
-): WorkerDeploymentVersion | undefined {
-  return env.TEMPORAL_DEPLOYMENT_NAME && env.TEMPORAL_BUILD_ID
-    ? { deploymentName: env.TEMPORAL_DEPLOYMENT_NAME, buildId: env.TEMPORAL_BUILD_ID }
+export function deploymentFrom(env: DeploymentEnv): WorkerDeploymentVersion | undefined {
+  const buildId = buildIdOf(env);
+  return env.TEMPORAL_DEPLOYMENT_NAME && buildId
+    ? { deploymentName: env.TEMPORAL_DEPLOYMENT_NAME, buildId }
     : undefined;
 }
 
-// One without the other would run unversioned workers beside versioned ones without saying so.
-export function deploymentProblems(
-  env: Pick<TemporalSettingsEnv, 'TEMPORAL_DEPLOYMENT_NAME' | 'TEMPORAL_BUILD_ID'>,
-): string[] {
-  if (Boolean(env.TEMPORAL_DEPLOYMENT_NAME) === Boolean(env.TEMPORAL_BUILD_ID)) return [];
+// One without the other would run unversioned workers beside versioned ones without saying so; two
+// build ids that differ would leave it to chance which code the build names.
+export function deploymentProblems(env: DeploymentEnv): string[] {
+  if (env.TEMPORAL_BUILD_ID && env.TEMPORAL_WORKER_BUILD_ID && env.TEMPORAL_BUILD_ID !== env.TEMPORAL_WORKER_BUILD_ID) {
+    return ['TEMPORAL_BUILD_ID and TEMPORAL_WORKER_BUILD_ID: two different build ids; set one of them'];
+  }
+  if (Boolean(env.TEMPORAL_DEPLOYMENT_NAME) === Boolean(buildIdOf(env))) return [];
   return [
     env.TEMPORAL_DEPLOYMENT_NAME
-      ? 'TEMPORAL_BUILD_ID: required with TEMPORAL_DEPLOYMENT_NAME (a versioned worker needs its build id)'
-      : 'TEMPORAL_DEPLOYMENT_NAME: required with TEMPORAL_BUILD_ID (a build id belongs to a Worker Deployment)',
+      ? 'TEMPORAL_BUILD_ID (or TEMPORAL_WORKER_BUILD_ID): required with TEMPORAL_DEPLOYMENT_NAME (a versioned worker needs its build id)'
+      : 'TEMPORAL_DEPLOYMENT_NAME: required with a build id (a build id belongs to a Worker Deployment)',
   ];
 }
 

@@ -39,7 +39,8 @@ import {
 } from '../../tools/harness/service.js';
 
 const SECRET = 'rollout-downstream-secret-0123456789';
-const DEPLOYMENT = `orders-rollout-${randomBytes(3).toString('hex')}`;
+/** Named as the Temporal Worker Controller names a deployment: `<namespace>/<name>`. */
+const DEPLOYMENT = `orders/rollout-${randomBytes(3).toString('hex')}`;
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -193,9 +194,10 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
 
   /** `orders-cli builds …` as the operator types it, on the deployment of the test. */
   async function builds(...args: string[]) {
+    // The operator's shell has the Worker Controller's name of the build; the service has its own.
     const run = await cliInProcess(service, ['builds', ...args, '--json'], {
       TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT,
-      TEMPORAL_BUILD_ID: 'operator',
+      TEMPORAL_WORKER_BUILD_ID: 'operator',
     });
     return { code: run.code, stderr: run.stderr, data: JSON.parse(run.stdout || 'null') as Record<string, unknown> };
   }

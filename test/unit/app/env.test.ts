@@ -77,8 +77,29 @@ describe('configuration', () => {
     );
   });
 
+  it("reads the Temporal Worker Controller's names: TEMPORAL_WORKER_BUILD_ID and a `<namespace>/<name>` deployment", () => {
+    assert.deepEqual(
+      loadConfig({ TEMPORAL_DEPLOYMENT_NAME: 'orders/orders-worker', TEMPORAL_WORKER_BUILD_ID: '5f7c9d-8b6d4' }).worker
+        .deployment,
+      { deploymentName: 'orders/orders-worker', buildId: '5f7c9d-8b6d4' },
+    );
+    // The same id under both names is one build; two ids are refused, naming both settings.
+    assert.equal(
+      loadConfig({ TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_BUILD_ID: 'b1', TEMPORAL_WORKER_BUILD_ID: 'b1' }).worker
+        .deployment?.buildId,
+      'b1',
+    );
+    assert.match(
+      problemsOf({ TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_BUILD_ID: 'b1', TEMPORAL_WORKER_BUILD_ID: 'b2' }).join(
+        '\n',
+      ),
+      /^TEMPORAL_BUILD_ID and TEMPORAL_WORKER_BUILD_ID: two different build ids/m,
+    );
+    assert.match(problemsOf({ TEMPORAL_WORKER_BUILD_ID: 'b1' }).join('\n'), /^TEMPORAL_DEPLOYMENT_NAME: required/m);
+  });
+
   it('refuses a deployment name without a build id, and a build id without a deployment name, naming the missing one', () => {
-    assert.match(problemsOf({ TEMPORAL_DEPLOYMENT_NAME: 'orders' }).join('\n'), /^TEMPORAL_BUILD_ID: required/m);
+    assert.match(problemsOf({ TEMPORAL_DEPLOYMENT_NAME: 'orders' }).join('\n'), /^TEMPORAL_BUILD_ID \(or TEMPORAL_WORKER_BUILD_ID\): required/m);
     assert.match(problemsOf({ TEMPORAL_BUILD_ID: '2026.12.1' }).join('\n'), /^TEMPORAL_DEPLOYMENT_NAME: required/m);
   });
 

@@ -62,6 +62,8 @@ export interface Config {
   migrationUrl: string | undefined;
   /** MIGRATE_ON_START: the API and the worker apply pending migrations before they serve. */
   migrateOnStart: boolean;
+  /** MIGRATION_LOCK_TIMEOUT_MS: how long a migration's statement waits for a lock. */
+  migrationLockTimeoutMs: number;
   dbPoolSize: number;
   temporal: TemporalConfig;
   http: HttpConfig;

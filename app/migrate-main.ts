@@ -7,13 +7,14 @@ import { migrate } from '../services/db/migrate.js';
 import { behindTransactionPooler } from '../services/db/transaction-pooler.js';
 
 await runMain('migrate', async (log) => {
-  const databaseUrl = requireSetting('DATABASE_URL', loadConfig().migrationUrl);
+  const config = loadConfig();
+  const databaseUrl = requireSetting('DATABASE_URL', config.migrationUrl);
   // The migration lock is held for the session, which a transaction pooler hands to other clients.
   if (behindTransactionPooler(databaseUrl)) {
     throw new ConfigError([
       'DATABASE_MIGRATION_URL: the migrations need a direct connection, not one through a transaction pooler (pgbouncer=true)',
     ]);
   }
-  const applied = await migrate(databaseUrl);
+  const applied = await migrate(databaseUrl, { lockTimeoutMs: config.migrationLockTimeoutMs });
   log.info({ applied }, applied.length > 0 ? `applied ${applied.length} migration(s)` : 'database is up to date');
 });

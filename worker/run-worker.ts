@@ -154,6 +154,7 @@ export async function runWorkerProcess(
   await prepareDatabase({
     prisma,
     migrateWith: config.migrateOnStart ? config.migrationUrl : undefined,
+    migrationLockTimeoutMs: config.migrationLockTimeoutMs,
     log,
   });
   // The process that runs the worker reports the waiting keys (docs/operations.md, "Metrics").

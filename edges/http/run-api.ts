@@ -89,6 +89,7 @@ export async function runApiProcess(
   await prepareDatabase({
     prisma,
     migrateWith: config.migrateOnStart ? config.migrationUrl : undefined,
+    migrationLockTimeoutMs: config.migrationLockTimeoutMs,
     log,
   });
   metrics.webhookRefusalsAtZero([...ORDER_NAMING_DOORS, ...oaVendorIds()]);

@@ -14,17 +14,26 @@ export interface DatabaseAtStart {
   prisma: PrismaClient;
   /** The URL to migrate over (the API and the worker with MIGRATE_ON_START); undefined: never migrate. */
   migrateWith: string | undefined;
+  /** MIGRATION_LOCK_TIMEOUT_MS, for the migrations applied here. */
+  migrationLockTimeoutMs?: number;
   /** Told which migrations were applied; only a process that migrates needs one. */
   log?: Pick<Logger, 'info'>;
 }
 
 /** Applies or refuses a schema behind this build, then refuses key columns that do not compare bytes. */
-export async function prepareDatabase({ prisma, migrateWith, log }: DatabaseAtStart): Promise<void> {
+export async function prepareDatabase({
+  prisma,
+  migrateWith,
+  migrationLockTimeoutMs,
+  log,
+}: DatabaseAtStart): Promise<void> {
   const roleTimeoutMs = timeoutLeftToRole(prisma);
   if (roleTimeoutMs !== undefined) await checkRoleTimeouts(prisma, roleTimeoutMs);
   if (migrateWith) {
     // Several API and worker processes may start together: the runner serialises them with a lock.
-    const applied = await migrate(migrateWith);
+    const applied = await migrate(migrateWith, {
+      ...(migrationLockTimeoutMs !== undefined ? { lockTimeoutMs: migrationLockTimeoutMs } : {}),
+    });
     if (applied.length > 0) log?.info({ applied }, 'migrations applied');
   } else {
     await refuseSchemaBehind(prisma);

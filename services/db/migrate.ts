@@ -67,14 +67,36 @@ function storeToMigrate(databaseUrl: string): Store {
   return store;
 }
 
-/**
- * Applies what is missing; returns the names it applied. Refuses edited or failed migrations.
- * `dir` defaults to the store's own folder.
- */
-export async function migrate(databaseUrl: string, dir?: string): Promise<string[]> {
+/** How long a migration's DDL waits for a lock another transaction holds, unless told otherwise. */
+export const DEFAULT_MIGRATION_LOCK_TIMEOUT_MS = 10_000;
+
+export interface MigrateOptions {
+  /** The migrations' folder; the store's own by default. */
+  dir?: string;
+  /**
+   * MIGRATION_LOCK_TIMEOUT_MS: how long a statement waits for a lock (a table that a long
+   * transaction reads, say) before the migration fails, naming the wait, instead of queueing every
+   * query of the service behind it for as long as that transaction lasts.
+   */
+  lockTimeoutMs?: number;
+}
+
+/** Applies what is missing; returns the names it applied. Refuses edited or failed migrations. */
+export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<string[]> {
   const store = storeToMigrate(databaseUrl);
-  const migrations = await readMigrations(dir ?? MIGRATION_DIRS[store]);
-  return store === 'mysql' ? migrateMysql(databaseUrl, migrations) : migratePostgresql(databaseUrl, migrations);
+  const migrations = await readMigrations(options.dir ?? MIGRATION_DIRS[store]);
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_MIGRATION_LOCK_TIMEOUT_MS;
+  return store === 'mysql'
+    ? migrateMysql(databaseUrl, migrations, lockTimeoutMs)
+    : migratePostgresql(databaseUrl, migrations, lockTimeoutMs);
+}
+
+/** The message of a migration whose statement gave up waiting for a lock; `after` says what stands. */
+function lockWaitMessage(name: string, lockTimeoutMs: number, after: string): string {
+  return (
+    `migration ${name} waited ${lockTimeoutMs} ms for a lock another transaction holds (MIGRATION_LOCK_TIMEOUT_MS): ` +
+    `${after}; end that transaction, or run the migrations when the tables are quiet`
+  );
 }
 
 /** What the bookkeeping table says of one migration. */
@@ -97,7 +119,11 @@ function mustApply(migration: Migration, applied: Map<string, AppliedMigration>)
   return false;
 }
 
-async function migratePostgresql(databaseUrl: string, migrations: Migration[]): Promise<string[]> {
+async function migratePostgresql(
+  databaseUrl: string,
+  migrations: Migration[],
+  lockTimeoutMs: number,
+): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'exactly-once-orders-migrate' });
   // A dropped connection also arrives as an 'error' event; the failing query reports it, so the
   // event must not crash the process.
@@ -126,6 +152,8 @@ async function migratePostgresql(databaseUrl: string, migrations: Migration[]): 
       const id = randomUUID();
       await client.query('BEGIN');
       try {
+        // For this transaction only: the bookkeeping and the migration's own statements.
+        await client.query(`SET LOCAL lock_timeout = ${Math.round(lockTimeoutMs)}`);
         await client.query(
           'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())',
           [id, migration.checksum, migration.name],
@@ -138,6 +166,10 @@ async function migratePostgresql(databaseUrl: string, migrations: Migration[]): 
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');
+        // 55P03 lock_not_available: the lock timeout, not the migration, ended it; nothing was applied.
+        if ((error as { code?: string }).code === '55P03') {
+          throw new MigrationError(lockWaitMessage(migration.name, lockTimeoutMs, 'nothing of it was applied'));
+        }
         throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
       }
       done.push(migration.name);
@@ -154,11 +186,17 @@ async function migratePostgresql(databaseUrl: string, migrations: Migration[]): 
  * and unfinished, with the error in `logs`, and every later run refuses to go on until someone
  * resolves it — what Prisma Migrate does on MySQL too.
  */
-async function migrateMysql(databaseUrl: string, migrations: Migration[]): Promise<string[]> {
+async function migrateMysql(databaseUrl: string, migrations: Migration[], lockTimeoutMs: number): Promise<string[]> {
   const connection = await mariadb.createConnection({
     ...mysqlConnection(databaseUrl),
     multipleStatements: true,
-    initSql: "SET time_zone = '+00:00'",
+    // lock_wait_timeout bounds the wait for a table's metadata lock (what DDL takes), in whole
+    // seconds; innodb_lock_wait_timeout the wait for a row lock.
+    initSql: [
+      "SET time_zone = '+00:00'",
+      `SET SESSION lock_wait_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs / 1000))}`,
+      `SET SESSION innodb_lock_wait_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs / 1000))}`,
+    ],
   });
   try {
     const [lock] = await connection.query<{ got: number | bigint | null }[]>(
@@ -193,6 +231,16 @@ async function migrateMysql(databaseUrl: string, migrations: Migration[]): Promi
       } catch (error) {
         const message = (error as Error).message;
         await connection.query('UPDATE _prisma_migrations SET logs = ? WHERE id = ?', [message, id]);
+        // 1205 ER_LOCK_WAIT_TIMEOUT: the statement gave up waiting; those before it stand.
+        if ((error as { errno?: number }).errno === 1205) {
+          throw new MigrationError(
+            lockWaitMessage(
+              migration.name,
+              lockTimeoutMs,
+              'the statements before the one that waited stand, as after any failure here',
+            ),
+          );
+        }
         throw new MigrationError(`migration ${migration.name} failed: ${message}`);
       }
       await connection.query(

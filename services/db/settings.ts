@@ -24,6 +24,8 @@ export const databaseSettings = {
     .enum(['0', '1', 'false', 'true'])
     .default('true')
     .transform((value) => value === '1' || value === 'true'),
+  // How long a migration's statement waits for a lock before the migration fails, naming the wait.
+  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
   DUPLICATE_SCAN_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   NEAR_DUPLICATE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(10),
@@ -42,6 +44,8 @@ export interface DatabaseConfig {
   /** Where migrations run: DATABASE_MIGRATION_URL, else DATABASE_URL. */
   migrationUrl: string | undefined;
   migrateOnStart: boolean;
+  /** MIGRATION_LOCK_TIMEOUT_MS. */
+  migrationLockTimeoutMs: number;
   dbPoolSize: number;
   retentionDays: number;
   safetyNets: SafetyNetsConfig;
@@ -52,6 +56,7 @@ export function databaseFrom(env: DatabaseEnv): DatabaseConfig {
     databaseUrl: env.DATABASE_URL,
     migrationUrl: env.DATABASE_MIGRATION_URL ?? env.DATABASE_URL,
     migrateOnStart: env.MIGRATE_ON_START,
+    migrationLockTimeoutMs: env.MIGRATION_LOCK_TIMEOUT_MS,
     dbPoolSize: env.DB_POOL_SIZE,
     retentionDays: env.IDEMPOTENCY_RETENTION_DAYS,
     safetyNets: {

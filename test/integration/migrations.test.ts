@@ -1,11 +1,13 @@
 // The migrations in prisma/migrations and prisma/schema.prisma describe the same database, and
 // the migration runner keeps Prisma's bookkeeping.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { migrate, readMigrations } from '../../services/db/migrate.js';
+import { MIGRATIONS_DIR, migrate, readMigrations } from '../../services/db/migrate.js';
 import { readSchemaDmmf, schemaDrift } from '../../tools/harness/schema-drift.js';
 import { stackEnv } from '../../tools/harness/service.js';
 
@@ -56,6 +58,43 @@ describe('migrations', () => {
     );
     assert.deepEqual(await migrate(stackEnv().databaseUrl), []);
   });
+
+  it(
+    'a migration that waits for a lock past MIGRATION_LOCK_TIMEOUT_MS fails naming the wait, and leaves nothing applied',
+    // Without the lock timeout it would wait for as long as the transaction holding the table lasts.
+    { timeout: 60_000 },
+    async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'orders-migrations-'));
+      cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+      const name = '29991231000000_lock_probe';
+      mkdirSync(path.join(dir, name));
+      writeFileSync(
+        path.join(dir, name, 'migration.sql'),
+        'ALTER TABLE "inventory" ADD COLUMN "lock_probe" INTEGER;\n',
+      );
+      // A long transaction that reads the table: ALTER TABLE needs the lock it holds.
+      const holder = new pg.Client({ connectionString: stackEnv().databaseUrl });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE "inventory" IN ACCESS SHARE MODE');
+        await assert.rejects(
+          migrate(stackEnv().databaseUrl, { dir, lockTimeoutMs: 300 }),
+          /^MigrationError: migration 29991231000000_lock_probe waited 300 ms for a lock another transaction holds \(MIGRATION_LOCK_TIMEOUT_MS\): nothing of it was applied/,
+        );
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const recorded = await db.query('SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1', [name]);
+      assert.equal(recorded.rowCount, 0, 'the migration is not recorded');
+      const column = await db.query(
+        "SELECT 1 FROM information_schema.columns WHERE table_name = 'inventory' AND column_name = 'lock_probe'",
+      );
+      assert.equal(column.rowCount, 0, 'the column was not added');
+    },
+  );
 
   it('compares keys byte for byte: the key columns use collation "C"', async () => {
     const { rows } = await db.query<{ table_name: string; collation_name: string | null }>(

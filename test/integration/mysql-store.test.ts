@@ -12,14 +12,16 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import fc from 'fast-check';
 import mariadb from 'mariadb';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createEventLedger, parseOrderCreatedEvent, type ReceivedEvent } from '../../examples/consumer/apply-once.js';
 import { ledgerStatements, openLedgerPool } from '../../examples/consumer/ledger-stores.js';
 import { idempotencyKeyFor, type KeySource, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/environment.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
-import { migrate } from '../../services/db/migrate.js';
+import { MIGRATION_DIRS, migrate } from '../../services/db/migrate.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
 import { findOrderByKey, insertOrderWithReservation, type NewOrder } from '../../services/db/order-repository.js';
@@ -178,6 +180,35 @@ describe('the order store on MySQL/MariaDB', () => {
     await assert.rejects(api.start(), /exited during start-up/);
     assert.match(api.output(), /order_main\.idempotent_key \(charset utf8mb4, collation utf8mb4_general_ci\)/);
   });
+
+  it(
+    'a migration that waits for a table lock past MIGRATION_LOCK_TIMEOUT_MS fails naming the wait',
+    // Without the lock timeout it would wait for the server's own (a year, by default).
+    { timeout: 60_000 },
+    async () => {
+      const url = await server.database();
+      await migrate(url);
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'orders-mysql-migrations-'));
+      cpSync(MIGRATION_DIRS.mysql, dir, { recursive: true });
+      const name = '29991231000000_lock_probe';
+      mkdirSync(path.join(dir, name));
+      writeFileSync(path.join(dir, name, 'migration.sql'), 'ALTER TABLE inventory ADD COLUMN lock_probe INT;\n');
+      // A transaction that has read the table holds its metadata lock, which ALTER TABLE waits for.
+      const holder = await mariadb.createConnection(mysqlConnection(url));
+      try {
+        await holder.query('START TRANSACTION');
+        await holder.query('SELECT * FROM inventory LIMIT 1');
+        await assert.rejects(
+          migrate(url, { dir, lockTimeoutMs: 1_000 }),
+          /migration 29991231000000_lock_probe waited 1000 ms for a lock another transaction holds \(MIGRATION_LOCK_TIMEOUT_MS\)/,
+        );
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("refuses latin1 even with a binary collation: the report's pitfall", async () => {
     const url = await server.database();

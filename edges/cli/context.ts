@@ -29,6 +29,8 @@ export interface CommandContext {
   config: CliConfig;
   /** The database, once its schema is this build's and its key columns compare bytes. */
   prisma: () => Promise<PrismaClient>;
+  /** The database as it is, its schema unchecked: for the command that reports on the schema. */
+  uncheckedPrisma: () => PrismaClient;
   temporal: () => Promise<Client>;
   /** A client that connects on first use: for reads the database can answer on its own. */
   lazyTemporal: () => Client;
@@ -48,11 +50,14 @@ export function createContext(config: CliConfig, progress: (line: string) => voi
     if (why) requireSetting('TEMPORAL_ADDRESS', config.temporal.address, why);
     return temporalTargetFrom(config.temporal);
   };
+  const client = () =>
+    (prisma ??= createPrismaClientFromConfig(config, requireSetting('DATABASE_URL', config.databaseUrl, why)));
   return {
     config,
+    uncheckedPrisma: client,
     prisma: () =>
       (checked ??= (async () => {
-        prisma = createPrismaClientFromConfig(config, requireSetting('DATABASE_URL', config.databaseUrl, why));
+        const prisma = client();
         // It never migrates. Under a collation that is not binary, `status APPROVAL:a1:MAIN` could
         // show A1's order.
         await prepareDatabase({ prisma, migrateWith: undefined });

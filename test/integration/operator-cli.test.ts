@@ -16,6 +16,7 @@ import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventIdFor } from '../../domain-node/order-event.js';
 import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
+import { migrate, readMigrations } from '../../services/db/migrate.js';
 import { COMMANDS } from '../../edges/cli/commands/index.js';
 import { workflowInputFor } from '../../submission/submit-approval.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
@@ -460,5 +461,29 @@ describe('operator CLI: a failed delivery whose decision window has closed', () 
     assert.match(refused.stderr, /unknown/);
     assert.equal((await cliInProcess(service, ['mark-handled', '--approval-no', 'X', '--operation', 'OTHER'])).code, 2);
     assert.equal((await cliInProcess(service, ['redeliver'])).code, 2);
+  });
+  it("schema-status says a fresh database lacks every migration (exit 1), and with --wait ends 0 once the migrate Job's work is done", async () => {
+    const name = `schema_status_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: stackEnv().databaseUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    await admin.end();
+    const fresh = new URL(stackEnv().databaseUrl);
+    fresh.pathname = `/${name}`;
+    const env = { DATABASE_URL: fresh.toString() };
+
+    const behind = await cliInProcess(service, ['schema-status', '--json'], env);
+    assert.equal(behind.code, 1, behind.stderr);
+    assert.deepEqual(json<{ current: boolean; missing: string[] }>(behind), {
+      current: false,
+      missing: (await readMigrations()).map((migration) => migration.name),
+    });
+    // The init container's wait, while the migrate Job migrates.
+    const waiting = cliInProcess(service, ['schema-status', '--wait', '120', '--json'], env);
+    await migrate(fresh.toString());
+    const current = await waiting;
+    assert.equal(current.code, 0, current.stderr);
+    assert.deepEqual(json(current), { current: true, missing: [] });
+    assert.equal((await cliInProcess(service, ['schema-status'])).code, 0, "the service's own database is current");
   });
 });

@@ -14,6 +14,7 @@ import { alertsCommand } from './alerts.js';
 import { purgeExpiredCommand } from './purge-expired.js';
 import { buildsCommand } from './builds.js';
 import { replayCommand } from './replay.js';
+import { schemaStatusCommand } from './schema-status.js';
 import type { Command } from './shared.js';
 
 export const COMMANDS: Command[] = [
@@ -31,4 +32,5 @@ export const COMMANDS: Command[] = [
   purgeExpiredCommand,
   buildsCommand,
   replayCommand,
+  schemaStatusCommand,
 ];

@@ -714,6 +714,23 @@ describe('deploy/kubernetes, rendered for a GitOps controller', () => {
     }
   });
 
+  it('starts the API and the workers only on a current schema: an init container waits on `orders-cli schema-status`', () => {
+    for (const workload of ofKind(objects, 'Deployment')) {
+      const pod = (workload.spec as { template: { spec: { initContainers?: { command?: string[] }[] } } }).template
+        .spec;
+      const waits = (pod.initContainers ?? []).find((container) => container.command?.includes('schema-status'));
+      assert.ok(waits, `${workload.metadata.name} waits for the schema`);
+      const command = waits.command ?? [];
+      assert.deepEqual(command.slice(0, 3), ['node', 'dist/app/cli-main.js', 'schema-status']);
+      const waitSeconds = Number(command[command.indexOf('--wait') + 1]);
+      const jobDeadline = (ofKind(objects, 'Job')[0]?.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds;
+      assert.ok(
+        waitSeconds >= (jobDeadline ?? 0),
+        `${workload.metadata.name} waits ${waitSeconds} s, as long as the Job may run (${jobDeadline} s)`,
+      );
+    }
+  });
+
   it("takes the runbook links' base and the Prometheus selector label from one setting each", () => {
     const kustomization = parse(read(`${KUBERNETES}/kustomization.yaml`)) as {
       configMapGenerator: { name: string; literals: string[] }[];

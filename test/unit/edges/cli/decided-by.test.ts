@@ -29,6 +29,7 @@ function untouchableContext(): CommandContext {
   return {
     config: loadConfig({}),
     prisma: touched('the database'),
+    uncheckedPrisma: touched('the database'),
     temporal: touched('Temporal'),
     lazyTemporal: touched('Temporal'),
     progress: () => {},

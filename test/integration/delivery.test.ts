@@ -12,7 +12,7 @@ import { eventIdFor } from '../../domain-node/order-event.js';
 import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { decideUpdate, deliveryWorkflowIdFor, orderStateQuery } from '../../workflows/definitions.js';
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { decideDelivery, NoPendingDecisionError } from '../../submission/operator-decisions.js';
+import { decideDelivery, NoPendingDecisionError } from '../../submission/operator-decisions/awaiting.js';
 import { createActivities } from '../../activities/index.js';
 import type { OrderEventPublisher } from '../../services/broker/order-event-publisher.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';

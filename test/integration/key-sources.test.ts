@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { idempotencyKeyFor, KEY_SOURCES, type KeySource } from '../../domain/idempotency-key.js';
 import { purgeExpiredRecords } from '../../services/db/retention.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
+import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { approvedDingTalkOrder, dingtalkApprovalPayload, dingtalkCallback } from '../../tools/harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback } from '../../tools/harness/fake-feishu.js';
 import { approvedWeComOrder, wecomApprovalXml, wecomCallback } from '../../tools/harness/fake-wecom.js';

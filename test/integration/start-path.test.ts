@@ -11,7 +11,7 @@ import { findRecord } from '../../services/db/idempotency-records.js';
 import { insertOrderWithReservation } from '../../services/db/order-repository.js';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { decideCompensation, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
+import { decideCompensation, listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { submissionDepsFrom, submitApproval, workflowInputFor } from '../../submission/submit-approval.js';
 import { startCompensationWorkflow } from '../../services/temporal/order-workflows.js';
 import type { TcpProxy } from '../../tools/harness/tcp-proxy.js';

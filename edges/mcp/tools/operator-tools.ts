@@ -20,7 +20,7 @@ import {
   listOrdersAwaitingDecision,
   type OperatorDeps,
   resubmit,
-} from '../../../submission/operator-decisions.js';
+} from '../../../submission/operator-decisions/awaiting.js';
 import { type DecisionResult, DELIVERY_DECISIONS } from '../../../workflows/definitions.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';

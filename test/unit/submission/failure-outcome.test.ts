@@ -21,7 +21,7 @@ import {
   KnownFailure,
   orderNotFound,
 } from '../../../submission/failure-outcome.js';
-import { NoPendingDecisionError, NothingToCompensateError } from '../../../submission/operator-decisions.js';
+import { NoPendingDecisionError, NothingToCompensateError } from '../../../submission/operator-decisions/awaiting.js';
 import { IntakeOverloadedError } from '../../../submission/load-shedding.js';
 import { TemporalUnavailableError } from '../../../submission/take-delivery.js';
 

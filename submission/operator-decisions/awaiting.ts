@@ -6,39 +6,39 @@
 // so a workflow stays the only place that carries it out.
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WritePolicy } from './settings.js';
-import { compensationWorkflowIdFor, orderWorkflowIdFor, parseIdempotencyKey } from '../domain/idempotency-key.js';
-import type { Operation } from '../domain/idempotency-key.js';
-import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
-import { latestCompensatedRunId, OPERATOR_RECOMPENSATION } from '../services/db/compensation-records.js';
+import type { WritePolicy } from '../settings.js';
+import { compensationWorkflowIdFor, orderWorkflowIdFor, parseIdempotencyKey } from '../../domain/idempotency-key.js';
+import type { Operation } from '../../domain/idempotency-key.js';
+import type { CompensationDecision, OrderStatus } from '../../domain/order-status.js';
+import { latestCompensatedRunId, OPERATOR_RECOMPENSATION } from '../../services/db/compensation-records.js';
 import {
   findRecord,
   type IdempotencyRecord,
   markWorkflowStarted,
   type StoredRequest,
-} from '../services/db/idempotency-records.js';
-import { listOpenKeySourceConflicts } from '../services/db/key-source-conflicts.js';
-import { findOrderByKey } from '../services/db/order-repository.js';
-import { isOaVendor } from '../domain/oa-approval.js';
-import type { PrismaClient } from '../services/db/prisma-client.js';
-import { isTemporalUnreachable } from '../services/temporal/connection.js';
+} from '../../services/db/idempotency-records.js';
+import { listOpenKeySourceConflicts } from '../../services/db/key-source-conflicts.js';
+import { findOrderByKey } from '../../services/db/order-repository.js';
+import { isOaVendor } from '../../domain/oa-approval.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
+import { isTemporalUnreachable } from '../../services/temporal/connection.js';
 import {
   describeIfExists,
   startCompensationWorkflow,
   type StartedWorkflow,
   startOrderWorkflow,
   waitForRunToClose,
-} from '../services/temporal/order-workflows.js';
-import type { compensationWorkflow } from '../workflows/compensation-workflow.js';
-import type { deliveryWorkflow } from '../workflows/delivery-workflow.js';
-import type { orderWorkflow } from '../workflows/order-workflow.js';
+} from '../../services/temporal/order-workflows.js';
+import type { compensationWorkflow } from '../../workflows/compensation-workflow.js';
+import type { deliveryWorkflow } from '../../workflows/delivery-workflow.js';
+import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import {
   ApprovalNo,
   CustomerId,
   IdempotencyKey,
   OrderStatus as OrderStatusAttribute,
-} from '../workflows/search-attributes.js';
-import { workflowInputFromRecord } from './submit-approval.js';
+} from '../../workflows/search-attributes.js';
+import { workflowInputFromRecord } from '../submit-approval.js';
 import {
   decideUpdate,
   type DecisionResult,
@@ -46,7 +46,7 @@ import {
   type DeliveryDecisionInput,
   deliveryWorkflowIdFor,
   isFormOrder,
-} from '../workflows/definitions.js';
+} from '../../workflows/definitions.js';
 
 /** What the operator commands that start or decide need. */
 export interface OperatorDeps {

@@ -12,6 +12,7 @@ import { oaEventOutOfBounds, recordOaEvent } from '../services/db/oa-events.js';
 import { recordRevocationAlert } from '../services/db/revocation-alerts.js';
 import { IdempotencyConflictError, KeySourceConflictError } from '../domain/errors.js';
 import { type FormMappingFile, isOrderDefinition } from '../domain/form-mapping.js';
+import { raceDeadline } from './deadline.js';
 import { KnownFailure, RETRY_AFTER_SECONDS } from './failure-outcome.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { Client } from '@temporalio/client';
@@ -171,16 +172,8 @@ export async function acceptApprovalEvent(
     return { kind: 'recorded', idempotencyKey };
   })();
 
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), Math.max(0, replyBy - Date.now()));
-  });
-  try {
-    const outcome = await Promise.race([work, late]);
-    if (outcome !== 'late') return outcome;
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcome = await raceDeadline(work, replyBy, { resolve: 'late' as const });
+  if (outcome !== 'late') return outcome;
   // The reply is due. What is still running finishes on its own. The vendor hears success and
   // will not send the event again, so a claimed key whose start then fails is started again here,
   // and one whose process dies first is started by ./unstarted-claims.ts.
@@ -261,12 +254,5 @@ export async function settleApprovalEventsInFlight(withinMs: number): Promise<vo
 
 /** Resolves once every one of `work` has settled, or after `withinMs`, whichever comes first. */
 export async function settledWithin(work: Iterable<Promise<unknown>>, withinMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled([...work]),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, withinMs);
-    }),
-  ]);
-  clearTimeout(timer);
+  await raceDeadline(Promise.allSettled([...work]), Date.now() + withinMs, { resolve: undefined });
 }

@@ -12,6 +12,7 @@ import { oaEventOutOfBounds, recordOaEvent } from '../services/db/oa-events.js';
 import { recordRevocationAlert } from '../services/db/revocation-alerts.js';
 import { IdempotencyConflictError, KeySourceConflictError } from '../domain/errors.js';
 import { type FormMappingFile, isOrderDefinition } from '../domain/form-mapping.js';
+import { raceDeadline } from './deadline.js';
 import { KnownFailure, RETRY_AFTER_SECONDS } from './failure-outcome.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { Client } from '@temporalio/client';
@@ -60,6 +61,8 @@ export interface ApprovalEventDeps extends SubmissionDeps {
   formMapping: FormMappingFile | undefined;
   /** How this process takes every event's delivery: the worker it hosts and its intake. */
   deliveryOptions: DeliveryOptions;
+  /** The process's events whose work goes on after their reply. */
+  approvalsInFlight: ApprovalEventsInFlight;
 }
 
 /**
@@ -79,6 +82,7 @@ export function approvalEventDepsFrom(parts: {
   intake: IntakeLoad;
   log: ApprovalEventDeps['log'];
   metrics: ProductMetrics;
+  approvalsInFlight: ApprovalEventsInFlight;
 }): ApprovalEventDeps {
   return {
     ...submissionDepsFrom(parts.config, parts.prisma, parts.temporal),
@@ -86,6 +90,7 @@ export function approvalEventDepsFrom(parts: {
     metrics: parts.metrics,
     formMapping: parts.config.connectors.formMapping?.file,
     deliveryOptions: { workerInProcess: parts.config.http.hostsWorker, intake: parts.intake },
+    approvalsInFlight: parts.approvalsInFlight,
   };
 }
 
@@ -171,16 +176,8 @@ export async function acceptApprovalEvent(
     return { kind: 'recorded', idempotencyKey };
   })();
 
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), Math.max(0, replyBy - Date.now()));
-  });
-  try {
-    const outcome = await Promise.race([work, late]);
-    if (outcome !== 'late') return outcome;
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcome = await raceDeadline(work, replyBy, { resolve: 'late' as const });
+  if (outcome !== 'late') return outcome;
   // The reply is due. What is still running finishes on its own. The vendor hears success and
   // will not send the event again, so a claimed key whose start then fails is started again here,
   // and one whose process dies first is started by ./unstarted-claims.ts.
@@ -191,8 +188,7 @@ export async function acceptApprovalEvent(
       if (claimed) await startAfterReply(deps, event, idempotencyKey);
     },
   );
-  inFlight.add(finishing);
-  void finishing.finally(() => inFlight.delete(finishing));
+  deps.approvalsInFlight.keep(finishing);
   if (claimed) return { kind: 'claimed', idempotencyKey };
   throw new KnownFailure({
     kind: 'retry-later',
@@ -221,9 +217,6 @@ function unusable(deps: ApprovalEventDeps, event: ApprovalEvent, reason: string)
 /** How long to wait before each start of a claimed key whose start failed after the reply. */
 export const START_AFTER_REPLY_DELAYS_MS = [1_000, 5_000, 15_000, 30_000, 60_000];
 
-/** The work still running after its reply: `settleApprovalEventsInFlight` waits for it at shutdown. */
-const inFlight = new Set<Promise<void>>();
-
 /**
  * Starts a claimed key whose start failed after the vendor had its reply, through the same start
  * path (a found claim, not yet started, is started; one started meanwhile is left alone), a few
@@ -233,7 +226,7 @@ const inFlight = new Set<Promise<void>>();
  */
 async function startAfterReply(deps: ApprovalEventDeps, event: ApprovalEvent, idempotencyKey: string): Promise<void> {
   for (const delayMs of START_AFTER_REPLY_DELAYS_MS) {
-    if (stopping) break;
+    if (deps.approvalsInFlight.stopping) break;
     // Unreferenced: a pause must not keep a stopping process alive.
     await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
     try {
@@ -248,25 +241,41 @@ async function startAfterReply(deps: ApprovalEventDeps, event: ApprovalEvent, id
   deps.log.error({ idempotencyKey }, 'approval event not started; its claim waits in `orders-cli awaiting`');
 }
 
-let stopping = false;
-
 /**
- * At shutdown: lets the approval events still running after their reply finish, for at most
- * `withinMs`, and stops their further tries — a claim left unstarted is listed by `awaiting`.
+ * The approval events of one process whose work went on after their reply: the process that takes
+ * OA events makes one, hands it to every door that accepts them, and settles it when it stops.
  */
-export async function settleApprovalEventsInFlight(withinMs: number): Promise<void> {
-  stopping = true;
-  await settledWithin(inFlight, withinMs);
+export interface ApprovalEventsInFlight {
+  /** Holds `work` until it settles. */
+  keep(work: Promise<void>): void;
+  /** True once `settle` was called: a start after a reply is tried no more. */
+  readonly stopping: boolean;
+  /**
+   * At shutdown: lets the work still running finish, for at most `withinMs`, and stops its further
+   * tries — a claim left unstarted is listed by `awaiting`.
+   */
+  settle(withinMs: number): Promise<void>;
+}
+
+export function approvalEventsInFlight(): ApprovalEventsInFlight {
+  const running = new Set<Promise<void>>();
+  let stopping = false;
+  return {
+    keep: (work) => {
+      running.add(work);
+      void work.finally(() => running.delete(work));
+    },
+    get stopping() {
+      return stopping;
+    },
+    settle: async (withinMs) => {
+      stopping = true;
+      await settledWithin(running, withinMs);
+    },
+  };
 }
 
 /** Resolves once every one of `work` has settled, or after `withinMs`, whichever comes first. */
 export async function settledWithin(work: Iterable<Promise<unknown>>, withinMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled([...work]),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, withinMs);
-    }),
-  ]);
-  clearTimeout(timer);
+  await raceDeadline(Promise.allSettled([...work]), Date.now() + withinMs, { resolve: undefined });
 }

@@ -8,7 +8,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { errorInChain, isDatabaseTransient, isTemporalUnreachable } from '../domain/error-classification.js';
 import { IdempotencyConflictError, KeySourceConflictError, messageOf } from '../domain/errors.js';
 import type { FieldError } from '../domain/order-input.js';
-import { NoPendingDecisionError, NothingToCompensateError } from './operator-decisions.js';
+import { NothingToCompensateError } from './operator-decisions/compensation.js';
+import { NoPendingDecisionError } from './operator-decisions/shared.js';
 import { IntakeOverloadedError } from './load-shedding.js';
 import { TemporalUnavailableError } from './take-delivery.js';
 

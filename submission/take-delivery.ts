@@ -21,6 +21,7 @@ import { isTemporalUnreachable } from '../services/temporal/connection.js';
 import { startOrderWorkflow, startOrderWorkflowForOutcome } from '../services/temporal/order-workflows.js';
 import { tagSpanWithKey } from '../services/telemetry/tracing.js';
 import type { OrderWorkflowStart, WriteOutcome } from '../workflows/definitions.js';
+import { raceDeadline } from './deadline.js';
 import { type IntakePlace, Shed } from './load-shedding.js';
 import type {
   DeliveryClaim,
@@ -141,7 +142,9 @@ async function claimKey({ deps, input, claim, options, place, key, workflowId }:
   place.goingOn.push(claiming);
   const claimed =
     deadline && !deadline.goesOnAfterAnswer
-      ? await settledBy(deadline.answerBy, claiming, () => new Shed("the claim not made by the caller's deadline"))
+      ? await raceDeadline(claiming, deadline.answerBy, {
+          reject: () => new Shed("the claim not made by the caller's deadline"),
+        })
       : await claiming;
   onClaimed(key);
   return claimed;
@@ -348,25 +351,9 @@ async function refuseAnotherSource(
  * the run after that; the claim is kept for it (decision 11).
  */
 function answeredBy<T>(deadline: number, start: Promise<T>): Promise<T> {
-  return settledBy(
-    deadline,
-    start,
-    () => new Error('Temporal did not answer the start by its deadline (WEBHOOK_START_TIMEOUT_MS)'),
-  );
-}
-
-/** `work`'s outcome, or `late()` thrown at `by` (epoch ms); the work goes on, a late failure unheard. */
-async function settledBy<T>(by: number, work: Promise<T>, late: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(late()), Math.max(0, by - Date.now()));
+  return raceDeadline(start, deadline, {
+    reject: () => new Error('Temporal did not answer the start by its deadline (WEBHOOK_START_TIMEOUT_MS)'),
   });
-  work.catch(() => undefined); // a late failure after the timeout has no one to tell
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

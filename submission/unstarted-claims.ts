@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { findUnstartedClaims, type IdempotencyRecord } from '../services/db/idempotency-records.js';
 import { isTemporalUnreachable } from '../services/temporal/connection.js';
 import { settledWithin } from './accept-oa-event.js';
-import { startClaimFromRecord } from './operator-decisions.js';
+import { startClaimFromRecord } from './operator-decisions/claims.js';
 import type { SubmissionDeps } from './start-path-types.js';
 
 /** The most claims one sweep starts; the next sweep takes the rest. */

@@ -10,6 +10,7 @@ import {
   acceptApprovalEvent,
   type ApprovalEventConfig,
   approvalEventDepsFrom,
+  type ApprovalEventsInFlight,
   replyBudgetMs,
 } from '../submission/accept-oa-event.js';
 import type { IntakeLoad } from '../submission/intake-load.js';
@@ -25,6 +26,8 @@ export interface OaConnectionDeps {
   metrics: ProductMetrics;
   /** The process's intake, shared with the HTTP doors. */
   intake: IntakeLoad;
+  /** The process's approval events whose work goes on after their reply, shared with the HTTP doors. */
+  approvalsInFlight: ApprovalEventsInFlight;
   log: Logger;
   /** Where each connection's state is reported (/healthz, `orders_oa_connection_up`). */
   connections: EventConnections;

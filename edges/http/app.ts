@@ -22,6 +22,7 @@ import { WEBHOOK_PATH } from './openapi.js';
 import { registerRequestSpans } from './request-spans.js';
 import { arrivalOf, registerArrivals } from './arrival.js';
 import { type DoorBodyTimes, registerBodyTimes, requestTimeOptions } from './request-time.js';
+import { type ApprovalEventsInFlight, approvalEventsInFlight } from '../../submission/accept-oa-event.js';
 import { type IntakeLoad, intakeLoad } from '../../submission/intake-load.js';
 import type { PolledWorker } from '../../services/health/readiness.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
@@ -54,6 +55,8 @@ export interface AppDeps {
   hostedWorker?: PolledWorker;
   /** How many deliveries this process takes at once; its own, from INTAKE_MAX_IN_FLIGHT, unless given. */
   intake?: IntakeLoad;
+  /** The OA approval events whose work goes on after their reply; the app's own unless given. */
+  approvalsInFlight?: ApprovalEventsInFlight;
   /** The outbound event connections this process holds: /healthz's body says where each stands. */
   eventConnections?: EventConnections;
 }
@@ -188,6 +191,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     temporal: deps.temporal,
     metrics,
     intake,
+    approvalsInFlight: deps.approvalsInFlight ?? approvalEventsInFlight(),
     connectors: deps.connectors ?? {},
     onRequest: setContentTypeAside,
   });

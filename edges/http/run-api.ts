@@ -24,7 +24,7 @@ import { createOrderWorker, type WorkerProcessConfig } from '../../worker/run-wo
 import { anyOaVendorOn, connectorsFromConfig, oaVendorIds } from '../../vendors/registry.js';
 import { ORDER_NAMING_DOORS } from '../../domain/door.js';
 import { type OaConnectionDeps, type OaConnections, openOaConnections } from '../../vendors/connections.js';
-import { settleApprovalEventsInFlight } from '../../submission/accept-oa-event.js';
+import { approvalEventsInFlight } from '../../submission/accept-oa-event.js';
 import { intakeLoad } from '../../submission/intake-load.js';
 import { submissionDepsFrom } from '../../submission/submit-approval.js';
 import { startUnstartedClaims } from '../../submission/unstarted-claims.js';
@@ -127,6 +127,8 @@ export async function runApiProcess(
   let draining = false;
   // One intake for every door of the process, the connections it opens included (decision 34).
   const intake = intakeLoad({ maxInFlight: config.http.maxInFlight });
+  // The approval events answered before their work ended, whichever door took them: settled at the stop.
+  const approvalsInFlight = approvalEventsInFlight();
   const connections = eventConnections(metrics);
   const app = buildApp({
     config,
@@ -136,6 +138,7 @@ export async function runApiProcess(
     draining: () => draining,
     metrics,
     intake,
+    approvalsInFlight,
     eventConnections: connections,
     connectors: connectorsFromConfig(config),
     ...(hosted ? { hostedWorker: hosted.worker } : {}),
@@ -182,7 +185,7 @@ export async function runApiProcess(
     await extraSockets?.closed();
     // Approval events answered before their start finished: let those starts end first. What is
     // left unstarted, an instance still running (or this one, restarted) starts.
-    await Promise.all([sweepStopped, settleApprovalEventsInFlight(config.http.startTimeoutMs)]);
+    await Promise.all([sweepStopped, approvalsInFlight.settle(config.http.startTimeoutMs)]);
     if (hosted) {
       hosted.worker.shutdown();
       await hosted.running;
@@ -213,6 +216,17 @@ export async function runApiProcess(
   if (draining) sockets.stop();
   else extraSockets = sockets;
   if (acceptSockets > 1) log.info({ acceptSockets }, 'new connections are accepted on several sockets of the port');
-  if (!draining) oaConnections = openOaConnections({ config, prisma, temporal, metrics, intake, log, connections });
+  if (!draining) {
+    oaConnections = openOaConnections({
+      config,
+      prisma,
+      temporal,
+      metrics,
+      intake,
+      approvalsInFlight,
+      log,
+      connections,
+    });
+  }
   if (config.metrics) log.info(`metrics at http://${config.metrics.host}:${config.metrics.port}/metrics`);
 }

@@ -17,6 +17,7 @@ import { openOaConnections } from '../../vendors/connections.js';
 import { createPrismaClient } from '../../services/db/prisma-client.js';
 import { type ConnectionState, eventConnections } from '../../services/health/event-connections.js';
 import { noProductMetrics } from '../../services/metrics/product-metrics.js';
+import { approvalEventsInFlight } from '../../submission/accept-oa-event.js';
 import { intakeLoad } from '../../submission/intake-load.js';
 import {
   approvedFeishuOrder,
@@ -225,6 +226,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
       temporal: service.temporal,
       metrics: noProductMetrics(),
       intake: intakeLoad({ maxInFlight: undefined }),
+      approvalsInFlight: approvalEventsInFlight(),
       log: pino({ level: 'silent' }),
       connections,
     });

@@ -16,7 +16,7 @@ import { ORDER_NAMING_DOORS } from '../../domain/door.js';
 import { idempotencyKeyFor, type KeySource } from '../../domain/idempotency-key.js';
 import { purgeExpiredRecords } from '../../services/db/retention.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submission/operator-decisions.js';
+import { type AwaitingDecision, listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { oaVendorIds } from '../../vendors/registry.js';
 import { approvedDingTalkOrder, dingtalkApprovalPayload, dingtalkCallback } from '../../tools/harness/fake-dingtalk.js';
 import { approvedFeishuOrder, feishuApprovalPayload, feishuCallback } from '../../tools/harness/fake-feishu.js';

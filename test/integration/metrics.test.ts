@@ -14,7 +14,7 @@ import type { ManagedProcess } from '../../tools/harness/child-process.js';
 import { networkInterfaces } from 'node:os';
 import { freePort, isPortOpen } from '../../tools/harness/ports.js';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
-import { decideCompensation } from '../../submission/operator-decisions.js';
+import { decideCompensation } from '../../submission/operator-decisions/compensation.js';
 import { dashboardQueries, rules } from '../../tools/harness/deploy-queries.js';
 import {
   dingtalkSettings,

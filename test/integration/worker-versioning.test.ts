@@ -13,7 +13,8 @@ import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/work
 import pg from 'pg';
 import type { createActivities } from '../../activities/index.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
-import { decideCompensation, decideDelivery } from '../../submission/operator-decisions.js';
+import { decideCompensation } from '../../submission/operator-decisions/compensation.js';
+import { decideDelivery } from '../../submission/operator-decisions/delivery.js';
 import { workerSlots } from '../../worker/worker-slots.js';
 import { temporalTargetFrom } from '../../services/temporal/connection.js';
 import { type runsByBuild } from '../../services/temporal/worker-deployment.js';

@@ -16,7 +16,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import pg from 'pg';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { ApprovalReader } from '../../vendors/approval-reader.js';
-import { decideDelivery } from '../../submission/operator-decisions.js';
+import { decideDelivery } from '../../submission/operator-decisions/delivery.js';
 import { submissionDepsFrom, submitApprovalForm } from '../../submission/submit-approval.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from '../../workflows/safety-net-workflows.js';

@@ -4,7 +4,7 @@ import {
   type AwaitingDecision,
   listOrdersAwaitingDecision,
   UNCONFIRMED_AFTER_MS,
-} from '../../../submission/operator-decisions.js';
+} from '../../../submission/operator-decisions/awaiting.js';
 import { table } from '../table.js';
 import { type Command, type CommandResult, nonNegativeInteger, positiveInteger } from './shared.js';
 

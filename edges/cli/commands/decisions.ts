@@ -2,7 +2,9 @@
 // `redeliver` and `mark-handled` a failed delivery; each takes a key and --by, and answers once the
 // decision was carried out.
 import { DECIDED_BY_MAX_LENGTH } from '../../../domain/decided-by.js';
-import { decideCompensation, decideDelivery, resubmit } from '../../../submission/operator-decisions.js';
+import { resubmit } from '../../../submission/operator-decisions/claims.js';
+import { decideCompensation } from '../../../submission/operator-decisions/compensation.js';
+import { decideDelivery } from '../../../submission/operator-decisions/delivery.js';
 import { by, type Command, decidedBy, KEY_USAGE, keyArgument, keyOptions, operatorDeps } from './shared.js';
 
 export function decision(name: 'resubmit' | 'abandon', summary: string, more: string): Command {

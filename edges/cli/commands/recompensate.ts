@@ -1,5 +1,5 @@
 // `recompensate`: runs compensation again for a key whose compensation ended.
-import { recompensate } from '../../../submission/operator-decisions.js';
+import { recompensate } from '../../../submission/operator-decisions/compensation.js';
 import { by, type Command, decidedBy, KEY_USAGE, keyArgument, keyOptions, operatorDeps } from './shared.js';
 
 export const recompensateCommand: Command = {

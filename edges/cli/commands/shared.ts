@@ -8,7 +8,7 @@ import type { ParseArgsConfig } from 'node:util';
 import type { listDuplicateAlerts } from '../../../services/db/duplicate-scan.js';
 import { decidedByProblem, decidedThrough } from '../../../domain/decided-by.js';
 import { idempotencyKeyFor, parseIdempotencyKey } from '../../../domain/idempotency-key.js';
-import type { OperatorDeps } from '../../../submission/operator-decisions.js';
+import type { OperatorDeps } from '../../../submission/operator-decisions/shared.js';
 import type { CommandContext } from '../context.js';
 
 export interface CommandResult {

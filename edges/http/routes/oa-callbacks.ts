@@ -14,6 +14,7 @@ import {
   acceptApprovalEvent,
   type ApprovalEventConfig,
   approvalEventDepsFrom,
+  type ApprovalEventsInFlight,
   replyBudgetMs,
   type ReplyDeadline,
 } from '../../../submission/accept-oa-event.js';
@@ -31,6 +32,8 @@ export interface OaRouteDeps {
   metrics: ProductMetrics;
   /** The process's intake, shared with the other doors. */
   intake: IntakeLoad;
+  /** The process's approval events whose work goes on after their reply, shared with its held connections. */
+  approvalsInFlight: ApprovalEventsInFlight;
   /** The connectors that are on; a vendor without one answers 404. */
   connectors: Partial<Record<OaVendor, Connector>>;
   /** Keeps the Content-Type away from fastify, so every body is read as raw bytes. */

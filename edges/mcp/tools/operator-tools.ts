@@ -1,7 +1,7 @@
 // The operator tools, offered over stdio when the bin is started with them (--operator-tools or
 // MCP_OPERATOR_TOOLS=1) and over HTTP to MCP_OPERATOR_TOKEN alone: every key waiting for a person,
 // and the decisions on them — resubmit or abandon a write that failed for good, redeliver or mark
-// handled a delivery that failed. All go through submission/operator-decisions.ts, the
+// handled a delivery that failed. All go through submission/operator-decisions/, the
 // operator path every surface shares; each decision is recorded with the door it came through.
 import { z } from 'zod';
 import {
@@ -14,13 +14,11 @@ import {
 import { COMPENSATION_DECISIONS, ORDER_STATUSES } from '../../../domain/order-status.js';
 import { OPERATIONS } from '../../../domain/idempotency-key.js';
 import { PRINTABLE_ASCII } from '../../../domain/order-input.js';
-import {
-  decideCompensation,
-  decideDelivery,
-  listOrdersAwaitingDecision,
-  type OperatorDeps,
-  resubmit,
-} from '../../../submission/operator-decisions.js';
+import { listOrdersAwaitingDecision } from '../../../submission/operator-decisions/awaiting.js';
+import { resubmit } from '../../../submission/operator-decisions/claims.js';
+import { decideCompensation } from '../../../submission/operator-decisions/compensation.js';
+import { decideDelivery } from '../../../submission/operator-decisions/delivery.js';
+import type { OperatorDeps } from '../../../submission/operator-decisions/shared.js';
 import { type DecisionResult, DELIVERY_DECISIONS } from '../../../workflows/definitions.js';
 import { statusSentence } from '../status-sentences.js';
 import { defineTool, idempotencyKeyArgument, type McpDeps, type Tool } from '../tool.js';

@@ -99,7 +99,10 @@ describe('configuration', () => {
   });
 
   it('refuses a deployment name without a build id, and a build id without a deployment name, naming the missing one', () => {
-    assert.match(problemsOf({ TEMPORAL_DEPLOYMENT_NAME: 'orders' }).join('\n'), /^TEMPORAL_BUILD_ID \(or TEMPORAL_WORKER_BUILD_ID\): required/m);
+    assert.match(
+      problemsOf({ TEMPORAL_DEPLOYMENT_NAME: 'orders' }).join('\n'),
+      /^TEMPORAL_BUILD_ID \(or TEMPORAL_WORKER_BUILD_ID\): required/m,
+    );
     assert.match(problemsOf({ TEMPORAL_BUILD_ID: '2026.12.1' }).join('\n'), /^TEMPORAL_DEPLOYMENT_NAME: required/m);
   });
 

@@ -21,7 +21,8 @@ import {
   KnownFailure,
   orderNotFound,
 } from '../../../submission/failure-outcome.js';
-import { NoPendingDecisionError, NothingToCompensateError } from '../../../submission/operator-decisions.js';
+import { NothingToCompensateError } from '../../../submission/operator-decisions/compensation.js';
+import { NoPendingDecisionError } from '../../../submission/operator-decisions/shared.js';
 import { IntakeOverloadedError } from '../../../submission/load-shedding.js';
 import { TemporalUnavailableError } from '../../../submission/take-delivery.js';
 

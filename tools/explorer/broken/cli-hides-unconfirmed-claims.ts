@@ -7,7 +7,7 @@ import { COMMANDS } from '../../../edges/cli/commands/index.js';
 import type { Command } from '../../../edges/cli/commands/shared.js';
 import { runCli } from '../../../edges/cli/run-cli.js';
 import { loadOperatorConfig } from '../../../app/operator-config.js';
-import type { AwaitingDecision } from '../../../submission/operator-decisions.js';
+import type { AwaitingDecision } from '../../../submission/operator-decisions/awaiting.js';
 
 function hidingUnconfirmedClaims(awaiting: Command): Command {
   return {

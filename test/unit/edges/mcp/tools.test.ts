@@ -21,7 +21,7 @@ import { createMcpServer, type McpServerOptions, toolsFor } from '../../../../ed
 import { statusSentence } from '../../../../edges/mcp/status-sentences.js';
 import type { McpDeps } from '../../../../edges/mcp/tool.js';
 import { errorResult, invalidArgumentsResult } from '../../../../edges/mcp/tool-results.js';
-import { NoPendingDecisionError } from '../../../../submission/operator-decisions.js';
+import { NoPendingDecisionError } from '../../../../submission/operator-decisions/shared.js';
 import { TemporalUnavailableError } from '../../../../submission/take-delivery.js';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };

@@ -56,14 +56,17 @@ const OWN_STACKS_AT_ONCE = 2;
  */
 const LONGEST_FIRST = [
   'test/integration/openapi-fuzz.test.ts',
-  'test/integration/scale-out.test.ts',
-  'test/integration/temporal-tls.test.ts',
-  'test/integration/delivery.test.ts',
-  'test/integration/api-hosts-worker.test.ts',
   // 20 writes one after another on a pool of two, each holding its connection for 2.5 s.
   'test/integration/bounded-writes.test.ts',
-  // Its commands run in-process now (under a minute alone), its decision windows wait 10 s and 6 s.
-  'test/integration/operator-cli.test.ts',
+  'test/integration/api-hosts-worker.test.ts',
+  'test/integration/temporal-tls.test.ts',
+  'test/integration/mcp-inspector.test.ts',
+  'test/integration/mcp.test.ts',
+  'test/integration/delivery.test.ts',
+  'test/integration/dingtalk-stream.test.ts',
+  'test/integration/health-probes.test.ts',
+  'test/integration/broker-consumer.test.ts',
+  'test/integration/broker-chain.test.ts',
 ];
 
 const byLength = (a: string, b: string) => rank(a) - rank(b);

@@ -132,7 +132,7 @@ describe('the container image built from the Dockerfile', () => {
       '-e',
       "const { loadConfig } = await import('/app/dist/app/env.js'); try { loadConfig({ DB_POOL_SIZE: 'x' }); } catch (e) { console.log(e.stack); }",
     ]);
-    assert.match(trace.stdout, /services\/config\/env\.ts:\d+/, trace.stdout + trace.stderr);
+    assert.match(trace.stdout, /\/app\/env\.ts:\d+/, trace.stdout + trace.stderr);
   });
 
   it('applies every migration of the image to an empty database', async () => {

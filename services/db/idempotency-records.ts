@@ -12,15 +12,8 @@ import { statementsFor } from './stores/store.js';
 
 export type { NewRecord, StoredRequest };
 
-export interface IdempotencyRecord {
-  idempotencyKey: string;
-  approvalNo: string;
-  operation: Operation;
-  /** Null while a key claimed by an OA connector waits for its form to be read and mapped. */
-  fingerprint: string | null;
-  request: StoredRequest | null;
-  source: KeySource;
-  workflowId: string;
+/** A key's record as it stands: what its claim inserted, and where the key has got to since. */
+export interface IdempotencyRecord extends NewRecord {
   status: OrderStatus;
   attempts: number;
   lastError: string | null;

@@ -2,14 +2,20 @@
 // listening on a port, each with the connections waiting in its accept queue, and those established.
 import { readFileSync } from 'node:fs';
 
-/** One row per IPv4 socket listening on `port`: `queued` connections wait to be accepted. */
-export function listeningSockets(port: number): { queued: number }[] {
+/** The table's rows on the side of local port `port`, each split into its fields. */
+function rowsOnPort(port: number): string[][] {
   const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   return readFileSync('/proc/net/tcp', 'utf8')
     .split('\n')
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
-    .filter(([, local, , state]) => local?.endsWith(hexPort) && state === '0A')
+    .filter(([, local]) => local?.endsWith(hexPort));
+}
+
+/** One row per IPv4 socket listening on `port`: `queued` connections wait to be accepted. */
+export function listeningSockets(port: number): { queued: number }[] {
+  return rowsOnPort(port)
+    .filter(([, , , state]) => state === '0A')
     .map((fields) => ({ queued: parseInt(fields[4]?.split(':')[1] ?? '0', 16) }));
 }
 
@@ -24,12 +30,6 @@ export function kernelHex(address: string): string {
 
 /** How many connections from `address` to `port` the kernel holds established on the server's side. */
 export function establishedFrom(port: number, address: string): number {
-  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   const hexAddress = `${kernelHex(address)}:`;
-  return readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([, local, remote, state]) => local?.endsWith(hexPort) && remote?.startsWith(hexAddress) && state === '01')
-    .length;
+  return rowsOnPort(port).filter(([, , remote, state]) => remote?.startsWith(hexAddress) && state === '01').length;
 }

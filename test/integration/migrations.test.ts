@@ -1,13 +1,12 @@
 // The migrations in prisma/migrations and prisma/schema.prisma describe the same database, and
 // the migration runner keeps Prisma's bookkeeping.
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { MIGRATIONS_DIR, migrate, readMigrations } from '../../services/db/migrate.js';
+import { migrate, readMigrations } from '../../services/db/migrate.js';
+import { migrationsWith } from '../../tools/harness/migrations-with.js';
 import { readSchemaDmmf, schemaDrift } from '../../tools/harness/schema-drift.js';
 import { stackEnv } from '../../tools/harness/service.js';
 
@@ -64,13 +63,10 @@ describe('migrations', () => {
     // Without the lock timeout it would wait for as long as the transaction holding the table lasts.
     { timeout: 60_000 },
     async () => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'orders-migrations-'));
-      cpSync(MIGRATIONS_DIR, dir, { recursive: true });
-      const name = '29991231000000_lock_probe';
-      mkdirSync(path.join(dir, name));
-      writeFileSync(
-        path.join(dir, name, 'migration.sql'),
-        'ALTER TABLE "inventory" ADD COLUMN "lock_probe" INTEGER;\n',
+      const { dir, name, remove } = migrationsWith(
+        'postgresql',
+        'lock_probe',
+        'ALTER TABLE "inventory" ADD COLUMN "lock_probe" INTEGER;',
       );
       // A long transaction that reads the table: ALTER TABLE needs the lock it holds.
       const holder = new pg.Client({ connectionString: stackEnv().databaseUrl });
@@ -85,7 +81,7 @@ describe('migrations', () => {
       } finally {
         await holder.query('ROLLBACK');
         await holder.end();
-        rmSync(dir, { recursive: true, force: true });
+        remove();
       }
       const recorded = await db.query('SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1', [name]);
       assert.equal(recorded.rowCount, 0, 'the migration is not recorded');

@@ -12,16 +12,14 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import fc from 'fast-check';
 import mariadb from 'mariadb';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createEventLedger, parseOrderCreatedEvent, type ReceivedEvent } from '../../examples/consumer/apply-once.js';
 import { ledgerStatements, openLedgerPool } from '../../examples/consumer/ledger-stores.js';
 import { idempotencyKeyFor, type KeySource, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { ConfigError } from '../../services/config/environment.js';
 import { prepareDatabase } from '../../services/db/database-at-start.js';
 import { checkKeyColumns, KEY_COLUMN_NAMES } from '../../services/db/key-columns.js';
-import { MIGRATION_DIRS, migrate } from '../../services/db/migrate.js';
+import { migrate } from '../../services/db/migrate.js';
 import { scanForDuplicates } from '../../services/db/duplicate-scan.js';
 import { claimRecord, findRecord } from '../../services/db/idempotency-records.js';
 import { findOrderByKey, insertOrderWithReservation, type NewOrder } from '../../services/db/order-repository.js';
@@ -33,6 +31,7 @@ import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { statementsFor } from '../../services/db/stores/store.js';
 import { MYSQL_TEST_URL, mysqlForSuite, onMysqlServer } from '../../tools/harness/mysql.js';
 import { mysqlRolesOf } from '../../tools/harness/database-roles.js';
+import { migrationsWith } from '../../tools/harness/migrations-with.js';
 import { assertDoorShapeChecked } from '../../tools/harness/door-shape.js';
 import { orderEvent } from '../../tools/harness/forged-events.js';
 import { answerOf, MCP_BIN } from '../../tools/harness/mcp-clients.js';
@@ -188,11 +187,7 @@ describe('the order store on MySQL/MariaDB', () => {
     async () => {
       const url = await server.database();
       await migrate(url);
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'orders-mysql-migrations-'));
-      cpSync(MIGRATION_DIRS.mysql, dir, { recursive: true });
-      const name = '29991231000000_lock_probe';
-      mkdirSync(path.join(dir, name));
-      writeFileSync(path.join(dir, name, 'migration.sql'), 'ALTER TABLE inventory ADD COLUMN lock_probe INT;\n');
+      const { dir, remove } = migrationsWith('mysql', 'lock_probe', 'ALTER TABLE inventory ADD COLUMN lock_probe INT;');
       // A transaction that has read the table holds its metadata lock, which ALTER TABLE waits for.
       const holder = await mariadb.createConnection(mysqlConnection(url));
       try {
@@ -205,7 +200,7 @@ describe('the order store on MySQL/MariaDB', () => {
       } finally {
         await holder.query('ROLLBACK');
         await holder.end();
-        rmSync(dir, { recursive: true, force: true });
+        remove();
       }
     },
   );

@@ -54,8 +54,12 @@ const OWN_STACKS_AT_ONCE = 2;
  * The longest of the other files start first, so that none of them begins last and keeps the
  * run going alone at its end (measured: the time table at the end of every run).
  */
+/** Every file of test/unit, imported into one process (tools/scripts/unit-files.ts). */
+const UNIT_FILES = 'tools/scripts/unit-files.ts';
+
 const LONGEST_FIRST = [
   'test/integration/openapi-fuzz.test.ts',
+  UNIT_FILES,
   // 20 writes one after another on a pool of two, each holding its connection for 2.5 s.
   'test/integration/bounded-writes.test.ts',
   'test/integration/api-hosts-worker.test.ts',
@@ -181,16 +185,20 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 
 /**
  * The files named, or the whole suite: every folder of test/ but test/image, which builds the
- * container image and is run on its own (`npm run test:image`, once per CI run).
+ * container image and is run on its own (`npm run test:image`, once per CI run). The whole suite
+ * runs the unit files in one process (UNIT_FILES): they share most of the modules they load.
  */
 function testFiles(): string[] {
   if (positionals.length > 0) return positionals;
-  return ['test/unit', 'test/replay', 'test/integration', 'test/chaos'].flatMap((dir) =>
-    readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-      .filter((name) => name.endsWith('.test.ts'))
-      .sort()
-      .map((name) => path.join(dir, name)),
-  );
+  return [
+    UNIT_FILES,
+    ...['test/replay', 'test/integration', 'test/chaos'].flatMap((dir) =>
+      readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+        .filter((name) => name.endsWith('.test.ts'))
+        .sort()
+        .map((name) => path.join(dir, name)),
+    ),
+  ];
 }
 
 /** The closing figures of one `node --test` run, as its spec reporter prints them. */
@@ -206,6 +214,8 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
     '--import',
     'tsx',
     ...(env.TEST_DATABASE_TEMPLATE ? ['--import', './tools/scripts/test-own-database.mjs'] : []),
+    '--import',
+    './tools/scripts/test-file-cpu.mjs',
     '--test',
     `--test-concurrency=${concurrency}`,
     '--test-reporter=spec',
@@ -276,21 +286,37 @@ function printMachineLoad(
   const busy = now.busy - from.busy;
   const share = busy / (busy + now.idle - from.idle);
   console.log(
-    `\n== the machine: ${os.cpus().length} cores, busy ${(share * 100).toFixed(0)} % of the ${wallSeconds} s the tests ran`,
+    `\n== the machine: ${os.cpus().length} cores, busy ${(share * 100).toFixed(0)} % of the ${wallSeconds} s the tests ran (${Math.round(busy / 1000)} CPU-s)`,
   );
 }
 
-function printFileTimes(timesFiles: string[]): void {
-  const seconds: [string, number][] = timesFiles.flatMap((file) => {
+function readFigures(files: string[]): [string, number][] {
+  return files.flatMap((file) => {
     try {
       return Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>);
     } catch {
       return [];
     }
   });
-  seconds.sort((a, b) => b[1] - a[1]);
-  console.log('\n== time per test file (s, its tests one after another)');
-  for (const [file, value] of seconds) console.log(`${value.toFixed(1).padStart(7)}  ${file}`);
+}
+
+/**
+ * Each file's time and CPU, longest first. The CPU is its own process's and its children's; the
+ * shared Temporal dev server and PostgreSQL are the rest of the machine's busy time.
+ */
+function printFileTimes(timesFiles: string[], cpuDir: string): void {
+  const seconds = readFigures(timesFiles).sort((a, b) => b[1] - a[1]);
+  const cpu = new Map(readFigures(readdirSync(cpuDir).map((name) => path.join(cpuDir, name))));
+  console.log('\n== time per test file (s, its tests one after another), and its CPU (s)');
+  const column = (value: number | undefined, digits: number, width: number) =>
+    value === undefined ? ' '.repeat(width) : value.toFixed(digits).padStart(width);
+  for (const [file, value] of seconds) console.log(`${column(value, 1, 7)}  ${column(cpu.get(file), 0, 5)}  ${file}`);
+  // A file whose tests are declared in a helper is timed under the helper's name.
+  const timed = new Set(seconds.map(([file]) => file));
+  for (const [file, used] of cpu)
+    if (!timed.has(file)) console.log(`${column(undefined, 1, 7)}  ${column(used, 0, 5)}  ${file}`);
+  const total = [...cpu.values()].reduce((sum, value) => sum + value, 0);
+  console.log(`         ${total.toFixed(0).padStart(5)}  CPU of every file's processes`);
 }
 
 async function main(): Promise<number> {
@@ -340,6 +366,7 @@ async function main(): Promise<number> {
   );
 
   const timesDir = mkdtempSync(path.join(os.tmpdir(), 'orders-test-times-'));
+  const cpuDir = mkdtempSync(path.join(os.tmpdir(), 'orders-test-cpu-'));
   try {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -350,6 +377,7 @@ async function main(): Promise<number> {
       TEMPORAL_ADDRESS: stack.temporalAddress,
       WORKFLOW_BUNDLE_DIR: bundleDir,
       LOG_LEVEL: 'warn',
+      TEST_CPU_DIR: cpuDir,
     };
     const sideBySide = ownDatabase ? 1 : concurrency;
     if (sideBySide > 1) {
@@ -413,7 +441,7 @@ async function main(): Promise<number> {
         code = check.code;
       }
     }
-    printFileTimes(timesFiles);
+    printFileTimes(timesFiles, cpuDir);
     if (running.length > 1) console.log(`\n== each lane ended after\n${laneTimes.join('\n')}`);
     printMachineLoad(ticksAtStart, ticksAtEnd, testsSeconds);
     if (running.length > 1) {
@@ -428,6 +456,7 @@ async function main(): Promise<number> {
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(timesDir, { recursive: true, force: true });
+    rmSync(cpuDir, { recursive: true, force: true });
   }
 }
 

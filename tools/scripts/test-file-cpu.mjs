@@ -1,0 +1,28 @@
+// Loaded with `--import` into every test file's process by `npm test`: at the file's exit, writes
+// the CPU time its process and the children it waited for (API and worker processes, stacks of its
+// own, the release build) spent, so the runner can print CPU per file beside its time. The suite
+// is bound by the machine's two cores, so a file's CPU is what it costs the others.
+// JavaScript, not TypeScript: loaded before any loader, into the worker's threads as well.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
+
+const dir = process.env.TEST_CPU_DIR;
+const file = process.argv[1];
+const isRunner = process.execArgv.includes('--test');
+
+if (dir && file && isMainThread && !isRunner) {
+  process.once('exit', () => {
+    // /proc/self/stat after the command's name: fields 14–17 are utime, stime, cutime, cstime in
+    // the kernel's ticks (100 a second on Linux).
+    try {
+      const stat = readFileSync('/proc/self/stat', 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = fields.slice(11, 15).reduce((sum, value) => sum + Number(value), 0);
+      const name = path.relative(process.cwd(), file);
+      writeFileSync(path.join(dir, `${process.pid}.json`), JSON.stringify({ [name]: ticks / 100 }));
+    } catch {
+      // Not Linux, or the folder gone: the table goes without this file's CPU.
+    }
+  });
+}

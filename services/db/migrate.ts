@@ -8,7 +8,6 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import mariadb from 'mariadb';
 import pg from 'pg';
 import { mysqlConnection } from './stores/mysql-connection.js';
 import { type Store, storeOfUrl } from './stores/store.js';
@@ -187,6 +186,8 @@ async function migratePostgresql(
  * resolves it — what Prisma Migrate does on MySQL too.
  */
 async function migrateMysql(databaseUrl: string, migrations: Migration[], lockTimeoutMs: number): Promise<string[]> {
+  // Loaded here: the processes that migrate PostgreSQL never load the MySQL driver.
+  const { default: mariadb } = await import('mariadb');
   const connection = await mariadb.createConnection({
     ...mysqlConnection(databaseUrl),
     multipleStatements: true,

@@ -4,9 +4,10 @@
 // and lock timeouts are set on every connection: the innermost rung of the timeout ladder. The
 // driver never retries on its own — the activity retry policy is the only retry layer
 // (docs/architecture.md, decision 5).
-import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import { createRequire } from 'node:module';
+import type * as MariaDbAdapterPackage from '@prisma/adapter-mariadb';
 import { PrismaPg } from '@prisma/adapter-pg';
-import mariadb from 'mariadb';
+import type * as MariaDbPackage from 'mariadb';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
 import { PrismaClient as MysqlPrismaClient } from './generated/prisma-mysql/client.js';
@@ -84,7 +85,12 @@ export function timeoutLeftToRole(client: PrismaClient): number | undefined {
   return leftToRole.get(client);
 }
 
+const load = createRequire(import.meta.url);
+
 function createMysqlClient(options: DbOptions): PrismaClient {
+  // The MySQL driver and its adapter are loaded by the processes that use them, not by every one.
+  const mariadb = load('mariadb') as typeof MariaDbPackage;
+  const { PrismaMariaDb } = load('@prisma/adapter-mariadb') as typeof MariaDbAdapterPackage;
   const seconds = Math.max(1, Math.ceil(options.statementTimeoutMs / 1000));
   const pool = mariadb.createPool({
     ...mysqlConnection(options.databaseUrl),

@@ -15,16 +15,13 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { envDetectorSync, Resource } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  NodeTracerProvider,
-  type SpanExporter,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-node';
+import type * as GrpcExporterPackage from '@opentelemetry/exporter-trace-otlp-grpc';
+import type * as JsonExporterPackage from '@opentelemetry/exporter-trace-otlp-http';
+import type * as ProtobufExporterPackage from '@opentelemetry/exporter-trace-otlp-proto';
+import type * as ResourcesPackage from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
+import type * as TraceSdkPackage from '@opentelemetry/sdk-trace-node';
+import type { NodeTracerProvider, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type {
   ClientInterceptors,
   WorkflowClientInterceptor,
@@ -34,12 +31,8 @@ import type {
   WorkflowStartUpdateInput,
   WorkflowStartUpdateWithStartInput,
 } from '@temporalio/client';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-  type OpenTelemetrySinks,
-} from '@temporalio/interceptors-opentelemetry';
+import type * as TemporalTracingPackage from '@temporalio/interceptors-opentelemetry';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInboundCallsInterceptor, InjectedSinks, WorkerOptions } from '@temporalio/worker';
 import { idempotencyKeyOfWorkflowId } from '../../domain/idempotency-key.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
@@ -57,6 +50,18 @@ interface Installed {
   processor: SpanProcessor;
   resource: Resource;
 }
+
+const load = createRequire(import.meta.url);
+
+/**
+ * The SDK's packages, loaded when tracing is installed: a process that does not trace never loads
+ * them (a third of the modules an API process would load at start, an exporter per protocol among them).
+ */
+const sdk = {
+  resources: () => load('@opentelemetry/resources') as typeof ResourcesPackage,
+  traces: () => load('@opentelemetry/sdk-trace-node') as typeof TraceSdkPackage,
+  temporal: () => load('@temporalio/interceptors-opentelemetry') as typeof TemporalTracingPackage,
+};
 
 /** The process's tracing, once installed; undefined means off. */
 let installed: Installed | undefined;
@@ -79,6 +84,8 @@ export function installTracing(
 ): boolean {
   if (!config || installed) return installed !== undefined;
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the process's own name.
+  const { Resource, envDetectorSync } = sdk.resources();
+  const { BatchSpanProcessor, NodeTracerProvider } = sdk.traces();
   const resource = new Resource({ 'service.name': `orders-${processName}` }).merge(envDetectorSync.detect());
   const processor = spanProcessor ?? new BatchSpanProcessor(exporterFor(config.protocol));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
@@ -96,11 +103,13 @@ export function tracingForLog(config: TracingConfig | undefined): TracingConfig 
 function exporterFor(protocol: TracingConfig['protocol']): SpanExporter {
   switch (protocol) {
     case 'grpc':
-      return new GrpcExporter();
+      return new (load('@opentelemetry/exporter-trace-otlp-grpc') as typeof GrpcExporterPackage).OTLPTraceExporter();
     case 'http/json':
-      return new JsonExporter();
+      return new (load('@opentelemetry/exporter-trace-otlp-http') as typeof JsonExporterPackage).OTLPTraceExporter();
     case 'http/protobuf':
-      return new ProtobufExporter();
+      return new (
+        load('@opentelemetry/exporter-trace-otlp-proto') as typeof ProtobufExporterPackage
+      ).OTLPTraceExporter();
   }
 }
 
@@ -118,7 +127,7 @@ export async function shutdownTracing(): Promise<void> {
 /** The Temporal client's interceptors: the start carries the caller's trace into the workflow. */
 export function tracingClientInterceptors(): ClientInterceptors | undefined {
   if (!installed) return undefined;
-  return { workflow: [new OpenTelemetryWorkflowClientInterceptor(), keyOnClientSpans] };
+  return { workflow: [new (sdk.temporal().OpenTelemetryWorkflowClientInterceptor)(), keyOnClientSpans] };
 }
 
 /** The worker's side: the workflow interceptors in the bundle, the activity spans, the workflow spans' sink. */
@@ -130,11 +139,12 @@ export interface WorkerTracing {
 
 /** The modules tracing adds to the workflow bundle (the prebuilt traced bundle is made with them). */
 export function workflowTracingModules(): string[] {
-  return [createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+  return [load.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
 }
 
 export function workerTracing(): WorkerTracing | undefined {
   if (!installed) return undefined;
+  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor } = sdk.temporal();
   const exporter = makeWorkflowExporter(installed.processor, installed.resource);
   return {
     // The package's workflow interceptors run inside the workflow sandbox: they trace the run and

@@ -96,9 +96,13 @@ describe('the MCP Inspector CLI on Node.js 24', { skip: node24Absence('the MCP I
     return [...envArgs, ...eraArgs, '--transport', 'stdio', process.execPath, MCP_BIN];
   }
 
+  // Each transport and each era submits; the two other pairings list the tools, which is where an
+  // era's handshake and a transport would part.
+  const SUBMITS = new Set(['http modern', 'stdio legacy']);
   for (const transport of ['http', 'stdio'] as const) {
     for (const era of ERAS) {
-      it(`lists the tools and submits an approval once over ${transport}, in the ${era} era`, async () => {
+      const submits = SUBMITS.has(`${transport} ${era}`);
+      it(`lists the tools${submits ? ' and submits an approval once' : ''} over ${transport}, in the ${era} era`, async () => {
         const { tools } = await resultOf<{ tools: { name: string; annotations?: { idempotentHint?: boolean } }[] }>([
           ...target(transport, era),
           '--method',
@@ -112,6 +116,7 @@ describe('the MCP Inspector CLI on Node.js 24', { skip: node24Absence('the MCP I
           tools.every((tool) => tool.annotations?.idempotentHint === true),
           'every tool says it is idempotent',
         );
+        if (!submits) return;
 
         const approvalNo = uniqueApprovalNo('MCPINSP');
         const key = idempotencyKeyFor(approvalNo, 'MAIN');

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { buildApp } from '../../edges/http/app.js';
-import { createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
+import { checkTlsHandshake, createLazyClient, temporalTargetFrom } from '../../services/temporal/connection.js';
 import { findRecord } from '../../services/db/idempotency-records.js';
 import { apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import {
@@ -169,10 +169,17 @@ server_name = 443
     },
   ];
 
+  // One process proves the API reads its settings at start; the other profiles are refused by the
+  // same reading, in this process.
+  it(`${badProfiles[0]!.name}: the API stops at start naming the file, the profile and the key`, async () => {
+    const env = processEnv(service.config, badProfiles[0]!.env());
+    await assert.rejects((await apiProcess('api-bad-profile', env)).start(), badProfiles[0]!.names());
+  });
+
   for (const bad of badProfiles) {
-    it(`${bad.name}: the API stops at start naming the file, the profile and the key`, async () => {
-      const env = processEnv(service.config, bad.env());
-      await assert.rejects((await apiProcess('api-bad-profile', env)).start(), bad.names());
+    it(`${bad.name}: the settings are refused naming the file, the profile and the key`, () => {
+      // As the processes do at start: the settings read, then the files they name.
+      assert.throws(() => temporalTargetFrom(testConfig(bad.env()).temporal), bad.names());
     });
   }
 
@@ -209,19 +216,25 @@ server_name = 443
     },
   ];
 
+  // One pair of processes proves the API and the worker check the handshake at start; every
+  // refusal is then named by that same check, in this process.
+  it(`${refusals[0]!.name}: the API and the worker stop at start with the setting to fix`, async () => {
+    const env = processEnv(service.config, refusals[0]!.env());
+    const api = await apiProcess('api-refused', env);
+    const worker = workerProcess('worker-refused', env);
+    const started = Date.now();
+    // Side by side: neither start depends on the other.
+    await Promise.all([
+      assert.rejects(api.start(), refusals[0]!.names()),
+      assert.rejects(worker.start(), refusals[0]!.names()),
+    ]);
+    // Fast: the handshake is checked at start, not found by a request timing out later.
+    assert.ok(Date.now() - started < 60_000);
+  });
+
   for (const refusal of refusals) {
-    it(`${refusal.name}: the API and the worker stop at start with the setting to fix`, async () => {
-      const env = processEnv(service.config, refusal.env());
-      const api = await apiProcess('api-refused', env);
-      const worker = workerProcess('worker-refused', env);
-      const started = Date.now();
-      // Side by side: neither start depends on the other.
-      await Promise.all([
-        assert.rejects(api.start(), refusal.names()),
-        assert.rejects(worker.start(), refusal.names()),
-      ]);
-      // Fast: the handshake is checked at start, not found by a request timing out later.
-      assert.ok(Date.now() - started < 60_000);
+    it(`${refusal.name}: the start's handshake check names the setting to fix`, async () => {
+      await assert.rejects(checkTlsHandshake(temporalTargetFrom(testConfig(refusal.env()).temporal)), refusal.names());
     });
 
     it(`${refusal.name}: a webhook answers 503, starts no workflow, writes no order, and keeps its claim unstarted`, async () => {

@@ -17,7 +17,15 @@ import {
 } from '../edges/http/settings.js';
 import { type McpConfig, mcpFrom, mcpSettings, operatorTokenProblems } from '../edges/mcp/settings.js';
 import { type WritePolicy, writePolicyFrom, writePolicyProblems, writePolicySettings } from '../submission/settings.js';
-import { type ConnectorsConfig, connectorSettings, connectorsFrom } from '../vendors/settings.js';
+import {
+  type ConnectorsConfig,
+  connectorSettings,
+  connectorsFrom,
+  oaVendorApiSettings,
+  oaVendorSecretSettings,
+  oaVendorSettings,
+  vendorEnvsFrom,
+} from '../vendors/settings.js';
 import { type WorkerConfig, workerFrom, workerSettings } from '../worker/settings.js';
 import { type BrokerConfig, brokerFrom, brokerProblems, brokerSettings } from '../services/broker/settings.js';
 import { databaseFrom, databaseProblems, databaseSettings, type SafetyNetsConfig } from '../services/db/settings.js';
@@ -30,7 +38,7 @@ import {
   temporalFrom,
   temporalSettings,
 } from '../services/temporal/settings.js';
-import { productionProblems } from '../services/config/production-refusals.js';
+import { productionProblems, SECRET_SETTINGS } from '../services/config/production-refusals.js';
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -45,14 +53,23 @@ const envSchema = z.object({
   ...metricsSettings,
   ...mcpSettings,
   ...telemetrySettings,
-  // The OA connectors (docs/oa-form-mapping.md): each is on when its settings are present.
+  // The OA connectors (docs/oa-form-mapping.md): what they share. Each vendor's own settings are its
+  // module's, parsed by its own schema (vendors/settings.ts); each is on when its settings are present.
   ...connectorSettings,
 });
 
 export type RawEnv = z.input<typeof envSchema>;
-/** Every variable the service reads, for the check that each one is documented. */
-export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
 type Env = z.output<typeof envSchema>;
+
+/** Every variable the service reads, each OA vendor's of vendors/registry.ts included. */
+export function settingNames(): string[] {
+  return [...Object.keys(envSchema.shape), ...Object.keys(oaVendorSettings())];
+}
+
+/** Every variable that holds a secret as it is: the service's own and each OA vendor's. */
+export function secretSettingNames(): string[] {
+  return [...SECRET_SETTINGS, ...oaVendorSecretSettings()];
+}
 
 export interface Config {
   nodeEnv: Env['NODE_ENV'];
@@ -91,8 +108,12 @@ export interface Config {
 export function loadConfig(source: EnvSource = process.env): Config {
   const present = presentSettings(source);
   const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  const vendorEnvs = vendorEnvsFrom(present);
+  if (!parsed.success || vendorEnvs.problems.length > 0) {
+    throw new ConfigError([
+      ...(parsed.error?.issues ?? []).map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+      ...vendorEnvs.problems,
+    ]);
   }
   const env = parsed.data;
   const problems = [...ladderProblems(env), ...downstreamProblems(env), ...brokerProblems(env)];
@@ -105,9 +126,13 @@ export function loadConfig(source: EnvSource = process.env): Config {
   problems.push(...deploymentProblems(env), ...databaseProblems(env), ...connectionCapProblems(env));
   problems.push(...rotationProblems(env), ...webhookSecretProblems(env), ...operatorTokenProblems(env));
   // Plain http:// to a vendor and the examples' placeholder secrets (services/config/production-refusals.ts).
-  if (env.NODE_ENV === 'production') problems.push(...productionProblems(present));
+  if (env.NODE_ENV === 'production') {
+    problems.push(
+      ...productionProblems(present, { secrets: oaVendorSecretSettings(), apiUrls: oaVendorApiSettings() }),
+    );
+  }
   const temporal = temporalFrom(env, present, problems);
-  const connectors = connectorsFrom(env, problems);
+  const connectors = connectorsFrom(env, vendorEnvs.envs, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     nodeEnv: env.NODE_ENV,

@@ -7,18 +7,20 @@
 //   (DOWNSTREAM_SECRET, AMQP_URL) and reads the approval forms from the OA vendors.
 // - The migrate Job migrates as the owner (DATABASE_MIGRATION_URL) and reads nothing else.
 // An OA vendor's connector is configured whole in each process that runs it (its settings all
-// present turn it on: vendors/settings.ts), so the API and the worker both hold its secrets.
+// present turn it on: vendors/settings.ts), so the API and the worker both hold its secrets, as its
+// settings.ts declares them.
 // An API that hosts the worker (API_HOSTS_WORKER=1) reads both lists.
 import { deliverySettings } from '../activities/settings.js';
 import { httpSettings } from '../edges/http/settings.js';
 import { mcpSettings } from '../edges/mcp/settings.js';
-import { connectorSettings } from '../vendors/settings.js';
+import { oaVendorSecretSettings } from '../vendors/settings.js';
 import { brokerSettings } from '../services/broker/settings.js';
 import { temporalSettings } from '../services/temporal/settings.js';
-import { CREDENTIAL_URL_SETTINGS, SECRET_SETTINGS } from '../services/config/production-refusals.js';
+import { CREDENTIAL_URL_SETTINGS } from '../services/config/production-refusals.js';
+import { secretSettingNames } from './env.js';
 
 /** Every setting that is a secret, or a URL whose password is one. */
-export const SECRET_NAMES: ReadonlySet<string> = new Set([...SECRET_SETTINGS, ...CREDENTIAL_URL_SETTINGS]);
+export const SECRET_NAMES: ReadonlySet<string> = new Set([...secretSettingNames(), ...CREDENTIAL_URL_SETTINGS]);
 
 /** The secrets among the settings of the parts named. */
 function secretsOf(...parts: Record<string, unknown>[]): string[] {
@@ -27,7 +29,11 @@ function secretsOf(...parts: Record<string, unknown>[]): string[] {
 
 /** By deployed process (the image's entry points): the secrets it reads. */
 export const PROCESS_SECRETS = {
-  api: ['DATABASE_URL', ...secretsOf(temporalSettings, httpSettings, mcpSettings, connectorSettings)],
-  worker: ['DATABASE_URL', ...secretsOf(temporalSettings, deliverySettings, brokerSettings, connectorSettings)],
+  api: ['DATABASE_URL', ...secretsOf(temporalSettings, httpSettings, mcpSettings), ...oaVendorSecretSettings()],
+  worker: [
+    'DATABASE_URL',
+    ...secretsOf(temporalSettings, deliverySettings, brokerSettings),
+    ...oaVendorSecretSettings(),
+  ],
   migrate: ['DATABASE_MIGRATION_URL'],
 } as const satisfies Record<string, readonly string[]>;

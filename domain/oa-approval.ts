@@ -3,7 +3,7 @@
 // Which vendors there are is vendors/registry.ts's to say: here a vendor is only its id, a door.
 import { type Door, isDoorName, ORDER_NAMING_DOORS } from './door.js';
 
-/** An OA vendor's id (`feishu`, …): the name of its door (domain/door.ts). */
+/** An OA vendor's id (its module's, vendors/oa-vendor.ts): the name of its door (domain/door.ts). */
 export type OaVendor = Door;
 
 /** Whether a record's `source` is an OA vendor's door (and not the webhook's or MCP's). */

@@ -10,7 +10,7 @@ import type { ApprovalEventOutcome } from '../submission/accept-oa-event.js';
 import type { ApprovalReader } from './approval-reader.js';
 import type { Connector, OaEvent } from './connector.js';
 import type { Clock } from './inbound.js';
-import type { ConnectorsConfig } from './settings.js';
+import type { VendorSettings } from './vendor-settings.js';
 
 /** What every callback connector is built with. */
 export interface CallbackDoor {
@@ -51,12 +51,11 @@ export interface OaVendorModule<Settings> {
   readonly vendor: OaVendor;
   /** How its callback arrives: the methods it is called with (WeCom checks its URL with a GET) and the body's form. */
   readonly callback: { readonly methods: readonly ('GET' | 'POST')[]; readonly body: 'json' | 'xml' };
-  readonly settings: {
-    /** The environment variables it reads, with their parsers; vendors/settings.ts composes them. */
-    readonly env: ZodRawShape;
-    /** Its configuration; undefined when the vendor is off (its settings are absent). */
-    of(connectors: ConnectorsConfig): Settings | undefined;
-  };
+  /**
+   * Its settings (vendors/vendor-settings.ts): the variables it reads, which of them are secrets and
+   * open-API addresses, and its configuration; vendors/settings.ts composes them.
+   */
+  readonly settings: VendorSettings<ZodRawShape, Settings>;
   /** The connector of its callback; undefined when its callback is off. */
   connector?(settings: Settings, door: CallbackDoor): Connector | undefined;
   /** The connection that brings its events; undefined when its settings choose the callback alone. */

@@ -1,8 +1,10 @@
 // The OA vendors the service knows, one line each — the one list of them: whatever else needs "the
-// vendors" (the callback routes, the form mapping's sections, the metrics' series) asks here — and what the configured ones give the processes:
-// the API's callback connectors, the worker's approval readers, and (vendors/connections.ts) the
-// API's held connections. A vendor whose
-// settings are absent gives nothing: its callback answers 404, its reader is missing.
+// vendors" (their settings, secrets and open-API addresses, the callback routes, the form mapping's
+// sections, the metrics' series) asks here — and what the configured ones give the processes: the
+// API's callback connectors, the worker's approval readers, and (vendors/connections.ts) the API's
+// held connections. A vendor whose settings are absent gives nothing: its callback answers 404, its
+// reader is missing.
+import { isDoorName, ORDER_NAMING_DOORS } from '../domain/door.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import type { WritePolicy } from '../submission/settings.js';
 import type { ApprovalReader } from './approval-reader.js';
@@ -14,8 +16,41 @@ import type { OaVendorModule } from './oa-vendor.js';
 import type { ConnectorsConfig } from './settings.js';
 import { wecom } from './wecom/index.js';
 
-/** Every vendor: a new one is its folder and a line here (docs/connectors.md). */
-export const OA_VENDOR_MODULES: readonly OaVendorModule<unknown>[] = [feishu, dingtalk, wecom];
+const modules: OaVendorModule<unknown>[] = [feishu, dingtalk, wecom];
+
+/**
+ * Every vendor: a new one is its folder and its line in the list above (docs/connectors.md), or a
+ * module `registerOaVendor` adds.
+ */
+export const OA_VENDOR_MODULES: readonly OaVendorModule<unknown>[] = modules;
+
+/** The prefix of a vendor's variables: its id in capitals, `-` as `_` (`FEISHU_` for `feishu`). */
+export function settingsPrefix(vendor: OaVendor): string {
+  return `${vendor.toUpperCase().replaceAll('-', '_')}_`;
+}
+
+/**
+ * Adds a vendor whose module lives outside this list: a test's own entry point adds one from its
+ * fixture folder (test/integration/fourth-vendor.test.ts), before it loads the settings and builds
+ * the app, which read the list each time. Refused: an id that is no door's name, is the webhook's
+ * or MCP's or a vendor's already, and a variable not named with the vendor's prefix, so that no two
+ * vendors can read one variable.
+ */
+export function registerOaVendor(module: OaVendorModule<unknown>): void {
+  const { vendor } = module;
+  if (!isDoorName(vendor) || ORDER_NAMING_DOORS.includes(vendor)) {
+    throw new Error(`an OA vendor's id is a door of its own: ${JSON.stringify(vendor)} is not one`);
+  }
+  if (modules.some((known) => known.vendor === vendor))
+    throw new Error(`the OA vendor ${vendor} is registered already`);
+  const misnamed = Object.keys(module.settings.env).filter((name) => !name.startsWith(settingsPrefix(vendor)));
+  if (misnamed.length > 0) {
+    throw new Error(
+      `the OA vendor ${vendor}'s variables are named ${settingsPrefix(vendor)}*: not ${misnamed.join(', ')}`,
+    );
+  }
+  modules.push(module);
+}
 
 /** Every vendor's id, in the registry's order. */
 export function oaVendorIds(): OaVendor[] {
@@ -32,7 +67,7 @@ export function oaVendorModule(vendor: OaVendor): OaVendorModule<unknown> {
 /** Each configured vendor with its settings. */
 export function configured(connectors: ConnectorsConfig): { module: OaVendorModule<unknown>; settings: unknown }[] {
   return OA_VENDOR_MODULES.flatMap((module) => {
-    const settings = module.settings.of(connectors);
+    const settings = connectors.vendors.get(module.vendor);
     return settings === undefined ? [] : [{ module, settings }];
   });
 }

@@ -1,15 +1,23 @@
-// What each OA vendor's settings.ts hands the configuration (vendors/settings.ts): its variables,
-// the ones that together turn its connector on, its part of the configuration, and how its events
-// arrive — so that adding a vendor is one entry there.
+// What each OA vendor's settings.ts hands the configuration (vendors/settings.ts composes them, vendor
+// by vendor, from vendors/registry.ts): its variables, the ones that together turn its connector on,
+// those production guards (its secrets and its open API's address: services/config/production-refusals.ts),
+// its part of the configuration, and how its events arrive — so that nothing outside its folder names them.
 import type { z } from 'zod';
 
 export interface VendorSettings<Shape extends z.ZodRawShape, Config> {
-  /** Its environment variables, with their schemas. */
-  settings: Shape;
+  /** Its environment variables, with their schemas, each named with the vendor's id as prefix. */
+  readonly env: Shape;
   /** Present together, they turn the connector on; some without the others is a ConfigError. */
-  required: readonly (keyof Shape & string)[];
+  readonly required: readonly (keyof Shape & string)[];
+  /**
+   * The variables that hold a secret as they are: production refuses the examples' placeholders in
+   * them, and every process that runs the vendor reads them from its own Secret (app/process-secrets.ts).
+   */
+  readonly secrets: readonly (keyof Shape & string)[];
+  /** The addresses of its open API: production takes https:// only, as the app secret goes out over them. */
+  readonly apiUrls: readonly (keyof Shape & string)[];
   /** Its configuration, or undefined when it is off; `on` says whether `required` are all there. */
-  from: (env: z.output<z.ZodObject<Shape>>, problems: string[], on: () => boolean) => Config | undefined;
+  from(env: z.output<z.ZodObject<Shape>>, problems: string[], on: () => boolean): Config | undefined;
   /** How its events arrive (its callback, a connection it opens), for the start-up log. */
-  events: (config: Config) => string[];
+  events(config: Config): string[];
 }

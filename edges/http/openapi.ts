@@ -298,9 +298,8 @@ function componentSchemas(): Json {
         connections: {
           type: 'object',
           description:
-            'Only when the process holds outbound OA event connections (FEISHU_EVENT_MODE=long-connection, ' +
-            'DINGTALK_EVENT_MODE=stream): ' +
-            'where each stands, by vendor; a connection that is not up changes no status code',
+            'Only when the process holds outbound OA event connections (a vendor whose event mode opens one, ' +
+            'docs/connectors.md): where each stands, by vendor; a connection that is not up changes no status code',
           additionalProperties: { type: 'string', enum: ['connecting', 'up', 'down'] },
         },
       },

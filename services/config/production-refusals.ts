@@ -7,10 +7,18 @@
 // http:// fakes of the vendors and the downstream, and the machine's RabbitMQ as guest.
 // test/unit/app/env.test.ts reads every example file and holds each secret it sets to
 // `isPlaceholderSecret`, so an example value added later is refused too or fails that test.
-// DingTalk's Stream has no endpoint setting: its endpoint is discovered over DINGTALK_API_BASE_URL,
-// and one discovered over https:// is opened as wss:// or not at all (vendors/dingtalk/stream.ts).
+// The OA vendors' secrets and open-API addresses are each vendor's to declare (its settings.ts): the
+// caller, which knows the vendors (app/env.ts), hands their lists in; plumbing knows none of them.
 
-/** The settings that hold a secret as they are. */
+/** The OA vendors' settings production guards, as each vendor's own settings declare them. */
+export interface VendorSettingLists {
+  /** Those that hold a secret as they are. */
+  secrets: readonly string[];
+  /** The addresses of their open APIs: the app secret goes out over them and access tokens come back. */
+  apiUrls: readonly string[];
+}
+
+/** The service's own settings that hold a secret as they are; each OA vendor's are its own to declare. */
 export const SECRET_SETTINGS = [
   'WEBHOOK_SECRET',
   'WEBHOOK_SECRET_PREVIOUS',
@@ -21,22 +29,10 @@ export const SECRET_SETTINGS = [
   'MCP_OPERATOR_TOKEN',
   'STATUS_TOKEN',
   'TEMPORAL_API_KEY',
-  'FEISHU_APP_SECRET',
-  'FEISHU_ENCRYPT_KEY',
-  'FEISHU_VERIFICATION_TOKEN',
-  'DINGTALK_APP_SECRET',
-  'DINGTALK_AES_KEY',
-  'DINGTALK_TOKEN',
-  'WECOM_AGENT_SECRET',
-  'WECOM_TOKEN',
-  'WECOM_ENCODING_AES_KEY',
 ] as const;
 
 /** The settings that are URLs whose password is a secret. */
 export const CREDENTIAL_URL_SETTINGS = ['DATABASE_URL', 'DATABASE_MIGRATION_URL', 'AMQP_URL'] as const;
-
-/** The vendors' open APIs: the app secret goes out over them and access tokens come back. */
-export const VENDOR_API_SETTINGS = ['FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_URL', 'WECOM_API_BASE_URL'] as const;
 
 /**
  * The settings production requires as https:// URLs, each with what would cross in clear over
@@ -44,10 +40,12 @@ export const VENDOR_API_SETTINGS = ['FEISHU_API_BASE_URL', 'DINGTALK_API_BASE_UR
  * carries every order event (a receiver's query token may sit in the URL too) and the answer that
  * decides whether the order counts as delivered.
  */
-const HTTPS_ONLY: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(VENDOR_API_SETTINGS.map((name) => [name, 'the app secret and access tokens go over it'])),
-  DOWNSTREAM_URL: 'every order event and its answer go over it',
-};
+function httpsOnly(vendorApiUrls: readonly string[]): Readonly<Record<string, string>> {
+  return {
+    ...Object.fromEntries(vendorApiUrls.map((name) => [name, 'the app secret and access tokens go over it'])),
+    DOWNSTREAM_URL: 'every order event and its answer go over it',
+  };
+}
 
 /**
  * The placeholders, compared as `normalised` reads them. Whole values: the example manifests' own.
@@ -128,10 +126,16 @@ function isScheme(text: string): boolean {
   return [...text].every((char, at) => (at === 0 ? /[A-Za-z]/ : /[A-Za-z0-9+.-]/).test(char));
 }
 
-/** With NODE_ENV=production: each setting of `settings` (as given, empty ones dropped) it refuses, named. */
-export function productionProblems(settings: Readonly<Record<string, string | undefined>>): string[] {
+/**
+ * With NODE_ENV=production: each setting of `settings` (as given, empty ones dropped) it refuses,
+ * named; the OA vendors' own among them as `vendors` lists them.
+ */
+export function productionProblems(
+  settings: Readonly<Record<string, string | undefined>>,
+  vendors: VendorSettingLists,
+): string[] {
   const problems: string[] = [];
-  for (const [name, why] of Object.entries(HTTPS_ONLY)) {
+  for (const [name, why] of Object.entries(httpsOnly(vendors.apiUrls))) {
     const value = settings[name];
     if (value !== undefined && /^http:/i.test(value.trim())) {
       problems.push(`${name}: must be an https:// URL in production (${why})`);
@@ -146,7 +150,7 @@ export function productionProblems(settings: Readonly<Record<string, string | un
       'AMQP_URL: carries a password over amqp://, which sends it in clear; production needs amqps:// (TLS) for it',
     );
   }
-  for (const name of SECRET_SETTINGS) {
+  for (const name of [...SECRET_SETTINGS, ...vendors.secrets]) {
     const value = settings[name];
     if (value !== undefined && isPlaceholderSecret(value)) {
       problems.push(`${name}: holds a placeholder the examples show; production needs a value of its own`);

@@ -15,7 +15,7 @@ import pino from 'pino';
 import { AESCipher } from '@larksuiteoapi/node-sdk';
 import { idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
-import { feishuStatus } from '../../domain/oa-status.js';
+import { feishuStatus } from '../../vendors/feishu/status.js';
 import { signBody } from '../../domain-node/signature.js';
 import type { Connector, InboundCallback, InboundRequest } from '../../vendors/connector.js';
 import { FEISHU_SIGNATURE_HEADERS, feishuSignature } from '../../vendors/feishu/connector.js';

@@ -58,7 +58,7 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['domain/idempotency-key.ts', '/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/', 'input'],
   ['domain/idempotency-key.ts', '/^APPROVAL:([A-Za-z0-9][A-Za-z0-9._-]{0,63}):(MAIN|SUPPLEMENT)$/', 'input'],
   ['domain/money.ts', '/^(\\d{1,14})(?:\\.(\\d{1,4}))?$/', 'input'],
-  ['domain/oa-status.ts', '/^\\d{1,3}$/', 'input'],
+  ['vendors/wecom/status.ts', '/^\\d{1,3}$/', 'input'],
   ['domain/order-input.ts', '/^[\\x20-\\x7e]+$/', 'input'],
   ['domain/order-input.ts', '/^\\d{1,12}(\\.\\d{1,4})?$/', 'input'],
   ['domain/order-input.ts', '/^[A-Za-z0-9._-]{1,64}$/', 'input'],

@@ -2,7 +2,7 @@
 // callback, or the data of an EVENT frame on the Stream connection. Both doors read it here, so an
 // approval means the same order either way; each door only says where the event type and the
 // delivery id are (the callback's body names the type, a Stream frame's headers name both).
-import { dingtalkEventStatus } from '../../domain/oa-status.js';
+import { dingtalkEventStatus } from './status.js';
 import type { OaEvent } from '../connector.js';
 import { textOf } from '../inbound.js';
 

@@ -4,12 +4,12 @@ import { oaVendor } from '../oa-vendor.js';
 import { dingtalkConnection } from './connection.js';
 import { createDingTalkConnector } from './connector.js';
 import { createDingTalkReader } from './reader.js';
-import { type DingTalkConfig, dingtalkSettings } from './settings.js';
+import { type DingTalkConfig, dingtalkConnectorSettings } from './settings.js';
 
 export const dingtalk = oaVendor<DingTalkConfig>({
   vendor: 'dingtalk',
   callback: { methods: ['POST'], body: 'json' },
-  settings: { env: dingtalkSettings, of: (connectors) => connectors.dingtalk },
+  settings: dingtalkConnectorSettings,
   // In Stream mode the callback is on only while its own keys are set.
   connector: (settings, door) =>
     settings.callback

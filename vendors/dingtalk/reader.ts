@@ -10,7 +10,7 @@
 //  - HTTP 5xx: OaApiError(status); no answer: OaApiError(undefined). The caller's policy retries.
 //  - any other 4xx: OaApiError(status), not retried; `success: false` under HTTP 200: 400.
 import { OaApiError } from '../../domain/errors.js';
-import { dingtalkInstanceStatus } from '../../domain/oa-status.js';
+import { dingtalkInstanceStatus } from './status.js';
 import type { ApprovalInstance, ApprovalReader, NormalizedForm } from '../approval-reader.js';
 import { putFirst, textOfValue } from '../form-text.js';
 import { exchange, type OaAnswer } from '../oa-http.js';

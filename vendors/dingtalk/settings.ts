@@ -67,8 +67,12 @@ export function dingtalkStreamFrom(env: DingTalkEnv, problems: string[]): DingTa
 
 /** The DingTalk connector's part of the configuration (vendors/settings.ts). */
 export const dingtalkConnectorSettings = {
-  settings: dingtalkSettings,
+  env: dingtalkSettings,
   required: ['DINGTALK_APP_KEY', 'DINGTALK_APP_SECRET', 'DINGTALK_AES_KEY', 'DINGTALK_TOKEN'],
+  secrets: ['DINGTALK_APP_SECRET', 'DINGTALK_AES_KEY', 'DINGTALK_TOKEN'],
+  // The Stream has no endpoint setting: its endpoint is discovered over this address, and one
+  // discovered over https:// is opened as wss:// or not at all (stream.ts).
+  apiUrls: ['DINGTALK_API_BASE_URL'],
   from: (env, problems, on) =>
     env.DINGTALK_EVENT_MODE === 'stream' ? dingtalkStreamFrom(env, problems) : on() ? dingtalkFrom(env) : undefined,
   events: (config) => [...(config.callback ? ['callback'] : []), ...(config.stream ? ['stream'] : [])],

@@ -7,7 +7,7 @@
 // `approval.instance.status_changed_v4` (the event id in `header.event_id`); in both, `event`
 // holds `instance_code`, `approval_code` and `status`. Every other event is `other`; an approval
 // event without its ids is `unusable`.
-import { feishuStatus } from '../../domain/oa-status.js';
+import { feishuStatus } from './status.js';
 import type { OaEvent } from '../connector.js';
 import { objectOf, textOf } from '../inbound.js';
 

@@ -4,12 +4,12 @@ import { oaVendor } from '../oa-vendor.js';
 import { feishuConnection } from './connection.js';
 import { createFeishuConnector } from './connector.js';
 import { createFeishuReader } from './reader.js';
-import { type FeishuConfig, feishuSettings } from './settings.js';
+import { type FeishuConfig, feishuConnectorSettings } from './settings.js';
 
 export const feishu = oaVendor<FeishuConfig>({
   vendor: 'feishu',
   callback: { methods: ['POST'], body: 'json' },
-  settings: { env: feishuSettings, of: (connectors) => connectors.feishu },
+  settings: feishuConnectorSettings,
   // The callback may be off while the long connection is on.
   connector: (settings, door) =>
     settings.callback

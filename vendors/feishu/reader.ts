@@ -12,7 +12,7 @@
 //  - any other non-zero code: OaApiError with the HTTP status when it is an error, else 400 —
 //    the API refused this read and will refuse it again (an unknown instance code, for one).
 import { OaApiError } from '../../domain/errors.js';
-import { feishuStatus } from '../../domain/oa-status.js';
+import { feishuStatus } from './status.js';
 import type { ApprovalInstance, ApprovalReader, NormalizedForm } from '../approval-reader.js';
 import { putFirst, textOfValue } from '../form-text.js';
 import { exchange, type OaAnswer } from '../oa-http.js';

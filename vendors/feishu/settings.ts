@@ -81,10 +81,13 @@ export function feishuFrom(env: FeishuEnv, problems: string[], on: () => boolean
 
 /** The Feishu connector's part of the configuration (vendors/settings.ts). */
 export const feishuConnectorSettings = {
-  settings: feishuSettings,
+  env: feishuSettings,
   // The Encrypt Key is what Feishu signs with: a callback without it could be checked only by the
   // token inside the body, after parsing whatever an unauthenticated caller sent.
   required: ['FEISHU_APP_ID', 'FEISHU_APP_SECRET', 'FEISHU_ENCRYPT_KEY', 'FEISHU_VERIFICATION_TOKEN'],
+  secrets: ['FEISHU_APP_SECRET', 'FEISHU_ENCRYPT_KEY', 'FEISHU_VERIFICATION_TOKEN'],
+  // Also where the long connection's endpoint is discovered: the SDK opens it as that answer says.
+  apiUrls: ['FEISHU_API_BASE_URL'],
   from: feishuFrom,
   events: (config) => [
     ...(config.callback ? ['callback'] : []),

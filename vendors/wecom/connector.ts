@@ -10,7 +10,7 @@
 // token, so a captured event replayed as a GET is refused instead of answered with its plaintext
 // (docs/architecture.md, decision 37). An event is answered with an empty 200: WeCom wants nothing
 // back but the answer within its 5 s.
-import { wecomStatus } from '../../domain/oa-status.js';
+import { wecomStatus } from './status.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from '../connector.js';
 import { type Clock, digestOf, refused, textOf } from '../inbound.js';
 import { assertAesKey, type MessageCrypto, openSealed } from '../message-crypto.js';

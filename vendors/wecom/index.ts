@@ -4,12 +4,12 @@
 import { oaVendor } from '../oa-vendor.js';
 import { createWeComConnector } from './connector.js';
 import { createWeComReader } from './reader.js';
-import { type WeComConfig, wecomSettings } from './settings.js';
+import { type WeComConfig, wecomConnectorSettings } from './settings.js';
 
 export const wecom = oaVendor<WeComConfig>({
   vendor: 'wecom',
   callback: { methods: ['GET', 'POST'], body: 'xml' },
-  settings: { env: wecomSettings, of: (connectors) => connectors.wecom },
+  settings: wecomConnectorSettings,
   connector: (settings, door) =>
     createWeComConnector({
       corpId: settings.corpId,

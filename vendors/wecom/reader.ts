@@ -15,7 +15,7 @@
 //  - any other non-zero errcode: OaApiError(400), not retried — the API refused this read and will
 //    refuse it again (an unknown sp_no, for one). At the token: a wrong corp id or secret, 401.
 import { OaApiError } from '../../domain/errors.js';
-import { wecomStatus } from '../../domain/oa-status.js';
+import { wecomStatus } from './status.js';
 import type { ApprovalInstance, ApprovalReader, NormalizedForm } from '../approval-reader.js';
 import { putFirst, textOfValue } from '../form-text.js';
 import { exchange, type OaAnswer } from '../oa-http.js';

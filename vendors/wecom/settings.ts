@@ -38,8 +38,10 @@ export function wecomFrom(env: WeComEnv): WeComConfig {
 
 /** The WeCom connector's part of the configuration (vendors/settings.ts). */
 export const wecomConnectorSettings = {
-  settings: wecomSettings,
+  env: wecomSettings,
   required: ['WECOM_CORP_ID', 'WECOM_AGENT_SECRET', 'WECOM_TOKEN', 'WECOM_ENCODING_AES_KEY'],
+  secrets: ['WECOM_AGENT_SECRET', 'WECOM_TOKEN', 'WECOM_ENCODING_AES_KEY'],
+  apiUrls: ['WECOM_API_BASE_URL'],
   from: (env, _problems, on) => (on() ? wecomFrom(env) : undefined),
   events: () => ['callback'],
 } satisfies VendorSettings<typeof wecomSettings, WeComConfig>;

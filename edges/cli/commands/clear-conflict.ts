@@ -1,5 +1,6 @@
 // `clear-conflict`: clears a key's open key source conflicts, once an operator checked its claim.
-import { isDoorName } from '../../../domain/door.js';
+import { isDoorName, ORDER_NAMING_DOORS } from '../../../domain/door.js';
+import { oaVendorIds } from '../../../vendors/registry.js';
 import { clearKeySourceConflicts } from '../../../services/db/key-source-conflicts.js';
 import { by, type Command, decidedBy, KEY_USAGE, keyArgument, keyOptions, UsageError } from './shared.js';
 
@@ -14,7 +15,7 @@ export const clearConflictCommand: Command = {
     const key = keyArgument(positionals, values);
     const door = values.door;
     if (door !== undefined && !isDoorName(door)) {
-      throw new UsageError("--door must name a door: webhook, mcp or an OA vendor's id (feishu, …)");
+      throw new UsageError(`--door must name a door (${[...ORDER_NAMING_DOORS, ...oaVendorIds()].join(', ')})`);
     }
     // Before the database is opened: a --by refused is a usage error, with nothing contacted.
     const clearedBy = decidedBy(values);

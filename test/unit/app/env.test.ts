@@ -5,16 +5,20 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
-import { loadConfig, SETTING_NAMES } from '../../../app/env.js';
+import { loadConfig, secretSettingNames, settingNames } from '../../../app/env.js';
 import { ConfigError } from '../../../services/config/environment.js';
 import {
   CREDENTIAL_URL_SETTINGS,
   isPlaceholderSecret,
-  SECRET_SETTINGS,
   urlPassword,
-  VENDOR_API_SETTINGS,
 } from '../../../services/config/production-refusals.js';
-import { connectorStates } from '../../../vendors/settings.js';
+import { dingtalk as dingtalkModule } from '../../../vendors/dingtalk/index.js';
+import { feishu as feishuModule } from '../../../vendors/feishu/index.js';
+import { connectorStates, oaVendorApiSettings, vendorConfig } from '../../../vendors/settings.js';
+import { wecom as wecomModule } from '../../../vendors/wecom/index.js';
+
+/** Every setting that holds a secret as it is: the service's own and each OA vendor's. */
+const SECRET_SETTINGS = secretSettingNames();
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -350,9 +354,10 @@ describe('configuration', () => {
 
   it('has every variable it reads documented in docs/configuration.md', () => {
     const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
-    const undocumented = SETTING_NAMES.filter((name) => !doc.includes(`\`${name}\``));
+    const names = settingNames();
+    const undocumented = names.filter((name) => !doc.includes(`\`${name}\``));
     assert.deepEqual(undocumented, [], 'each variable is named in docs/configuration.md');
-    assert.ok(SETTING_NAMES.length > 50, `the variables are read (${SETTING_NAMES.length})`);
+    assert.ok(names.length > 50, `the variables are read (${names.length})`);
   });
 
   it('leaves WEBHOOK_SECRET to the one entry point that uses it: worker, CLI and MCP start without it', () => {
@@ -477,14 +482,14 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
   const callbackKeys = { DINGTALK_AES_KEY: 'a'.repeat(43), DINGTALK_TOKEN: 'ding-token' };
 
   it('is callback by default: the callback’s four settings turn the connector on, with no Stream', () => {
-    const dingtalk = loadConfig({ ...app, ...callbackKeys }).connectors.dingtalk;
+    const dingtalk = vendorConfig(dingtalkModule, loadConfig({ ...app, ...callbackKeys }).connectors);
     assert.equal(dingtalk?.stream, false);
     assert.deepEqual(dingtalk?.callback, { aesKey: 'a'.repeat(43), token: 'ding-token' });
   });
 
   it('in stream mode needs the app key and secret alone: the callback stays off without its keys', () => {
     const config = loadConfig({ ...app, DINGTALK_EVENT_MODE: 'stream' });
-    const dingtalk = config.connectors.dingtalk;
+    const dingtalk = vendorConfig(dingtalkModule, config.connectors);
     assert.equal(dingtalk?.stream, true);
     assert.equal(dingtalk?.callback, undefined);
     assert.equal(dingtalk?.apiBaseUrl, 'https://api.dingtalk.com', 'the endpoint is asked of DINGTALK_API_BASE_URL');
@@ -493,7 +498,7 @@ describe('DingTalk’s event mode (DINGTALK_EVENT_MODE)', () => {
 
   it('in stream mode keeps the callback on beside it while both its keys are set: both doors during a move', () => {
     const config = loadConfig({ ...app, ...callbackKeys, DINGTALK_EVENT_MODE: 'stream' });
-    const dingtalk = config.connectors.dingtalk;
+    const dingtalk = vendorConfig(dingtalkModule, config.connectors);
     assert.equal(dingtalk?.stream, true);
     assert.equal(dingtalk?.callback?.token, 'ding-token');
     assert.deepEqual(connectorStates(config).vendors.dingtalk, ['callback', 'stream']);
@@ -594,7 +599,7 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
 
   it('accepts every secret and connector set to a value of its own, over https://', () => {
     const config = loadConfig({ ...OWN, NODE_ENV: 'production' });
-    assert.equal(config.connectors.feishu?.apiBaseUrl, 'https://open.feishu.cn');
+    assert.equal(vendorConfig(feishuModule, config.connectors)?.apiBaseUrl, 'https://open.feishu.cn');
     assert.equal(config.webhook.secret, OWN.WEBHOOK_SECRET);
     // A generated secret may begin with `$` or `<`: only a whole `${…}`, `$NAME` or `<…>` is a placeholder.
     for (const secret of ['$generated_0123456789abcdef', '<generated-0123456789abcdef']) {
@@ -605,7 +610,7 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
   it("refuses a vendor's API over http://, naming the setting and not the URL; outside production it is taken", () => {
     fc.assert(
       fc.property(
-        fc.constantFrom(...VENDOR_API_SETTINGS),
+        fc.constantFrom(...oaVendorApiSettings()),
         fc.constantFrom('http', 'HTTP', 'Http'),
         fc.domain(),
         fc.constantFrom('', '/', '/open-apis', ':8080/api'),
@@ -616,11 +621,13 @@ describe('what production refuses to run with (NODE_ENV=production)', () => {
           assert.equal(message.match(/^\s*[A-Z_]+:/gm)?.length, 1, `one problem: ${message}`);
           assert.ok(!message.includes(host), message);
           for (const outside of OUTSIDE_PRODUCTION) {
-            const { feishu, dingtalk, wecom } = loadConfig({ ...OWN, ...outside, [name]: url }).connectors;
-            const taken = { FEISHU_API_BASE_URL: feishu, DINGTALK_API_BASE_URL: dingtalk, WECOM_API_BASE_URL: wecom }[
-              name
-            ];
-            assert.equal(new URL(taken!.apiBaseUrl).host, new URL(url).host);
+            const { connectors } = loadConfig({ ...OWN, ...outside, [name]: url });
+            const taken: Record<string, { apiBaseUrl: string } | undefined> = {
+              FEISHU_API_BASE_URL: vendorConfig(feishuModule, connectors),
+              DINGTALK_API_BASE_URL: vendorConfig(dingtalkModule, connectors),
+              WECOM_API_BASE_URL: vendorConfig(wecomModule, connectors),
+            };
+            assert.equal(new URL(taken[name]!.apiBaseUrl).host, new URL(url).host);
           }
         },
       ),

@@ -20,7 +20,10 @@ import type { OaVendor } from '../../../domain/oa-approval.js';
 import type { Approval } from '../../../domain/order-input.js';
 import { loadConfig } from '../../../app/env.js';
 import { ConfigError } from '../../../services/config/environment.js';
-import { connectorStates } from '../../../vendors/settings.js';
+import { dingtalk as dingtalkModule } from '../../../vendors/dingtalk/index.js';
+import { feishu as feishuModule } from '../../../vendors/feishu/index.js';
+import { connectorStates, vendorConfig } from '../../../vendors/settings.js';
+import { wecom as wecomModule } from '../../../vendors/wecom/index.js';
 import { readFormMappingFile } from '../../../services/config/form-mapping-file.js';
 import { oaVendorIds } from '../../../vendors/registry.js';
 
@@ -250,9 +253,9 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
 
   it('a connector whose settings are all present is on, and the mapping file is read', () => {
     const config = loadConfig({ ...feishu, OA_FORM_MAPPING: EXAMPLE });
-    assert.equal(config.connectors.feishu?.appId, 'cli_a1b2c3');
-    assert.equal(config.connectors.feishu?.apiBaseUrl, 'https://open.feishu.cn');
-    assert.equal(config.connectors.dingtalk, undefined, 'absent settings: off');
+    assert.equal(vendorConfig(feishuModule, config.connectors)?.appId, 'cli_a1b2c3');
+    assert.equal(vendorConfig(feishuModule, config.connectors)?.apiBaseUrl, 'https://open.feishu.cn');
+    assert.equal(vendorConfig(dingtalkModule, config.connectors), undefined, 'absent settings: off');
     assert.equal(config.connectors.formMapping?.path, EXAMPLE);
   });
 
@@ -275,8 +278,8 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       WECOM_ENCODING_AES_KEY: 'jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C',
     };
     const config = loadConfig({ ...wecom, OA_FORM_MAPPING: EXAMPLE });
-    assert.equal(config.connectors.wecom?.corpId, 'ww0123456789abcdef');
-    assert.equal(config.connectors.wecom?.apiBaseUrl, 'https://qyapi.weixin.qq.com');
+    assert.equal(vendorConfig(wecomModule, config.connectors)?.corpId, 'ww0123456789abcdef');
+    assert.equal(vendorConfig(wecomModule, config.connectors)?.apiBaseUrl, 'https://qyapi.weixin.qq.com');
     assert.deepEqual(connectorStates(config), {
       vendors: { feishu: 'off', dingtalk: 'off', wecom: ['callback'] },
       formMapping: EXAMPLE,
@@ -313,7 +316,11 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       OA_FORM_MAPPING: EXAMPLE,
     });
     assert.deepEqual(
-      [alone.connectors.feishu?.eventMode, alone.connectors.feishu?.callback, connectorStates(alone).vendors.feishu],
+      [
+        vendorConfig(feishuModule, alone.connectors)?.eventMode,
+        vendorConfig(feishuModule, alone.connectors)?.callback,
+        connectorStates(alone).vendors.feishu,
+      ],
       ['long-connection', undefined, ['long-connection']],
     );
     const both = loadConfig({
@@ -322,14 +329,14 @@ describe('the mapping file at start (OA_FORM_MAPPING)', () => {
       FEISHU_EVENT_MODE: 'long-connection',
       OA_FORM_MAPPING: EXAMPLE,
     });
-    assert.deepEqual(both.connectors.feishu?.callback, {
+    assert.deepEqual(vendorConfig(feishuModule, both.connectors)?.callback, {
       encryptKey: feishu.FEISHU_ENCRYPT_KEY,
       verificationToken: feishu.FEISHU_VERIFICATION_TOKEN,
     });
     assert.deepEqual(connectorStates(both).vendors.feishu, ['callback', 'long-connection']);
     const callbackOnly = loadConfig({ ...feishu, OA_FORM_MAPPING: EXAMPLE });
     assert.deepEqual(
-      [callbackOnly.connectors.feishu?.eventMode, connectorStates(callbackOnly).vendors.feishu],
+      [vendorConfig(feishuModule, callbackOnly.connectors)?.eventMode, connectorStates(callbackOnly).vendors.feishu],
       ['callback', ['callback']],
       'callback by default',
     );

@@ -15,7 +15,12 @@ import {
   oaVendorModule,
   readersFromConfig,
 } from '../../../vendors/registry.js';
-import { type ConnectorsConfig, connectorSettings } from '../../../vendors/settings.js';
+import {
+  type ConnectorsConfig,
+  oaVendorApiSettings,
+  oaVendorSecretSettings,
+  oaVendorSettings,
+} from '../../../vendors/settings.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const AES_KEY = 'a'.repeat(43);
@@ -36,9 +41,7 @@ function filesInTheDocs(): string[] {
 }
 
 const none: ConnectorsConfig = {
-  feishu: undefined,
-  dingtalk: undefined,
-  wecom: undefined,
+  vendors: new Map(),
   formMapping: undefined,
   unstartedClaimAfterMs: 120_000,
 };
@@ -59,20 +62,26 @@ describe('the OA vendor registry', () => {
     }
   });
 
-  it("declares each vendor's settings, and the configuration reads exactly those and the shared ones", () => {
+  it("declares each vendor's settings, its secrets and its API's address among them, and the configuration reads exactly those", () => {
     const declared = OA_VENDOR_MODULES.flatMap((module) => Object.keys(module.settings.env));
     for (const vendor of oaVendorIds()) {
       const prefix = `${vendor.toUpperCase()}_`;
+      const { env, secrets, apiUrls } = oaVendorModule(vendor).settings;
       assert.ok(
-        Object.keys(oaVendorModule(vendor).settings.env).every((name) => name.startsWith(prefix)),
+        Object.keys(env).every((name) => name.startsWith(prefix)),
         `${vendor}'s settings are named ${prefix}*`,
       );
+      assert.ok(secrets.length > 0 && apiUrls.length > 0, `${vendor} names its secrets and its API's address`);
+      for (const name of [...secrets, ...apiUrls]) assert.ok(name in env, `${name} is one of ${vendor}'s settings`);
     }
+    assert.deepEqual(Object.keys(oaVendorSettings()).sort(), [...declared].sort());
     assert.deepEqual(
-      Object.keys(connectorSettings)
-        .filter((name) => !name.startsWith('OA_'))
-        .sort(),
-      [...declared].sort(),
+      oaVendorSecretSettings(),
+      OA_VENDOR_MODULES.flatMap((module) => module.settings.secrets),
+    );
+    assert.deepEqual(
+      oaVendorApiSettings(),
+      OA_VENDOR_MODULES.flatMap((module) => module.settings.apiUrls),
     );
   });
 
@@ -89,7 +98,12 @@ describe('the OA vendor registry', () => {
   it('gives a configured vendor its connector and reader, and the others nothing', () => {
     const connectors: ConnectorsConfig = {
       ...none,
-      wecom: { corpId: 'ww1', agentSecret: 's', token: 't', encodingAesKey: AES_KEY, apiBaseUrl: 'http://127.0.0.1:1' },
+      vendors: new Map([
+        [
+          'wecom',
+          { corpId: 'ww1', agentSecret: 's', token: 't', encodingAesKey: AES_KEY, apiBaseUrl: 'http://127.0.0.1:1' },
+        ],
+      ]),
     };
     assert.equal(anyOaVendorOn(connectors), true);
     assert.deepEqual(Object.keys(connectorsFromConfig({ connectors, webhook })), ['wecom']);
@@ -97,22 +111,20 @@ describe('the OA vendor registry', () => {
   });
 
   it('gives Feishu on its long connection alone a reader and a connection, and no callback', () => {
-    const connectors: ConnectorsConfig = {
-      ...none,
-      feishu: {
-        appId: 'cli_0123456789abcdef',
-        appSecret: 's',
-        apiBaseUrl: 'http://127.0.0.1:1',
-        eventMode: 'long-connection',
-        callback: undefined,
-      },
+    const feishu = {
+      appId: 'cli_0123456789abcdef',
+      appSecret: 's',
+      apiBaseUrl: 'http://127.0.0.1:1',
+      eventMode: 'long-connection',
+      callback: undefined,
     };
+    const connectors: ConnectorsConfig = { ...none, vendors: new Map([['feishu', feishu]]) };
     assert.deepEqual(connectorsFromConfig({ connectors, webhook }), {});
     assert.deepEqual(Object.keys(readersFromConfig(connectors, policy)), ['feishu']);
-    const connection = oaVendorModule('feishu').connection?.(connectors.feishu);
+    const connection = oaVendorModule('feishu').connection?.(feishu);
     assert.ok(connection, 'the long connection');
     assert.equal(connection.state(), undefined, 'not started');
-    assert.equal(oaVendorModule('feishu').connection?.({ ...connectors.feishu!, eventMode: 'callback' }), undefined);
+    assert.equal(oaVendorModule('feishu').connection?.({ ...feishu, eventMode: 'callback' }), undefined);
   });
 
   it('gives DingTalk a Stream connection only in Stream mode, and its callback only with its keys', () => {
@@ -126,11 +138,13 @@ describe('the OA vendor registry', () => {
     const module = oaVendorModule('dingtalk');
     assert.ok(module.connection?.(dingtalk));
     assert.equal(module.connection?.({ ...dingtalk, stream: false }), undefined);
-    assert.deepEqual(connectorsFromConfig({ connectors: { ...none, dingtalk }, webhook }), {});
+    assert.deepEqual(
+      connectorsFromConfig({ connectors: { ...none, vendors: new Map([['dingtalk', dingtalk]]) }, webhook }),
+      {},
+    );
     const withCallback = { ...dingtalk, callback: { aesKey: AES_KEY, token: 't' } };
-    assert.deepEqual(Object.keys(connectorsFromConfig({ connectors: { ...none, dingtalk: withCallback }, webhook })), [
-      'dingtalk',
-    ]);
+    const vendors = new Map([['dingtalk', withCallback]]);
+    assert.deepEqual(Object.keys(connectorsFromConfig({ connectors: { ...none, vendors }, webhook })), ['dingtalk']);
   });
 
   it('says how each callback arrives: WeCom checks its URL with a GET and posts XML', () => {

@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { loadConfig } from '../../../../app/env.js';
 import { ConfigError } from '../../../../services/config/environment.js';
+import { dingtalk as dingtalkModule } from '../../../../vendors/dingtalk/index.js';
 import { StreamConnectFailure, streamTargetOf } from '../../../../vendors/dingtalk/stream.js';
+import { vendorConfig } from '../../../../vendors/settings.js';
 
 const TICKET = 'one-time-ticket-0123456789';
 const STREAM_ENV = {
@@ -59,7 +61,7 @@ describe("DingTalk Stream's endpoint", () => {
           const env = { ...STREAM_ENV, DINGTALK_API_BASE_URL: base };
           let apiBaseUrl: string;
           try {
-            const dingtalk = loadConfig({ ...env, NODE_ENV: 'production' }).connectors.dingtalk;
+            const dingtalk = vendorConfig(dingtalkModule, loadConfig({ ...env, NODE_ENV: 'production' }).connectors);
             assert.ok(dingtalk?.stream, 'the Stream is on');
             apiBaseUrl = dingtalk.apiBaseUrl;
           } catch (error) {
@@ -72,7 +74,7 @@ describe("DingTalk Stream's endpoint", () => {
           }
           refusalOf(`ws://${endpointHost}/connect`, apiBaseUrl);
           // Outside production an http:// base is taken, and its Stream may be ws://, as the fakes'.
-          const outside = loadConfig({ ...env, NODE_ENV: 'test' }).connectors.dingtalk!.apiBaseUrl;
+          const outside = vendorConfig(dingtalkModule, loadConfig({ ...env, NODE_ENV: 'test' }).connectors)!.apiBaseUrl;
           if (new URL(outside).protocol === 'http:')
             streamTargetOf({ endpoint: `ws://${endpointHost}/`, ticket: TICKET }, outside);
         },

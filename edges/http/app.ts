@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { failureOutcome } from '../../submission/failure-outcome.js';
 import type { StartGuard } from '../../submission/start-path-types.js';
-import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
+import { noProductMetrics, type ProductMetrics, UNMATCHED_ROUTE } from '../../services/metrics/product-metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoute } from './routes/mcp.js';
 import { oaCallbackPath, type OaRouteDeps, registerOaRoutes } from './routes/oa-callbacks.js';
@@ -147,6 +147,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ),
       { 'retry-after': '1' },
     );
+  });
+
+  // Every answer by its route's pattern (`/orders/:key`, never the key) and status class, for the
+  // 5xx ratio alert (OrdersApi5xxRatio); each route's 5xx count starts at 0 once they are all known.
+  const routes = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    routes.add(route.url);
+  });
+  app.addHook('onReady', (done) => {
+    metrics.httpErrorsAtZero([...routes]);
+    done();
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpAnswered(request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode);
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -1,5 +1,5 @@
 // The product's own metrics — what on-call needs beyond the SDK's worker metrics: how webhooks were
-// answered, orders written, duplicates absorbed (at the edge, and at the unique index — a rising
+// answered, how the API answered every request (by route pattern and status class), orders written, duplicates absorbed (at the edge, and at the unique index — a rising
 // count there means a caller regenerates keys), deliveries refused because another door holds their
 // key, failures by error class, compensations, deliveries,
 // broker publishes, the end-to-end and start latencies, and the sampled gauges (waiting keys, the
@@ -17,6 +17,10 @@ export type DeliveryOutcome = 'acknowledged' | 'failed' | 'marked_handled';
 export interface ProductMetrics {
   /** `reason` names why a webhook was refused (the problem type); empty otherwise. */
   webhookAnswered(outcome: WebhookOutcome, reason?: string): void;
+  /** The API answered a request on `route` (its pattern, or `unmatched`) with `status`. */
+  httpAnswered(route: string, status: number): void;
+  /** Each route's 5xx count exported at 0, so that the first server error is an increase. */
+  httpErrorsAtZero(routes: readonly string[]): void;
   /** A new order committed; `latencyMs` from the key's first acceptance at the edge. */
   orderWritten(latencyMs: number | undefined): void;
   /** A webhook delivery was accepted (202) without a wait: `seconds` from its arrival to the answer. */
@@ -81,8 +85,19 @@ export const WEBHOOK_START = 'orders_webhook_start';
 /** Seconds, fine below WEBHOOK_START_TIMEOUT_MS (5 s by default), where the alert looks. */
 export const WEBHOOK_START_BUCKETS_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10, 20];
 
+/** The route label of a request no route matched: its path would make a series per stranger's URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** `2xx` … `5xx`: five values at most, whatever status a route answers. */
+export const statusClass = (status: number) => `${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx`;
+
 export function productMetrics(meter: MetricMeter): ProductMetrics {
   const webhooks = meter.createCounter('orders_webhooks', 'requests', 'OA webhook deliveries by outcome');
+  const http = meter.createCounter(
+    'orders_http_requests',
+    'requests',
+    "the API's answers by route pattern and status class",
+  );
   const written = meter.createCounter('orders_written', 'orders', 'orders committed (new rows only)');
   const absorbed = meter.createCounter('orders_duplicates_absorbed', 'requests', 'duplicate deliveries absorbed');
   const failures = meter.createCounter('orders_activity_failures', 'attempts', 'activity attempts failed, by class');
@@ -119,6 +134,10 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
   }
   const metrics: ProductMetrics = {
     webhookAnswered: (outcome, reason = '') => webhooks.add(1, { outcome, reason }),
+    httpAnswered: (route, status) => http.add(1, { route, status_class: statusClass(status) }),
+    httpErrorsAtZero: (routes) => {
+      for (const route of routes) http.add(0, { route, status_class: '5xx' });
+    },
     orderWritten: (latencyMs) => {
       written.add(1);
       if (latencyMs !== undefined) latency.record(Math.max(0, latencyMs) / 1000);

@@ -228,6 +228,24 @@ describe('metrics on METRICS_PORT', () => {
     assert.equal(total(after, 'orders_compensations_total', { reason: 'InsufficientStock', retryable: 'false' }), 1);
   });
 
+  it("counts the API's answers by route pattern and status class: never a key or a stranger's path in a label, each route's 5xx from 0", async () => {
+    const secret = `NEVER-A-LABEL-${Date.now()}`;
+    await (await fetch(`${api.url}/orders/${encodeURIComponent(`APPROVAL:${secret}:MAIN`)}`)).arrayBuffer();
+    await (await fetch(`${api.url}/${secret}`)).arrayBuffer();
+    const samples = (await scrape(ports.api)).filter((sample) => sample.name === 'orders_http_requests_total');
+    assert.ok(total(samples, 'orders_http_requests_total', { route: '/orders/:key', status_class: '4xx' }) >= 1);
+    assert.ok(total(samples, 'orders_http_requests_total', { route: 'unmatched', status_class: '4xx' }) >= 1);
+    assert.ok(samples.every((sample) => !Object.values(sample.labels).some((value) => value.includes(secret))));
+    assert.ok(
+      samples.every((sample) => /^[1-5]xx$/.test(sample.labels.status_class ?? '')),
+      'five status classes at most',
+    );
+    const webhook = samples.filter(
+      (sample) => sample.labels.route === '/webhooks/oa/approvals' && sample.labels.status_class === '5xx',
+    );
+    assert.equal(webhook.length, 1, "the webhook route's 5xx series exists before its first server error");
+  });
+
   it("exports each process's resident memory and the 503 refusals at 0 before the first one", async () => {
     const [fromApi, fromWorker] = [await scrape(ports.api), await scrape(ports.worker)];
     for (const samples of [fromApi, fromWorker]) {

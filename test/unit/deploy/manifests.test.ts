@@ -8,12 +8,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { controllerBuild, type EnvVar } from '../../../tools/harness/worker-controller.js';
 import { openApiDocument } from '../../../edges/http/openapi.js';
 import { type Config, loadConfig } from '../../../app/env.js';
 import { ConfigError } from '../../../services/config/environment.js';
@@ -440,9 +442,24 @@ describe('the deployment examples under deploy/', () => {
 
 // ---- deploy/kubernetes as a GitOps controller applies it --------------------------------------
 
-/** deploy/kubernetes rendered by `kubectl kustomize`, as Argo CD and Flux render it. */
-function rendered(): Manifest[] {
-  const result = spawnSync('kubectl', ['kustomize', path.join(ROOT, KUBERNETES)], { encoding: 'utf8' });
+/** deploy/kubernetes rendered by `kubectl kustomize`, as Argo CD and Flux render it; `components` instead of its own. */
+function rendered(components?: string[]): Manifest[] {
+  if (components) {
+    const copy = mkdtempSync(path.join(tmpdir(), 'orders-kustomize-'));
+    try {
+      cpSync(path.join(ROOT, KUBERNETES), copy, { recursive: true });
+      const file = path.join(copy, 'kustomization.yaml');
+      writeFileSync(file, stringify({ ...(parse(readFileSync(file, 'utf8')) as object), components }));
+      return renderedAt(copy);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }
+  return renderedAt(path.join(ROOT, KUBERNETES));
+}
+
+function renderedAt(dir: string): Manifest[] {
+  const result = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
   if (result.error) {
     throw new Error(`kubectl: ${result.error.message} (kubectl 1.27 or later, with its kustomize 5, renders it)`);
   }
@@ -762,5 +779,97 @@ describe('deploy/kubernetes, rendered for a GitOps controller', () => {
       !ofKind(objects, 'Deployment').some((deployment) => deployment.metadata.labels?.release),
       'on those alone',
     );
+  });
+});
+
+describe('deploy/kubernetes/worker-controller, as the Temporal Worker Controller runs it', () => {
+  const image = imageDefaults();
+  const objects = rendered(['worker-controller', 'prometheus-operator']);
+  /** The namespace the team applies the kustomization in: the controller names the deployment after it. */
+  const namespace = 'orders';
+
+  /** The environment of a build's worker container: the ConfigMap, the Secret, then its env (the controller's last). */
+  function workerEnv(render: Manifest[], secrets: Record<string, string>): Record<string, string> {
+    const deployment = controllerBuild(render, namespace).objects[0] as {
+      spec: { template: { spec: { containers: (K8sContainer & { env: EnvVar[] })[] } } };
+    };
+    const container = deployment.spec.template.spec.containers.find((candidate) => candidate.name === 'worker')!;
+    const env: Record<string, string> = {};
+    const configMaps = envSources(render, 'ConfigMap');
+    for (const source of container.envFrom ?? []) {
+      Object.assign(env, source.configMapRef ? configMaps.get(source.configMapRef.name) : secrets);
+    }
+    for (const variable of container.env) {
+      env[variable.name] = variable.valueFrom?.secretKeyRef
+        ? (secrets[variable.valueFrom.secretKeyRef.key] ?? '')
+        : (variable.value ?? '');
+    }
+    return env;
+  }
+  const workerSecrets = () =>
+    operatorSecrets(envSources(kubernetesManifests(), 'Secret').get('orders-worker-secrets') ?? {});
+
+  it("starts the worker on what the controller sets: its deployment `<namespace>/orders-worker`, its build, the Connection's address", () => {
+    const env = workerEnv(objects, workerSecrets());
+    const config = loadConfig({ ...image.env, ...env });
+    const { deploymentName, buildId } = controllerBuild(objects, namespace);
+    assert.deepEqual(config.worker.deployment, { deploymentName: `${namespace}/orders-worker`, buildId });
+    assert.equal(deploymentName, `${namespace}/orders-worker`);
+    const connection = objects.find((object) => object.kind === 'Connection') as { spec: { hostPort: string } };
+    assert.equal(config.temporal.address, connection.spec.hostPort);
+    assert.equal(config.temporal.namespace, envSources(objects, 'ConfigMap').get('orders-config')?.TEMPORAL_NAMESPACE);
+    // Every variable the controller sets is a setting the service documents, the TLS ones included.
+    const documented = documentedSettings();
+    const tls = workerEnv(
+      objects.map((object) =>
+        object.kind === 'Connection'
+          ? {
+              ...object,
+              spec: {
+                hostPort: 'orders.a1b2c.tmprl.cloud:7233',
+                tls: { serverName: 'orders.a1b2c.tmprl.cloud' },
+                mutualTLSSecretRef: { name: 'orders-temporal-tls' },
+              },
+            }
+          : object,
+      ),
+      workerSecrets(),
+    );
+    const key = workerEnv(
+      objects.map((object) =>
+        object.kind === 'Connection'
+          ? {
+              ...object,
+              spec: {
+                hostPort: 'orders.a1b2c.tmprl.cloud:7233',
+                apiKeySecretRef: { name: 'orders-worker-secrets', key: 'TEMPORAL_API_KEY' },
+              },
+            }
+          : object,
+      ),
+      { ...workerSecrets(), TEMPORAL_API_KEY: 'operators-own-api-key' },
+    );
+    const injected = new Set([...Object.keys(tls), ...Object.keys(key)].filter((name) => name.startsWith('TEMPORAL_')));
+    assert.deepEqual(
+      [...injected].filter((name) => !documented.has(name)),
+      [],
+    );
+    assert.equal(loadConfig({ ...image.env, ...key }).temporal.apiKey, 'operators-own-api-key');
+  });
+
+  it("refuses nothing the plain workers are held to: secrets, probes and grace are worker.yaml's", () => {
+    const workers = objects.find((object) => object.kind === 'WorkerDeployment') as {
+      spec: { template: { spec: PodSpec & { containers: K8sContainer[] } } };
+    };
+    const plain = rendered([]).find(
+      (object) => object.kind === 'Deployment' && (object as Rendered).metadata.name.startsWith('orders-worker-'),
+    ) as { spec: { template: { spec: PodSpec } } };
+    assert.equal(
+      workers.spec.template.spec.terminationGracePeriodSeconds,
+      plain.spec.template.spec.terminationGracePeriodSeconds,
+    );
+    const probes = (pod: PodSpec) =>
+      pod.containers.map((container) => [container.readinessProbe, container.livenessProbe, container.startupProbe]);
+    assert.deepEqual(probes(workers.spec.template.spec), probes(plain.spec.template.spec));
   });
 });

@@ -232,9 +232,13 @@ describe('metrics on METRICS_PORT', () => {
     const secret = `NEVER-A-LABEL-${Date.now()}`;
     await (await fetch(`${api.url}/orders/${encodeURIComponent(`APPROVAL:${secret}:MAIN`)}`)).arrayBuffer();
     await (await fetch(`${api.url}/${secret}`)).arrayBuffer();
-    const samples = (await scrape(ports.api)).filter((sample) => sample.name === 'orders_http_requests_total');
-    assert.ok(total(samples, 'orders_http_requests_total', { route: '/orders/:key', status_class: '4xx' }) >= 1);
-    assert.ok(total(samples, 'orders_http_requests_total', { route: 'unmatched', status_class: '4xx' }) >= 1);
+    // An answer is counted once it has been sent, which may be after the client read it.
+    const samples = await eventually('the API to count both answers', async () => {
+      const answers = (await scrape(ports.api)).filter((sample) => sample.name === 'orders_http_requests_total');
+      const counted = (route: string) =>
+        total(answers, 'orders_http_requests_total', { route, status_class: '4xx' }) >= 1;
+      return counted('/orders/:key') && counted('unmatched') ? answers : undefined;
+    });
     assert.ok(samples.every((sample) => !Object.values(sample.labels).some((value) => value.includes(secret))));
     assert.ok(
       samples.every((sample) => /^[1-5]xx$/.test(sample.labels.status_class ?? '')),

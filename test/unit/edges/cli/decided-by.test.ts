@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../../../app/env.js';
 import { COMMANDS } from '../../../../edges/cli/commands/index.js';
 import { UsageError } from '../../../../edges/cli/commands/shared.js';
+import { runCommand } from '../../../../edges/cli/run-cli.js';
 import type { CommandContext } from '../../../../edges/cli/context.js';
 import { DECIDED_BY_MAX_LENGTH, DOOR_PREFIXES } from '../../../../domain/decided-by.js';
 
@@ -111,26 +112,38 @@ describe('orders-cli --by', () => {
   });
 
   it('exits 2 with a message naming --by and its limit', async () => {
-    const run = (args: string[]) =>
-      new Promise<{ code: number; stderr: string }>((resolve) => {
-        execFile(
-          process.execPath,
-          [path.join(ROOT, 'bin/orders-cli.mjs'), ...args],
-          // No stack at all: a usage error must not need one.
-          { cwd: ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir }, timeout: 60_000 },
-          (error, _stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
-        );
+    // The command line in-process, as the bin runs it, with no stack: nothing is contacted.
+    const inProcess = async (args: string[]) => {
+      let stderr = '';
+      const code = await runCommand(COMMANDS, args, {
+        out: () => {},
+        err: (text) => (stderr += `${text}\n`),
+        config: () => loadConfig({}),
       });
+      return { code, stderr };
+    };
     for (const args of [
       ['resubmit', KEY, '--by', TOO_LONG],
       ['abandon', KEY, '--by', ''],
       ['mark-handled', KEY, '--by', 'mcp-operator:alice'],
     ]) {
-      const { code, stderr } = await run(args);
+      const { code, stderr } = await inProcess(args);
       assert.equal(code, 2, `${args.join(' ').slice(0, 40)}: ${stderr}`);
       assert.match(stderr, /^--by /);
     }
-    const { stderr } = await run(['recompensate', KEY, '--by', TOO_LONG]);
+    const { stderr } = await inProcess(['recompensate', KEY, '--by', TOO_LONG]);
     assert.match(stderr, new RegExp(`at most ${DECIDED_BY_MAX_LENGTH} characters`));
+
+    // And once through the bin, with no stack at all: the process exits 2 with the same message.
+    const bin = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [path.join(ROOT, 'bin/orders-cli.mjs'), 'recompensate', KEY, '--by', TOO_LONG],
+        { cwd: ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir }, timeout: 60_000 },
+        (error, _stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
+      );
+    });
+    assert.equal(bin.code, 2, bin.stderr);
+    assert.match(bin.stderr, new RegExp(`^--by .*at most ${DECIDED_BY_MAX_LENGTH} characters`));
   });
 });

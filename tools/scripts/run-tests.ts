@@ -290,10 +290,10 @@ function printMachineLoad(
   );
 }
 
-function readFigures(files: string[]): [string, number][] {
+function readJson<T>(files: string[]): [string, T][] {
   return files.flatMap((file) => {
     try {
-      return Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>);
+      return Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, T>);
     } catch {
       return [];
     }
@@ -301,22 +301,54 @@ function readFigures(files: string[]): [string, number][] {
 }
 
 /**
- * Each file's time and CPU, longest first. The CPU is its own process's and its children's; the
- * shared Temporal dev server and PostgreSQL are the rest of the machine's busy time.
+ * Each file's time, CPU and end, longest first. The CPU is its own process's and its children's;
+ * the shared Temporal dev server and PostgreSQL are the rest of the machine's busy time (printed
+ * after). The end is seconds after the tests began: the last files to end hold the run's end.
  */
-function printFileTimes(timesFiles: string[], cpuDir: string): void {
-  const seconds = readFigures(timesFiles).sort((a, b) => b[1] - a[1]);
-  const cpu = new Map(readFigures(readdirSync(cpuDir).map((name) => path.join(cpuDir, name))));
-  console.log('\n== time per test file (s, its tests one after another), and its CPU (s)');
+function printFileTimes(timesFiles: string[], cpuDir: string, testsStarted: number): void {
+  const times = readJson<{ seconds: number; endedAt: number }>(timesFiles).sort((a, b) => b[1].seconds - a[1].seconds);
+  const cpu = new Map(readJson<number>(readdirSync(cpuDir).map((name) => path.join(cpuDir, name))));
+  console.log('\n== each test file: its time (s, its tests one after another), its CPU (s), when it ended (s)');
   const column = (value: number | undefined, digits: number, width: number) =>
     value === undefined ? ' '.repeat(width) : value.toFixed(digits).padStart(width);
-  for (const [file, value] of seconds) console.log(`${column(value, 1, 7)}  ${column(cpu.get(file), 0, 5)}  ${file}`);
+  for (const [file, { seconds, endedAt }] of times) {
+    const ended = (endedAt - testsStarted) / 1000;
+    console.log(`${column(seconds, 1, 7)}  ${column(cpu.get(file), 0, 5)}  ${column(ended, 0, 5)}  ${file}`);
+  }
   // A file whose tests are declared in a helper is timed under the helper's name.
-  const timed = new Set(seconds.map(([file]) => file));
-  for (const [file, used] of cpu)
-    if (!timed.has(file)) console.log(`${column(undefined, 1, 7)}  ${column(used, 0, 5)}  ${file}`);
+  const timed = new Set(times.map(([file]) => file));
+  for (const [file, used] of cpu) {
+    if (!timed.has(file)) console.log(`${column(undefined, 1, 7)}  ${column(used, 0, 5)}  ${' '.repeat(5)}  ${file}`);
+  }
   const total = [...cpu.values()].reduce((sum, value) => sum + value, 0);
   console.log(`         ${total.toFixed(0).padStart(5)}  CPU of every file's processes`);
+}
+
+/**
+ * The CPU the runner's own children spent so far (the Temporal dev server and PostgreSQL it
+ * started, by their command's name), from the kernel's table; empty where there is none.
+ */
+function stackCpu(): Map<string, number> {
+  const byName = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return byName;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) !== process.pid) continue;
+      const ticks = fields.slice(11, 15).reduce((sum, value) => sum + Number(value), 0);
+      byName.set(name, (byName.get(name) ?? 0) + ticks / 100);
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return byName;
 }
 
 async function main(): Promise<number> {
@@ -441,7 +473,13 @@ async function main(): Promise<number> {
         code = check.code;
       }
     }
-    printFileTimes(timesFiles, cpuDir);
+    printFileTimes(timesFiles, cpuDir, testsStarted);
+    const shared = [...stackCpu()].filter(([name]) => name !== 'node' && name !== 'npm');
+    if (shared.length > 0) {
+      console.log(
+        `\n== the shared stack's CPU: ${shared.map(([name, used]) => `${name} ${used.toFixed(0)} s`).join(', ')}`,
+      );
+    }
     if (running.length > 1) console.log(`\n== each lane ended after\n${laneTimes.join('\n')}`);
     printMachineLoad(ticksAtStart, ticksAtEnd, testsSeconds);
     if (running.length > 1) {

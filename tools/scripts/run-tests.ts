@@ -35,42 +35,48 @@ const { values, positionals } = parseArgs({
 /**
  * Files with stacks of their own, and the release build: two at a time, in this order, which keeps
  * the build and the gateway's timeouts apart. The chaos run and the explorer mostly wait (on their
- * faults' pauses, their decision windows and their stacks' starts): one of them beside the build,
- * the other beside the gateway.
+ * faults' pauses, their decision windows and their stacks' starts): the explorer beside the build,
+ * the chaos run after the build, beside the gateway once the explorer ends.
  */
 const OWN_STACKS = [
+  // Starts a stack of its own and times its faults against it.
+  'test/chaos/explorer.test.ts',
   // Builds, packs and installs the release before its first test: a minute of both cores.
   'test/integration/production-install.test.ts',
   // Starts a Temporal and a PostgreSQL of its own and kills and restarts them.
   'test/chaos/fault-proof.test.ts',
-  // Starts a stack of its own and times its faults against it.
-  'test/chaos/explorer.test.ts',
   // nginx's read timeouts in front of instances that are slow or killed on purpose.
   'test/integration/gateway.test.ts',
 ];
 const OWN_STACKS_AT_ONCE = 2;
 
+/** Every file of test/unit, imported into one process (tools/scripts/unit-files.ts). */
+const UNIT_FILES = 'tools/scripts/unit-files.ts';
+
 /**
  * The longest of the other files start first, so that none of them begins last and keeps the
  * run going alone at its end (measured: the time table at the end of every run).
  */
-/** Every file of test/unit, imported into one process (tools/scripts/unit-files.ts). */
-const UNIT_FILES = 'tools/scripts/unit-files.ts';
-
 const LONGEST_FIRST = [
   'test/integration/openapi-fuzz.test.ts',
-  UNIT_FILES,
+  'test/integration/api-hosts-worker.test.ts',
   // 20 writes one after another on a pool of two, each holding its connection for 2.5 s.
   'test/integration/bounded-writes.test.ts',
-  'test/integration/api-hosts-worker.test.ts',
-  'test/integration/temporal-tls.test.ts',
-  'test/integration/mcp-inspector.test.ts',
+  UNIT_FILES,
+  'test/integration/broker-chain.test.ts',
   'test/integration/mcp.test.ts',
   'test/integration/delivery.test.ts',
-  'test/integration/dingtalk-stream.test.ts',
-  'test/integration/health-probes.test.ts',
   'test/integration/broker-consumer.test.ts',
-  'test/integration/broker-chain.test.ts',
+  'test/integration/mcp-revisions.test.ts',
+  'test/integration/dingtalk-stream.test.ts',
+  'test/integration/scale-out.test.ts',
+  'test/integration/start-path.test.ts',
+  'test/integration/mcp-inspector.test.ts',
+  'test/integration/health-probes.test.ts',
+  'test/integration/temporal-tls.test.ts',
+  'test/integration/prometheus-rules.test.ts',
+  'test/integration/operator-cli.test.ts',
+  'test/integration/entry-points.test.ts',
 ];
 
 const byLength = (a: string, b: string) => rank(a) - rank(b);
@@ -201,12 +207,12 @@ function testFiles(): string[] {
   ];
 }
 
-/** The closing figures of one `node --test` run, as its spec reporter prints them. */
+/** The closing figures of one lane's run, as its spec reporter prints them. */
 type Summary = Map<string, number>;
 const SUMMARY_LINE = /^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ([\d.]+)$/;
 
 /**
- * Runs `node --test` over `files` and returns its summary. `live`: its output passed through as it
+ * Runs node's test runner over `files`, in their order (tools/scripts/test-lane.mjs), and returns its summary. `live`: its output passed through as it
  * comes; otherwise kept and returned whole, so two runs at once never mix their lines.
  */
 function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, timesFile: string, live: boolean) {
@@ -216,12 +222,11 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
     ...(env.TEST_DATABASE_TEMPLATE ? ['--import', './tools/scripts/test-own-database.mjs'] : []),
     '--import',
     './tools/scripts/test-file-cpu.mjs',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=./tools/scripts/test-file-times.mjs',
-    `--test-reporter-destination=${timesFile}`,
+    'tools/scripts/test-lane.mjs',
+    '--concurrency',
+    String(concurrency),
+    '--times',
+    timesFile,
     ...files,
   ];
   return new Promise<{ code: number; summary: Summary; output: string }>((resolve) => {

@@ -9,7 +9,7 @@ import { isMainThread } from 'node:worker_threads';
 
 const dir = process.env.TEST_CPU_DIR;
 const file = process.argv[1];
-const isRunner = process.execArgv.includes('--test');
+const isRunner = process.argv[1]?.endsWith('test-lane.mjs') ?? false;
 
 if (dir && file && isMainThread && !isRunner) {
   process.once('exit', () => {

@@ -12,9 +12,9 @@ import pg from 'pg';
 
 const template = process.env.TEST_DATABASE_TEMPLATE;
 const databaseUrl = process.env.DATABASE_URL;
-// The runner's own process (`node --test …`) loads this module too; only the files' processes,
-// which it starts without `--test`, each take a database.
-const isRunner = process.execArgv.includes('--test');
+// The runner's own process (tools/scripts/test-lane.mjs) loads this module too; only the files'
+// processes each take a database.
+const isRunner = process.argv[1]?.endsWith('test-lane.mjs') ?? false;
 
 if (template && databaseUrl && !isRunner && !process.env.TEST_OWN_DATABASE) {
   const name = `test_${process.pid}_${randomBytes(3).toString('hex')}`;

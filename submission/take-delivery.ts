@@ -23,13 +23,7 @@ import { tagSpanWithKey } from '../services/telemetry/tracing.js';
 import type { OrderWorkflowStart, WriteOutcome } from '../workflows/definitions.js';
 import { raceDeadline } from './deadline.js';
 import { type IntakePlace, Shed } from './load-shedding.js';
-import type {
-  DeliveryClaim,
-  DeliveryDeadline,
-  SettledDeliveryOptions,
-  Submission,
-  SubmissionDeps,
-} from './start-path-types.js';
+import type { Delivery, DeliveryDeadline, Submission, SubmissionDeps } from './start-path-types.js';
 import { waitForOutcome } from './wait-for-outcome.js';
 
 /**
@@ -54,16 +48,8 @@ export class TemporalUnavailableError extends Error {
   }
 }
 
-/** What the start path takes a delivery with: every option but the intake, which is the wrapper's. */
-export type TakingOptions = Omit<SettledDeliveryOptions, 'intake'>;
-
-/** One delivery on its way through the phases. */
-interface Delivery {
-  deps: SubmissionDeps;
-  input: OrderWorkflowStart;
-  claim: DeliveryClaim;
-  options: TakingOptions;
-  place: IntakePlace;
+/** One delivery on its way through the phases: with its key, and the id of the key's workflow. */
+interface OnThePath extends Delivery {
   key: string;
   workflowId: string;
 }
@@ -94,15 +80,10 @@ interface Delivery {
  * deadline, and answers with the order number once the order is written
  * (docs/architecture.md, decision 19).
  */
-export async function takeDelivery(
-  deps: SubmissionDeps,
-  input: OrderWorkflowStart,
-  claim: DeliveryClaim,
-  options: TakingOptions,
-  place: IntakePlace,
-): Promise<Submission> {
+export async function takeDelivery(taken: Delivery): Promise<Submission> {
+  const { input, options } = taken;
   const key = input.idempotencyKey;
-  const delivery: Delivery = { deps, input, claim, options, place, key, workflowId: orderWorkflowIdFor(key) };
+  const delivery: OnThePath = { ...taken, key, workflowId: orderWorkflowIdFor(key) };
   // The request's or tool call's span, once the key is known (tracing on only).
   tagSpanWithKey(key);
 
@@ -130,7 +111,7 @@ function shedWithTooLittleTimeLeft(deadline: DeliveryDeadline | undefined): void
  * 1. Claim the key, reading its order in the same statement. A claim still running at the caller's
  * deadline is shed, unless the delivery goes on after its answer; either way it goes on, and is kept.
  */
-async function claimKey({ deps, input, claim, options, place, key, workflowId }: Delivery): Promise<Claim> {
+async function claimKey({ deps, input, claim, options, place, key, workflowId }: OnThePath): Promise<Claim> {
   const { deadline, onClaimed } = options;
   const claiming = claimRecord(deps.prisma, {
     idempotencyKey: key,
@@ -155,7 +136,7 @@ async function claimKey({ deps, input, claim, options, place, key, workflowId }:
  * delivery is answered from the key without a start.
  */
 async function settleAgainstOrder(
-  delivery: Delivery,
+  delivery: OnThePath,
   { record, orderStatusAtPurge, orderSourceAtPurge }: Claim,
   orderFingerprint: string,
 ): Promise<Submission> {
@@ -185,7 +166,7 @@ async function settleAgainstOrder(
 
 /** 2. Settle a conflict, for a key with no order yet: the record's door and first fingerprint judge. */
 async function settleAgainstRecord(
-  { deps, claim, key }: Delivery,
+  { deps, claim, key }: OnThePath,
   record: IdempotencyRecord | undefined,
 ): Promise<IdempotencyRecord> {
   const incoming = claim.fingerprint;
@@ -207,7 +188,7 @@ async function settleAgainstRecord(
  * 3. Guard: a delivery the start guard does not let start is answered from the key, and this says
  * how; undefined: the delivery goes on to the start.
  */
-async function guardStart(delivery: Delivery, record: IdempotencyRecord): Promise<Submission | undefined> {
+async function guardStart(delivery: OnThePath, record: IdempotencyRecord): Promise<Submission | undefined> {
   const { deps, key } = delivery;
   const { startGuard, waitUntil } = delivery.options;
   if (!startGuard.mayStart(record)) {
@@ -222,7 +203,7 @@ async function guardStart(delivery: Delivery, record: IdempotencyRecord): Promis
  * 4. Start (or attach to) the key's workflow, under the start's own deadline or the caller's when
  * that comes first: the write's outcome when the delivery waited for it and it came.
  */
-async function startOrAttach({ deps, input, options, place }: Delivery): Promise<WriteOutcome | undefined> {
+async function startOrAttach({ deps, input, options, place }: OnThePath): Promise<WriteOutcome | undefined> {
   const { waitUntil, deadline, workerInProcess, startGuard } = options;
   // The start's own deadline, or the caller's when that comes first (a delivery that asked to
   // wait has its start confirmed after the wait, as decision 19 says).
@@ -252,7 +233,7 @@ async function startOrAttach({ deps, input, options, place }: Delivery): Promise
 }
 
 /** 5. Answer a delivery that started (or attached to) the key's workflow. */
-async function answerStarted(delivery: Delivery, outcome: WriteOutcome | undefined): Promise<Submission> {
+async function answerStarted(delivery: OnThePath, outcome: WriteOutcome | undefined): Promise<Submission> {
   // A closed run under the id means an earlier delivery started it and never heard back: this
   // delivery may still be the first one answered.
   if (!outcome) return afterWaiting(delivery, () => firstOrDuplicate(delivery));
@@ -267,7 +248,7 @@ async function answerStarted(delivery: Delivery, outcome: WriteOutcome | undefin
 }
 
 /** The answer of a delivery that asks the database whether it is the key's first. */
-async function firstOrDuplicate({ deps, key, workflowId }: Delivery): Promise<Submission> {
+async function firstOrDuplicate({ deps, key, workflowId }: OnThePath): Promise<Submission> {
   const { first, status } = await decideFirstDelivery(deps.prisma, key);
   return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
 }
@@ -278,7 +259,10 @@ async function firstOrDuplicate({ deps, key, workflowId }: Delivery): Promise<Su
  * The order is read before the answer: deciding the first delivery stays the last statement, so
  * a delivery recorded as the first is never answered with an error.
  */
-async function afterWaiting({ deps, key, options }: Delivery, respond: () => Promise<Submission>): Promise<Submission> {
+async function afterWaiting(
+  { deps, key, options }: OnThePath,
+  respond: () => Promise<Submission>,
+): Promise<Submission> {
   const { waitUntil } = options;
   if (waitUntil === undefined) return respond();
   await waitForOutcome(deps.prisma, key, { deadline: waitUntil });

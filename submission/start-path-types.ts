@@ -69,6 +69,13 @@ export interface Delivery {
 /** What the start path takes a delivery with: every option but the intake, which is the wrapper's. */
 export type TakingOptions = Omit<SettledDeliveryOptions, 'intake'>;
 
+/**
+ * What each phase of the start path hands on: the delivery goes on to the next phase with `value`,
+ * or it is answered with `submission` and no later phase runs. A refusal (a conflict, Temporal
+ * unavailable, a shed delivery) is neither: it is thrown.
+ */
+export type Phase<T> = { kind: 'go-on'; value: T } | { kind: 'answer'; submission: Submission };
+
 /** What a door claims the key with: the order it names (none for an OA form), and the door itself. */
 export type DeliveryClaim = Pick<NewRecord, 'fingerprint' | 'request' | 'source'>;
 

@@ -146,10 +146,14 @@ export async function acceptApprovalEvent(
       try {
         // Only a delivery that arrived too late to be claimed in time is shed here; the reply
         // itself is raced below, and what runs past it goes on to the start.
-        const submission = await submitApprovalForm(deps, event, {
-          ...deps.deliveryOptions,
-          onClaimed: () => (claimed = true),
-          deadline: { arrivedAt, answerBy: replyBy, goesOnAfterAnswer: true },
+        const submission = await submitApprovalForm({
+          deps,
+          form: event,
+          options: {
+            ...deps.deliveryOptions,
+            onClaimed: () => (claimed = true),
+            deadline: { arrivedAt, answerBy: replyBy, goesOnAfterAnswer: true },
+          },
         });
         return { kind: 'submitted', idempotencyKey, submission };
       } catch (error) {
@@ -230,7 +234,7 @@ async function startAfterReply(deps: ApprovalEventDeps, event: ApprovalEvent, id
     // Unreferenced: a pause must not keep a stopping process alive.
     await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
     try {
-      const submission = await submitApprovalForm(deps, event, deps.deliveryOptions);
+      const submission = await submitApprovalForm({ deps, form: event, options: deps.deliveryOptions });
       deps.log.info({ idempotencyKey, status: submission.status }, 'approval event started after its reply');
       return;
     } catch (error) {

@@ -1,11 +1,17 @@
 // The start path's own terms, shared by its doors (./submit-approval.ts) and the path itself
-// (./take-delivery.ts): what a delivery is taken with, what it claims, and what it answers.
+// (./take-delivery.ts): what a door hands in, what a delivery is taken with, what it claims, what
+// each phase hands on, and what it answers.
 import type { Client } from '@temporalio/client';
+import type { OrderNamingDoor } from '../domain/door.js';
+import type { OaVendor } from '../domain/oa-approval.js';
+import type { Approval } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { IdempotencyRecord, NewRecord } from '../services/db/idempotency-records.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
+import type { OrderWorkflowStart } from '../workflows/definitions.js';
 import type { IntakeLoad } from './intake-load.js';
+import type { IntakePlace } from './load-shedding.js';
 import type { WritePolicy } from './settings.js';
 
 export interface SubmissionDeps {
@@ -29,6 +35,46 @@ export interface StartGuard {
   /** What a start does when a closed run holds the key's workflow id. */
   reusePolicy: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE';
 }
+
+/** One approval that names its order, as its door hands it in (`submitApproval`). */
+export interface ApprovalDelivery {
+  deps: SubmissionDeps;
+  approval: Approval;
+  /** The door it came through: the key belongs to the first door that claimed it (decision 38). */
+  door: OrderNamingDoor;
+  /** Default: every option's default. */
+  options?: DeliveryOptions | undefined;
+}
+
+/** One approved OA instance, which names only its form, as its connector hands it in (`submitApprovalForm`). */
+export interface FormDelivery {
+  deps: SubmissionDeps;
+  form: { vendor: OaVendor; instanceId: string };
+  /** Default: every option's default. */
+  options?: DeliveryOptions | undefined;
+}
+
+/**
+ * One delivery as the start path takes it (`takeDelivery`): the workflow input it starts, what it
+ * claims the key with, how it is taken, and its place in the process's intake.
+ */
+export interface Delivery {
+  deps: SubmissionDeps;
+  input: OrderWorkflowStart;
+  claim: DeliveryClaim;
+  options: TakingOptions;
+  place: IntakePlace;
+}
+
+/** What the start path takes a delivery with: every option but the intake, which is the wrapper's. */
+export type TakingOptions = Omit<SettledDeliveryOptions, 'intake'>;
+
+/**
+ * What each phase of the start path hands on: the delivery goes on to the next phase with `value`,
+ * or it is answered with `submission` and no later phase runs. A refusal (a conflict, Temporal
+ * unavailable, a shed delivery) is neither: it is thrown.
+ */
+export type Phase<T> = { kind: 'go-on'; value: T } | { kind: 'answer'; submission: Submission };
 
 /** What a door claims the key with: the order it names (none for an OA form), and the door itself. */
 export type DeliveryClaim = Pick<NewRecord, 'fingerprint' | 'request' | 'source'>;

@@ -9,7 +9,6 @@ import type { Client } from '@temporalio/client';
 import type { SubmissionConfig, WritePolicy } from './settings.js';
 import { canonicalOrder, totalAmountOf } from '../domain/canonical-order.js';
 import { fingerprintOf } from '../domain-node/fingerprint.js';
-import type { OrderNamingDoor } from '../domain/door.js';
 import { idempotencyKeyFor } from '../domain/idempotency-key.js';
 import type { Approval } from '../domain/order-input.js';
 import type { IdempotencyRecord } from '../services/db/idempotency-records.js';
@@ -17,8 +16,10 @@ import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { FormOrderWorkflowInput, OrderWorkflowInput, OrderWorkflowStart } from '../workflows/definitions.js';
 import { shedUnderLoad } from './load-shedding.js';
 import type {
+  ApprovalDelivery,
   DeliveryClaim,
   DeliveryOptions,
+  FormDelivery,
   SettledDeliveryOptions,
   StartGuard,
   Submission,
@@ -137,12 +138,7 @@ function policyInput(policy: WritePolicy): OrderWorkflowInput['policy'] {
  * conflict, and so is a key an OA connector claimed. The same order through the other of the two
  * is a duplicate.
  */
-export async function submitApproval(
-  deps: SubmissionDeps,
-  approval: Approval,
-  source: OrderNamingDoor,
-  options: DeliveryOptions = {},
-): Promise<Submission> {
+export async function submitApproval({ deps, approval, door, options }: ApprovalDelivery): Promise<Submission> {
   const input = workflowInputFor(approval, deps.writePolicy);
   return deliver(
     deps,
@@ -150,7 +146,7 @@ export async function submitApproval(
     {
       fingerprint: input.fingerprint,
       request: { approvedAt: input.approvedAt, order: input.order, totalAmount: input.totalAmount },
-      source,
+      source: door,
     },
     options,
   );
@@ -165,11 +161,7 @@ export async function submitApproval(
  * operator (docs/architecture.md, decision 38). An OA connector's `deadline` is when the vendor's
  * reply is due: the key must be claimed by then (the start may go on).
  */
-export async function submitApprovalForm(
-  deps: SubmissionDeps,
-  form: { vendor: OaVendor; instanceId: string },
-  options: DeliveryOptions = {},
-): Promise<Submission> {
+export async function submitApprovalForm({ deps, form, options }: FormDelivery): Promise<Submission> {
   const input = formInput(form.vendor, form.instanceId, deps.writePolicy);
   return deliver(deps, input, { fingerprint: null, request: null, source: form.vendor }, options);
 }
@@ -179,8 +171,8 @@ function deliver(
   deps: SubmissionDeps,
   input: OrderWorkflowStart,
   claim: DeliveryClaim,
-  options: DeliveryOptions,
+  options: DeliveryOptions = {},
 ): Promise<Submission> {
   const { intake, ...taking } = withDefaults(options);
-  return shedUnderLoad(intake, (place) => takeDelivery(deps, input, claim, taking, place));
+  return shedUnderLoad(intake, (place) => takeDelivery({ deps, input, claim, options: taking, place }));
 }

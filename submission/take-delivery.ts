@@ -1,9 +1,10 @@
 // The one start path of every delivery, as the phases it runs through, in order: shed, claim the
-// key, settle a conflict, guard, start the workflow, answer. Each phase either answers the delivery
-// (or refuses it) or hands it on to the next; `takeDelivery` reads as that list. The entry points
-// and the defaults of the options a delivery is taken with are in ./submit-approval.ts, the options
-// and what a delivery answers in ./start-path-types.ts; the process's intake wraps the whole of it
-// (./load-shedding.ts).
+// key, settle a conflict, guard, start the workflow, answer. Each phase hands on a `Phase`: the
+// delivery goes on to the next one, or it is answered; a refusal is thrown. `startPath` reads as
+// that list, and `takeDelivery` is the path built from the product's phases. The entry points and
+// the defaults of the options a delivery is taken with are in ./submit-approval.ts, the options,
+// the delivery and what a delivery answers in ./start-path-types.ts; the process's intake wraps
+// the whole of it (./load-shedding.ts).
 import { describeDifferences } from '../domain/canonical-order.js';
 import { IdempotencyConflictError, KeySourceConflictError } from '../domain/errors.js';
 import { isKeySourceConflict, orderWorkflowIdFor } from '../domain/idempotency-key.js';
@@ -23,13 +24,7 @@ import { tagSpanWithKey } from '../services/telemetry/tracing.js';
 import type { OrderWorkflowStart, WriteOutcome } from '../workflows/definitions.js';
 import { raceDeadline } from './deadline.js';
 import { type IntakePlace, Shed } from './load-shedding.js';
-import type {
-  DeliveryClaim,
-  DeliveryDeadline,
-  SettledDeliveryOptions,
-  Submission,
-  SubmissionDeps,
-} from './start-path-types.js';
+import type { Delivery, DeliveryDeadline, Phase, Submission, SubmissionDeps } from './start-path-types.js';
 import { waitForOutcome } from './wait-for-outcome.js';
 
 /**
@@ -54,22 +49,39 @@ export class TemporalUnavailableError extends Error {
   }
 }
 
-/** What the start path takes a delivery with: every option but the intake, which is the wrapper's. */
-export type TakingOptions = Omit<SettledDeliveryOptions, 'intake'>;
-
-/** One delivery on its way through the phases. */
-interface Delivery {
-  deps: SubmissionDeps;
-  input: OrderWorkflowStart;
-  claim: DeliveryClaim;
-  options: TakingOptions;
-  place: IntakePlace;
+/** One delivery on its way through the phases: with its key, and the id of the key's workflow. */
+export interface OnThePath extends Delivery {
   key: string;
   workflowId: string;
 }
 
 /**
- * The one start path of every delivery:
+ * The phases of the start path, in the order a delivery runs through them; each takes what the one
+ * before handed on. Shed, claim and start go on or throw; settle and guard may answer.
+ */
+export interface StartPhases {
+  shed(delivery: OnThePath): Phase<void>;
+  claim(delivery: OnThePath): Promise<Phase<Claim>>;
+  settle(delivery: OnThePath, claimed: Claim): Promise<Phase<IdempotencyRecord>>;
+  guard(delivery: OnThePath, record: IdempotencyRecord): Promise<Phase<void>>;
+  start(delivery: OnThePath): Promise<Phase<WriteOutcome | undefined>>;
+  answer(delivery: OnThePath, outcome: WriteOutcome | undefined): Promise<Submission>;
+}
+
+/** The product's phases, in order. */
+const productPhases: StartPhases = {
+  shed: shedWithTooLittleTimeLeft,
+  claim: claimKey,
+  settle: settleConflict,
+  guard: guardStart,
+  start: startOrAttach,
+  answer: answerStarted,
+};
+
+/**
+ * The one start path of every delivery, its phases run in order (`productPhases`, by `startPath`).
+ * Settle and guard may answer the delivery from its key, and then no later phase runs; a refusal —
+ * a conflict, Temporal unavailable, a delivery shed — is thrown:
  * 0. shed: a delivery with less than a quarter of its caller's deadline left (it waited in this
  *    process) is shed — 503 + Retry-After, nothing claimed; a claim or a start still running at
  *    the caller's deadline is answered the same way, and what it did is kept (docs/architecture.md,
@@ -94,43 +106,49 @@ interface Delivery {
  * deadline, and answers with the order number once the order is written
  * (docs/architecture.md, decision 19).
  */
-export async function takeDelivery(
-  deps: SubmissionDeps,
-  input: OrderWorkflowStart,
-  claim: DeliveryClaim,
-  options: TakingOptions,
-  place: IntakePlace,
-): Promise<Submission> {
-  const key = input.idempotencyKey;
-  const delivery: Delivery = { deps, input, claim, options, place, key, workflowId: orderWorkflowIdFor(key) };
-  // The request's or tool call's span, once the key is known (tracing on only).
-  tagSpanWithKey(key);
+export const takeDelivery: (delivery: Delivery) => Promise<Submission> = startPath(productPhases);
 
-  shedWithTooLittleTimeLeft(options.deadline);
-  const claimed = await claimKey(delivery);
-  if (claimed.orderFingerprint !== undefined) return settleAgainstOrder(delivery, claimed, claimed.orderFingerprint);
-  const record = await settleAgainstRecord(delivery, claimed.record);
-  const answered = await guardStart(delivery, record);
-  if (answered) return answered;
-  const outcome = await startOrAttach(delivery);
-  return answerStarted(delivery, outcome);
+/**
+ * The start path built from `phases`: a delivery runs through them in order until one answers it or
+ * throws. The product's is `takeDelivery`; a test builds one from stubs to show how they compose.
+ */
+export function startPath(phases: StartPhases): (delivery: Delivery) => Promise<Submission> {
+  return async (delivery) => {
+    const key = delivery.input.idempotencyKey;
+    const onPath: OnThePath = { ...delivery, key, workflowId: orderWorkflowIdFor(key) };
+    // The request's or tool call's span, once the key is known (tracing on only).
+    tagSpanWithKey(key);
+
+    const shed = phases.shed(onPath);
+    if (shed.kind === 'answer') return shed.submission;
+    const claimed = await phases.claim(onPath);
+    if (claimed.kind === 'answer') return claimed.submission;
+    const settled = await phases.settle(onPath, claimed.value);
+    if (settled.kind === 'answer') return settled.submission;
+    const guarded = await phases.guard(onPath, settled.value);
+    if (guarded.kind === 'answer') return guarded.submission;
+    const started = await phases.start(onPath);
+    if (started.kind === 'answer') return started.submission;
+    return phases.answer(onPath, started.value);
+  };
 }
 
 /** 0. Shed: too little of the caller's deadline is left for a claim and a start. */
-function shedWithTooLittleTimeLeft(deadline: DeliveryDeadline | undefined): void {
+function shedWithTooLittleTimeLeft({ options: { deadline } }: OnThePath): Phase<void> {
   if (deadline) {
     const left = deadline.answerBy - Date.now();
     if (left < (deadline.answerBy - deadline.arrivedAt) * SHED_BELOW_SHARE_OF_DEADLINE) {
       throw new Shed(`${Math.max(0, left)} ms of the caller's deadline left before the claim`);
     }
   }
+  return goOn(undefined);
 }
 
 /**
  * 1. Claim the key, reading its order in the same statement. A claim still running at the caller's
  * deadline is shed, unless the delivery goes on after its answer; either way it goes on, and is kept.
  */
-async function claimKey({ deps, input, claim, options, place, key, workflowId }: Delivery): Promise<Claim> {
+async function claimKey({ deps, input, claim, options, place, key, workflowId }: OnThePath): Promise<Phase<Claim>> {
   const { deadline, onClaimed } = options;
   const claiming = claimRecord(deps.prisma, {
     idempotencyKey: key,
@@ -147,15 +165,26 @@ async function claimKey({ deps, input, claim, options, place, key, workflowId }:
         })
       : await claiming;
   onClaimed(key);
-  return claimed;
+  return goOn(claimed);
 }
 
 /**
- * 2. Settle a conflict, for a key whose order is written: the order row is the final judge, and the
- * delivery is answered from the key without a start.
+ * 2. Settle a conflict: against the key's order when it is written — the delivery is then answered
+ * from the key, without a start — else against its record, and the delivery goes on.
+ */
+async function settleConflict(delivery: OnThePath, claimed: Claim): Promise<Phase<IdempotencyRecord>> {
+  if (claimed.orderFingerprint !== undefined) {
+    return answerWith(await settleAgainstOrder(delivery, claimed, claimed.orderFingerprint));
+  }
+  return goOn(await settleAgainstRecord(delivery, claimed.record));
+}
+
+/**
+ * A key whose order is written: the order row is the final judge, and the delivery is answered
+ * from the key.
  */
 async function settleAgainstOrder(
-  delivery: Delivery,
+  delivery: OnThePath,
   { record, orderStatusAtPurge, orderSourceAtPurge }: Claim,
   orderFingerprint: string,
 ): Promise<Submission> {
@@ -183,9 +212,9 @@ async function settleAgainstOrder(
   });
 }
 
-/** 2. Settle a conflict, for a key with no order yet: the record's door and first fingerprint judge. */
+/** A key with no order yet: the record's door and first fingerprint judge. */
 async function settleAgainstRecord(
-  { deps, claim, key }: Delivery,
+  { deps, claim, key }: OnThePath,
   record: IdempotencyRecord | undefined,
 ): Promise<IdempotencyRecord> {
   const incoming = claim.fingerprint;
@@ -204,25 +233,25 @@ async function settleAgainstRecord(
 }
 
 /**
- * 3. Guard: a delivery the start guard does not let start is answered from the key, and this says
- * how; undefined: the delivery goes on to the start.
+ * 3. Guard: a delivery the start guard lets start goes on to the start; any other is answered from
+ * the key.
  */
-async function guardStart(delivery: Delivery, record: IdempotencyRecord): Promise<Submission | undefined> {
+async function guardStart(delivery: OnThePath, record: IdempotencyRecord): Promise<Phase<void>> {
   const { deps, key } = delivery;
   const { startGuard, waitUntil } = delivery.options;
-  if (!startGuard.mayStart(record)) {
-    if (!record.firstDeliveryAt) return afterWaiting(delivery, () => firstOrDuplicate(delivery));
-    if (waitUntil === undefined) return duplicateOf(record);
-    return afterWaiting(delivery, async () => duplicateOf((await findRecord(deps.prisma, key)) ?? record));
-  }
-  return undefined;
+  if (startGuard.mayStart(record)) return goOn(undefined);
+  if (!record.firstDeliveryAt) return answerWith(await afterWaiting(delivery, () => firstOrDuplicate(delivery)));
+  if (waitUntil === undefined) return answerWith(duplicateOf(record));
+  return answerWith(
+    await afterWaiting(delivery, async () => duplicateOf((await findRecord(deps.prisma, key)) ?? record)),
+  );
 }
 
 /**
  * 4. Start (or attach to) the key's workflow, under the start's own deadline or the caller's when
  * that comes first: the write's outcome when the delivery waited for it and it came.
  */
-async function startOrAttach({ deps, input, options, place }: Delivery): Promise<WriteOutcome | undefined> {
+async function startOrAttach({ deps, input, options, place }: OnThePath): Promise<Phase<WriteOutcome | undefined>> {
   const { waitUntil, deadline, workerInProcess, startGuard } = options;
   // The start's own deadline, or the caller's when that comes first (a delivery that asked to
   // wait has its start confirmed after the wait, as decision 19 says).
@@ -248,11 +277,11 @@ async function startOrAttach({ deps, input, options, place }: Delivery): Promise
     if (isTemporalUnreachable(error)) throw new TemporalUnavailableError(error);
     throw error;
   }
-  return outcome;
+  return goOn(outcome);
 }
 
 /** 5. Answer a delivery that started (or attached to) the key's workflow. */
-async function answerStarted(delivery: Delivery, outcome: WriteOutcome | undefined): Promise<Submission> {
+async function answerStarted(delivery: OnThePath, outcome: WriteOutcome | undefined): Promise<Submission> {
   // A closed run under the id means an earlier delivery started it and never heard back: this
   // delivery may still be the first one answered.
   if (!outcome) return afterWaiting(delivery, () => firstOrDuplicate(delivery));
@@ -267,7 +296,7 @@ async function answerStarted(delivery: Delivery, outcome: WriteOutcome | undefin
 }
 
 /** The answer of a delivery that asks the database whether it is the key's first. */
-async function firstOrDuplicate({ deps, key, workflowId }: Delivery): Promise<Submission> {
+async function firstOrDuplicate({ deps, key, workflowId }: OnThePath): Promise<Submission> {
   const { first, status } = await decideFirstDelivery(deps.prisma, key);
   return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
 }
@@ -278,7 +307,10 @@ async function firstOrDuplicate({ deps, key, workflowId }: Delivery): Promise<Su
  * The order is read before the answer: deciding the first delivery stays the last statement, so
  * a delivery recorded as the first is never answered with an error.
  */
-async function afterWaiting({ deps, key, options }: Delivery, respond: () => Promise<Submission>): Promise<Submission> {
+async function afterWaiting(
+  { deps, key, options }: OnThePath,
+  respond: () => Promise<Submission>,
+): Promise<Submission> {
   const { waitUntil } = options;
   if (waitUntil === undefined) return respond();
   await waitForOutcome(deps.prisma, key, { deadline: waitUntil });
@@ -388,6 +420,16 @@ function withOrderNo(submission: Submission, orderNo: string | undefined): Submi
   // An order row means the write committed, whatever an older read of the status said.
   const status = submission.status === 'RECEIVED' ? 'SUBMITTED' : submission.status;
   return { ...submission, status, orderNo };
+}
+
+/** The delivery goes on to the next phase with `value`. */
+function goOn<T>(value: T): Phase<T> {
+  return { kind: 'go-on', value };
+}
+
+/** The delivery is answered with `submission`; no later phase runs. */
+function answerWith(submission: Submission): Phase<never> {
+  return { kind: 'answer', submission };
 }
 
 function duplicateOf(record: IdempotencyRecord): Submission {

@@ -176,11 +176,11 @@ describe('the start path keeps its promises around the one order', () => {
       order: { customerId: 'CUST-OTHER', currency: 'CNY', lines: [{ sku, quantity: 2, unitPrice: '10.50' }] },
     });
     await assert.rejects(
-      submitApproval(
-        submissionDepsFrom(service.config, dyingBeforeAnyDelete(service.prisma), service.temporal),
-        conflicting,
-        'webhook',
-      ),
+      submitApproval({
+        deps: submissionDepsFrom(service.config, dyingBeforeAnyDelete(service.prisma), service.temporal),
+        approval: conflicting,
+        door: 'webhook',
+      }),
       (error: Error) => error.name === 'IdempotencyConflictError' || error.message === 'the process died here',
     );
 

@@ -262,9 +262,9 @@ describe(...group('record replay fixtures: an order read from an OA approval for
     const instanceId = uniqueApprovalNo('OAFORM');
     const key = idempotencyKeyFor(instanceId, 'MAIN');
     forms.set(instanceId, await createSku(service.prisma, 10));
-    await submitApprovalForm(submissionDepsFrom(service.config, service.prisma, service.temporal), {
-      vendor: 'feishu',
-      instanceId,
+    await submitApprovalForm({
+      deps: submissionDepsFrom(service.config, service.prisma, service.temporal),
+      form: { vendor: 'feishu', instanceId },
     });
     await statusReaches(service, key, 'DELIVERED');
     await save(service, 'oa-form-order', [orderWorkflowIdFor(key)]);

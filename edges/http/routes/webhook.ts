@@ -73,12 +73,17 @@ export function registerWebhookRoute(app: FastifyInstance, deps: WebhookRouteDep
     const requested = requestedWaitSeconds(request.headers.prefer);
     const wait = requested === undefined ? undefined : Math.min(requested, config.http.maxWaitSeconds);
     const submission = await inRequestSpan(request, () =>
-      submitApproval({ ...submissionDepsFrom(config, deps.prisma, deps.temporal), metrics }, parsed.value, 'webhook', {
-        workerInProcess: config.http.hostsWorker,
-        startGuard: deps.startGuard,
-        intake,
-        deadline,
-        ...(wait === undefined ? {} : { waitUntil: deadline.arrivedAt + wait * 1000 }),
+      submitApproval({
+        deps: { ...submissionDepsFrom(config, deps.prisma, deps.temporal), metrics },
+        approval: parsed.value,
+        door: 'webhook',
+        options: {
+          workerInProcess: config.http.hostsWorker,
+          startGuard: deps.startGuard,
+          intake,
+          deadline,
+          ...(wait === undefined ? {} : { waitUntil: deadline.arrivedAt + wait * 1000 }),
+        },
       }),
     );
     request.log.info(

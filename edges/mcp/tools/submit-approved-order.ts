@@ -62,18 +62,18 @@ export function submitApprovedOrderTool(deps: McpDeps): Tool {
       };
       let submission;
       try {
-        submission = await submitApproval(
-          { ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal), metrics: deps.metrics },
+        submission = await submitApproval({
+          deps: { ...submissionDepsFrom(deps.config, deps.prisma, deps.temporal), metrics: deps.metrics },
           approval,
-          'mcp',
-          {
+          door: 'mcp',
+          options: {
             workerInProcess: deps.config.http.hostsWorker,
             startGuard: deps.startGuard,
             intake: deps.intake,
             waitUntil: deadline,
             onClaimed: reportProgress,
           },
-        );
+        });
       } finally {
         progressDone.abort();
         await progress;

@@ -13,7 +13,6 @@ import { dingtalk } from './dingtalk/index.js';
 import { feishu } from './feishu/index.js';
 import type { Clock } from './inbound.js';
 import type { OaVendorModule } from './oa-vendor.js';
-import type { ConnectorsConfig } from './settings.js';
 import { wecom } from './wecom/index.js';
 
 const modules: OaVendorModule<unknown>[] = [feishu, dingtalk, wecom];
@@ -52,6 +51,14 @@ export function registerOaVendor(module: OaVendorModule<unknown>): void {
   modules.push(module);
 }
 
+/**
+ * The vendors that are on, by id, each with the configuration its module's `from` built: the part
+ * of the connectors' configuration (vendors/settings.ts) the registry reads.
+ */
+export interface ConfiguredVendors {
+  vendors: ReadonlyMap<OaVendor, unknown>;
+}
+
 /** Every vendor's id, in the registry's order. */
 export function oaVendorIds(): OaVendor[] {
   return OA_VENDOR_MODULES.map((module) => module.vendor);
@@ -65,7 +72,7 @@ export function oaVendorModule(vendor: OaVendor): OaVendorModule<unknown> {
 }
 
 /** Each configured vendor with its settings. */
-export function configured(connectors: ConnectorsConfig): { module: OaVendorModule<unknown>; settings: unknown }[] {
+export function configured(connectors: ConfiguredVendors): { module: OaVendorModule<unknown>; settings: unknown }[] {
   return OA_VENDOR_MODULES.flatMap((module) => {
     const settings = connectors.vendors.get(module.vendor);
     return settings === undefined ? [] : [{ module, settings }];
@@ -73,7 +80,7 @@ export function configured(connectors: ConnectorsConfig): { module: OaVendorModu
 }
 
 /** Whether any vendor is configured: the API then starts the claims nobody started. */
-export function anyOaVendorOn(connectors: ConnectorsConfig): boolean {
+export function anyOaVendorOn(connectors: ConfiguredVendors): boolean {
   return configured(connectors).length > 0;
 }
 
@@ -83,7 +90,7 @@ export function anyOaVendorOn(connectors: ConnectorsConfig): boolean {
  * passes its own).
  */
 export function connectorsFromConfig(
-  config: { connectors: ConnectorsConfig; webhook: { toleranceSeconds: number } },
+  config: { connectors: ConfiguredVendors; webhook: { toleranceSeconds: number } },
   now: Clock = Date.now,
 ): Partial<Record<OaVendor, Connector>> {
   const door = { toleranceSeconds: config.webhook.toleranceSeconds, now };
@@ -106,7 +113,7 @@ export function readerRequestTimeoutMs(policy: Pick<WritePolicy, 'startToCloseMs
 
 /** The approval readers of the configured vendors, for the worker's `readApprovalForm` activity. */
 export function readersFromConfig(
-  connectors: ConnectorsConfig,
+  connectors: ConfiguredVendors,
   policy: Pick<WritePolicy, 'startToCloseMs'>,
 ): Partial<Record<OaVendor, ApprovalReader>> {
   const timeoutMs = readerRequestTimeoutMs(policy);

@@ -8,7 +8,7 @@ import type { FormMappingFile } from '../domain/form-mapping.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import { readFormMappingFile } from '../services/config/form-mapping-file.js';
 import type { OaVendorModule } from './oa-vendor.js';
-import { OA_VENDOR_MODULES, oaVendorIds } from './registry.js';
+import { type ConfiguredVendors, OA_VENDOR_MODULES, oaVendorIds } from './registry.js';
 
 /** The settings the vendors share; each vendor's own are its module's (`oaVendorSettings`). */
 export const connectorSettings = {
@@ -20,7 +20,7 @@ export const connectorSettings = {
 type ConnectorsEnv = z.output<z.ZodObject<typeof connectorSettings>>;
 
 /** The OA connectors. */
-export interface ConnectorsConfig {
+export interface ConnectorsConfig extends ConfiguredVendors {
   /** Each vendor that is on, by its id, with its configuration (its module's); a vendor that is off has none. */
   vendors: ReadonlyMap<OaVendor, unknown>;
   /** The mapping file, read and validated at start; defined whenever a connector is on. */

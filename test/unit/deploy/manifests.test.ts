@@ -820,33 +820,22 @@ describe('deploy/kubernetes/worker-controller, as the Temporal Worker Controller
     assert.equal(config.temporal.namespace, envSources(objects, 'ConfigMap').get('orders-config')?.TEMPORAL_NAMESPACE);
     // Every variable the controller sets is a setting the service documents, the TLS ones included.
     const documented = documentedSettings();
+    /** The render with the Connection's spec replaced by `spec`. */
+    const withConnection = (spec: Record<string, unknown>) =>
+      objects.map((object) => (object.kind === 'Connection' ? { ...object, spec } : object));
     const tls = workerEnv(
-      objects.map((object) =>
-        object.kind === 'Connection'
-          ? {
-              ...object,
-              spec: {
-                hostPort: 'orders.a1b2c.tmprl.cloud:7233',
-                tls: { serverName: 'orders.a1b2c.tmprl.cloud' },
-                mutualTLSSecretRef: { name: 'orders-temporal-tls' },
-              },
-            }
-          : object,
-      ),
+      withConnection({
+        hostPort: 'orders.a1b2c.tmprl.cloud:7233',
+        tls: { serverName: 'orders.a1b2c.tmprl.cloud' },
+        mutualTLSSecretRef: { name: 'orders-temporal-tls' },
+      }),
       workerSecrets(),
     );
     const key = workerEnv(
-      objects.map((object) =>
-        object.kind === 'Connection'
-          ? {
-              ...object,
-              spec: {
-                hostPort: 'orders.a1b2c.tmprl.cloud:7233',
-                apiKeySecretRef: { name: 'orders-worker-secrets', key: 'TEMPORAL_API_KEY' },
-              },
-            }
-          : object,
-      ),
+      withConnection({
+        hostPort: 'orders.a1b2c.tmprl.cloud:7233',
+        apiKeySecretRef: { name: 'orders-worker-secrets', key: 'TEMPORAL_API_KEY' },
+      }),
       { ...workerSecrets(), TEMPORAL_API_KEY: 'operators-own-api-key' },
     );
     const injected = new Set([...Object.keys(tls), ...Object.keys(key)].filter((name) => name.startsWith('TEMPORAL_')));

@@ -153,6 +153,7 @@ describe('no secret in any output', () => {
   let worker: ManagedProcess;
   let metricsText: string[];
   let statusOverMcp: string;
+  let client: McpClient | undefined;
   const keys: string[] = [];
 
   /** Sends a request to the API and keeps its answer for the search. */
@@ -421,7 +422,7 @@ describe('no secret in any output', () => {
       stderr: 'pipe',
     });
     transport.stderr?.on('data', (chunk: Buffer) => mcpStderr.push(chunk.toString('utf8')));
-    const client = new McpClient({ name: 'leak-test', version: '1.0.0' });
+    client = new McpClient({ name: 'leak-test', version: '1.0.0' });
     await client.connect(transport);
     const result = await client.callTool({
       name: 'submit_approved_order',
@@ -464,6 +465,8 @@ describe('no secret in any output', () => {
   });
 
   after(async () => {
+    // A start that failed half-way leaves orders-mcp running: closed here, or the file never exits.
+    await client?.close();
     await api?.kill();
     await worker?.kill();
     await receiver?.close();

@@ -478,6 +478,12 @@ const OTLP_PORTS = ['4317/TCP', '4318/TCP'];
 const MIGRATE_CONNECTIONS = 1;
 /** During a rollout two builds' workers run side by side (docs/production.md, "Rolling out a release"). */
 const BUILDS_AT_ONCE = 2;
+/**
+ * Under the Temporal Worker Controller, three: the build draining (until its sunset's
+ * `scaledownDelay`), the current one and the one ramping — while that delay is shorter than the
+ * ramp's pauses, so the build before is gone before a fourth can start ramping.
+ */
+const CONTROLLER_BUILDS_AT_ONCE = 3;
 
 interface PolicyPeer {
   podSelector?: { matchLabels?: Record<string, string> };
@@ -544,11 +550,25 @@ const egressPorts = (objects: Manifest[], name: string) =>
     (spec.egress ?? []).flatMap((rule) => (rule.ports ?? []).map((port) => `${port.port}/${port.protocol ?? 'TCP'}`)),
   );
 
-/** The number docs/production.md states as the connection budget the manifests are sized for. */
-function connectionBudget(): number {
-  const stated = /The connection budget of `deploy\/kubernetes`: \*\*(\d+)\*\*/.exec(read('docs/production.md'))?.[1];
-  assert.ok(stated, 'docs/production.md states the connection budget of deploy/kubernetes');
+/**
+ * The number docs/production.md states as the connection budget the manifests are sized for: the
+ * plain workers', or with `controller` the Temporal Worker Controller's.
+ */
+function connectionBudget(controller = false): number {
+  const pattern = controller
+    ? /The connection budget under the Temporal Worker Controller: \*\*(\d+)\*\*/
+    : /The connection budget of `deploy\/kubernetes`: \*\*(\d+)\*\*/;
+  const stated = pattern.exec(read('docs/production.md'))?.[1];
+  assert.ok(stated, `docs/production.md states the connection budget${controller ? ' under the controller' : ''}`);
   return Number(stated);
+}
+
+/** A duration as the controller's fields write it (`30s`, `15m`, `1h`, `1h30m`), in seconds. */
+function durationSeconds(text: string): number {
+  const parts = [...text.matchAll(/(\d+)(h|m|s)/g)];
+  assert.ok(parts.length > 0 && parts.map((part) => part[0]).join('') === text, `a duration: ${text}`);
+  const unit = { h: 3600, m: 60, s: 1 } as const;
+  return parts.reduce((sum, [, count, name]) => sum + Number(count) * unit[name as keyof typeof unit], 0);
 }
 
 /** A workload's DB_POOL_SIZE as its pods see it: the container's env over the ConfigMap's. */
@@ -566,33 +586,67 @@ function poolSizeOf(objects: Manifest[], workload: Rendered): number {
   return Number(size);
 }
 
-/** The connections the render may hold at its peak, each term named. */
-function connectionsAtPeak(objects: Manifest[]): { total: number; terms: string[] } {
-  const deployments = ofKind(objects, 'Deployment');
-  const api = deployments.find((deployment) => deployment.metadata.labels?.['app.kubernetes.io/component'] === 'api');
-  const worker = deployments.find(
+/**
+ * Whether a build that stops being current is scaled down before the next build can finish its
+ * ramp: its sunset's `scaledownDelay` shorter than the ramp's pauses together.
+ */
+function drainedBeforeNextRamp(objects: Manifest[]): boolean {
+  const spec = ofKind(objects, 'WorkerDeployment')[0]?.spec as {
+    rollout: { steps: { pauseDuration: string }[] };
+    sunset: { scaledownDelay: string };
+  };
+  const ramp = spec.rollout.steps.reduce((sum, step) => sum + durationSeconds(step.pauseDuration), 0);
+  return durationSeconds(spec.sunset.scaledownDelay) < ramp;
+}
+
+/** The workers of one build at their most, and the workload their pods come from. */
+function workersPerBuild(objects: Manifest[]): { count: number; workload: Rendered } {
+  const controlled = ofKind(objects, 'WorkerDeployment')[0];
+  if (controlled) {
+    // A ScaledObject per build when worker-controller/keda is there, the WorkerDeployment's count otherwise.
+    const scaled = ofKind(objects, 'WorkerResourceTemplate')
+      .map((object) => (object.spec as { template: { kind: string; spec: { maxReplicaCount?: number } } }).template)
+      .find((template) => template.kind === 'ScaledObject');
+    const count = scaled ? scaled.spec.maxReplicaCount : (controlled.spec as { replicas?: number }).replicas;
+    assert.ok(count, 'the WorkerDeployment or its ScaledObject bounds each build');
+    return { count, workload: controlled };
+  }
+  const worker = ofKind(objects, 'Deployment').find(
     (deployment) => deployment.metadata.labels?.['app.kubernetes.io/component'] === 'worker',
   );
-  assert.ok(api && worker, 'the render has the API and the worker Deployments');
+  assert.ok(worker, 'the render has the worker Deployment');
   const scaled = ofKind(objects, 'ScaledObject').find(
     (object) => (object.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === worker.metadata.name,
   );
+  assert.ok(scaled, 'a ScaledObject scales the workers');
+  return { count: (scaled.spec as { maxReplicaCount: number }).maxReplicaCount, workload: worker };
+}
+
+/**
+ * The connections the render may hold at its peak, each term named. The plain workers run two builds
+ * at once during a rollout; under the controller, three (CONTROLLER_BUILDS_AT_ONCE).
+ */
+function connectionsAtPeak(objects: Manifest[]): { total: number; terms: string[] } {
+  const api = ofKind(objects, 'Deployment').find(
+    (deployment) => deployment.metadata.labels?.['app.kubernetes.io/component'] === 'api',
+  );
+  assert.ok(api, 'the render has the API Deployment');
   const hpa = ofKind(objects, 'HorizontalPodAutoscaler').find(
     (object) => (object.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === api.metadata.name,
   );
-  assert.ok(scaled, 'a ScaledObject scales the workers');
   assert.ok(hpa, 'a HorizontalPodAutoscaler scales the API');
-  const workers = (scaled.spec as { maxReplicaCount: number }).maxReplicaCount;
+  const workers = workersPerBuild(objects);
+  const builds = workers.workload.kind === 'WorkerDeployment' ? CONTROLLER_BUILDS_AT_ONCE : BUILDS_AT_ONCE;
   const apis = (hpa.spec as { maxReplicas: number }).maxReplicas;
   const jobs = ofKind(objects, 'Job').map((job) => (job.spec as { parallelism?: number }).parallelism ?? 1);
-  const [workerPool, apiPool] = [poolSizeOf(objects, worker), poolSizeOf(objects, api)];
+  const [workerPool, apiPool] = [poolSizeOf(objects, workers.workload), poolSizeOf(objects, api)];
   const terms = [
-    `workers: ${workers} × ${BUILDS_AT_ONCE} builds × ${workerPool}`,
+    `workers: ${workers.count} × ${builds} builds × ${workerPool}`,
     `API: ${apis} × ${apiPool}`,
     `migrate: ${jobs.join(' + ')} × ${MIGRATE_CONNECTIONS}`,
   ];
   const total =
-    workers * BUILDS_AT_ONCE * workerPool +
+    workers.count * builds * workerPool +
     apis * apiPool +
     jobs.reduce((sum, parallelism) => sum + parallelism * MIGRATE_CONNECTIONS, 0);
   return { total, terms };
@@ -844,6 +898,42 @@ describe('deploy/kubernetes/worker-controller, as the Temporal Worker Controller
       [],
     );
     assert.equal(loadConfig({ ...image.env, ...key }).temporal.apiKey, 'operators-own-api-key');
+  });
+
+  it('adds up: three builds at their maximum, the API and the migration fit the budget stated for the controller', () => {
+    const budget = connectionBudget(true);
+    for (const components of [
+      ['worker-controller', 'prometheus-operator'],
+      ['worker-controller', 'worker-controller/keda', 'prometheus-operator'],
+    ]) {
+      const render = components.length === 2 ? objects : rendered(components);
+      const { total, terms } = connectionsAtPeak(render);
+      assert.ok(total <= budget, `${components.join(', ')}: ${terms.join(' + ')} = ${total}, over ${budget}`);
+      assert.ok(drainedBeforeNextRamp(render), `${components.join(', ')}: the sunset outlasts the ramp`);
+    }
+    // An hour's sunset, as the controller's default, lets builds pile up beyond three.
+    const hourLong = structuredClone(objects) as Rendered[];
+    const workers = ofKind(hourLong, 'WorkerDeployment')[0]!.spec as { sunset: { scaledownDelay: string } };
+    workers.sunset.scaledownDelay = '1h';
+    assert.ok(!drainedBeforeNextRamp(hourLong));
+    // Eight workers a build, as the plain workers had before the budget was counted, do not fit.
+    const eight = structuredClone(objects) as Rendered[];
+    Object.assign(ofKind(eight, 'WorkerDeployment')[0]!.spec, { replicas: 8 });
+    assert.ok(connectionsAtPeak(eight).total > budget);
+  });
+
+  it("refuses to render with the plain workers' keda, in either order, saying which component to use", () => {
+    for (const components of [
+      ['keda', 'worker-controller'],
+      ['worker-controller', 'keda'],
+    ]) {
+      assert.throws(() => rendered(components), /worker-controller|orders-worker-build/, components.join(', '));
+    }
+    assert.throws(
+      () => rendered(['keda', 'worker-controller']),
+      /list-worker-controller~1keda-after-it-instead/,
+      'the refusal names the way out',
+    );
   });
 
   it("refuses nothing the plain workers are held to: secrets, probes and grace are worker.yaml's", () => {

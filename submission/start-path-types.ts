@@ -10,12 +10,15 @@ import type { IdempotencyRecord, NewRecord } from '../services/db/idempotency-re
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { OrderWorkflowStart } from '../workflows/definitions.js';
+import type { ClaimStore } from './claim-store.js';
 import type { IntakeLoad } from './intake-load.js';
 import type { IntakePlace } from './load-shedding.js';
 import type { WritePolicy } from './settings.js';
 
 export interface SubmissionDeps {
   prisma: PrismaClient;
+  /** What the start path reads and writes about a key: the database's, or a test's in memory. */
+  claims: ClaimStore;
   temporal: Client;
   taskQueue: string;
   writePolicy: WritePolicy;

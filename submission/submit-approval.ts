@@ -25,6 +25,7 @@ import type {
   Submission,
   SubmissionDeps,
 } from './start-path-types.js';
+import { claimStoreOn } from './claim-store.js';
 import { takeDelivery } from './take-delivery.js';
 import { isOaVendor, type OaVendor } from '../domain/oa-approval.js';
 
@@ -42,6 +43,7 @@ export const oneStartPerKey: StartGuard = {
 export function submissionDepsFrom(config: SubmissionConfig, prisma: PrismaClient, temporal: Client): SubmissionDeps {
   return {
     prisma,
+    claims: claimStoreOn(prisma),
     temporal,
     taskQueue: config.temporal.taskQueue,
     writePolicy: config.writePolicy,

@@ -8,16 +8,7 @@
 import { describeDifferences } from '../domain/canonical-order.js';
 import { IdempotencyConflictError, KeySourceConflictError } from '../domain/errors.js';
 import { isKeySourceConflict, orderWorkflowIdFor } from '../domain/idempotency-key.js';
-import {
-  type Claim,
-  claimRecord,
-  decideFirstDelivery,
-  findRecord,
-  type IdempotencyRecord,
-  type NewRecord,
-} from '../services/db/idempotency-records.js';
-import { recordKeySourceConflict } from '../services/db/key-source-conflicts.js';
-import { findOrderByKey } from '../services/db/order-repository.js';
+import type { Claim, IdempotencyRecord, NewRecord } from '../services/db/idempotency-records.js';
 import { isTemporalUnreachable } from '../services/temporal/connection.js';
 import { startOrderWorkflow, startOrderWorkflowForOutcome } from '../services/temporal/order-workflows.js';
 import { tagSpanWithKey } from '../services/telemetry/tracing.js';
@@ -25,7 +16,6 @@ import type { OrderWorkflowStart, WriteOutcome } from '../workflows/definitions.
 import { raceDeadline } from './deadline.js';
 import { type IntakePlace, Shed } from './load-shedding.js';
 import type { Delivery, DeliveryDeadline, Phase, Submission, SubmissionDeps } from './start-path-types.js';
-import { waitForOutcome } from './wait-for-outcome.js';
 
 /**
  * A delivery that reaches the start path with less than this share of its caller's deadline left
@@ -69,7 +59,7 @@ export interface StartPhases {
 }
 
 /** The product's phases, in order. */
-const productPhases: StartPhases = {
+export const productPhases: StartPhases = {
   shed: shedWithTooLittleTimeLeft,
   claim: claimKey,
   settle: settleConflict,
@@ -150,7 +140,7 @@ function shedWithTooLittleTimeLeft({ options: { deadline } }: OnThePath): Phase<
  */
 async function claimKey({ deps, input, claim, options, place, key, workflowId }: OnThePath): Promise<Phase<Claim>> {
   const { deadline, onClaimed } = options;
-  const claiming = claimRecord(deps.prisma, {
+  const claiming = deps.claims.claim({
     idempotencyKey: key,
     approvalNo: input.approvalNo,
     operation: input.operation,
@@ -242,9 +232,7 @@ async function guardStart(delivery: OnThePath, record: IdempotencyRecord): Promi
   if (startGuard.mayStart(record)) return goOn(undefined);
   if (!record.firstDeliveryAt) return answerWith(await afterWaiting(delivery, () => firstOrDuplicate(delivery)));
   if (waitUntil === undefined) return answerWith(duplicateOf(record));
-  return answerWith(
-    await afterWaiting(delivery, async () => duplicateOf((await findRecord(deps.prisma, key)) ?? record)),
-  );
+  return answerWith(await afterWaiting(delivery, async () => duplicateOf((await deps.claims.find(key)) ?? record)));
 }
 
 /**
@@ -297,7 +285,7 @@ async function answerStarted(delivery: OnThePath, outcome: WriteOutcome | undefi
 
 /** The answer of a delivery that asks the database whether it is the key's first. */
 async function firstOrDuplicate({ deps, key, workflowId }: OnThePath): Promise<Submission> {
-  const { first, status } = await decideFirstDelivery(deps.prisma, key);
+  const { first, status } = await deps.claims.decideFirstDelivery(key);
   return { idempotencyKey: key, workflowId, duplicate: !first, status: status ?? 'RECEIVED' };
 }
 
@@ -313,9 +301,9 @@ async function afterWaiting(
 ): Promise<Submission> {
   const { waitUntil } = options;
   if (waitUntil === undefined) return respond();
-  await waitForOutcome(deps.prisma, key, { deadline: waitUntil });
-  const order = await findOrderByKey(deps.prisma, key);
-  return withOrderNo(await respond(), order?.orderNo);
+  await deps.claims.waitForOutcome(key, { deadline: waitUntil });
+  const orderNo = await deps.claims.orderNoOf(key);
+  return withOrderNo(await respond(), orderNo);
 }
 
 /**
@@ -359,7 +347,7 @@ async function refuseAnotherSource(
   sameOrder: boolean,
 ): Promise<void> {
   if (!isKeySourceConflict(holder.source, claim.source, sameOrder)) return;
-  await recordKeySourceConflict(deps.prisma, {
+  await deps.claims.recordSourceConflict({
     idempotencyKey: holder.idempotencyKey,
     door: claim.source,
     claimedBy: holder.source,

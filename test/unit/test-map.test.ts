@@ -23,8 +23,11 @@ import {
 const UNIT = 'test/unit';
 /** The unit tests of the repository as a whole, the only ones at test/unit/ itself. */
 const HOUSE_TESTS = ['house-rules.test.ts', 'linear-regexes.test.ts', 'test-map.test.ts'];
-/** Folders outside the production build whose files unit tests check: the deployment examples, the docs, the reference consumers. */
-const ALSO_MIRRORED = ['deploy', 'docs', 'examples'];
+/**
+ * Folders outside the production build whose files unit tests check: the deployment examples, the
+ * docs, the reference consumers, and the pure logic of the project's tools (the bench's figures).
+ */
+const ALSO_MIRRORED = ['deploy', 'docs', 'examples', 'tools/bench'];
 /** Modules no test reaches, and why that is enough. */
 const UNTESTED: Record<string, string> = {
   'examples/consumer/main.ts':

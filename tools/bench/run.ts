@@ -13,8 +13,9 @@
 // complete, then posting the next. Latency is from sending the webhook request to the workflow's
 // completion (for the database floor: the transaction). Embedded stack by default; DATABASE_URL and
 // TEMPORAL_ADDRESS point it at others. Prints a table; writes JSON and an SVG chart.
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -44,12 +45,22 @@ import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
 import { runSoak } from './soak.js';
 import { percentile } from '../harness/stats.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
+import {
+  changeLine,
+  changesBetween,
+  type Figures,
+  figuresOf,
+  roundOrders,
+  seededRandom,
+  shown,
+} from './round-figures.js';
 import { migratedMysqlStore, MYSQL_TEST_URL } from '../harness/mysql.js';
 
 const usage = [
-  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 3] [--only <name>,…] [--out docs/bench]',
+  'usage: npm run bench -- [--levels 1,8,32,64] [--seconds 10] [--rounds 5] [--only <name>,…] [--out docs/bench]',
   '                        [--store postgres|mysql]   (mysql: MariaDB/MySQL at MYSQL_TEST_URL beside PostgreSQL)',
-  '                        [--eager-slots <n>] [--profile <dir>]',
+  '                        [--eager-slots <n>] [--profile <dir>] [--seed <n>] [--compare <earlier results.json>]',
+  '       npm run bench -- --compare <earlier results.json> --with <later results.json>   (no run: the two compared)',
   '       npm run bench -- --burst <approvals> [--burst-concurrency 256] [--burst-door webhook|feishu|dingtalk]',
   '                        [--burst-warm-up 30] [--out docs/bench] [--eager-slots <n>]',
   '       npm run bench -- --soak <minutes> [--soak-rate <approvals per second>] [--soak-shape hosting|worker-process]',
@@ -68,7 +79,13 @@ try {
     options: {
       levels: { type: 'string', default: '1,8,32,64' },
       seconds: { type: 'string', default: '10' },
-      rounds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '5' },
+      // The order of the measurements in each round comes from it: the same seed, the same orders.
+      seed: { type: 'string' },
+      // Each figure's change against an earlier run's results.json, and whether it is outside the noise.
+      compare: { type: 'string' },
+      // With --compare: the later run's results.json instead of a run now.
+      with: { type: 'string' },
       store: { type: 'string', default: 'postgres' },
       out: { type: 'string', default: 'docs/bench' },
       // Workflow task slots of the processes that start eagerly (default: one per client of the highest level).
@@ -120,11 +137,14 @@ if (
   !positiveNumber(values.soak) ||
   !positiveNumber(values['soak-rate']) ||
   !positiveInteger(values['soak-window']) ||
-  !(SHAPES as readonly string[]).includes(values['soak-shape'])
+  !(SHAPES as readonly string[]).includes(values['soak-shape']) ||
+  !(values.seed === undefined || /^\d{1,9}$/.test(values.seed)) ||
+  (values.with !== undefined && values.compare === undefined)
 ) {
   fail();
 }
 
+const SEED = values.seed === undefined ? randomInt(1, 1_000_000_000) : Number(values.seed);
 const SECRET = randomBytes(24).toString('hex');
 const RUN = randomBytes(3).toString('hex');
 // Each process's PostgreSQL pool; DB_POOL_SIZE in the bench's environment changes it for a short run.
@@ -271,8 +291,17 @@ async function main(): Promise<boolean> {
   chmodSync(dataDir, 0o755);
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
+    // The machine as the run found it, before the bench loaded it: a busy machine moves every figure.
+    const machine = {
+      cores: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      memoryGiB: os.totalmem() / 2 ** 30,
+      node: process.version,
+      loadAverageBefore: os.loadavg().map((load) => Math.round(load * 100) / 100),
+    };
     console.log(
-      `bench ${RUN}: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+      `bench ${RUN}: ${machine.cores} cores (${machine.model}), ${machine.memoryGiB.toFixed(0)} GiB, node ${process.version}, ` +
+        `load average ${machine.loadAverageBefore.join(' ')}, seed ${SEED}`,
     );
     const stack = await startStack({
       dataDir,
@@ -448,22 +477,25 @@ async function main(): Promise<boolean> {
     console.log('warming up (JIT, pools, workflow caches) …');
     for (const name of CONTENDERS.filter(measured)) await loop(name, `warm-up ${name}`, 8, 'warm');
 
-    // Rounds: every level measured again, the contenders' order turned by one each round, so none
-    // always inherits another's warm caches or the machine's slow moments. The table shows each
-    // figure's median round.
+    // Rounds: every level measured again, every measurement in a new order each round (from the
+    // seed), so none always inherits another's warm caches or the machine's slow moments. Each
+    // figure is reported with its median and its spread over the rounds.
     const rounds: Measurement[] = [];
+    const random = seededRandom(SEED);
+    const ordersByLevel = new Map(
+      LEVELS.map((level) => {
+        const names = [...CONTENDERS, ...DB_FLOORS, ...(level === 32 ? [VISIBLE_FLOOR] : [])].filter(measured);
+        return [level, roundOrders(names, ROUNDS, random)];
+      }),
+    );
     for (let round = 1; round <= ROUNDS; round += 1) {
       for (const level of LEVELS) {
         console.log(`round ${round} of ${ROUNDS}, concurrency ${level}`);
-        const turn = (round - 1) % CONTENDERS.length;
-        for (const name of [...CONTENDERS.slice(turn), ...CONTENDERS.slice(0, turn)].filter(measured)) {
-          rounds.push(await measure(name, level, round));
-        }
-        for (const floor of DB_FLOORS.filter(measured)) rounds.push(await measure(floor, level, round));
-        if (level === 32 && measured(VISIBLE_FLOOR)) rounds.push(await measure(VISIBLE_FLOOR, level, round));
+        for (const name of ordersByLevel.get(level)?.[round - 1] ?? []) rounds.push(await measure(name, level, round));
       }
     }
     const results = medianRounds(rounds);
+    const figures = figuresOf(rounds);
     const bare = await closedLoop('bare SDK', 32, async (n) => {
       const started = performance.now();
       await temporal.workflow.execute('floorWorkflow', { taskQueue: FLOOR_TASK_QUEUE, workflowId: `bare-${RUN}-${n}` });
@@ -500,12 +532,8 @@ async function main(): Promise<boolean> {
 
     const report = {
       run: RUN,
-      machine: {
-        cores: os.cpus().length,
-        model: os.cpus()[0]?.model,
-        memoryGiB: os.totalmem() / 2 ** 30,
-        node: process.version,
-      },
+      machine,
+      commit: commitOfCheckout(),
       settings: {
         secondsPerLevel: SECONDS,
         rounds: ROUNDS,
@@ -522,7 +550,9 @@ async function main(): Promise<boolean> {
         latency: 'from sending the webhook request to the workflow completing',
       },
       rounds: ROUNDS,
+      seed: SEED,
       results,
+      figures,
       ratios: ratiosOf(results),
       allRounds: rounds,
       bare,
@@ -535,6 +565,8 @@ async function main(): Promise<boolean> {
       memory,
     };
     printTable(report.results, report);
+    printFigures(figures);
+    if (values.compare) printComparison(values.compare, figures);
     // The burst's and soak's keys stay: they are measured apart, and a normal run does not redo them.
     mergeResults(values.out, report);
     writeFileSync(path.join(values.out, 'throughput.svg'), renderChart(report.results));
@@ -550,6 +582,57 @@ async function main(): Promise<boolean> {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The commit the run measured, and whether the work tree had changes beside it. */
+function commitOfCheckout(): { id: string; changedFiles: number } | undefined {
+  const head = spawnSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' });
+  if (head.status !== 0) return undefined;
+  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' });
+  return { id: head.stdout.trim(), changedFiles: status.stdout.split('\n').filter(Boolean).length };
+}
+
+/** Each measurement's figures over the rounds: the median, and the lowest and highest round. */
+function printFigures(figures: Figures[]) {
+  console.log(
+    `\n| c | measured | CPU ms per order: the bench's processes, median (range) | by process | /s | p99 ms |`,
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const figure of figures) {
+    const byProcess = Object.entries(figure.cpuMsPerOrderByProcess ?? {})
+      .filter(([, spread]) => spread.median >= 0.05)
+      .map(([part, spread]) => `${part} ${shown(spread)}`)
+      .join(', ');
+    console.log(
+      `| ${figure.concurrency} | ${figure.name} | ${figure.cpuMsPerOrder ? shown(figure.cpuMsPerOrder) : '-'} | ` +
+        `${byProcess || '-'} | ${shown(figure.throughput)} | ${shown(figure.p99, 0)} |`,
+    );
+  }
+}
+
+/** The figures of an earlier run's results.json: its own, or computed from its rounds (older files). */
+function figuresFrom(file: string): Figures[] {
+  if (!existsSync(file)) throw new Error(`--compare: no file ${file}`);
+  const earlier = JSON.parse(readFileSync(file, 'utf8')) as { figures?: Figures[]; allRounds?: Measurement[] };
+  if (earlier.figures) return earlier.figures;
+  if (earlier.allRounds) return figuresOf(earlier.allRounds);
+  throw new Error(`--compare: ${file} holds no rounds of a normal run`);
+}
+
+/** Each figure against the same figure of the run in `file`, and whether its change is outside the noise. */
+function printComparison(file: string, figures: Figures[]) {
+  const changes = changesBetween(figuresFrom(file), figures);
+  const outside = changes.filter((change) => change.outsideTheNoise);
+  console.log(`\nagainst ${file}: each figure's median (range over the rounds), and its change`);
+  console.log('| c | measured | figure | before | now | change | |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const change of changes) console.log(changeLine(change));
+  console.log(
+    `\n${outside.length} of ${changes.length} figures moved outside the noise (the two runs' ranges apart)` +
+      (outside.length
+        ? `: ${outside.map((change) => `${change.name} c=${change.concurrency} ${change.figure.trim()}`).join('; ')}`
+        : ''),
+  );
 }
 
 /** Ours (the API hosting the worker) over each yardstick's throughput, median rounds, per level. */
@@ -693,4 +776,18 @@ async function modes(): Promise<boolean> {
 
 // An explicit exit, as the test runner does: embedded PostgreSQL's exit hook ends the process with
 // code 0 on beforeExit, which would hide a failed run behind process.exitCode.
+// An earlier run to compare with is read before anything runs: a wrong path fails in a second, not after the run.
+for (const file of [values.compare, values.with]) {
+  if (file === undefined) continue;
+  try {
+    figuresFrom(file);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(2);
+  }
+}
+if (values.with && values.compare) {
+  printComparison(values.compare, figuresFrom(values.with));
+  process.exit(0);
+}
 process.exit((await (values.burst || values.soak ? modes() : main())) ? 0 : 1);

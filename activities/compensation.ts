@@ -36,13 +36,26 @@ export interface Reconciliation {
   priorDecision?: { decision: CompensationDecision; status: OrderStatus };
 }
 
+/** The database steps of compensation, each run on the client or transaction it is handed. */
+export const compensationDatabase = {
+  findRecord,
+  findOrderByKey,
+  findCompensation,
+  recordCompensation,
+  recordCompensationDecision,
+  continuationsSinceOperatorAction,
+  transitionStatus,
+};
+
 export function createCompensationActivities(deps: {
   prisma: PrismaClient;
   temporal: Client;
   taskQueue: string;
   metrics: ProductMetrics;
+  /** The database steps; a unit test stands them in, everything else runs these. */
+  database?: typeof compensationDatabase;
 }) {
-  const { prisma, metrics } = deps;
+  const { prisma, metrics, database = compensationDatabase } = deps;
 
   async function startCompensation(input: CompensationInput): Promise<string> {
     log.warn('order write failed for good; starting compensation', {
@@ -66,13 +79,13 @@ export function createCompensationActivities(deps: {
       // An order that failed while still in its approval form is judged by what the record says
       // the form mapped to, if an earlier run got that far.
       const fingerprint = isFormOrder(input.order)
-        ? ((await findRecord(tx, key))?.fingerprint ?? undefined)
+        ? ((await database.findRecord(tx, key))?.fingerprint ?? undefined)
         : input.order.fingerprint;
-      const existing = await findOrderByKey(tx, key);
+      const existing = await database.findOrderByKey(tx, key);
       const landed = existing && existing.fingerprint === fingerprint ? existing : undefined;
-      const prior = await findCompensation(tx, key, input.orderRunId);
+      const prior = await database.findCompensation(tx, key, input.orderRunId);
       if (!landed && prior?.decision) {
-        const record = await findRecord(tx, key);
+        const record = await database.findRecord(tx, key);
         log.info('this failure was already compensated and decided; nothing to do', { idempotencyKey: key });
         return {
           orderLanded: false,
@@ -84,7 +97,7 @@ export function createCompensationActivities(deps: {
       // reserved together with its order, so a key without an order holds no reservation. A release
       // here could only be wrong — a slow write may commit between this read and it.
       const releasedLines = 0;
-      await recordCompensation(tx, {
+      await database.recordCompensation(tx, {
         idempotencyKey: key,
         orderRunId: input.orderRunId,
         reasonType: input.reasonType,
@@ -95,11 +108,11 @@ export function createCompensationActivities(deps: {
       });
       if (landed) {
         log.info('reconciled: the order landed after all', { idempotencyKey: key, orderNo: landed.orderNo });
-        await transitionStatus(tx, key, 'SUBMITTED', { attempts: input.attempts }, log);
-        const continued = await continuationsSinceOperatorAction(tx, key, input.orderRunId);
+        await database.transitionStatus(tx, key, 'SUBMITTED', { attempts: input.attempts }, log);
+        const continued = await database.continuationsSinceOperatorAction(tx, key, input.orderRunId);
         return { orderLanded: true, orderNo: landed.orderNo, releasedLines, continuations: continued };
       }
-      await transitionStatus(
+      await database.transitionStatus(
         tx,
         key,
         'COMPENSATING',
@@ -124,13 +137,13 @@ export function createCompensationActivities(deps: {
         // A slow attempt may have committed after reconciliation looked: never abandon a live order.
         // Without a fingerprint (an order still in its form) the record names what was mapped.
         const fingerprint =
-          request.fingerprint ?? (await findRecord(tx, request.idempotencyKey))?.fingerprint ?? undefined;
-        const existing = fingerprint ? await findOrderByKey(tx, request.idempotencyKey) : undefined;
+          request.fingerprint ?? (await database.findRecord(tx, request.idempotencyKey))?.fingerprint ?? undefined;
+        const existing = fingerprint ? await database.findOrderByKey(tx, request.idempotencyKey) : undefined;
         if (existing && existing.fingerprint === fingerprint) return { orderLanded: true };
       }
-      await recordCompensationDecision(tx, request);
+      await database.recordCompensationDecision(tx, request);
       if (request.decision === 'abandon') {
-        await transitionStatus(tx, request.idempotencyKey, 'COMPENSATED', {}, log);
+        await database.transitionStatus(tx, request.idempotencyKey, 'COMPENSATED', {}, log);
       }
       return { orderLanded: false };
     });
@@ -171,7 +184,7 @@ export function createCompensationActivities(deps: {
       decidedBy: request.decidedBy,
     });
     // Refused when the new run already wrote (SUBMITTED) or the order had landed: never dragged back.
-    await transitionStatus(prisma, key, 'RECEIVED', { lastError: null }, log);
+    await database.transitionStatus(prisma, key, 'RECEIVED', { lastError: null }, log);
     log.info('order resubmitted with the same key', { idempotencyKey: key, workflowId: started.workflowId });
     return started.workflowId;
   }
@@ -183,7 +196,7 @@ export function createCompensationActivities(deps: {
     /** The order landed but its follow-up keeps failing: FAILED also from SUBMITTED. */
     landed?: boolean;
   }) {
-    await transitionStatus(
+    await database.transitionStatus(
       prisma,
       request.idempotencyKey,
       'FAILED',

@@ -18,12 +18,22 @@ import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { DeliveryTarget, OrderWorkflowInput, OrderWriteResult } from '../workflows/definitions.js';
 import { toActivityFailure } from './activity-failure.js';
 
+/** The database steps of the write, each run on the client or transaction it is handed. */
+export const orderWriteDatabase = {
+  insertOrderWithReservation,
+  findOrderByKey,
+  transitionStatus,
+  recordRevocationAlert,
+};
+
 export function createOrderWriteActivities(deps: {
   prisma: PrismaClient;
   metrics: ProductMetrics;
   deliveryTargets: DeliveryTarget[];
+  /** The database steps; a unit test stands them in, everything else runs these. */
+  database?: typeof orderWriteDatabase;
 }) {
-  const { prisma, metrics, deliveryTargets } = deps;
+  const { prisma, metrics, deliveryTargets, database = orderWriteDatabase } = deps;
   const deliveryConfigured = deliveryTargets.length > 0;
 
   /**
@@ -39,7 +49,7 @@ export function createOrderWriteActivities(deps: {
     try {
       const { order, acceptedAt, recordChange } = await prisma.$transaction(
         (tx) =>
-          insertOrderWithReservation(
+          database.insertOrderWithReservation(
             tx,
             // The targets go into the order's own row: an operator's delivery after this run has
             // closed reads them there, never from the worker it happens to run on.
@@ -61,12 +71,12 @@ export function createOrderWriteActivities(deps: {
     }
     // PostgreSQL aborted the transaction at the violation: read the winner after it, not inside.
     try {
-      const existing = await findOrderByKey(prisma, key);
+      const existing = await database.findOrderByKey(prisma, key);
       if (!existing) throw new Error(`order ${key} reported as existing but not found`);
       if (existing.fingerprint !== input.fingerprint) {
         throw new IdempotencyConflictError(key, existing.fingerprint, input.fingerprint);
       }
-      await transitionStatus(prisma, key, 'SUBMITTED', { attempts: attempt, ranAgain: true }, log);
+      await database.transitionStatus(prisma, key, 'SUBMITTED', { attempts: attempt, ranAgain: true }, log);
       // The attempt that committed may have ended before its revocation check (see above).
       await alertIfRevoked(key);
       log.info('order already written; returning it', { idempotencyKey: key, orderNo: existing.orderNo, attempt });
@@ -88,7 +98,7 @@ export function createOrderWriteActivities(deps: {
 
   /** Raises the operator alert when the key's approval was revoked in its OA (once per key). */
   async function alertIfRevoked(key: string): Promise<void> {
-    const alert = await recordRevocationAlert(prisma, key);
+    const alert = await database.recordRevocationAlert(prisma, key);
     if (!alert) return;
     metrics.alertRecorded(alert.kind, alert.change);
     log.warn(alertLogLine(alert), { alertId: alert.alertId, kind: alert.kind, idempotencyKey: key });

@@ -7,9 +7,19 @@ import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { purgeExpiredRecords } from '../services/db/retention.js';
 import type { PurgeResult, ScanOptions, ScanResult } from '../domain/safety-nets.js';
 
-export function createSafetyNetActivities(deps: { prisma: PrismaClient; metrics?: ProductMetrics }) {
+/** The database steps of the safety nets, each run on the client it is handed. */
+export const safetyNetDatabase = { scanForDuplicates, purgeExpiredRecords };
+
+export function createSafetyNetActivities(deps: {
+  prisma: PrismaClient;
+  metrics?: ProductMetrics;
+  /** The database steps; a unit test stands them in, everything else runs these. */
+  database?: typeof safetyNetDatabase;
+}) {
+  const database = deps.database ?? safetyNetDatabase;
+
   async function scanForDuplicateOrders(options: ScanOptions): Promise<ScanResult> {
-    const result = await scanForDuplicates(deps.prisma, options, (change) => {
+    const result = await database.scanForDuplicates(deps.prisma, options, (change) => {
       // An alert: a new cluster, or one that gained orders, is logged once, at warn, with what an
       // operator needs to find it (`orders-cli alerts`).
       deps.metrics?.alertRecorded(change.kind, change.change);
@@ -25,7 +35,7 @@ export function createSafetyNetActivities(deps: { prisma: PrismaClient; metrics?
   }
 
   async function purgeExpiredIdempotencyRecords(options: { retentionDays: number }): Promise<PurgeResult> {
-    const result = await purgeExpiredRecords(deps.prisma, {
+    const result = await database.purgeExpiredRecords(deps.prisma, {
       retentionDays: options.retentionDays,
       dryRun: false,
       onProgress: (purged) => Context.current().heartbeat(purged),

@@ -566,7 +566,7 @@ async function main(): Promise<boolean> {
     };
     printTable(report.results, report);
     printFigures(figures);
-    if (values.compare) printComparison(values.compare, figures);
+    if (values.compare) printComparison(values.compare, figures, conditionsOf(undefined, report));
     // The burst's and soak's keys stay: they are measured apart, and a normal run does not redo them.
     mergeResults(values.out, report);
     writeFileSync(path.join(values.out, 'throughput.svg'), renderChart(report.results));
@@ -619,8 +619,27 @@ function figuresFrom(file: string): Figures[] {
   throw new Error(`--compare: ${file} holds no rounds of a normal run`);
 }
 
-/** Each figure against the same figure of the run in `file`, and whether its change is outside the noise. */
-function printComparison(file: string, figures: Figures[]) {
+/** What makes two runs' figures comparable: the machine, and how long each measurement ran. */
+function conditionsOf(file: string | undefined, report?: Record<string, unknown>): Record<string, unknown> {
+  const read = report ?? (file ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {});
+  const machine = (read.machine ?? {}) as Record<string, unknown>;
+  const settings = (read.settings ?? {}) as Record<string, unknown>;
+  return { cores: machine.cores, model: machine.model, 'seconds per level': settings.secondsPerLevel };
+}
+
+/**
+ * Each figure against the same figure of the run in `file`, and whether its change is outside the
+ * noise; first, what differs between the two runs' machines and settings, which no range covers.
+ */
+function printComparison(file: string, figures: Figures[], now: Record<string, unknown>) {
+  const then = conditionsOf(file);
+  const differs = Object.keys(now).filter((name) => JSON.stringify(now[name]) !== JSON.stringify(then[name]));
+  if (differs.length > 0) {
+    console.log(
+      `\nthe two runs differ in ${differs.map((name) => `${name} (${String(then[name])} → ${String(now[name])})`).join(', ')}: ` +
+        'a change below may be that difference, not the code',
+    );
+  }
   const changes = changesBetween(figuresFrom(file), figures);
   const outside = changes.filter((change) => change.outsideTheNoise);
   console.log(`\nagainst ${file}: each figure's median (range over the rounds), and its change`);
@@ -787,7 +806,7 @@ for (const file of [values.compare, values.with]) {
   }
 }
 if (values.with && values.compare) {
-  printComparison(values.compare, figuresFrom(values.with));
+  printComparison(values.compare, figuresFrom(values.with), conditionsOf(values.with));
   process.exit(0);
 }
 process.exit((await (values.burst || values.soak ? modes() : main())) ? 0 : 1);

@@ -9,6 +9,7 @@ import type { ConnectionState } from '../services/health/event-connections.js';
 import type { ApprovalEventOutcome } from '../submission/accept-oa-event.js';
 import type { ApprovalReader } from './approval-reader.js';
 import type { Connector, OaEvent } from './connector.js';
+import type { DecisionCardSender } from './decision-cards.js';
 import type { Clock } from './inbound.js';
 import type { VendorSettings } from './vendor-settings.js';
 
@@ -62,6 +63,11 @@ export interface OaVendorModule<Settings> {
   connection?(settings: Settings): HeldConnection | undefined;
   /** Reads an approval instance from the vendor's open API; each request within `timeoutMs`. */
   reader(settings: Settings, options: { timeoutMs: number }): ApprovalReader;
+  /**
+   * Posts and refreshes decision cards in the vendor's chat (vendors/decision-cards.ts), each
+   * request within `timeoutMs`; undefined when its settings name no chat for them.
+   */
+  decisionCards?(settings: Settings, options: { timeoutMs: number }): DecisionCardSender | undefined;
 }
 
 /** Checks a vendor's module against its own settings' type; the registry then holds it as any other. */

@@ -1,5 +1,5 @@
 // All I/O of the workflows, composed from one module per concern: the order write, the compensation
-// steps, the delivery, the safety nets. Built from explicit dependencies so the worker, the tests
+// steps, the delivery, the safety nets, the decision cards. Built from explicit dependencies so the worker, the tests
 // and the fault harness wire the same code to different databases and clients. The names of the
 // returned functions are the activity names recorded in workflow histories: they never change.
 import type { Client } from '@temporalio/client';
@@ -10,8 +10,10 @@ import { noProductMetrics, type ProductMetrics } from '../services/metrics/produ
 import type { FormMappingFile } from '../domain/form-mapping.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import type { ApprovalReader } from '../vendors/approval-reader.js';
+import type { DecisionCardSender } from '../vendors/decision-cards.js';
 import { createApprovalFormActivities } from './approval-form.js';
 import { createCompensationActivities } from './compensation.js';
+import { createDecisionCardActivities } from './decision-cards.js';
 import { createDeliveryActivities, deliveryTargetsOf } from './delivery.js';
 import { createOrderWriteActivities } from './order-write.js';
 import { createSafetyNetActivities } from './safety-nets.js';
@@ -29,6 +31,8 @@ export interface ActivityDeps {
   readers?: Partial<Record<OaVendor, ApprovalReader>>;
   /** OA_FORM_MAPPING, read at start; undefined when no connector is on. */
   formMapping?: FormMappingFile | undefined;
+  /** The vendors whose chat gets decision cards, each with its sender (none: no cards). */
+  decisionCardSenders?: ReadonlyMap<OaVendor, DecisionCardSender> | undefined;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -55,6 +59,15 @@ export function createActivities(deps: ActivityDeps) {
     formMapping: deps.formMapping,
   });
 
+  const { startDecisionCards, sendDecisionCard, decisionCardState, refreshDecisionCard } = createDecisionCardActivities(
+    {
+      prisma,
+      temporal: deps.temporal,
+      taskQueue: deps.taskQueue,
+      senders: deps.decisionCardSenders ?? new Map(),
+    },
+  );
+
   // Listed by name, so a renamed function fails to compile here instead of breaking replay.
   return {
     writeOrder,
@@ -68,5 +81,9 @@ export function createActivities(deps: ActivityDeps) {
     resubmitOrder,
     markCompensationFailed,
     readApprovalForm,
+    startDecisionCards,
+    sendDecisionCard,
+    decisionCardState,
+    refreshDecisionCard,
   };
 }

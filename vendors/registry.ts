@@ -9,6 +9,7 @@ import type { OaVendor } from '../domain/oa-approval.js';
 import type { WritePolicy } from '../submission/settings.js';
 import type { ApprovalReader } from './approval-reader.js';
 import type { Connector } from './connector.js';
+import type { DecisionCardSender } from './decision-cards.js';
 import { dingtalk } from './dingtalk/index.js';
 import { feishu } from './feishu/index.js';
 import type { Clock } from './inbound.js';
@@ -121,4 +122,17 @@ export function readersFromConfig(
   for (const { module, settings } of configured(connectors))
     readers[module.vendor] = module.reader(settings, { timeoutMs });
   return readers;
+}
+
+/** Each request of a decision card's post or redraw: inside the card activities' 30 s attempts. */
+const DECISION_CARD_REQUEST_TIMEOUT_MS = 10_000;
+
+/** The decision card senders of the configured vendors whose settings name a chat for them. */
+export function decisionCardSendersFromConfig(connectors: ConfiguredVendors): Map<OaVendor, DecisionCardSender> {
+  const senders = new Map<OaVendor, DecisionCardSender>();
+  for (const { module, settings } of configured(connectors)) {
+    const sender = module.decisionCards?.(settings, { timeoutMs: DECISION_CARD_REQUEST_TIMEOUT_MS });
+    if (sender) senders.set(module.vendor, sender);
+  }
+  return senders;
 }

@@ -32,6 +32,8 @@ export interface WorkerDeps {
   /** The OA approval readers and the form mapping, for orders whose content is an approval form. */
   readers?: ActivityDeps['readers'];
   formMapping?: ActivityDeps['formMapping'];
+  /** The vendors whose chat gets decision cards; none by default. */
+  decisionCardSenders?: ActivityDeps['decisionCardSenders'];
   /** Where the product's metrics go; none by default. */
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
@@ -70,6 +72,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     metrics,
     readers: deps.readers ?? {},
     formMapping: deps.formMapping,
+    decisionCardSenders: deps.decisionCardSenders,
   };
   const real = createActivities(activityDeps);
   const tracing = workerTracing();

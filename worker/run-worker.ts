@@ -26,7 +26,7 @@ import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/tempor
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
-import { readersFromConfig } from '../vendors/registry.js';
+import { decisionCardSendersFromConfig, readersFromConfig } from '../vendors/registry.js';
 import { type ConnectorsConfig, connectorStates } from '../vendors/settings.js';
 import { serveWorkerProbes } from './probes.js';
 import type { WorkerConfig } from './settings.js';
@@ -78,8 +78,12 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     // Temporal Cloud namespaces are configured in its console, not through the operator API.
     log.warn({ err: error }, 'could not check the custom search attributes; register them if workflows fail to start');
   }
+  const decisionCardSenders = decisionCardSendersFromConfig(config.connectors);
   try {
-    const schedules = await ensureSafetyNetSchedules(host.temporal, safetyNetSchedules(config));
+    const schedules = await ensureSafetyNetSchedules(
+      host.temporal,
+      safetyNetSchedules({ ...config, decisionCards: decisionCardSenders.size > 0 }),
+    );
     log.info({ schedules }, 'safety-net schedules in place');
   } catch (error) {
     log.warn({ err: error }, 'could not create the safety-net schedules (duplicate scan, retention purge)');
@@ -97,6 +101,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     broker: config.broker,
     metrics: host.metrics,
     readers: readersFromConfig(config.connectors, config.writePolicy),
+    decisionCardSenders,
     formMapping: config.connectors.formMapping?.file,
     ...(host.activities ? { activities: host.activities } : {}),
     deployment: config.worker.deployment,

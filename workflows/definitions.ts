@@ -2,6 +2,7 @@
 // activities and clients; deterministic-safe (no Node built-ins).
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { CanonicalOrder } from '../domain/canonical-order.js';
+import type { CardOutcome, DecisionCard } from '../domain/decision-cards.js';
 import type { Operation } from '../domain/idempotency-key.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import type { CompensationDecision, OrderStatus } from '../domain/order-status.js';
@@ -173,3 +174,21 @@ export interface DecisionResult {
 /** One update for every operator decision: compensation (`resubmit` / `abandon`) on
  * `compensation-<key>`, delivery (`redeliver` / `mark-handled`) on `order-<key>`. */
 export const decideUpdate = defineUpdate<DecisionResult, [DecisionRequest]>('decide');
+
+/**
+ * One decision card: the vendor whose chat shows it, what it shows, and the key the vendor
+ * deduplicates its post by (domain-node/decision-card-keys.ts).
+ */
+export interface DecisionCardInput {
+  vendor: OaVendor;
+  card: DecisionCard;
+  sendKey: string;
+  /** How often the workflow looks whether the key still waits; default a minute. */
+  lookEveryMs?: number;
+}
+
+/** What became of a card: the message it was posted as, and the outcome it was redrawn with. */
+export interface DecisionCardResult {
+  messageId: string;
+  outcome: CardOutcome;
+}

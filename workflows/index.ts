@@ -4,4 +4,5 @@ export { orderWorkflow } from './order-workflow.js';
 export { compensationWorkflow } from './compensation-workflow.js';
 export { duplicateScanWorkflow, retentionPurgeWorkflow } from './safety-net-workflows.js';
 export { deliveryWorkflow } from './delivery-workflow.js';
+export { decisionCardScanWorkflow, decisionCardWorkflow } from './decision-card-workflows.js';
 import './versioning-behaviours.js';

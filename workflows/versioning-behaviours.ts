@@ -9,6 +9,7 @@
 import type { VersioningBehavior, WorkflowDefinitionOptions } from '@temporalio/common';
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { compensationWorkflow } from './compensation-workflow.js';
+import { decisionCardScanWorkflow, decisionCardWorkflow } from './decision-card-workflows.js';
 import { deliveryWorkflow } from './delivery-workflow.js';
 import { orderWorkflow } from './order-workflow.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from './safety-net-workflows.js';
@@ -24,6 +25,10 @@ export const VERSIONING_BEHAVIOURS = {
   // Each scheduled run is bounded by its activity's timeouts; the next run starts on the current build.
   duplicateScanWorkflow: 'PINNED',
   retentionPurgeWorkflow: 'PINNED',
+  // Bounded by its one activity, like the other scheduled runs.
+  decisionCardScanWorkflow: 'PINNED',
+  // Holds its card for as long as its key waits (days): the same reason as the order workflow's.
+  decisionCardWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 export type WorkflowType = keyof typeof VERSIONING_BEHAVIOURS;
@@ -54,3 +59,5 @@ declareVersioningBehaviour('compensationWorkflow', compensationWorkflow);
 declareVersioningBehaviour('deliveryWorkflow', deliveryWorkflow);
 declareVersioningBehaviour('duplicateScanWorkflow', duplicateScanWorkflow);
 declareVersioningBehaviour('retentionPurgeWorkflow', retentionPurgeWorkflow);
+declareVersioningBehaviour('decisionCardScanWorkflow', decisionCardScanWorkflow);
+declareVersioningBehaviour('decisionCardWorkflow', decisionCardWorkflow);

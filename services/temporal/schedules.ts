@@ -6,15 +6,35 @@ import type { DatabaseConfig } from '../db/settings.js';
 
 export const duplicateScanScheduleId = (taskQueue: string) => `duplicate-scan-${taskQueue}`;
 export const retentionScheduleId = (taskQueue: string) => `idempotency-retention-${taskQueue}`;
+export const decisionCardsScheduleId = (taskQueue: string) => `decision-cards-${taskQueue}`;
 
 /** Scan a day back on every run: a run missed while the cluster was down is covered by the next. */
 const SCAN_LOOKBACK_MINUTES = 24 * 60;
 
+/**
+ * The schedules: the duplicate scan and the retention purge always; with `decisionCards` (some
+ * vendor's chat gets cards), the scan that starts a card for every key waiting for a person.
+ */
 export function safetyNetSchedules(
-  config: Pick<DatabaseConfig, 'retentionDays' | 'safetyNets'> & { temporal: { taskQueue: string } },
+  config: Pick<DatabaseConfig, 'retentionDays' | 'safetyNets'> & {
+    temporal: { taskQueue: string };
+    decisionCards?: boolean;
+  },
 ): ScheduleOptions[] {
   const { taskQueue } = config.temporal;
+  const cards: ScheduleOptions[] = config.decisionCards
+    ? [
+        {
+          scheduleId: decisionCardsScheduleId(taskQueue),
+          spec: { intervals: [{ every: '1 minute' }] },
+          action: { type: 'startWorkflow', workflowType: 'decisionCardScanWorkflow', taskQueue, args: [] },
+          policies: { overlap: 'SKIP', catchupWindow: '1 minute' },
+          memo: { purpose: 'a decision card in the configured chats for every key that waits for a person' },
+        },
+      ]
+    : [];
   return [
+    ...cards,
     {
       scheduleId: duplicateScanScheduleId(taskQueue),
       spec: { intervals: [{ every: `${config.safetyNets.scanIntervalMinutes} minutes` }] },

@@ -1,0 +1,164 @@
+// The decision cards' steps: find the keys that wait for a person and start one card workflow per
+// vendor and waiting episode (its id says which: a second start of the same episode is refused by
+// Temporal, so a card is sent once however often the scan runs); post a card under the vendor's
+// own idempotency key; read whether the key still waits in that episode, and what became of it;
+// redraw the posted card with that. Each is safe to run again: the post's key and the workflow id
+// keep a retry from making a second card.
+import { log } from '@temporalio/activity';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  type CardOutcome,
+  cardDecisionsFor,
+  type DecisionCard,
+  decisionCardWorkflowId,
+} from '../domain/decision-cards.js';
+import { publicErrorOf } from '../domain/error-classification.js';
+import type { OaVendor } from '../domain/oa-approval.js';
+import { cardSendKey, waitingEpisode } from '../domain-node/decision-card-keys.js';
+import type { PrismaClient } from '../services/db/prisma-client.js';
+import { type AwaitingDecision, listOrdersAwaitingDecision } from '../submission/operator-decisions/awaiting.js';
+import type { DecisionCardSender, PostedCard } from '../vendors/decision-cards.js';
+import type { DecisionCardInput } from '../workflows/definitions.js';
+
+/** The most keys one scan looks at: the longest waiting first, the rest at the next scan. */
+const SCAN_LIMIT = 200;
+
+/** What the key of a card looks like now: still waiting in its episode, or moved on. */
+export type CardState = { waiting: true } | { waiting: false; outcome: CardOutcome };
+
+export function createDecisionCardActivities(deps: {
+  prisma: PrismaClient;
+  temporal: Client;
+  taskQueue: string;
+  /** The vendors whose chat gets cards, each with its sender; empty: no cards. */
+  senders: ReadonlyMap<OaVendor, DecisionCardSender>;
+}) {
+  const { prisma, temporal, taskQueue, senders } = deps;
+
+  /** The card of one waiting key as every vendor shows it: the cause classified, never the raw error. */
+  function cardOf(entry: AwaitingDecision, episode: string): DecisionCard {
+    const told =
+      entry.status === 'KEY_SOURCE_CONFLICT'
+        ? { code: 'KEY_SOURCE_CONFLICT', message: 'a delivery through another door was refused: the key is claimed' }
+        : entry.status === 'RECEIVED'
+          ? { code: 'START_UNCONFIRMED', message: 'the workflow start was never confirmed' }
+          : publicErrorOf(entry.reason);
+    return {
+      idempotencyKey: entry.idempotencyKey,
+      episode,
+      waitingIn: entry.status,
+      customerId: entry.customerId,
+      amount: entry.totalAmount ? `${entry.totalAmount} ${entry.currency}` : '',
+      cause: { code: told.code, sentence: told.message },
+      waitingSince: entry.waitingSince,
+      decisions: cardDecisionsFor(entry.nextActions),
+    };
+  }
+
+  /**
+   * Starts the card workflow of every waiting key's episode at every vendor with cards; an episode
+   * whose workflow exists (running, or closed once decided) is left alone. Returns how many started.
+   */
+  async function startDecisionCards(): Promise<{ waiting: number; started: number }> {
+    if (senders.size === 0) return { waiting: 0, started: 0 };
+    const waiting = await listOrdersAwaitingDecision(prisma, SCAN_LIMIT);
+    let started = 0;
+    for (const entry of waiting) {
+      const episode = waitingEpisode(entry.status, entry.waitingSince);
+      for (const vendor of senders.keys()) {
+        const input: DecisionCardInput = {
+          vendor,
+          card: cardOf(entry, episode),
+          sendKey: cardSendKey(vendor, entry.idempotencyKey, episode),
+        };
+        try {
+          await temporal.workflow.start('decisionCardWorkflow', {
+            workflowId: decisionCardWorkflowId(vendor, entry.idempotencyKey, episode),
+            taskQueue,
+            args: [input],
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            staticSummary: `Decision card for ${entry.idempotencyKey} (${entry.status}) in ${vendor}`,
+          });
+          started += 1;
+        } catch (error) {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        }
+      }
+    }
+    if (started > 0) log.info('decision cards started', { started, waiting: waiting.length });
+    return { waiting: waiting.length, started };
+  }
+
+  function senderOf(vendor: OaVendor): DecisionCardSender {
+    const sender = senders.get(vendor);
+    // This worker has no cards for the vendor (its settings changed): a retry on another may.
+    if (!sender) throw new Error(`no decision cards configured for ${vendor} on this worker`);
+    return sender;
+  }
+
+  /** Posts the card under its send key: a retry posts no second card while the vendor remembers the key. */
+  async function sendDecisionCard(input: DecisionCardInput): Promise<PostedCard> {
+    return senderOf(input.vendor).send(input.card, input.sendKey);
+  }
+
+  /**
+   * Whether the card's key still waits in its episode — the same state since the same moment — and
+   * if not, what became of it: the operator's decision on its compensation or the clearing of its
+   * conflict when recorded, else the status it moved to.
+   */
+  async function decisionCardState(card: DecisionCard): Promise<CardState> {
+    const key = card.idempotencyKey;
+    if (card.waitingIn === 'KEY_SOURCE_CONFLICT') {
+      const conflicts = await prisma.keySourceConflict.findMany({ where: { idempotentKey: key } });
+      if (conflicts.some((conflict) => conflict.clearedAt === null)) return { waiting: true };
+      const cleared = conflicts
+        .filter((conflict) => conflict.clearedAt !== null)
+        .sort((a, b) => (b.clearedAt?.getTime() ?? 0) - (a.clearedAt?.getTime() ?? 0))[0];
+      return {
+        waiting: false,
+        outcome: {
+          decision: 'clear-conflict',
+          decidedBy: cleared?.clearedBy ?? undefined,
+          decidedAt: (cleared?.clearedAt ?? new Date()).toISOString(),
+        },
+      };
+    }
+    const record = await prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+    if (record && record.status === card.waitingIn && record.updatedAt.toISOString() === card.waitingSince) {
+      return { waiting: true };
+    }
+    const decided = await prisma.compensationRecord.findFirst({
+      where: { idempotentKey: key, decidedAt: { gte: new Date(card.waitingSince) }, decision: { not: null } },
+      orderBy: { decidedAt: 'asc' },
+    });
+    if (decided?.decision && decided.decidedAt) {
+      return {
+        waiting: false,
+        outcome: {
+          decision: decided.decision,
+          decidedBy: decided.decidedBy ?? undefined,
+          decidedAt: decided.decidedAt.toISOString(),
+        },
+      };
+    }
+    return {
+      waiting: false,
+      outcome: {
+        decision: `now ${record?.status ?? 'purged'}`,
+        decidedAt: (record?.updatedAt ?? new Date()).toISOString(),
+      },
+    };
+  }
+
+  /** Redraws the posted card with what became of its key. */
+  async function refreshDecisionCard(input: {
+    vendor: OaVendor;
+    posted: PostedCard;
+    card: DecisionCard;
+    outcome: CardOutcome;
+  }): Promise<void> {
+    await senderOf(input.vendor).refresh(input.posted, input.card, input.outcome);
+  }
+
+  return { startDecisionCards, sendDecisionCard, decisionCardState, refreshDecisionCard };
+}

@@ -88,6 +88,8 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['vendors/wecom/settings.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['services/telemetry/settings.ts', '/^(true|false)$/i', 'setting'],
   ['vendors/feishu/settings.ts', '/^cli_[0-9a-fA-F]{16}$/', 'setting'],
+  ['vendors/feishu/settings.ts', '/^oc_[0-9A-Za-z]{1,64}$/', 'setting'],
+  ['vendors/feishu/settings.ts', '/^ou_[0-9A-Za-z]{1,64}$/', 'setting'],
   ['services/temporal/settings.ts', '/^[A-Za-z0-9.\\-[\\]:]+:\\d{1,5}$/', 'setting'],
   ['services/temporal/settings.ts', '/^(0|1|true|false)$/i', 'setting'],
   ['services/temporal/settings.ts', '/^(1|true)$/i', 'setting'],

@@ -1,5 +1,5 @@
 // A fake Feishu open API (tenant access token, approval instance read) for reader tests, its
-// long-connection service (fake-feishu-long-connection.ts: discovery on the same API, the gateway
+// messages API for the decision cards (fake-feishu-messages.ts), its long-connection service (fake-feishu-long-connection.ts: discovery on the same API, the gateway
 // beside it), and the builders of events exactly as Feishu sends them: callbacks encrypted with
 // the Encrypt Key and signed in the X-Lark-* headers, and the schema 1.0 and 2.0 bodies. Built with
 // node:crypto alone, apart from the code under test, so a test compares two implementations of the
@@ -11,6 +11,7 @@ import {
   createFakeFeishuLongConnection,
   type FakeFeishuLongConnection,
 } from './fake-feishu-long-connection.js';
+import { createFakeFeishuMessages, type FakeFeishuMessages } from './fake-feishu-messages.js';
 
 export interface FeishuWidget {
   id?: string;
@@ -32,6 +33,8 @@ export interface FakeFeishu extends FakeOaApi<FeishuInstance> {
   appSecret: string;
   /** Its long-connection service: the endpoint is discovered at this API's `/callback/ws/endpoint`. */
   longConnection: FakeFeishuLongConnection;
+  /** Its messages API: the chats' cards, and the faults a test scripts for sends. */
+  messages: FakeFeishuMessages;
 }
 
 /** An approved instance of the example mapping's purchase-order form (examples/), with one line. */
@@ -69,9 +72,15 @@ export async function startFakeFeishu(
     appSecret,
     ...(options.clientConfig ? { clientConfig: options.clientConfig } : {}),
   });
+  const tokenInvalid = () => ({
+    status: 400,
+    body: { code: FEISHU_TOKEN_INVALID_CODE, msg: 'Invalid access token for authorization' },
+  });
+  const messages = createFakeFeishuMessages({ appId, tokenInvalid });
   const api = await startFakeOaApi<FeishuInstance>(
     {
-      otherRequest: (method, url, body) => longConnection.discovery(method, url, body),
+      otherRequest: (method, url, body, request) =>
+        longConnection.discovery(method, url, body) ?? messages.answer(method, url, body, request),
       tokenRequest: (method, url, body, issue) => {
         if (method !== 'POST' || url.pathname !== '/open-apis/auth/v3/tenant_access_token/internal') return undefined;
         const credentials = body as { app_id?: string; app_secret?: string } | undefined;
@@ -107,10 +116,7 @@ export async function startFakeFeishu(
         };
       },
       notFound: () => ({ status: 400, body: { code: 1390003, msg: 'instance code not found' } }),
-      tokenInvalid: () => ({
-        status: 400,
-        body: { code: FEISHU_TOKEN_INVALID_CODE, msg: 'Invalid access token for authorization' },
-      }),
+      tokenInvalid,
       error: (status) => ({
         status,
         body:
@@ -124,6 +130,7 @@ export async function startFakeFeishu(
     appId,
     appSecret,
     longConnection,
+    messages,
     close: async () => {
       await longConnection.close();
       await api.close();

@@ -18,6 +18,15 @@ export interface Answer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Answer only after this long (what the request did is done at once): a reply that outlives the client's timeout. */
+  delayMs?: number;
+}
+
+/** What a vendor's other requests may read of a request beyond its body: its headers, and whether a token is one the fake issued. */
+export interface RequestContext {
+  headers: http.IncomingHttpHeaders;
+  /** Whether `token` was issued by this fake and has neither expired nor been revoked. */
+  tokenValid(token: string | undefined): boolean;
 }
 
 export interface VendorShape {
@@ -36,13 +45,13 @@ export interface VendorShape {
     body: unknown,
   ): { token: string | undefined; instanceId: string } | undefined;
   instanceAnswer(instance: unknown): Answer;
-  /** Any other request the vendor's API answers (Feishu's long-connection discovery), or undefined. */
-  otherRequest?(method: string, url: URL, body: unknown): Answer | undefined;
+  /** Any other request the vendor's API answers (Feishu's long-connection discovery and messages), or undefined. */
+  otherRequest?(method: string, url: URL, body: unknown, request: RequestContext): Answer | undefined;
   notFound(instanceId: string): Answer;
   tokenInvalid(): Answer;
   error(status: number): Answer;
   /** Any other request the vendor's fake answers (DingTalk's Stream endpoint), or undefined. */
-  otherRequest?(method: string, url: URL, body: unknown): Answer | undefined;
+  otherRequest?(method: string, url: URL, body: unknown, request: RequestContext): Answer | undefined;
 }
 
 export interface FakeOaApi<Instance> {
@@ -76,10 +85,26 @@ export async function startFakeOaApi<Instance>(
   let tokenRequests = 0;
   const reads: string[] = [];
   const hanging = new Set<http.ServerResponse>();
+  const delayed = new Set<NodeJS.Timeout>();
 
   const send = (response: http.ServerResponse, answer: Answer) => {
-    response.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', ...answer.headers });
-    response.end(JSON.stringify(answer.body));
+    const write = () => {
+      if (response.destroyed) return;
+      response.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', ...answer.headers });
+      response.end(JSON.stringify(answer.body));
+    };
+    if (answer.delayMs === undefined) return write();
+    hanging.add(response);
+    const timer = setTimeout(() => {
+      delayed.delete(timer);
+      hanging.delete(response);
+      write();
+    }, answer.delayMs);
+    delayed.add(timer);
+  };
+  const tokenValid = (token: string | undefined) => {
+    const expiresAt = token ? tokens.get(token) : undefined;
+    return expiresAt !== undefined && expiresAt > Date.now();
   };
   const scripted = (response: http.ServerResponse, reply: ScriptedReply): void => {
     if (reply.kind === 'hang') {
@@ -109,7 +134,8 @@ export async function startFakeOaApi<Instance>(
         issued.push(token);
         return { token, ttlSeconds };
       };
-      const other = shape.otherRequest?.(method, url, body);
+      const context: RequestContext = { headers: request.headers, tokenValid };
+      const other = shape.otherRequest?.(method, url, body, context);
       if (other) return send(response, other);
       const tokenAnswer = shape.tokenRequest(method, url, body, issue);
       if (tokenAnswer) {
@@ -118,12 +144,11 @@ export async function startFakeOaApi<Instance>(
         return reply ? scripted(response, reply) : send(response, tokenAnswer);
       }
       const read = shape.instanceRequest(method, url, request.headers, body);
-      if (!read) return send(response, shape.otherRequest?.(method, url, body) ?? shape.error(404));
+      if (!read) return send(response, shape.otherRequest?.(method, url, body, context) ?? shape.error(404));
       reads.push(read.instanceId);
       const reply = scripts.get(read.instanceId)?.shift();
       if (reply) return scripted(response, reply);
-      const expiresAt = read.token ? tokens.get(read.token) : undefined;
-      if (expiresAt === undefined || expiresAt <= Date.now()) return send(response, shape.tokenInvalid());
+      if (!tokenValid(read.token)) return send(response, shape.tokenInvalid());
       const instance = instances.get(read.instanceId);
       return send(response, instance === undefined ? shape.notFound(read.instanceId) : shape.instanceAnswer(instance));
     });
@@ -141,6 +166,7 @@ export async function startFakeOaApi<Instance>(
     issuedTokens: () => [...issued],
     reads: (instanceId) => (instanceId === undefined ? reads.length : reads.filter((id) => id === instanceId).length),
     close: async () => {
+      for (const timer of delayed) clearTimeout(timer);
       for (const response of hanging) response.socket?.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,8 +1,9 @@
-// Feishu (Lark) as an OA vendor: its settings, its callback connector, its long connection and its
-// approval reader, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
+// Feishu (Lark) as an OA vendor: its settings, its callback connector, its long connection, its
+// approval reader and its decision cards, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
 import { oaVendor } from '../oa-vendor.js';
 import { feishuConnection } from './connection.js';
 import { createFeishuConnector } from './connector.js';
+import { feishuDecisionCards } from './decision-cards.js';
 import { createFeishuReader } from './reader.js';
 import { type FeishuConfig, feishuConnectorSettings } from './settings.js';
 
@@ -27,4 +28,15 @@ export const feishu = oaVendor<FeishuConfig>({
       baseUrl: settings.apiBaseUrl,
       timeoutMs,
     }),
+  // No chat named for them: no cards.
+  decisionCards: (settings, { timeoutMs }) =>
+    settings.decisions
+      ? feishuDecisionCards({
+          appId: settings.appId,
+          appSecret: settings.appSecret,
+          baseUrl: settings.apiBaseUrl,
+          chatId: settings.decisions.chatId,
+          timeoutMs,
+        })
+      : undefined,
 });

@@ -13,10 +13,18 @@
 //    the API refused this read and will refuse it again (an unknown instance code, for one).
 import { OaApiError } from '../../domain/errors.js';
 import { feishuStatus } from './status.js';
+import {
+  createFeishuTenantTokens,
+  FEISHU_RATE_LIMITED as RATE_LIMITED,
+  FEISHU_TOKEN_INVALID as TOKEN_INVALID,
+  feishuBodyOf as bodyOf,
+  feishuCodeOf as codeOf,
+  feishuFailure as fail,
+} from './tenant-token.js';
 import type { ApprovalInstance, ApprovalReader, NormalizedForm } from '../approval-reader.js';
 import { putFirst, textOfValue } from '../form-text.js';
-import { exchange, type OaAnswer } from '../oa-http.js';
-import { createTokenCache, readWithOneRefresh, type TokenRead } from '../token-cache.js';
+import { exchange } from '../oa-http.js';
+import { readWithOneRefresh, type TokenRead } from '../token-cache.js';
 
 export interface FeishuReaderOptions {
   appId: string;
@@ -27,52 +35,16 @@ export interface FeishuReaderOptions {
   timeoutMs?: number;
 }
 
-const TOKEN_INVALID = new Set([99991661, 99991663, 99991664, 99991668, 99991677]);
-const RATE_LIMITED = 99991400;
 const NO_PERMISSION = new Set([99991672, 99991679]);
-
-interface FeishuBody {
-  code?: unknown;
-  msg?: unknown;
-  data?: unknown;
-  tenant_access_token?: unknown;
-  expire?: unknown;
-}
-
-const bodyOf = (answer: OaAnswer): FeishuBody =>
-  answer.json !== null && typeof answer.json === 'object' ? answer.json : {};
-const codeOf = (answer: OaAnswer): number | undefined => {
-  const code = bodyOf(answer).code;
-  return typeof code === 'number' ? code : undefined;
-};
 
 export function createFeishuReader(options: FeishuReaderOptions): ApprovalReader {
   const base = options.baseUrl ?? 'https://open.feishu.cn';
   const timeoutMs = options.timeoutMs ?? 5_000;
-  const fail = (status: number | undefined, answer: OaAnswer | undefined, what: string) =>
-    new OaApiError(
-      'feishu',
-      status,
-      answer?.retryAfterMs,
-      `feishu ${what}: HTTP ${answer?.status ?? '-'}` +
-        (answer && codeOf(answer) !== undefined ? `, code ${codeOf(answer)} ${textOfValue(bodyOf(answer).msg)}` : ''),
-    );
-
-  const tokens = createTokenCache(async () => {
-    const answer = await exchange(
-      'feishu',
-      new URL('/open-apis/auth/v3/tenant_access_token/internal', base),
-      { method: 'POST', body: { app_id: options.appId, app_secret: options.appSecret } },
-      timeoutMs,
-    );
-    const body = bodyOf(answer);
-    if (answer.status === 429 || codeOf(answer) === RATE_LIMITED) throw fail(429, answer, 'token');
-    if (answer.status >= 500) throw fail(answer.status, answer, 'token');
-    if (codeOf(answer) === 0 && typeof body.tenant_access_token === 'string' && typeof body.expire === 'number') {
-      return { token: body.tenant_access_token, expiresInSeconds: body.expire };
-    }
-    // Wrong app id or secret: every retry would be refused the same way.
-    throw fail(401, answer, 'token refused');
+  const tokens = createFeishuTenantTokens({
+    appId: options.appId,
+    appSecret: options.appSecret,
+    baseUrl: base,
+    timeoutMs,
   });
 
   type Outcome = TokenRead<Record<string, unknown>>;

@@ -1,5 +1,6 @@
 // Feishu's settings (docs/connectors.md): the app's id and secret, the callback's two keys, the
-// open API's address, and how events reach the service; and the connector's part of the configuration.
+// open API's address, how events reach the service, and the chat decision cards go to with the
+// operators allowed to decide there; and the connector's part of the configuration.
 import { z } from 'zod';
 import type { VendorSettings } from '../vendor-settings.js';
 import { httpUrlSetting } from '../../services/config/setting-types.js';
@@ -16,6 +17,13 @@ export const feishuSettings = {
   FEISHU_API_BASE_URL: httpUrlSetting.default('https://open.feishu.cn'),
   // How Feishu's events reach the service: its callback, or a long connection the API opens (docs/connectors.md).
   FEISHU_EVENT_MODE: z.enum(FEISHU_EVENT_MODES).default('callback'),
+  // The chat decision cards are posted to (vendors/decision-cards.ts); unset: no cards.
+  FEISHU_DECISION_CHAT_ID: z
+    .string()
+    .regex(/^oc_[0-9A-Za-z]{1,64}$/, 'must be a Feishu chat id: "oc_" and letters or digits, as Feishu gives it')
+    .optional(),
+  // The open ids allowed to decide from a card, comma-separated; required with the chat.
+  FEISHU_DECISION_OPERATORS: z.string().optional(),
 };
 type FeishuEnv = z.output<z.ZodObject<typeof feishuSettings>>;
 
@@ -32,10 +40,57 @@ export interface FeishuConfig {
    * encrypts nor signs, and nothing can be verified.
    */
   callback: { encryptKey: string; verificationToken: string } | undefined;
+  /**
+   * FEISHU_DECISION_CHAT_ID and FEISHU_DECISION_OPERATORS: the chat decision cards go to, and the
+   * open ids allowed to decide from them; undefined when no chat is named (no cards).
+   */
+  decisions: { chatId: string; operators: readonly string[] } | undefined;
 }
 
 /** The SDK's WSClient starts only for an app id of this form; any other it refuses in a log line, silently. */
 const FEISHU_APP_ID_FORM = /^cli_[0-9a-fA-F]{16}$/;
+/** A user's open id as Feishu gives it. */
+const FEISHU_OPEN_ID_FORM = /^ou_[0-9A-Za-z]{1,64}$/;
+
+/**
+ * The decision cards' chat and operators; a problem when the operators are missing, malformed or
+ * set without a chat, or the chat is named while the Feishu app is off. Entries are named by
+ * position: a value put in the wrong variable is not repeated.
+ */
+function decisionsFrom(env: FeishuEnv, problems: string[], appOn: boolean): FeishuConfig['decisions'] {
+  const chatId = env.FEISHU_DECISION_CHAT_ID;
+  const entries = (env.FEISHU_DECISION_OPERATORS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  if (chatId === undefined) {
+    if (entries.length > 0) {
+      problems.push(
+        'FEISHU_DECISION_OPERATORS: set without FEISHU_DECISION_CHAT_ID (no card is posted for them to decide from)',
+      );
+    }
+    return undefined;
+  }
+  const problemsBefore = problems.length;
+  if (!appOn) {
+    problems.push(
+      "FEISHU_DECISION_CHAT_ID: requires the Feishu connector on (the app posts the cards: FEISHU_APP_ID, FEISHU_APP_SECRET, and in callback mode the callback's two keys)",
+    );
+  }
+  if (entries.length === 0) {
+    problems.push(
+      'FEISHU_DECISION_OPERATORS: required with FEISHU_DECISION_CHAT_ID (the open ids, comma-separated, allowed to decide from a card)',
+    );
+  }
+  entries.forEach((entry, index) => {
+    if (!FEISHU_OPEN_ID_FORM.test(entry)) {
+      problems.push(
+        `FEISHU_DECISION_OPERATORS: entry ${index + 1} is not a Feishu open id ("ou_" and letters or digits)`,
+      );
+    }
+  });
+  return problems.length === problemsBefore ? { chatId, operators: [...new Set(entries)] } : undefined;
+}
 
 /**
  * The Feishu connector. In callback mode all four settings turn it on, as for the other vendors
@@ -44,18 +99,23 @@ const FEISHU_APP_ID_FORM = /^cli_[0-9a-fA-F]{16}$/;
  * callback's two keys, when both are set too, keep `POST /webhooks/feishu` on beside it, for a migration.
  */
 export function feishuFrom(env: FeishuEnv, problems: string[], on: () => boolean): FeishuConfig | undefined {
-  const app = (callback: FeishuConfig['callback']): FeishuConfig => ({
+  const app = (callback: FeishuConfig['callback'], decisions: FeishuConfig['decisions']): FeishuConfig => ({
     appId: env.FEISHU_APP_ID as string,
     appSecret: env.FEISHU_APP_SECRET as string,
     apiBaseUrl: env.FEISHU_API_BASE_URL,
     eventMode: env.FEISHU_EVENT_MODE,
     callback,
+    decisions,
   });
   const callbackKeys = () =>
     env.FEISHU_ENCRYPT_KEY && env.FEISHU_VERIFICATION_TOKEN
       ? { encryptKey: env.FEISHU_ENCRYPT_KEY, verificationToken: env.FEISHU_VERIFICATION_TOKEN }
       : undefined;
-  if (env.FEISHU_EVENT_MODE === 'callback') return on() ? app(callbackKeys()) : undefined;
+  if (env.FEISHU_EVENT_MODE === 'callback') {
+    const isOn = on();
+    const decisions = decisionsFrom(env, problems, isOn);
+    return isOn ? app(callbackKeys(), decisions) : undefined;
+  }
 
   const problemsBefore = problems.length;
   const missing = (['FEISHU_APP_ID', 'FEISHU_APP_SECRET'] as const).filter((name) => env[name] === undefined);
@@ -76,7 +136,8 @@ export function feishuFrom(env: FeishuEnv, problems: string[], on: () => boolean
       `${other}: required with ${given} (the Feishu callback beside the long connection is partly configured; unset both to keep the long connection alone)`,
     );
   }
-  return problems.length === problemsBefore ? app(callbackKeys()) : undefined;
+  const decisions = decisionsFrom(env, problems, missing.length === 0);
+  return problems.length === problemsBefore ? app(callbackKeys(), decisions) : undefined;
 }
 
 /** The Feishu connector's part of the configuration (vendors/settings.ts). */

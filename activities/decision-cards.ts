@@ -17,6 +17,7 @@ import type { OaVendor } from '../domain/oa-approval.js';
 import { cardSendKey, waitingEpisode } from '../domain-node/decision-card-keys.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import { type AwaitingDecision, listOrdersAwaitingDecision } from '../submission/operator-decisions/awaiting.js';
+import { episodeOutcome } from '../submission/operator-decisions/cards.js';
 import type { DecisionCardSender, PostedCard } from '../vendors/decision-cards.js';
 import type { DecisionCardInput } from '../workflows/definitions.js';
 
@@ -32,8 +33,10 @@ export function createDecisionCardActivities(deps: {
   taskQueue: string;
   /** The vendors whose chat gets cards, each with its sender; empty: no cards. */
   senders: ReadonlyMap<OaVendor, DecisionCardSender>;
+  /** How often a card's workflow looks whether its key still waits; default the workflow's. */
+  lookEveryMs?: number | undefined;
 }) {
-  const { prisma, temporal, taskQueue, senders } = deps;
+  const { prisma, temporal, taskQueue, senders, lookEveryMs } = deps;
 
   /** The card of one waiting key as every vendor shows it: the cause classified, never the raw error. */
   function cardOf(entry: AwaitingDecision, episode: string): DecisionCard {
@@ -70,6 +73,7 @@ export function createDecisionCardActivities(deps: {
           vendor,
           card: cardOf(entry, episode),
           sendKey: cardSendKey(vendor, entry.idempotencyKey, episode),
+          ...(lookEveryMs === undefined ? {} : { lookEveryMs }),
         };
         try {
           await temporal.workflow.start('decisionCardWorkflow', {
@@ -103,51 +107,11 @@ export function createDecisionCardActivities(deps: {
 
   /**
    * Whether the card's key still waits in its episode — the same state since the same moment — and
-   * if not, what became of it: the operator's decision on its compensation or the clearing of its
-   * conflict when recorded, else the status it moved to.
+   * if not, what became of it (submission/operator-decisions/cards.ts, the clicks' answer too).
    */
   async function decisionCardState(card: DecisionCard): Promise<CardState> {
-    const key = card.idempotencyKey;
-    if (card.waitingIn === 'KEY_SOURCE_CONFLICT') {
-      const conflicts = await prisma.keySourceConflict.findMany({ where: { idempotentKey: key } });
-      if (conflicts.some((conflict) => conflict.clearedAt === null)) return { waiting: true };
-      const cleared = conflicts
-        .filter((conflict) => conflict.clearedAt !== null)
-        .sort((a, b) => (b.clearedAt?.getTime() ?? 0) - (a.clearedAt?.getTime() ?? 0))[0];
-      return {
-        waiting: false,
-        outcome: {
-          decision: 'clear-conflict',
-          decidedBy: cleared?.clearedBy ?? undefined,
-          decidedAt: (cleared?.clearedAt ?? new Date()).toISOString(),
-        },
-      };
-    }
-    const record = await prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
-    if (record && record.status === card.waitingIn && record.updatedAt.toISOString() === card.waitingSince) {
-      return { waiting: true };
-    }
-    const decided = await prisma.compensationRecord.findFirst({
-      where: { idempotentKey: key, decidedAt: { gte: new Date(card.waitingSince) }, decision: { not: null } },
-      orderBy: { decidedAt: 'asc' },
-    });
-    if (decided?.decision && decided.decidedAt) {
-      return {
-        waiting: false,
-        outcome: {
-          decision: decided.decision,
-          decidedBy: decided.decidedBy ?? undefined,
-          decidedAt: decided.decidedAt.toISOString(),
-        },
-      };
-    }
-    return {
-      waiting: false,
-      outcome: {
-        decision: `now ${record?.status ?? 'purged'}`,
-        decidedAt: (record?.updatedAt ?? new Date()).toISOString(),
-      },
-    };
+    const outcome = await episodeOutcome(prisma, card);
+    return outcome ? { waiting: false, outcome } : { waiting: true };
   }
 
   /** Redraws the posted card with what became of its key. */

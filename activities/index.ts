@@ -33,6 +33,8 @@ export interface ActivityDeps {
   formMapping?: FormMappingFile | undefined;
   /** The vendors whose chat gets decision cards, each with its sender (none: no cards). */
   decisionCardSenders?: ReadonlyMap<OaVendor, DecisionCardSender> | undefined;
+  /** DECISION_CARD_LOOK_EVERY_MS; default the card workflow's minute. */
+  decisionCardLookEveryMs?: number | undefined;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -65,6 +67,7 @@ export function createActivities(deps: ActivityDeps) {
       temporal: deps.temporal,
       taskQueue: deps.taskQueue,
       senders: deps.decisionCardSenders ?? new Map(),
+      lookEveryMs: deps.decisionCardLookEveryMs,
     },
   );
 

@@ -1,5 +1,6 @@
-// The delivery's settings: the HTTP target order events are posted to, the secret they are signed
-// with (the broker's messages are signed with it too), and one attempt's timeout.
+// The activities' settings: the delivery's — the HTTP target order events are posted to, the secret
+// they are signed with (the broker's messages are signed with it too), and one attempt's timeout —
+// and how often a decision card looks whether its key still waits.
 import type { z } from 'zod';
 import { httpUrlSetting, milliseconds, signingSecretSetting } from '../services/config/setting-types.js';
 
@@ -37,4 +38,18 @@ export function downstreamFrom(env: DeliveryEnv): DownstreamConfig | undefined {
         timeoutMs: env.DOWNSTREAM_TIMEOUT_MS,
       }
     : undefined;
+}
+
+export const decisionCardSettings = {
+  DECISION_CARD_LOOK_EVERY_MS: milliseconds(60_000),
+};
+
+/** How the decision cards run, whichever vendors' chats take them. */
+export interface DecisionCardsConfig {
+  /** How often a card's workflow looks whether its key still waits, to redraw it once it does not. */
+  lookEveryMs: number;
+}
+
+export function decisionCardsFrom(env: z.output<z.ZodObject<typeof decisionCardSettings>>): DecisionCardsConfig {
+  return { lookEveryMs: env.DECISION_CARD_LOOK_EVERY_MS };
 }

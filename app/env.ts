@@ -4,7 +4,15 @@
 // defaults and messages, and the function that builds its part of `Config`); this module composes
 // them into the one schema and keeps the rules that span parts.
 import { z } from 'zod';
-import { deliverySettings, type DownstreamConfig, downstreamFrom, downstreamProblems } from '../activities/settings.js';
+import {
+  decisionCardSettings,
+  type DecisionCardsConfig,
+  decisionCardsFrom,
+  deliverySettings,
+  type DownstreamConfig,
+  downstreamFrom,
+  downstreamProblems,
+} from '../activities/settings.js';
 import {
   connectionCapProblems,
   type HttpConfig,
@@ -47,6 +55,7 @@ const envSchema = z.object({
   ...temporalSettings,
   ...httpSettings,
   ...deliverySettings,
+  ...decisionCardSettings,
   ...brokerSettings,
   ...writePolicySettings,
   ...workerSettings,
@@ -95,6 +104,8 @@ export interface Config {
   downstream: DownstreamConfig | undefined;
   /** Where order events are published; undefined = no broker target. Neither = no delivery step. */
   broker: BrokerConfig | undefined;
+  /** How the decision cards run (which chats take them is each vendor's setting). */
+  decisionCards: DecisionCardsConfig;
   retentionDays: number;
   /** The scheduled safety nets (Temporal Schedules created by the worker at start). */
   safetyNets: SafetyNetsConfig;
@@ -147,6 +158,7 @@ export function loadConfig(source: EnvSource = process.env): Config {
     writePolicy: writePolicyFrom(env),
     downstream: downstreamFrom(env),
     broker: brokerFrom(env),
+    decisionCards: decisionCardsFrom(env),
     logLevel: env.LOG_LEVEL,
     mcp: mcpFrom(env),
     statusToken: env.STATUS_TOKEN,

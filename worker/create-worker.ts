@@ -32,8 +32,9 @@ export interface WorkerDeps {
   /** The OA approval readers and the form mapping, for orders whose content is an approval form. */
   readers?: ActivityDeps['readers'];
   formMapping?: ActivityDeps['formMapping'];
-  /** The vendors whose chat gets decision cards; none by default. */
+  /** The vendors whose chat gets decision cards, and how often a card looks at its key; none by default. */
   decisionCardSenders?: ActivityDeps['decisionCardSenders'];
+  decisionCardLookEveryMs?: ActivityDeps['decisionCardLookEveryMs'];
   /** Where the product's metrics go; none by default. */
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
@@ -73,6 +74,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     readers: deps.readers ?? {},
     formMapping: deps.formMapping,
     decisionCardSenders: deps.decisionCardSenders,
+    decisionCardLookEveryMs: deps.decisionCardLookEveryMs,
   };
   const real = createActivities(activityDeps);
   const tracing = workerTracing();

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import type { DownstreamConfig } from '../activities/settings.js';
+import type { DecisionCardsConfig, DownstreamConfig } from '../activities/settings.js';
 import { brokerAddress, type BrokerConfig } from '../services/broker/settings.js';
 import type { DatabaseConfig } from '../services/db/settings.js';
 import type { MetricsConfig } from '../services/metrics/settings.js';
@@ -46,6 +46,7 @@ export type OrderWorkerConfig = Pick<DatabaseConfig, 'retentionDays' | 'safetyNe
   downstream: DownstreamConfig | undefined;
   broker: BrokerConfig | undefined;
   connectors: ConnectorsConfig;
+  decisionCards: DecisionCardsConfig;
 };
 
 /** What the worker process reads: the order worker's, the database's and the traces'. */
@@ -82,7 +83,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
   try {
     const schedules = await ensureSafetyNetSchedules(
       host.temporal,
-      safetyNetSchedules({ ...config, decisionCards: decisionCardSenders.size > 0 }),
+      safetyNetSchedules({ ...config, withDecisionCards: decisionCardSenders.size > 0 }),
     );
     log.info({ schedules }, 'safety-net schedules in place');
   } catch (error) {
@@ -102,6 +103,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     metrics: host.metrics,
     readers: readersFromConfig(config.connectors, config.writePolicy),
     decisionCardSenders,
+    decisionCardLookEveryMs: config.decisionCards.lookEveryMs,
     formMapping: config.connectors.formMapping?.file,
     ...(host.activities ? { activities: host.activities } : {}),
     deployment: config.worker.deployment,

@@ -24,10 +24,14 @@ export async function recordKeySourceConflict(db: Tx, conflict: RefusedDelivery)
   await statementsFor(db).recordKeySourceConflict(db, conflict);
 }
 
-/** The conflicts no operator has cleared, the longest waiting first. */
-export async function listOpenKeySourceConflicts(db: Tx, limit: number): Promise<KeySourceConflict[]> {
+/** The conflicts no operator has cleared (with `idempotencyKey`, that key's), the longest waiting first. */
+export async function listOpenKeySourceConflicts(
+  db: Tx,
+  limit: number,
+  idempotencyKey?: string,
+): Promise<KeySourceConflict[]> {
   const rows = await db.keySourceConflict.findMany({
-    where: { clearedAt: null },
+    where: { clearedAt: null, ...(idempotencyKey === undefined ? {} : { idempotentKey: idempotencyKey }) },
     orderBy: [{ firstRefusedAt: 'asc' }, { idempotentKey: 'asc' }, { door: 'asc' }],
     take: limit,
   });

@@ -12,17 +12,17 @@ export const decisionCardsScheduleId = (taskQueue: string) => `decision-cards-${
 const SCAN_LOOKBACK_MINUTES = 24 * 60;
 
 /**
- * The schedules: the duplicate scan and the retention purge always; with `decisionCards` (some
+ * The schedules: the duplicate scan and the retention purge always; with `withDecisionCards` (some
  * vendor's chat gets cards), the scan that starts a card for every key waiting for a person.
  */
 export function safetyNetSchedules(
   config: Pick<DatabaseConfig, 'retentionDays' | 'safetyNets'> & {
     temporal: { taskQueue: string };
-    decisionCards?: boolean;
+    withDecisionCards?: boolean;
   },
 ): ScheduleOptions[] {
   const { taskQueue } = config.temporal;
-  const cards: ScheduleOptions[] = config.decisionCards
+  const cards: ScheduleOptions[] = config.withDecisionCards
     ? [
         {
           scheduleId: decisionCardsScheduleId(taskQueue),

@@ -21,7 +21,7 @@ export type AwaitingStatus =
   | 'KEY_SOURCE_CONFLICT';
 
 /** What an operator can do next, by the status a key waits in, the usual first. */
-const NEXT_ACTIONS: Record<AwaitingStatus, string[]> = {
+export const NEXT_ACTIONS: Record<AwaitingStatus, string[]> = {
   COMPENSATING: ['resubmit', 'abandon'],
   DELIVERY_FAILED: ['redeliver', 'mark-handled'],
   // Compensation runs again first (it reconciles); then it waits for resubmit or abandon.
@@ -59,7 +59,7 @@ export interface AwaitingDecision {
 }
 
 /**
- * Every key waiting for a person, the longest waiting first: compensations waiting for a
+ * Every key waiting for a person (with `idempotencyKey`, that key's entries only), the longest waiting first: compensations waiting for a
  * decision (COMPENSATING), refused deliveries (DELIVERY_FAILED), compensations that ended without
  * one (FAILED), claims whose workflow start was never confirmed (RECEIVED with no
  * workflow_started_at — the sender was answered 503), and deliveries refused because another door
@@ -69,11 +69,11 @@ export interface AwaitingDecision {
 export async function listOrdersAwaitingDecision(
   prisma: PrismaClient,
   limit: number,
-  options: { unconfirmedAfterMs?: number } = {},
+  options: { unconfirmedAfterMs?: number; idempotencyKey?: string } = {},
 ): Promise<AwaitingDecision[]> {
   const [keys, conflicts] = await Promise.all([
     listKeysAwaitingDecision(prisma, limit, options),
-    listKeySourceConflictsAwaiting(prisma, limit),
+    listKeySourceConflictsAwaiting(prisma, limit, options.idempotencyKey),
   ]);
   return [...keys, ...conflicts]
     .sort(
@@ -89,8 +89,12 @@ export async function listOrdersAwaitingDecision(
  * The open key source conflicts as waiting entries, with the holding claim's order where it names
  * one: from its record, or from the order row once the retention purge removed the record.
  */
-async function listKeySourceConflictsAwaiting(prisma: PrismaClient, limit: number): Promise<AwaitingDecision[]> {
-  const conflicts = await listOpenKeySourceConflicts(prisma, limit);
+async function listKeySourceConflictsAwaiting(
+  prisma: PrismaClient,
+  limit: number,
+  idempotencyKey: string | undefined,
+): Promise<AwaitingDecision[]> {
+  const conflicts = await listOpenKeySourceConflicts(prisma, limit, idempotencyKey);
   if (conflicts.length === 0) return [];
   const keys = [...new Set(conflicts.map((conflict) => conflict.idempotencyKey))];
   /** What the holding claim names: its customer, currency and amount. */
@@ -145,10 +149,11 @@ async function listKeySourceConflictsAwaiting(prisma: PrismaClient, limit: numbe
 async function listKeysAwaitingDecision(
   prisma: PrismaClient,
   limit: number,
-  options: { unconfirmedAfterMs?: number },
+  options: { unconfirmedAfterMs?: number; idempotencyKey?: string },
 ): Promise<AwaitingDecision[]> {
   const rows = await prisma.idempotencyRecord.findMany({
     where: {
+      ...(options.idempotencyKey === undefined ? {} : { idempotentKey: options.idempotencyKey }),
       OR: [
         { status: { in: ['COMPENSATING', 'DELIVERY_FAILED', 'FAILED'] } },
         {

@@ -52,6 +52,8 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
     'error message',
   ],
   ['domain/door.ts', '/^[a-z][a-z0-9-]{1,31}$/', 'input'],
+  // A card click's episode, from the button a verified click names.
+  ['submission/operator-decisions/cards.ts', '/^([a-z-]+)-([0-9a-z]{1,12})$/', 'input'],
   ['domain/error-classification.ts', '/^([A-Za-z][A-Za-z0-9]*): /', 'error message'],
   ['domain/form-mapping.ts', '/^[A-Z]{3}$/', 'input'],
   ['domain/form-mapping.ts', '/^\\d{1,9}$/', 'input'],

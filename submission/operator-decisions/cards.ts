@@ -1,0 +1,167 @@
+// Decisions taken from a chat card: a click is a decision through the same functions the CLI and
+// the MCP operator tools call, recorded as `card:<vendor>:<user id>`, taken once. Only a person on
+// the vendor's operator list decides. A click decides only the waiting episode its card was sent
+// for: once the key moved on — decided through any door, or waiting again in a new episode with a
+// card of its own — the click is answered with what became of that episode, and nothing is taken.
+// Whoever decides first wins; a second click, a redelivered one, or one beside a CLI decision is
+// answered "already decided by … at …".
+import { type CardOutcome, cardDecisionsFor } from '../../domain/decision-cards.js';
+import { decidedThrough } from '../../domain/decided-by.js';
+import type { OaVendor } from '../../domain/oa-approval.js';
+import { clearKeySourceConflicts } from '../../services/db/key-source-conflicts.js';
+import type { PrismaClient } from '../../services/db/prisma-client.js';
+import { type AwaitingStatus, listOrdersAwaitingDecision, NEXT_ACTIONS } from './awaiting.js';
+import { resubmit } from './claims.js';
+import { decideCompensation, recompensate } from './compensation.js';
+import { decideDelivery } from './delivery.js';
+import { NoPendingDecisionError, type OperatorDeps } from './shared.js';
+
+/** One click on a card's button, as the vendor's door read it from a verified callback. */
+export interface CardClick {
+  vendor: OaVendor;
+  /** Who clicked, in the vendor's ids (Feishu's open id, DingTalk's and WeCom's user id). */
+  userId: string;
+  idempotencyKey: string;
+  /** The waiting episode the card was sent for (domain-node/decision-card-keys.ts). */
+  episode: string;
+  decision: string;
+}
+
+/** What a click is answered with: the toast the clicker sees, and how the card then reads. */
+export type CardAnswer =
+  | { kind: 'decided'; outcome: CardOutcome }
+  | { kind: 'already decided'; outcome: CardOutcome }
+  | { kind: 'not an operator' }
+  | { kind: 'not offered'; reason: string };
+
+/** A waiting episode as its name says it: `<state in lower case, - for _>-<began, base 36 ms>`. */
+export function episodeParts(episode: string): { waitingIn: string; waitingSince: string } | undefined {
+  const match = /^([a-z-]+)-([0-9a-z]{1,12})$/.exec(episode);
+  if (!match) return undefined;
+  const began = Number.parseInt(match[2] as string, 36);
+  if (!Number.isSafeInteger(began)) return undefined;
+  return {
+    waitingIn: (match[1] as string).toUpperCase().replaceAll('-', '_'),
+    waitingSince: new Date(began).toISOString(),
+  };
+}
+
+/** The episodes the key waits in now, as the awaiting list names them (none: it waits for nobody). */
+async function currentEpisodes(
+  prisma: PrismaClient,
+  key: string,
+): Promise<{ waitingIn: string; waitingSince: string }[]> {
+  const waiting = await listOrdersAwaitingDecision(prisma, 10, { idempotencyKey: key });
+  return waiting.map((entry) => ({ waitingIn: entry.status, waitingSince: entry.waitingSince }));
+}
+
+/**
+ * What became of a key that waited in `waitingIn` since `waitingSince`: undefined while it still
+ * waits there; else the decision and who took it when recorded (an operator's decision on its
+ * compensation, the clearing of its conflict), or the status it moved to.
+ */
+export async function episodeOutcome(
+  prisma: PrismaClient,
+  episode: { idempotencyKey: string; waitingIn: string; waitingSince: string },
+): Promise<CardOutcome | undefined> {
+  const key = episode.idempotencyKey;
+  if (episode.waitingIn === 'KEY_SOURCE_CONFLICT') {
+    const conflicts = await prisma.keySourceConflict.findMany({ where: { idempotentKey: key } });
+    if (conflicts.some((conflict) => conflict.clearedAt === null)) return undefined;
+    const cleared = conflicts
+      .filter((conflict) => conflict.clearedAt !== null)
+      .sort((a, b) => (b.clearedAt?.getTime() ?? 0) - (a.clearedAt?.getTime() ?? 0))[0];
+    return {
+      decision: 'clear-conflict',
+      decidedBy: cleared?.clearedBy ?? undefined,
+      decidedAt: (cleared?.clearedAt ?? new Date()).toISOString(),
+    };
+  }
+  const record = await prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+  if (record && record.status === episode.waitingIn && record.updatedAt.toISOString() === episode.waitingSince) {
+    return undefined;
+  }
+  const decided = await prisma.compensationRecord.findFirst({
+    where: { idempotentKey: key, decidedAt: { gte: new Date(episode.waitingSince) }, decision: { not: null } },
+    orderBy: { decidedAt: 'asc' },
+  });
+  if (decided?.decision && decided.decidedAt) {
+    return {
+      decision: decided.decision,
+      decidedBy: decided.decidedBy ?? undefined,
+      decidedAt: decided.decidedAt.toISOString(),
+    };
+  }
+  return { decision: `now ${record?.status ?? 'purged'}`, decidedAt: (record?.updatedAt ?? new Date()).toISOString() };
+}
+
+/** Takes `decision` for the key through the function the CLI and the MCP tools call for it. */
+async function take(deps: OperatorDeps, key: string, decision: string, decidedBy: string): Promise<void> {
+  const request = { idempotencyKey: key, decidedBy };
+  switch (decision) {
+    case 'resubmit':
+      await resubmit(deps, request);
+      return;
+    case 'abandon':
+      await decideCompensation(deps.temporal, { ...request, decision: decision });
+      return;
+    case 'redeliver':
+    case 'mark-handled':
+      await decideDelivery(deps, { ...request, decision: decision });
+      return;
+    case 'recompensate':
+      await recompensate(deps, request);
+      return;
+    case 'clear-conflict':
+      if ((await clearKeySourceConflicts(deps.prisma, { idempotencyKey: key, clearedBy: decidedBy })) === 0) {
+        throw new NoPendingDecisionError(key, 'no key source conflict of it is open');
+      }
+      return;
+    default:
+      throw new NoPendingDecisionError(key, `a card offers no decision ${JSON.stringify(decision)}`);
+  }
+}
+
+/**
+ * Takes a card click as a decision, once: a person on `operators` (the vendor's list), on the
+ * episode the key still waits in, with a decision the card offered for it. See the file's header.
+ */
+export async function decideFromCard(
+  deps: OperatorDeps & { operators: ReadonlySet<string> },
+  click: CardClick,
+): Promise<CardAnswer> {
+  if (!deps.operators.has(click.userId)) return { kind: 'not an operator' };
+  const episode = episodeParts(click.episode);
+  if (!episode) return { kind: 'not offered', reason: 'the card names no waiting episode' };
+  const clicked = { idempotencyKey: click.idempotencyKey, ...episode };
+  const waitingNow = await currentEpisodes(deps.prisma, click.idempotencyKey);
+  const sameEpisode = waitingNow.some(
+    (now) => now.waitingIn === episode.waitingIn && now.waitingSince === episode.waitingSince,
+  );
+  if (!sameEpisode) {
+    const outcome = await episodeOutcome(deps.prisma, clicked);
+    if (outcome) return { kind: 'already decided', outcome };
+  }
+  const offered = cardDecisionsFor(NEXT_ACTIONS[episode.waitingIn as AwaitingStatus] ?? []).some(
+    (button) => button.decision === click.decision,
+  );
+  if (!offered) return { kind: 'not offered', reason: `${click.decision} is not a decision for ${episode.waitingIn}` };
+  const decidedBy = decidedThrough('card', `${click.vendor}:${click.userId}`);
+  try {
+    await take(deps, click.idempotencyKey, click.decision, decidedBy);
+  } catch (error) {
+    if (!(error instanceof NoPendingDecisionError)) throw error;
+    // Someone decided first, through this card, another, the CLI or MCP: that decision stands.
+    const outcome = await episodeOutcome(deps.prisma, clicked);
+    if (outcome) return { kind: 'already decided', outcome };
+    return { kind: 'not offered', reason: error.reason };
+  }
+  return {
+    kind: 'decided',
+    outcome: (await episodeOutcome(deps.prisma, clicked)) ?? {
+      decision: click.decision,
+      decidedBy,
+      decidedAt: new Date().toISOString(),
+    },
+  };
+}

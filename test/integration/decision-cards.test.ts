@@ -1,0 +1,205 @@
+// Decision cards end to end, against the real stack and the fake Feishu: a key that waits for a
+// person gets one card in the configured chat — however often and however many scans run — with the
+// classified cause and its decisions as buttons; a click is a decision through the operator path,
+// recorded as `card:feishu:<open id>`, taken once: a second click, a click after a CLI decision, a
+// click on an old episode and a click from someone off the list are each answered without a second
+// decision; and the card is redrawn with the outcome, whoever decided.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { decisionCardWorkflowId } from '../../domain/decision-cards.js';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
+import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
+import { type CardAnswer, type CardClick, decideFromCard } from '../../submission/operator-decisions/cards.js';
+import { decideCompensation } from '../../submission/operator-decisions/compensation.js';
+import { decisionCardScanWorkflow } from '../../workflows/decision-card-workflows.js';
+import { type FakeFeishu, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
+import type { FakeFeishuMessage } from '../../tools/harness/fake-feishu-messages.js';
+import {
+  approval,
+  createSku,
+  eventually,
+  exampleMappingFile,
+  postApproval,
+  startTestService,
+  statusReaches,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../../tools/harness/service.js';
+
+const CHAT = `oc_${randomBytes(16).toString('hex')}`;
+const ALICE = `ou_${randomBytes(8).toString('hex')}`;
+const BOB = `ou_${randomBytes(8).toString('hex')}`;
+const MALLORY = `ou_${randomBytes(8).toString('hex')}`;
+
+describe('decision cards in a Feishu chat', () => {
+  let feishu: FakeFeishu;
+  let service: TestService;
+
+  before(async () => {
+    feishu = await startFakeFeishu();
+    service = await startTestService({
+      config: testConfig({
+        OA_FORM_MAPPING: exampleMappingFile({ feishu: ['PURCHASE-ORDER-APPROVAL'] }),
+        FEISHU_APP_ID: feishu.appId,
+        FEISHU_APP_SECRET: feishu.appSecret,
+        FEISHU_ENCRYPT_KEY: randomBytes(16).toString('hex'),
+        FEISHU_VERIFICATION_TOKEN: randomBytes(16).toString('hex'),
+        FEISHU_API_BASE_URL: feishu.url,
+        FEISHU_DECISION_CHAT_ID: CHAT,
+        FEISHU_DECISION_OPERATORS: `${ALICE},${BOB}`,
+        DECISION_CARD_LOOK_EVERY_MS: '200',
+      }),
+    });
+  });
+  after(async () => {
+    await service?.stop();
+    await feishu?.close();
+  });
+
+  /** A key whose write failed for good (not enough stock): it waits in COMPENSATING for a person. */
+  async function compensatingKey(): Promise<string> {
+    const approvalNo = uniqueApprovalNo('CARD');
+    // One in stock, two ordered: the write fails for good.
+    const sku = await createSku(service.prisma, 1);
+    assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    await statusReaches(service, key, 'COMPENSATING');
+    // Listed once its compensation waits for a decision.
+    await eventually(`${key} in the awaiting list`, async () =>
+      (await listOrdersAwaitingDecision(service.prisma, 500)).find((entry) => entry.idempotencyKey === key),
+    );
+    return key;
+  }
+
+  const scan = () =>
+    service.temporal.workflow.execute(decisionCardScanWorkflow, {
+      taskQueue: service.config.temporal.taskQueue,
+      workflowId: `card-scan-${randomBytes(4).toString('hex')}`,
+    });
+
+  const cardsOf = (key: string): FakeFeishuMessage[] =>
+    feishu.messages.messagesIn(CHAT).filter((message) => JSON.stringify(message.sentContent).includes(key));
+
+  async function episodeOf(key: string): Promise<string> {
+    const [entry] = await listOrdersAwaitingDecision(service.prisma, 10, { idempotencyKey: key });
+    assert.ok(entry, `${key} waits`);
+    return waitingEpisode(entry.status, entry.waitingSince);
+  }
+
+  const operators = new Set([ALICE, BOB]);
+  const click = (key: string, episode: string, userId: string, decision: string): Promise<CardAnswer> => {
+    const clicked: CardClick = { vendor: 'feishu', userId, idempotencyKey: key, episode, decision };
+    return decideFromCard(
+      {
+        prisma: service.prisma,
+        temporal: service.temporal,
+        taskQueue: service.config.temporal.taskQueue,
+        writePolicy: service.config.writePolicy,
+        operators,
+      },
+      clicked,
+    );
+  };
+
+  /** The card's text once redrawn: what the chat shows now; else where its workflow stands. */
+  async function redrawn(key: string, episode: string): Promise<string> {
+    try {
+      return await eventually(`the card of ${key} redrawn`, () => {
+        const [card] = cardsOf(key);
+        return Promise.resolve(card && card.updates > 0 ? JSON.stringify(card.content) : undefined);
+      });
+    } catch (error) {
+      const workflow = await service.temporal.workflow
+        .getHandle(decisionCardWorkflowId('feishu', key, episode))
+        .describe()
+        .catch((cause: unknown) => ({ status: { name: String(cause) }, raw: { pendingActivities: [] } }));
+      const pending = (workflow.raw.pendingActivities ?? []).map(
+        (activity) => `${activity.activityType?.name} attempt ${activity.attempt}: ${activity.lastFailure?.message}`,
+      );
+      throw new Error(
+        `${(error as Error).message}; its workflow is ${workflow.status.name}, pending ${pending.join('; ') || 'nothing'}; ` +
+          `cards ${JSON.stringify(cardsOf(key).map((card) => card.updates))}, PATCHes ${feishu.messages.patchRequests()}`,
+      );
+    }
+  }
+
+  it('posts one card per waiting key however many scans run, with the classified cause and a button per decision', async () => {
+    const key = await compensatingKey();
+    await Promise.all([scan(), scan(), scan()]);
+    await scan();
+    const cards = await eventually(`a card for ${key}`, () =>
+      Promise.resolve(cardsOf(key).length > 0 ? cardsOf(key) : undefined),
+    );
+    assert.equal(cards.length, 1, 'one card');
+    const text = JSON.stringify(cards[0]?.sentContent);
+    assert.match(text, /insufficient-stock/, 'the public code');
+    assert.doesNotMatch(text, /InsufficientStock:/, 'never the recorded error');
+    for (const decision of ['resubmit', 'abandon']) assert.match(text, new RegExp(`"decision":"${decision}"`));
+    assert.equal(cardsOf(key).length, 1, 'still one after the scans');
+  });
+
+  it('a click from someone off the list decides nothing; an operator’s decides once, recorded as the card’s; a second click is told who decided', async () => {
+    const key = await compensatingKey();
+    await scan();
+    const episode = await episodeOf(key);
+    assert.deepEqual(await click(key, episode, MALLORY, 'abandon'), { kind: 'not an operator' });
+    assert.equal(
+      (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
+      'COMPENSATING',
+    );
+
+    const first = await click(key, episode, ALICE, 'abandon');
+    assert.equal(first.kind, 'decided');
+    await statusReaches(service, key, 'COMPENSATED');
+    const second = await click(key, episode, BOB, 'resubmit');
+    assert.equal(second.kind, 'already decided');
+    assert.deepEqual(second.kind === 'already decided' && [second.outcome.decision, second.outcome.decidedBy], [
+      'abandon',
+      `card:feishu:${ALICE}`,
+    ]);
+    // The same click again (a redelivery) is answered the same, and nothing is decided again.
+    const again = await click(key, episode, ALICE, 'abandon');
+    assert.equal(again.kind, 'already decided');
+    const decisions = await service.prisma.compensationRecord.findMany({ where: { idempotentKey: key } });
+    assert.deepEqual(
+      decisions.map((record) => [record.decision, record.decidedBy]),
+      [['abandon', `card:feishu:${ALICE}`]],
+    );
+    const text = await redrawn(key, episode);
+    assert.match(text, new RegExp(`card:feishu:${ALICE}`));
+    assert.doesNotMatch(text, /"decision":"resubmit"/, 'no buttons once decided');
+    const card = service.temporal.workflow.getHandle(decisionCardWorkflowId('feishu', key, episode));
+    assert.equal((await card.describe()).status.name, 'COMPLETED');
+  });
+
+  it('a decision taken by the CLI first: the click is told so, and the card is redrawn with the CLI’s name', async () => {
+    const key = await compensatingKey();
+    await scan();
+    const episode = await episodeOf(key);
+    await decideCompensation(service.temporal, { idempotencyKey: key, decision: 'abandon', decidedBy: 'cli:carol' });
+    const answer = await click(key, episode, ALICE, 'resubmit');
+    assert.equal(answer.kind, 'already decided');
+    assert.equal(answer.kind === 'already decided' && answer.outcome.decidedBy, 'cli:carol');
+    assert.match(await redrawn(key, episode), /cli:carol/);
+  });
+
+  it('a click on an old card does not decide the key’s next wait, and a decision it does not offer is refused', async () => {
+    const key = await compensatingKey();
+    const episode = await episodeOf(key);
+    assert.deepEqual(await click(key, episode, ALICE, 'redeliver'), {
+      kind: 'not offered',
+      reason: 'redeliver is not a decision for COMPENSATING',
+    });
+    // An episode this key never waited in, as a card of an earlier wait names it.
+    const old = waitingEpisode('COMPENSATING', '2026-01-01T00:00:00.000Z');
+    const answer = await click(key, old, ALICE, 'abandon');
+    assert.equal(answer.kind, 'already decided', 'the old wait is over');
+    assert.equal(
+      (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
+      'COMPENSATING',
+    );
+  });
+});

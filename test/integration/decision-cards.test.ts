@@ -171,8 +171,12 @@ describe('decision cards in a Feishu chat', () => {
     const text = await redrawn(key, episode);
     assert.match(text, new RegExp(`card:feishu:${ALICE}`));
     assert.doesNotMatch(text, /"decision":"resubmit"/, 'no buttons once decided');
+    // Its workflow ends with the outcome it drew.
     const card = service.temporal.workflow.getHandle(decisionCardWorkflowId('feishu', key, episode));
-    assert.equal((await card.describe()).status.name, 'COMPLETED');
+    assert.equal(
+      ((await card.result()) as { outcome: { decidedBy?: string } }).outcome.decidedBy,
+      `card:feishu:${ALICE}`,
+    );
   });
 
   it('a decision taken by the CLI first: the click is told so, and the card is redrawn with the CLI’s name', async () => {

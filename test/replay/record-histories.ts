@@ -14,11 +14,15 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import pg from 'pg';
+import { cardDecisionsFor, decisionCardWorkflowId } from '../../domain/decision-cards.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { cardSendKey, waitingEpisode } from '../../domain-node/decision-card-keys.js';
+import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import type { ApprovalReader } from '../../vendors/approval-reader.js';
 import { decideDelivery } from '../../submission/operator-decisions/delivery.js';
 import { submissionDepsFrom, submitApprovalForm } from '../../submission/submit-approval.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
+import { decisionCardWorkflow } from '../../workflows/decision-card-workflows.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from '../../workflows/safety-net-workflows.js';
 import { FaultPlan, faultyActivities } from '../../tools/harness/faults.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
@@ -287,5 +291,65 @@ describe(...group('record replay fixtures: a start that waits for the write (Upd
     });
     if (response.statusCode !== 201) throw new Error(`expected 201, got ${response.statusCode} ${response.body}`);
     await save(service, 'update-with-start', [orderWorkflowIdFor(key)]);
+  });
+});
+
+describe(...group('record replay fixtures: a decision card'), () => {
+  let service: TestService;
+
+  before(async () => {
+    // The chat stood in for: the post and the redraw answer as a vendor's would; the key's state is read for real.
+    service = await startTestService({
+      activities: (real) => ({
+        ...real,
+        sendDecisionCard: () => Promise.resolve({ messageId: 'om_fixture' }),
+        refreshDecisionCard: () => Promise.resolve(),
+      }),
+    });
+  });
+  after(() => service.stop());
+
+  it('a card posted for a key waiting in compensation, looked at until an operator abandons it, then redrawn', async () => {
+    const approvalNo = uniqueApprovalNo('CARD');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    // One in stock, two ordered: the write fails for good and waits for a decision.
+    await postApproval(service, approval(approvalNo, await createSku(service.prisma, 1)));
+    await statusReaches(service, key, 'COMPENSATING');
+    const [entry] = await eventually(`${key} in the awaiting list`, async () => {
+      const found = await listOrdersAwaitingDecision(service.prisma, 10, { idempotencyKey: key });
+      return found.length > 0 ? found : undefined;
+    });
+    if (!entry) throw new Error(`${key} does not wait`);
+    const episode = waitingEpisode(entry.status, entry.waitingSince);
+    const workflowId = decisionCardWorkflowId('feishu', key, episode);
+    const card = await service.temporal.workflow.start(decisionCardWorkflow, {
+      taskQueue: service.config.temporal.taskQueue,
+      workflowId,
+      args: [
+        {
+          vendor: 'feishu',
+          card: {
+            idempotencyKey: key,
+            episode,
+            waitingIn: entry.status,
+            customerId: entry.customerId,
+            amount: `${entry.totalAmount} ${entry.currency}`,
+            cause: { code: 'insufficient-stock', sentence: 'fixture' },
+            waitingSince: entry.waitingSince,
+            decisions: cardDecisionsFor(entry.nextActions),
+          },
+          sendKey: cardSendKey('feishu', key, episode),
+          lookEveryMs: 200,
+        },
+      ],
+    });
+    await eventually(`${workflowId} to look at its key`, async () =>
+      (await card.fetchHistory()).events?.some((event) => event.timerStartedEventAttributes) ? true : undefined,
+    );
+    await service.temporal.workflow
+      .getHandle(compensationWorkflowIdFor(key))
+      .executeUpdate(decideUpdate, { args: [{ decision: 'abandon', decidedBy: 'fixture-recorder' }] });
+    await card.result();
+    await save(service, 'decision-card', [workflowId]);
   });
 });

@@ -1,7 +1,8 @@
-// The unit layer under the workflows: a local Temporal dev server that @temporalio/testing starts
-// from the project's own CLI (temporalBinary: never a download), with the service's search
-// attributes registered, and for each test a worker on a task queue of its own whose activities are
-// the test's stand-ins, recording what the workflow asked of them. The workflow code is the bundle
+// The unit layer under the workflows: under `npm test` the run's own Temporal dev server, run alone
+// a local one that @temporalio/testing starts from the project's own CLI (temporalBinary: never a
+// download), with the service's search attributes registered; for each test a worker on a task
+// queue of its own whose activities are the test's stand-ins, recording what the workflow asked of
+// them. The workflow code is the bundle
 // the test runner built (WORKFLOW_BUNDLE_DIR), else bundled once per file.
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -96,17 +97,28 @@ function recordingRuntime() {
   runtimeInstalled = true;
 }
 
-/** One per test file (before/after): the dev server starts in a second or two. */
+/**
+ * One per test file (before/after). Under `npm test`, the run's own Temporal dev server
+ * (TEMPORAL_ADDRESS, its search attributes registered): every file's workers on task queues of
+ * their own, no server started per file. A file run alone starts a local dev server of its own,
+ * in a second or two.
+ */
 export async function startWorkflowTestEnvironment(): Promise<WorkflowTestEnvironment> {
   recordingRuntime();
+  const address = process.env.TEMPORAL_ADDRESS;
   const [env, code] = await Promise.all([
-    TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'existing-path', path: temporalBinary() },
-        ip: '127.0.0.1',
-        searchAttributes: [...ALL_SEARCH_ATTRIBUTES],
-      },
-    }),
+    address
+      ? TestWorkflowEnvironment.createFromExistingServer({
+          address,
+          namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+        })
+      : TestWorkflowEnvironment.createLocal({
+          server: {
+            executable: { type: 'existing-path', path: temporalBinary() },
+            ip: '127.0.0.1',
+            searchAttributes: [...ALL_SEARCH_ATTRIBUTES],
+          },
+        }),
     workflowCode({ traced: false, dir: process.env.WORKFLOW_BUNDLE_DIR }),
   ]);
   const workflowBundle: WorkflowCode = code;

@@ -46,6 +46,14 @@ export interface CardOutcome {
   decidedAt: string;
 }
 
+/** What a click on a card is answered with, for the vendor to draw: a toast, and the card locked with a line. */
+export interface CardClickReply {
+  tone: 'success' | 'info' | 'error';
+  text: string;
+  /** The card, its buttons gone, reads this line; undefined: the card stays as it is. */
+  lockedAs?: string | undefined;
+}
+
 /** The buttons of each decision a click may take, in the awaiting list's order. */
 const BUTTONS: Record<string, Omit<CardDecision, 'decision'>> = {
   resubmit: { label: 'Resubmit', confirm: 'Write this order again under the same key?' },

@@ -2,6 +2,7 @@
 // (verifies, decrypts, answers a registration challenge) and says what arrived, with the reply the
 // vendor expects once the service has done its part. It starts nothing and records nothing: the
 // route does, through the one start path, and then sends the reply inside the vendor's deadline.
+import type { CardClickReply } from '../domain/decision-cards.js';
 import type { OaInstanceStatus, OaVendor } from '../domain/oa-approval.js';
 
 export interface InboundRequest {
@@ -37,11 +38,28 @@ export interface OaEvent {
   definitionCode: string | undefined;
 }
 
+/** A click on a decision card's button, as the vendor's verified callback told it. */
+export interface CardClickEvent {
+  vendor: OaVendor;
+  /** The vendor's id of this delivery of the click. */
+  eventId: string;
+  /** Who clicked, in the vendor's ids (Feishu's open id). */
+  userId: string;
+  /** What the button carries (vendors/<vendor>/decision-cards.ts): the key, its episode, the decision. */
+  idempotencyKey: string;
+  episode: string;
+  decision: string;
+}
+
+export type { CardClickReply } from '../domain/decision-cards.js';
+
 export type InboundCallback =
   /** The vendor checks the callback URL: answer and do nothing else. */
   | { kind: 'challenge'; reply: ConnectorReply }
   /** An approval event, whatever its status; `ack` is what the vendor expects back. */
   | { kind: 'event'; event: OaEvent; ack: ConnectorReply }
+  /** A click on a decision card: answered inside the vendor's deadline with `reply`. */
+  | { kind: 'card-click'; click: CardClickEvent; reply: (answer: CardClickReply) => ConnectorReply }
   /** Authentic, but not an approval event: acknowledged and otherwise ignored. */
   | { kind: 'other'; eventType: string; ack: ConnectorReply }
   /**
@@ -63,4 +81,6 @@ export interface Connector {
   /** How long the vendor waits for the reply before it redelivers (Feishu 3 s, DingTalk 1.5 s, WeCom 5 s). */
   vendorDeadlineMs: number;
   read(request: InboundRequest): InboundCallback;
+  /** The people allowed to decide from the vendor's decision cards; undefined: it posts none. */
+  decisionOperators?: ReadonlySet<string> | undefined;
 }

@@ -42,6 +42,8 @@ export interface ProductMetrics {
   connectionUp(vendor: string, up: boolean): void;
   /** A delivery through `door` was refused: another door holds its key (docs/architecture.md, decision 38). */
   keySourceConflict(door: KeySource): void;
+  /** A click on `vendor`'s decision card came from someone off its operator list: nothing decided. */
+  cardClickRefused(vendor: string): void;
   /**
    * The refusals the alert rules watch — the 503s, and the deliveries refused as another door's —
    * exported at 0 by the process that answers webhooks, so that the first one is an increase and
@@ -110,6 +112,11 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     'requests',
     'deliveries refused because another door holds their key, by the door refused',
   );
+  const refusedClicks = meter.createCounter(
+    'orders_card_clicks_refused',
+    'clicks',
+    "decision card clicks from someone off the vendor's operator list, by vendor",
+  );
   const latency = meter.createHistogram(
     END_TO_END_LATENCY,
     'float',
@@ -154,6 +161,7 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     memorySampled: (residentBytes) => memory.set(residentBytes),
     connectionUp: (vendor, up) => connections.set(up ? 1 : 0, { vendor }),
     keySourceConflict: (door) => sourceConflicts.add(1, { door }),
+    cardClickRefused: (vendor) => refusedClicks.add(1, { vendor }),
     webhookRefusalsAtZero: (doors) => {
       for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });
       for (const door of doors) sourceConflicts.add(0, { door });

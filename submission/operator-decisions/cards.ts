@@ -5,7 +5,7 @@
 // card of its own — the click is answered with what became of that episode, and nothing is taken.
 // Whoever decides first wins; a second click, a redelivered one, or one beside a CLI decision is
 // answered "already decided by … at …".
-import { type CardOutcome, cardDecisionsFor } from '../../domain/decision-cards.js';
+import { type CardClickReply, type CardOutcome, cardDecisionsFor } from '../../domain/decision-cards.js';
 import { decidedThrough } from '../../domain/decided-by.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 import { clearKeySourceConflicts } from '../../services/db/key-source-conflicts.js';
@@ -14,6 +14,7 @@ import { type AwaitingStatus, listOrdersAwaitingDecision, NEXT_ACTIONS } from '.
 import { resubmit } from './claims.js';
 import { decideCompensation, recompensate } from './compensation.js';
 import { decideDelivery } from './delivery.js';
+import { raceDeadline } from '../deadline.js';
 import { NoPendingDecisionError, type OperatorDeps } from './shared.js';
 
 /** One click on a card's button, as the vendor's door read it from a verified callback. */
@@ -163,5 +164,41 @@ export async function decideFromCard(
       decidedBy,
       decidedAt: new Date().toISOString(),
     },
+  };
+}
+
+/** What the clicker reads of an outcome: the decision, who took it, and when. */
+const told = (outcome: CardOutcome) =>
+  `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`;
+
+/**
+ * A click answered inside the vendor's deadline (`answerBy`, epoch ms): what became of it, or — the
+ * decision still being carried out then — that it is under way, the card locked either way so
+ * that nobody clicks it again. The decision goes on after the answer; `keep` holds it until it
+ * settles (the process's drain), and its failure is the vendor door's to log.
+ */
+export async function answerCardClick(
+  deps: OperatorDeps & { operators: ReadonlySet<string> },
+  click: CardClick,
+  options: { answerBy: number; keep: (work: Promise<unknown>) => void },
+): Promise<CardClickReply> {
+  const deciding = decideFromCard(deps, click);
+  options.keep(deciding);
+  const answer = await raceDeadline(deciding, options.answerBy, { resolve: undefined });
+  if (answer === undefined) {
+    return {
+      tone: 'info',
+      text: `Taking ${click.decision}: the card shows the outcome once it is carried out`,
+      lockedAs: `${click.decision} by card:${click.vendor}:${click.userId}, being carried out`,
+    };
+  }
+  if (answer.kind === 'not an operator') {
+    return { tone: 'error', text: 'Only the operators named for these cards can decide from them' };
+  }
+  if (answer.kind === 'not offered') return { tone: 'error', text: answer.reason };
+  return {
+    tone: answer.kind === 'decided' ? 'success' : 'info',
+    text: `${answer.kind === 'decided' ? 'Done' : 'Already decided'}: ${told(answer.outcome)}`,
+    lockedAs: told(answer.outcome),
   };
 }

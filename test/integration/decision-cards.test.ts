@@ -14,7 +14,7 @@ import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/
 import { type CardAnswer, type CardClick, decideFromCard } from '../../submission/operator-decisions/cards.js';
 import { decideCompensation } from '../../submission/operator-decisions/compensation.js';
 import { decisionCardScanWorkflow } from '../../workflows/decision-card-workflows.js';
-import { type FakeFeishu, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
+import { type FakeFeishu, feishuCallback, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
 import type { FakeFeishuMessage } from '../../tools/harness/fake-feishu-messages.js';
 import {
   approval,
@@ -30,6 +30,8 @@ import {
 } from '../../tools/harness/service.js';
 
 const CHAT = `oc_${randomBytes(16).toString('hex')}`;
+const ENCRYPT_KEY = randomBytes(16).toString('hex');
+const VERIFICATION_TOKEN = randomBytes(16).toString('hex');
 const ALICE = `ou_${randomBytes(8).toString('hex')}`;
 const BOB = `ou_${randomBytes(8).toString('hex')}`;
 const MALLORY = `ou_${randomBytes(8).toString('hex')}`;
@@ -45,8 +47,8 @@ describe('decision cards in a Feishu chat', () => {
         OA_FORM_MAPPING: exampleMappingFile({ feishu: ['PURCHASE-ORDER-APPROVAL'] }),
         FEISHU_APP_ID: feishu.appId,
         FEISHU_APP_SECRET: feishu.appSecret,
-        FEISHU_ENCRYPT_KEY: randomBytes(16).toString('hex'),
-        FEISHU_VERIFICATION_TOKEN: randomBytes(16).toString('hex'),
+        FEISHU_ENCRYPT_KEY: ENCRYPT_KEY,
+        FEISHU_VERIFICATION_TOKEN: VERIFICATION_TOKEN,
         FEISHU_API_BASE_URL: feishu.url,
         FEISHU_DECISION_CHAT_ID: CHAT,
         FEISHU_DECISION_OPERATORS: `${ALICE},${BOB}`,
@@ -204,6 +206,74 @@ describe('decision cards in a Feishu chat', () => {
     assert.equal(
       (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
       'COMPENSATING',
+    );
+  });
+
+  /** A click as Feishu's callback brings it: `card.action.trigger`, encrypted and signed (`key`: another one forges it). */
+  const clickThroughTheDoor = (
+    button: { idempotencyKey: string; episode: string; decision: string },
+    openId: string,
+    key = ENCRYPT_KEY,
+  ) => {
+    const callback = feishuCallback(
+      {
+        schema: '2.0',
+        header: {
+          event_id: `evt-${randomBytes(6).toString('hex')}`,
+          event_type: 'card.action.trigger',
+          create_time: String(Date.now()),
+          app_id: feishu.appId,
+        },
+        event: {
+          operator: { open_id: openId },
+          action: { tag: 'button', value: button },
+          context: { open_message_id: 'om_clicked', open_chat_id: CHAT },
+        },
+      },
+      { encryptKey: key, token: VERIFICATION_TOKEN, sign: true },
+    );
+    return service.app.inject({
+      method: 'POST',
+      url: '/webhooks/feishu',
+      headers: callback.headers,
+      payload: callback.rawBody,
+    });
+  };
+
+  it("a click through Feishu's callback is a decision: answered with a toast and the card locked, inside the 3 s", async () => {
+    const key = await compensatingKey();
+    const episode = await episodeOf(key);
+    const button = { idempotencyKey: key, episode, decision: 'abandon' };
+
+    // A forged click (signed with another key) gets the door's one refusal, and decides nothing.
+    const forged = await clickThroughTheDoor(button, ALICE, randomBytes(16).toString('hex'));
+    assert.equal(forged.statusCode, 401);
+    // Someone off the list: a toast, the card as it is, nothing decided.
+    const stranger = await clickThroughTheDoor(button, MALLORY);
+    assert.equal(stranger.statusCode, 200);
+    const refusal = stranger.json<{ toast: { type: string }; card?: unknown }>();
+    assert.deepEqual([refusal.toast.type, refusal.card], ['error', undefined]);
+    assert.equal(
+      (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
+      'COMPENSATING',
+    );
+
+    const clicked = await clickThroughTheDoor(button, ALICE);
+    assert.equal(clicked.statusCode, 200);
+    const answer = clicked.json<{ toast: { type: string; content: string }; card: { type: string; data: unknown } }>();
+    assert.equal(answer.card.type, 'raw', 'the card is locked');
+    assert.doesNotMatch(JSON.stringify(answer.card.data), /"tag":"button"/, 'no button on the locked card');
+    await statusReaches(service, key, 'COMPENSATED');
+    const decisions = await service.prisma.compensationRecord.findMany({ where: { idempotentKey: key } });
+    assert.deepEqual(
+      decisions.map((record) => record.decidedBy),
+      [`card:feishu:${ALICE}`],
+    );
+    // The same click again (Feishu redelivers what it saw no answer to): told, not decided twice.
+    const again = await clickThroughTheDoor(button, BOB);
+    assert.match(
+      again.json<{ toast: { content: string } }>().toast.content,
+      new RegExp(`Already decided: abandon by card:feishu:${ALICE}`),
     );
   });
 });

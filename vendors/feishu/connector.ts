@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import type * as FeishuSdk from '@larksuiteoapi/node-sdk';
 import { timestampOutsideWindow } from '../../domain-node/signature.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from '../connector.js';
+import { feishuClickReply } from './decision-cards.js';
 import { feishuSchema2Header, readFeishuEvent } from './event.js';
 import { type Clock, headerOf, jsonObjectOf, refused, sameSecret, textOf } from '../inbound.js';
 
@@ -21,6 +22,8 @@ export interface FeishuConnectorOptions {
   /** WEBHOOK_TOLERANCE_SECONDS: how far X-Lark-Request-Timestamp may be from now. */
   toleranceSeconds: number;
   now?: Clock;
+  /** FEISHU_DECISION_OPERATORS: the open ids a card click decides for; undefined: no cards. */
+  decisionOperators?: readonly string[] | undefined;
 }
 
 export const FEISHU_SIGNATURE_HEADERS = {
@@ -113,8 +116,18 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Connecto
     // Feishu signs every callback but the URL check: an unsigned body that is anything else did
     // not come from Feishu, whatever its token says (a token travels inside every event).
     if (!signature.signed) return refused(`${FEISHU_SIGNATURE_HEADERS.signature} is missing`);
-    return { ...readFeishuEvent(payload), ack: ACK };
+    const read = readFeishuEvent(payload);
+    if (read.kind === 'card-click') {
+      const key = read.click.idempotencyKey;
+      return { kind: 'card-click', click: read.click, reply: (answer) => feishuClickReply(key, answer) };
+    }
+    return { ...read, ack: ACK };
   };
 
-  return { vendor: 'feishu', vendorDeadlineMs: FEISHU_REPLY_DEADLINE_MS, read };
+  return {
+    vendor: 'feishu',
+    vendorDeadlineMs: FEISHU_REPLY_DEADLINE_MS,
+    read,
+    ...(options.decisionOperators ? { decisionOperators: new Set(options.decisionOperators) } : {}),
+  };
 }

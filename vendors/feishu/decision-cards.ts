@@ -9,6 +9,7 @@
 // a label) can turn into a mention or a link; the one link is the workflow's address, checked and
 // escaped. Each text is cut to a length of its own, and the whole card is refused above the 30 KB
 // Feishu takes for a card's request.
+import type { CardClickReply, ConnectorReply } from '../connector.js';
 import type { CardDecision, CardOutcome, DecisionCard, DecisionCardSender, PostedCard } from '../decision-cards.js';
 import { exchange, type OaAnswer } from '../oa-http.js';
 import { readWithOneRefresh, type TokenRead } from '../token-cache.js';
@@ -145,7 +146,10 @@ export function feishuCardJson(card: DecisionCard, options: { now: number; outco
   if (outcome) {
     elements.push({
       tag: 'div',
-      text: plain(`${outcome.decision} by ${outcome.decidedBy} at ${outcome.decidedAt}`, CARD_TEXT_LIMITS.outcome),
+      text: plain(
+        `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`,
+        CARD_TEXT_LIMITS.outcome,
+      ),
     });
   } else if (card.decisions.length > 0) {
     elements.push({ tag: 'action', actions: card.decisions.map((decision, index) => button(card, decision, index)) });
@@ -157,6 +161,32 @@ export function feishuCardJson(card: DecisionCard, options: { now: number; outco
       title: plain(`${outcome ? 'Decided' : 'Waiting for a decision'}: ${card.idempotencyKey}`, CARD_TEXT_LIMITS.title),
     },
     elements,
+  };
+}
+
+/**
+ * The answer to a click on a card, inside Feishu's 3 s: the toast the clicker sees and, when the
+ * click locked the card, the card redrawn without buttons, reading `lockedAs` (the card's workflow
+ * redraws it in full once the key has moved on).
+ */
+export function feishuClickReply(idempotencyKey: string, answer: CardClickReply): ConnectorReply {
+  return {
+    status: 200,
+    body: {
+      toast: { type: answer.tone, content: clipText(answer.text, CARD_TEXT_LIMITS.outcome) },
+      ...(answer.lockedAs === undefined
+        ? {}
+        : {
+            card: {
+              type: 'raw',
+              data: {
+                config: { update_multi: true, enable_forward: false },
+                header: { template: 'grey', title: plain(`Deciding: ${idempotencyKey}`, CARD_TEXT_LIMITS.title) },
+                elements: [{ tag: 'div', text: plain(answer.lockedAs, CARD_TEXT_LIMITS.outcome) }],
+              },
+            },
+          }),
+    },
   };
 }
 

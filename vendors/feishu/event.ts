@@ -8,7 +8,7 @@
 // holds `instance_code`, `approval_code` and `status`. Every other event is `other`; an approval
 // event without its ids is `unusable`.
 import { feishuStatus } from './status.js';
-import type { OaEvent } from '../connector.js';
+import type { CardClickEvent, OaEvent } from '../connector.js';
 import { objectOf, textOf } from '../inbound.js';
 
 /** The approval-instance event's type in each schema. */
@@ -17,8 +17,12 @@ export const FEISHU_APPROVAL_EVENT_TYPES = {
   schema2: 'approval.instance.status_changed_v4',
 } as const;
 
+/** A click on a decision card's button (schema 2.0 only). */
+export const FEISHU_CARD_ACTION_EVENT_TYPE = 'card.action.trigger';
+
 export type FeishuEventRead =
   | { kind: 'event'; event: OaEvent }
+  | { kind: 'card-click'; click: CardClickEvent }
   | { kind: 'other'; eventType: string }
   | { kind: 'unusable'; reason: string };
 
@@ -39,6 +43,7 @@ export function readFeishuEvent(payload: Record<string, unknown>): FeishuEventRe
   const eventType = header
     ? (textOf(header.event_type) ?? 'unknown')
     : (textOf(event?.type) ?? textOf(payload.type) ?? 'unknown');
+  if (header && eventType === FEISHU_CARD_ACTION_EVENT_TYPE) return readCardClick(header, event);
   const approvalType = header ? FEISHU_APPROVAL_EVENT_TYPES.schema2 : FEISHU_APPROVAL_EVENT_TYPES.schema1;
   if (eventType !== approvalType) return { kind: 'other', eventType };
 
@@ -58,4 +63,24 @@ export function readFeishuEvent(payload: Record<string, unknown>): FeishuEventRe
       definitionCode: textOf(event?.approval_code),
     },
   };
+}
+
+/**
+ * A click on a decision card: who clicked (`operator.open_id`) and what the button carries
+ * (`action.value`: the key, its episode and the decision, as vendors/feishu/decision-cards.ts puts
+ * them there). A click on a card that is not a decision card is `unusable`.
+ */
+function readCardClick(header: Record<string, unknown>, event: Record<string, unknown> | undefined): FeishuEventRead {
+  const eventId = textOf(header.event_id);
+  const userId = textOf(objectOf(event?.operator)?.open_id);
+  const value = objectOf(objectOf(event?.action)?.value);
+  const idempotencyKey = textOf(value?.idempotencyKey);
+  const episode = textOf(value?.episode);
+  const decision = textOf(value?.decision);
+  if (!eventId) return { kind: 'unusable', reason: `${FEISHU_CARD_ACTION_EVENT_TYPE} without a header.event_id` };
+  if (!userId) return { kind: 'unusable', reason: `${FEISHU_CARD_ACTION_EVENT_TYPE} without an operator.open_id` };
+  if (!idempotencyKey || !episode || !decision) {
+    return { kind: 'unusable', reason: `${FEISHU_CARD_ACTION_EVENT_TYPE} on a button that is not a decision card's` };
+  }
+  return { kind: 'card-click', click: { vendor: 'feishu', eventId, userId, idempotencyKey, episode, decision } };
 }

@@ -17,6 +17,7 @@ export const feishu = oaVendor<FeishuConfig>({
       ? createFeishuConnector({
           encryptKey: settings.callback.encryptKey,
           verificationToken: settings.callback.verificationToken,
+          decisionOperators: settings.decisions?.operators,
           ...door,
         })
       : undefined,

@@ -121,6 +121,15 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
       throw new Error(payload);
     }
     const read = readFeishuEvent(payload);
+    if (read.kind === 'card-click') {
+      // A card click wants its answer in the reply, which this connection cannot give yet: the
+      // callback (POST /webhooks/feishu) takes clicks; acknowledged here, nothing decided.
+      log.warn(
+        { vendor: 'feishu', eventId: read.click.eventId },
+        'Feishu card click over the long connection: not taken',
+      );
+      return;
+    }
     if (read.kind === 'other') {
       log.info({ vendor: 'feishu', eventType: read.eventType }, 'Feishu event acknowledged: not an approval event');
       return;

@@ -19,6 +19,7 @@ import {
   type ReplyDeadline,
 } from '../../../submission/accept-oa-event.js';
 import type { IntakeLoad } from '../../../submission/intake-load.js';
+import { answerCardClick } from '../../../submission/operator-decisions/cards.js';
 import { arrivalOf } from '../arrival.js';
 import type { Connector, ConnectorReply } from '../../../vendors/connector.js';
 import { oaVendorIds, oaVendorModule } from '../../../vendors/registry.js';
@@ -95,6 +96,55 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
               'OA callback acknowledged: unusable, nothing recorded',
             );
             return send(reply, callback.ack);
+          case 'card-click': {
+            const { click } = callback;
+            if (!connector.decisionOperators) {
+              request.log.warn(
+                { vendor, eventId: click.eventId },
+                'OA card click acknowledged: no decision cards here',
+              );
+              return send(reply, callback.reply({ tone: 'error', text: 'Decision cards are off for this app' }));
+            }
+            const answer = await inRequestSpan(request, () =>
+              answerCardClick(
+                {
+                  prisma: deps.prisma,
+                  temporal: deps.temporal,
+                  taskQueue: deps.config.temporal.taskQueue,
+                  writePolicy: deps.config.writePolicy,
+                  operators: connector.decisionOperators ?? new Set(),
+                },
+                click,
+                {
+                  answerBy: replyDeadline(request, connector.vendorDeadlineMs).replyBy,
+                  keep: (work) =>
+                    deps.approvalsInFlight.keep(
+                      work.then(
+                        () => undefined,
+                        (error: unknown) =>
+                          request.log.error(
+                            { vendor, eventId: click.eventId, err: error },
+                            'OA card click not carried out',
+                          ),
+                      ),
+                    ),
+                },
+              ),
+            );
+            // Someone off the operator list: nothing was decided, and it is counted.
+            if (!connector.decisionOperators.has(click.userId)) deps.metrics.cardClickRefused(vendor);
+            request.log.info(
+              {
+                vendor,
+                eventId: click.eventId,
+                idempotencyKey: click.idempotencyKey,
+                decision: click.decision,
+                answer: answer.text,
+              },
+              'OA card click answered',
+            );
+            return send(reply, callback.reply(answer));
+          }
           case 'event': {
             const outcome = await inRequestSpan(request, () =>
               acceptApprovalEvent(

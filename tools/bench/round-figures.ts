@@ -3,7 +3,6 @@
 // against an earlier run is outside the noise: a figure moved outside the noise when the two runs'
 // ranges do not overlap. Also the order the measurements run in, new each round. Pure functions:
 // `npm run bench` (./run.ts) feeds them its rounds and prints what they answer.
-
 /** One measurement of one round, as ./run.ts records it (the fields read here). */
 export interface RoundMeasurement {
   name: string;
@@ -153,18 +152,6 @@ export function changeLine(change: Change): string {
     `| ${change.concurrency} | ${change.name} | ${change.figure} | ${shown(change.before)} | ${shown(change.after)} | ` +
     `${sign}${Math.abs(change.change).toFixed(1)}${percent} | ${change.outsideTheNoise ? 'outside the noise' : 'within it'} |`
   );
-}
-
-/** A generator of numbers in [0, 1) from a seed (mulberry32): the same seed, the same orders. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /**

@@ -45,15 +45,8 @@ import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
 import { runSoak } from './soak.js';
 import { percentile } from '../harness/stats.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
-import {
-  changeLine,
-  changesBetween,
-  type Figures,
-  figuresOf,
-  roundOrders,
-  seededRandom,
-  shown,
-} from './round-figures.js';
+import { changeLine, changesBetween, type Figures, figuresOf, roundOrders, shown } from './round-figures.js';
+import { seededRandom } from '../chaos/prng.js';
 import { migratedMysqlStore, MYSQL_TEST_URL } from '../harness/mysql.js';
 
 const usage = [

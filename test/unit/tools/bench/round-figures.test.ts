@@ -10,8 +10,8 @@ import {
   type RoundMeasurement,
   roundOrders,
   roundSpread,
-  seededRandom,
 } from '../../../../tools/bench/round-figures.js';
+import { seededRandom } from '../../../../tools/chaos/prng.js';
 
 /** One round of `ours` at c=32 with `temporal` and `api` CPU per order and the throughput given. */
 const round = (temporal: number, api: number, throughput = 36): RoundMeasurement => ({

@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import type { Readable } from 'node:stream';
 import pg from 'pg';
 import { startStack } from '../harness/stack.js';
+import { UNIT_FILES_OF_THEIR_OWN } from './unit-own-process.js';
 import { CONTAINER_PACKAGES, missingContainerTools } from '../harness/container-tools.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
@@ -209,6 +210,7 @@ function testFiles(): string[] {
   if (positionals.length > 0) return positionals;
   return [
     UNIT_FILES,
+    ...UNIT_FILES_OF_THEIR_OWN,
     ...['test/replay', 'test/integration', 'test/chaos'].flatMap((dir) =>
       readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
         .filter((name) => name.endsWith('.test.ts'))

@@ -7,6 +7,8 @@ import { type Client, isGrpcServiceError } from '@temporalio/client';
 const NOT_FOUND = 5;
 /** WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING: no longer current or ramping, pinned runs maybe left. */
 const VERSION_DRAINING = 4;
+/** ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS: the new routing has not reached every task queue partition. */
+const ROUTING_IN_PROGRESS = 1;
 
 export interface BuildRuns {
   buildId: string;
@@ -112,8 +114,7 @@ export interface Waiting {
  * Asks until the server accepts, as long as it answers "not yet" (FAILED_PRECONDITION, or NOT_FOUND
  * for a build none of whose workers has polled) and the wait lasts. Anything else is thrown at once.
  */
-async function untilAccepted(ask: () => Promise<unknown>, { waitMs, onWait, intervalMs = 1_000 }: Waiting) {
-  const deadline = Date.now() + waitMs;
+async function untilAccepted(ask: () => Promise<unknown>, deadline: number, { onWait, intervalMs = 1_000 }: Waiting) {
   let told = false;
   for (;;) {
     try {
@@ -133,8 +134,40 @@ async function untilAccepted(ask: () => Promise<unknown>, { waitMs, onWait, inte
   }
 }
 
-/** Sends `percentage` of new runs (and of auto-upgrading ones at their next task) to the build. */
-export async function rampBuild(client: Client, target: BuildTarget, percentage: number, waiting: Waiting) {
+/**
+ * Whether an accepted routing change has reached every partition of the deployment's task queues,
+ * asked until it has or the wait is over. Until then a new run may still go to the build that was
+ * current before: the server accepts a change first and spreads it after.
+ */
+async function untilRouted(client: Client, target: BuildTarget, deadline: number, intervalMs = 200): Promise<boolean> {
+  for (;;) {
+    const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
+      namespace: target.namespace,
+      deploymentName: target.deploymentName,
+    });
+    // Servers that do not report the state (UNSPECIFIED) route by the change as soon as they accept it.
+    if (Number(workerDeploymentInfo?.routingConfigUpdateState ?? 0) !== ROUTING_IN_PROGRESS) return true;
+    if (Date.now() + intervalMs > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** How a routing change ended: `routed` is false when the wait ended before every partition had it. */
+export interface RoutingChange {
+  routed: boolean;
+}
+
+/**
+ * Sends `percentage` of new runs (and of auto-upgrading ones at their next task) to the build, and
+ * waits, within `waiting`, until every task queue partition routes by it.
+ */
+export async function rampBuild(
+  client: Client,
+  target: BuildTarget,
+  percentage: number,
+  waiting: Waiting,
+): Promise<RoutingChange> {
+  const deadline = Date.now() + waiting.waitMs;
   await untilAccepted(
     () =>
       client.workflowService.setWorkerDeploymentRampingVersion({
@@ -144,12 +177,18 @@ export async function rampBuild(client: Client, target: BuildTarget, percentage:
         percentage,
         identity: target.identity,
       }),
+    deadline,
     waiting,
   );
+  return { routed: await untilRouted(client, target, deadline) };
 }
 
-/** Makes the build current: every new run, and every auto-upgrading one at its next task, goes there. */
-export async function promoteBuild(client: Client, target: BuildTarget, waiting: Waiting) {
+/**
+ * Makes the build current: every new run, and every auto-upgrading one at its next task, goes
+ * there. Waits, within `waiting`, until every task queue partition routes by it.
+ */
+export async function promoteBuild(client: Client, target: BuildTarget, waiting: Waiting): Promise<RoutingChange> {
+  const deadline = Date.now() + waiting.waitMs;
   await untilAccepted(
     () =>
       client.workflowService.setWorkerDeploymentCurrentVersion({
@@ -158,8 +197,10 @@ export async function promoteBuild(client: Client, target: BuildTarget, waiting:
         buildId: target.buildId,
         identity: target.identity,
       }),
+    deadline,
     waiting,
   );
+  return { routed: await untilRouted(client, target, deadline) };
 }
 
 /** Why the build's workers may not stop yet, one reason a line; empty once they may. */
@@ -186,6 +227,7 @@ export async function retireBuild(client: Client, target: BuildTarget, waiting: 
         deploymentVersion: { deploymentName: target.deploymentName, buildId: target.buildId },
         identity: target.identity,
       }),
+    Date.now() + waiting.waitMs,
     waiting,
   );
 }

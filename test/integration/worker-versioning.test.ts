@@ -241,7 +241,11 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
     // Build B beside A: ramped (all of the new runs, so that the one below lands there for sure),
     // then current.
     await startBuild('build-b', codeB);
-    await step('ramp', 'build-b', '--percentage', '100');
+    assert.equal(
+      (await step('ramp', 'build-b', '--percentage', '100')).routed,
+      true,
+      'the ramp has reached every partition',
+    );
     const ramped = idempotencyKeyFor(uniqueApprovalNo('RO-RMP'), 'MAIN');
     await submitKey(ramped);
     await statusReaches(service, ramped, 'DELIVERED');

@@ -8,6 +8,7 @@ import {
   type DeploymentRuns,
   promoteBuild,
   rampBuild,
+  type RoutingChange,
   retireBuild,
   runsByBuild,
   stillNeeded,
@@ -89,6 +90,13 @@ async function drained(context: CommandContext, target: BuildTarget, waitMs: num
   }
 }
 
+/** Said after a routing change the server had not spread to every task queue partition by the wait's end. */
+function spreading(change: RoutingChange): string {
+  return change.routed
+    ? ''
+    : '; the server is still passing this on to its task queue partitions: for a moment, some new runs may go where they went before';
+}
+
 async function act(context: CommandContext, action: Action, target: BuildTarget, values: Values) {
   const client = await context.temporal();
   const waiting = {
@@ -100,27 +108,29 @@ async function act(context: CommandContext, action: Action, target: BuildTarget,
     if (values.percentage === undefined) throw new UsageError('ramp needs --percentage, 1 to 100');
     const percentage = positiveInteger(values, 'percentage', 0);
     if (percentage > 100) throw new UsageError('--percentage must be 1 to 100');
+    let change;
     try {
-      await rampBuild(client, target, percentage, waiting);
+      change = await rampBuild(client, target, percentage, waiting);
     } catch (error) {
       return refused(action, target, error, NOT_POLLED_YET);
     }
     return {
       ok: true,
-      data: { action, buildId: target.buildId, percentage },
-      human: `${target.buildId} ramping: ${percentage}% of new runs go there`,
+      data: { action, buildId: target.buildId, percentage, routed: change.routed },
+      human: `${target.buildId} ramping: ${percentage}% of new runs go there${spreading(change)}`,
     };
   }
   if (action === 'promote') {
+    let change;
     try {
-      await promoteBuild(client, target, waiting);
+      change = await promoteBuild(client, target, waiting);
     } catch (error) {
       return refused(action, target, error, NOT_POLLED_YET);
     }
     return {
       ok: true,
-      data: { action, buildId: target.buildId },
-      human: `${target.buildId} is current: new runs, and waiting orders at their next step, go there`,
+      data: { action, buildId: target.buildId, routed: change.routed },
+      human: `${target.buildId} is current: new runs, and waiting orders at their next step, go there${spreading(change)}`,
     };
   }
   // retire: our own check first, in words an operator acts on; then the server's.

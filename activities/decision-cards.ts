@@ -12,10 +12,11 @@ import {
   type DecisionCard,
   decisionCardWorkflowId,
 } from '../domain/decision-cards.js';
-import { publicErrorOf } from '../domain/error-classification.js';
+import { publicCauseOfWaiting } from '../domain/error-classification.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import { cardSendKey, waitingEpisode } from '../domain-node/decision-card-keys.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
+import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { type AwaitingDecision, listOrdersAwaitingDecision } from '../submission/operator-decisions/awaiting.js';
 import { episodeOutcome } from '../submission/operator-decisions/cards.js';
 import type { DecisionCardSender, PostedCard } from '../vendors/decision-cards.js';
@@ -23,9 +24,17 @@ import type { DecisionCardInput } from '../workflows/definitions.js';
 
 /** The most keys one scan looks at: the longest waiting first, the rest at the next scan. */
 const SCAN_LIMIT = 200;
+/**
+ * The card workflows this worker knows to exist, remembered so that a key waiting for hours costs
+ * no start request a minute; forgotten all at once past this many (one start request each, again).
+ */
+const KNOWN_CARDS_LIMIT = 10_000;
 
 /** What the key of a card looks like now: still waiting in its episode, or moved on. */
 export type CardState = { waiting: true } | { waiting: false; outcome: CardOutcome };
+
+/** The database steps the cards read: the waiting keys, and what became of an episode. */
+export const decisionCardDatabase = { listOrdersAwaitingDecision, episodeOutcome };
 
 export function createDecisionCardActivities(deps: {
   prisma: PrismaClient;
@@ -35,17 +44,17 @@ export function createDecisionCardActivities(deps: {
   senders: ReadonlyMap<OaVendor, DecisionCardSender>;
   /** How often a card's workflow looks whether its key still waits; default the workflow's. */
   lookEveryMs?: number | undefined;
+  metrics: ProductMetrics;
+  /** The database steps; a unit test stands them in, everything else runs these. */
+  database?: typeof decisionCardDatabase;
 }) {
-  const { prisma, temporal, taskQueue, senders, lookEveryMs } = deps;
+  const { prisma, temporal, taskQueue, senders, lookEveryMs, metrics } = deps;
+  const database = deps.database ?? decisionCardDatabase;
+  const knownCards = new Set<string>();
 
   /** The card of one waiting key as every vendor shows it: the cause classified, never the raw error. */
   function cardOf(entry: AwaitingDecision, episode: string): DecisionCard {
-    const told =
-      entry.status === 'KEY_SOURCE_CONFLICT'
-        ? { code: 'KEY_SOURCE_CONFLICT', message: 'a delivery through another door was refused: the key is claimed' }
-        : entry.status === 'RECEIVED'
-          ? { code: 'START_UNCONFIRMED', message: 'the workflow start was never confirmed' }
-          : publicErrorOf(entry.reason);
+    const told = publicCauseOfWaiting(entry.status, entry.reason);
     return {
       idempotencyKey: entry.idempotencyKey,
       episode,
@@ -64,11 +73,13 @@ export function createDecisionCardActivities(deps: {
    */
   async function startDecisionCards(): Promise<{ waiting: number; started: number }> {
     if (senders.size === 0) return { waiting: 0, started: 0 };
-    const waiting = await listOrdersAwaitingDecision(prisma, SCAN_LIMIT);
+    const waiting = await database.listOrdersAwaitingDecision(prisma, SCAN_LIMIT);
     let started = 0;
     for (const entry of waiting) {
       const episode = waitingEpisode(entry.status, entry.waitingSince);
       for (const vendor of senders.keys()) {
+        const workflowId = decisionCardWorkflowId(vendor, entry.idempotencyKey, episode);
+        if (knownCards.has(workflowId)) continue;
         const input: DecisionCardInput = {
           vendor,
           card: cardOf(entry, episode),
@@ -77,7 +88,7 @@ export function createDecisionCardActivities(deps: {
         };
         try {
           await temporal.workflow.start('decisionCardWorkflow', {
-            workflowId: decisionCardWorkflowId(vendor, entry.idempotencyKey, episode),
+            workflowId,
             taskQueue,
             args: [input],
             workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -87,6 +98,8 @@ export function createDecisionCardActivities(deps: {
         } catch (error) {
           if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
         }
+        if (knownCards.size >= KNOWN_CARDS_LIMIT) knownCards.clear();
+        knownCards.add(workflowId);
       }
     }
     if (started > 0) log.info('decision cards started', { started, waiting: waiting.length });
@@ -102,7 +115,15 @@ export function createDecisionCardActivities(deps: {
 
   /** Posts the card under its send key: a retry posts no second card while the vendor remembers the key. */
   async function sendDecisionCard(input: DecisionCardInput): Promise<PostedCard> {
-    return senderOf(input.vendor).send(input.card, input.sendKey);
+    const sender = senderOf(input.vendor);
+    try {
+      const posted = await sender.send(input.card, input.sendKey);
+      metrics.decisionCardStep(input.vendor, 'sent');
+      return posted;
+    } catch (error) {
+      metrics.decisionCardStep(input.vendor, 'send_failed');
+      throw error;
+    }
   }
 
   /**
@@ -110,7 +131,7 @@ export function createDecisionCardActivities(deps: {
    * if not, what became of it (submission/operator-decisions/cards.ts, the clicks' answer too).
    */
   async function decisionCardState(card: DecisionCard): Promise<CardState> {
-    const outcome = await episodeOutcome(prisma, card);
+    const outcome = await database.episodeOutcome(prisma, card);
     return outcome ? { waiting: false, outcome } : { waiting: true };
   }
 
@@ -122,6 +143,7 @@ export function createDecisionCardActivities(deps: {
     outcome: CardOutcome;
   }): Promise<void> {
     await senderOf(input.vendor).refresh(input.posted, input.card, input.outcome);
+    metrics.decisionCardStep(input.vendor, 'updated');
   }
 
   return { startDecisionCards, sendDecisionCard, decisionCardState, refreshDecisionCard };

@@ -68,6 +68,7 @@ export function createActivities(deps: ActivityDeps) {
       taskQueue: deps.taskQueue,
       senders: deps.decisionCardSenders ?? new Map(),
       lookEveryMs: deps.decisionCardLookEveryMs,
+      metrics,
     },
   );
 

@@ -419,6 +419,21 @@ export const RECORDED_OUTCOMES: Readonly<Record<string, PublicError>> = {
   },
 };
 
+/**
+ * The waiting states whose cause is no recorded failure, told like the rows above: a claim another
+ * door's delivery was refused on, and a claim whose workflow start was never confirmed.
+ */
+export const WAITING_WITHOUT_FAILURE: Readonly<Record<'KEY_SOURCE_CONFLICT' | 'RECEIVED', PublicError>> = {
+  KEY_SOURCE_CONFLICT: {
+    code: 'key-source-conflict',
+    message: 'A delivery through another door was refused: the key belongs to the door that claimed it first.',
+  },
+  RECEIVED: {
+    code: 'start-unconfirmed',
+    message: 'The start of the order workflow was never confirmed; an operator starts it or abandons the key.',
+  },
+};
+
 /** Every type a record may name, with what is told of it; any other type is told as unclassified. */
 const TOLD_BY_TYPE: ReadonlyMap<string, PublicError> = new Map([
   ...TABLE.map((row) => [row.errorClass, row.told] as const),
@@ -437,6 +452,13 @@ export const UNCLASSIFIED_TOLD: PublicError = UNCLASSIFIED.told;
 export function publicErrorOf(recorded: string): PublicError {
   const type = /^([A-Za-z][A-Za-z0-9]*): /.exec(recorded)?.[1];
   return (type === undefined ? undefined : TOLD_BY_TYPE.get(type)) ?? UNCLASSIFIED.told;
+}
+
+/** What an outsider is told of why a key waits in `status`: its state's cause, or its recorded failure's. */
+export function publicCauseOfWaiting(status: string, recorded: string): PublicError {
+  return Object.hasOwn(WAITING_WITHOUT_FAILURE, status)
+    ? WAITING_WITHOUT_FAILURE[status as keyof typeof WAITING_WITHOUT_FAILURE]
+    : publicErrorOf(recorded);
 }
 
 /** The delay a failure asked for itself (HTTP Retry-After), if any. */

@@ -13,6 +13,10 @@ import type { KeySource } from '../../domain/idempotency-key.js';
 
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'conflict' | 'refused';
 export type DeliveryOutcome = 'acknowledged' | 'failed' | 'marked_handled';
+/** What became of a click on a decision card (`refused`: not a decision offered, or not carried out). */
+export type CardClickResult = 'decided' | 'already_decided' | 'not_operator' | 'refused';
+/** One step of a decision card: posted, a post that failed (retried), or redrawn with its outcome. */
+export type DecisionCardStep = 'sent' | 'send_failed' | 'updated';
 
 export interface ProductMetrics {
   /** `reason` names why a webhook was refused (the problem type); empty otherwise. */
@@ -42,8 +46,10 @@ export interface ProductMetrics {
   connectionUp(vendor: string, up: boolean): void;
   /** A delivery through `door` was refused: another door holds its key (docs/architecture.md, decision 38). */
   keySourceConflict(door: KeySource): void;
-  /** A click on `vendor`'s decision card came from someone off its operator list: nothing decided. */
-  cardClickRefused(vendor: string): void;
+  /** A click on `vendor`'s decision card ended as `result` (`not_operator`: nothing decided). */
+  cardClicked(vendor: string, result: CardClickResult): void;
+  /** A step of one of `vendor`'s decision cards. */
+  decisionCardStep(vendor: string, step: DecisionCardStep): void;
   /**
    * The refusals the alert rules watch — the 503s, and the deliveries refused as another door's —
    * exported at 0 by the process that answers webhooks, so that the first one is an increase and
@@ -112,10 +118,15 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     'requests',
     'deliveries refused because another door holds their key, by the door refused',
   );
-  const refusedClicks = meter.createCounter(
-    'orders_card_clicks_refused',
+  const cardClicks = meter.createCounter(
+    'orders_card_clicks',
     'clicks',
-    "decision card clicks from someone off the vendor's operator list, by vendor",
+    'decision card clicks, by vendor and what became of them',
+  );
+  const cards = meter.createCounter(
+    'orders_decision_cards',
+    'cards',
+    'decision card posts and redraws, by vendor and result',
   );
   const latency = meter.createHistogram(
     END_TO_END_LATENCY,
@@ -161,7 +172,8 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     memorySampled: (residentBytes) => memory.set(residentBytes),
     connectionUp: (vendor, up) => connections.set(up ? 1 : 0, { vendor }),
     keySourceConflict: (door) => sourceConflicts.add(1, { door }),
-    cardClickRefused: (vendor) => refusedClicks.add(1, { vendor }),
+    cardClicked: (vendor, result) => cardClicks.add(1, { vendor, result }),
+    decisionCardStep: (vendor, step) => cards.add(1, { vendor, result: step }),
     webhookRefusalsAtZero: (doors) => {
       for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });
       for (const door of doors) sourceConflicts.add(0, { door });

@@ -15,6 +15,7 @@ import { resubmit } from './claims.js';
 import { decideCompensation, recompensate } from './compensation.js';
 import { decideDelivery } from './delivery.js';
 import { raceDeadline } from '../deadline.js';
+import type { CardClickResult } from '../../services/metrics/product-metrics.js';
 import { NoPendingDecisionError, type OperatorDeps } from './shared.js';
 
 /** One click on a card's button, as the vendor's door read it from a verified callback. */
@@ -167,6 +168,14 @@ export async function decideFromCard(
   };
 }
 
+/** How each answer is counted (orders_card_clicks_total's `result`). */
+const CLICK_RESULTS: Record<CardAnswer['kind'], CardClickResult> = {
+  decided: 'decided',
+  'already decided': 'already_decided',
+  'not an operator': 'not_operator',
+  'not offered': 'refused',
+};
+
 /** What the clicker reads of an outcome: the decision, who took it, and when. */
 const told = (outcome: CardOutcome) =>
   `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`;
@@ -180,10 +189,19 @@ const told = (outcome: CardOutcome) =>
 export async function answerCardClick(
   deps: OperatorDeps & { operators: ReadonlySet<string> },
   click: CardClick,
-  options: { answerBy: number; keep: (work: Promise<unknown>) => void },
+  options: {
+    answerBy: number;
+    keep: (work: Promise<unknown>) => void;
+    /** Told what became of the click once the decision settles, after the answer if need be. */
+    counted?: (result: CardClickResult) => void;
+  },
 ): Promise<CardClickReply> {
   const deciding = decideFromCard(deps, click);
   options.keep(deciding);
+  deciding.then(
+    (answer) => options.counted?.(CLICK_RESULTS[answer.kind]),
+    () => options.counted?.('refused'),
+  );
   const answer = await raceDeadline(deciding, options.answerBy, { resolve: undefined });
   if (answer === undefined) {
     return {

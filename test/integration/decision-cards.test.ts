@@ -14,6 +14,7 @@ import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/
 import { type CardAnswer, type CardClick, decideFromCard } from '../../submission/operator-decisions/cards.js';
 import { decideCompensation } from '../../submission/operator-decisions/compensation.js';
 import { decisionCardScanWorkflow } from '../../workflows/decision-card-workflows.js';
+import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { type FakeFeishu, feishuCallback, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
 import type { FakeFeishuMessage } from '../../tools/harness/fake-feishu-messages.js';
 import {
@@ -39,10 +40,18 @@ const MALLORY = `ou_${randomBytes(8).toString('hex')}`;
 describe('decision cards in a Feishu chat', () => {
   let feishu: FakeFeishu;
   let service: TestService;
+  /** What the service counted: `<vendor> <result>` of each card step and each click. */
+  const counted = { cards: [] as string[], clicks: [] as string[] };
+  const metrics: ProductMetrics = {
+    ...noProductMetrics(),
+    decisionCardStep: (vendor, step) => counted.cards.push(`${vendor} ${step}`),
+    cardClicked: (vendor, result) => counted.clicks.push(`${vendor} ${result}`),
+  };
 
   before(async () => {
     feishu = await startFakeFeishu();
     service = await startTestService({
+      metrics,
       config: testConfig({
         OA_FORM_MAPPING: exampleMappingFile({ feishu: ['PURCHASE-ORDER-APPROVAL'] }),
         FEISHU_APP_ID: feishu.appId,
@@ -51,7 +60,7 @@ describe('decision cards in a Feishu chat', () => {
         FEISHU_VERIFICATION_TOKEN: VERIFICATION_TOKEN,
         FEISHU_API_BASE_URL: feishu.url,
         FEISHU_DECISION_CHAT_ID: CHAT,
-        FEISHU_DECISION_OPERATORS: `${ALICE},${BOB}`,
+        FEISHU_OPERATOR_OPEN_IDS: `${ALICE},${BOB}`,
         DECISION_CARD_LOOK_EVERY_MS: '200',
       }),
     });
@@ -141,6 +150,14 @@ describe('decision cards in a Feishu chat', () => {
     assert.doesNotMatch(text, /InsufficientStock:/, 'never the recorded error');
     for (const decision of ['resubmit', 'abandon']) assert.match(text, new RegExp(`"decision":"${decision}"`));
     assert.equal(cardsOf(key).length, 1, 'still one after the scans');
+    // Counted once per card the chat holds: a post that the vendor took twice is not two cards.
+    await eventually('every card in the chat counted as sent', () =>
+      Promise.resolve(
+        counted.cards.filter((entry) => entry === 'feishu sent').length === feishu.messages.messagesIn(CHAT).length
+          ? true
+          : undefined,
+      ),
+    );
   });
 
   it('a click from someone off the list decides nothing; an operator’s decides once, recorded as the card’s; a second click is told who decided', async () => {
@@ -249,6 +266,7 @@ describe('decision cards in a Feishu chat', () => {
     const forged = await clickThroughTheDoor(button, ALICE, randomBytes(16).toString('hex'));
     assert.equal(forged.statusCode, 401);
     // Someone off the list: a toast, the card as it is, nothing decided.
+    const clicksBefore = counted.clicks.length;
     const stranger = await clickThroughTheDoor(button, MALLORY);
     assert.equal(stranger.statusCode, 200);
     const refusal = stranger.json<{ toast: { type: string }; card?: unknown }>();
@@ -274,6 +292,19 @@ describe('decision cards in a Feishu chat', () => {
     assert.match(
       again.json<{ toast: { content: string } }>().toast.content,
       new RegExp(`Already decided: abandon by card:feishu:${ALICE}`),
+    );
+    // The forged click never reached the card path; each of the three others is counted as it ended.
+    await eventually('the three clicks counted', () =>
+      Promise.resolve(counted.clicks.length - clicksBefore >= 3 ? true : undefined),
+    );
+    // In any order: a decision carried out after its answer is counted when it ends.
+    assert.deepEqual(counted.clicks.slice(clicksBefore).sort(), [
+      'feishu already_decided',
+      'feishu decided',
+      'feishu not_operator',
+    ]);
+    await eventually('the redraw counted', () =>
+      Promise.resolve(counted.cards.includes('feishu updated') ? true : undefined),
     );
   });
 });

@@ -86,7 +86,7 @@ export async function startTestService(
     readers?: WorkerDeps['readers'];
     /** The OA connectors of the HTTP edge; by default those the config turns on. */
     connectors?: AppDeps['connectors'];
-    /** Where the HTTP edge counts; by default nowhere. */
+    /** Where the HTTP edge and the in-process worker count; by default nowhere. */
     metrics?: AppDeps['metrics'];
   } = {},
 ): Promise<TestService> {
@@ -120,6 +120,7 @@ export async function startTestService(
       // The app below shares this pool, as an API hosting its worker does: the same room is kept for it.
       slots: workerSlots(config, true),
       ...(options.activities ? { activities: options.activities } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
     const done = running.run();
     worker = running;

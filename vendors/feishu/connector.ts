@@ -22,7 +22,7 @@ export interface FeishuConnectorOptions {
   /** WEBHOOK_TOLERANCE_SECONDS: how far X-Lark-Request-Timestamp may be from now. */
   toleranceSeconds: number;
   now?: Clock;
-  /** FEISHU_DECISION_OPERATORS: the open ids a card click decides for; undefined: no cards. */
+  /** FEISHU_OPERATOR_OPEN_IDS: the open ids a card click decides for; undefined: no cards. */
   decisionOperators?: readonly string[] | undefined;
 }
 

@@ -23,7 +23,7 @@ export const feishuSettings = {
     .regex(/^oc_[0-9A-Za-z]{1,64}$/, 'must be a Feishu chat id: "oc_" and letters or digits, as Feishu gives it')
     .optional(),
   // The open ids allowed to decide from a card, comma-separated; required with the chat.
-  FEISHU_DECISION_OPERATORS: z.string().optional(),
+  FEISHU_OPERATOR_OPEN_IDS: z.string().optional(),
 };
 type FeishuEnv = z.output<z.ZodObject<typeof feishuSettings>>;
 
@@ -41,7 +41,7 @@ export interface FeishuConfig {
    */
   callback: { encryptKey: string; verificationToken: string } | undefined;
   /**
-   * FEISHU_DECISION_CHAT_ID and FEISHU_DECISION_OPERATORS: the chat decision cards go to, and the
+   * FEISHU_DECISION_CHAT_ID and FEISHU_OPERATOR_OPEN_IDS: the chat decision cards go to, and the
    * open ids allowed to decide from them; undefined when no chat is named (no cards).
    */
   decisions: { chatId: string; operators: readonly string[] } | undefined;
@@ -59,14 +59,14 @@ const FEISHU_OPEN_ID_FORM = /^ou_[0-9A-Za-z]{1,64}$/;
  */
 function decisionsFrom(env: FeishuEnv, problems: string[], appOn: boolean): FeishuConfig['decisions'] {
   const chatId = env.FEISHU_DECISION_CHAT_ID;
-  const entries = (env.FEISHU_DECISION_OPERATORS ?? '')
+  const entries = (env.FEISHU_OPERATOR_OPEN_IDS ?? '')
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry.length > 0);
   if (chatId === undefined) {
     if (entries.length > 0) {
       problems.push(
-        'FEISHU_DECISION_OPERATORS: set without FEISHU_DECISION_CHAT_ID (no card is posted for them to decide from)',
+        'FEISHU_OPERATOR_OPEN_IDS: set without FEISHU_DECISION_CHAT_ID (no card is posted for them to decide from)',
       );
     }
     return undefined;
@@ -79,13 +79,13 @@ function decisionsFrom(env: FeishuEnv, problems: string[], appOn: boolean): Feis
   }
   if (entries.length === 0) {
     problems.push(
-      'FEISHU_DECISION_OPERATORS: required with FEISHU_DECISION_CHAT_ID (the open ids, comma-separated, allowed to decide from a card)',
+      'FEISHU_OPERATOR_OPEN_IDS: required with FEISHU_DECISION_CHAT_ID (the open ids, comma-separated, allowed to decide from a card)',
     );
   }
   entries.forEach((entry, index) => {
     if (!FEISHU_OPEN_ID_FORM.test(entry)) {
       problems.push(
-        `FEISHU_DECISION_OPERATORS: entry ${index + 1} is not a Feishu open id ("ou_" and letters or digits)`,
+        `FEISHU_OPERATOR_OPEN_IDS: entry ${index + 1} is not a Feishu open id ("ou_" and letters or digits)`,
       );
     }
   });

@@ -117,6 +117,7 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
                 click,
                 {
                   answerBy: replyDeadline(request, connector.vendorDeadlineMs).replyBy,
+                  counted: (result) => deps.metrics.cardClicked(vendor, result),
                   keep: (work) =>
                     deps.approvalsInFlight.keep(
                       work.then(
@@ -131,8 +132,6 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
                 },
               ),
             );
-            // Someone off the operator list: nothing was decided, and it is counted.
-            if (!connector.decisionOperators.has(click.userId)) deps.metrics.cardClickRefused(vendor);
             request.log.info(
               {
                 vendor,

@@ -1,5 +1,5 @@
 // Feishu's decision card as JSON, checked against the message card structure Feishu documents, and
-// the settings that turn the cards on (FEISHU_DECISION_CHAT_ID, FEISHU_DECISION_OPERATORS) with
+// the settings that turn the cards on (FEISHU_DECISION_CHAT_ID, FEISHU_OPERATOR_OPEN_IDS) with
 // their refusals. The cards against a fake Feishu: test/integration/feishu-decision-cards.test.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -308,7 +308,7 @@ describe('the decision cards’ settings', () => {
     const { config, problems } = settingsOf({
       ...APP,
       FEISHU_DECISION_CHAT_ID: 'oc_a0553eda9014c201e6969b478895c230',
-      FEISHU_DECISION_OPERATORS: ' ou_7d8a6e6df7621556ce0d21922b676706, ou_b1,ou_b1,',
+      FEISHU_OPERATOR_OPEN_IDS: ' ou_7d8a6e6df7621556ce0d21922b676706, ou_b1,ou_b1,',
     });
     assert.deepEqual(problems, []);
     assert.deepEqual(config?.decisions, {
@@ -325,17 +325,17 @@ describe('the decision cards’ settings', () => {
       const { problems } = settingsOf({
         ...APP,
         FEISHU_DECISION_CHAT_ID: 'oc_a0553eda',
-        ...(operators === undefined ? {} : { FEISHU_DECISION_OPERATORS: operators }),
+        ...(operators === undefined ? {} : { FEISHU_OPERATOR_OPEN_IDS: operators }),
       });
       assert.deepEqual(problems, [
-        'FEISHU_DECISION_OPERATORS: required with FEISHU_DECISION_CHAT_ID (the open ids, comma-separated, allowed to decide from a card)',
+        'FEISHU_OPERATOR_OPEN_IDS: required with FEISHU_DECISION_CHAT_ID (the open ids, comma-separated, allowed to decide from a card)',
       ]);
     }
   });
 
   it('refuses a malformed chat id, and names a malformed operator by its place, not its value', () => {
     for (const chatId of ['oc_', 'ou_a0553eda', 'a0553eda', 'oc_a0553eda;drop', `oc_${'a'.repeat(65)}`]) {
-      const { problems } = settingsOf({ ...APP, FEISHU_DECISION_CHAT_ID: chatId, FEISHU_DECISION_OPERATORS: 'ou_b1' });
+      const { problems } = settingsOf({ ...APP, FEISHU_DECISION_CHAT_ID: chatId, FEISHU_OPERATOR_OPEN_IDS: 'ou_b1' });
       assert.deepEqual(
         problems,
         ['FEISHU_DECISION_CHAT_ID: must be a Feishu chat id: "oc_" and letters or digits, as Feishu gives it'],
@@ -345,20 +345,20 @@ describe('the decision cards’ settings', () => {
     const { problems } = settingsOf({
       ...APP,
       FEISHU_DECISION_CHAT_ID: 'oc_a0553eda',
-      FEISHU_DECISION_OPERATORS: 'ou_b1,oc_a0553eda,a-secret-put-here',
+      FEISHU_OPERATOR_OPEN_IDS: 'ou_b1,oc_a0553eda,a-secret-put-here',
     });
     assert.deepEqual(problems, [
-      'FEISHU_DECISION_OPERATORS: entry 2 is not a Feishu open id ("ou_" and letters or digits)',
-      'FEISHU_DECISION_OPERATORS: entry 3 is not a Feishu open id ("ou_" and letters or digits)',
+      'FEISHU_OPERATOR_OPEN_IDS: entry 2 is not a Feishu open id ("ou_" and letters or digits)',
+      'FEISHU_OPERATOR_OPEN_IDS: entry 3 is not a Feishu open id ("ou_" and letters or digits)',
     ]);
     assert.ok(!problems.join('\n').includes('a-secret-put-here'));
   });
 
   it('refuses operators without a chat, and a chat while the Feishu app is off', () => {
-    assert.deepEqual(settingsOf({ ...APP, FEISHU_DECISION_OPERATORS: 'ou_b1' }).problems, [
-      'FEISHU_DECISION_OPERATORS: set without FEISHU_DECISION_CHAT_ID (no card is posted for them to decide from)',
+    assert.deepEqual(settingsOf({ ...APP, FEISHU_OPERATOR_OPEN_IDS: 'ou_b1' }).problems, [
+      'FEISHU_OPERATOR_OPEN_IDS: set without FEISHU_DECISION_CHAT_ID (no card is posted for them to decide from)',
     ]);
-    const off = settingsOf({ FEISHU_DECISION_CHAT_ID: 'oc_a0553eda', FEISHU_DECISION_OPERATORS: 'ou_b1' });
+    const off = settingsOf({ FEISHU_DECISION_CHAT_ID: 'oc_a0553eda', FEISHU_OPERATOR_OPEN_IDS: 'ou_b1' });
     assert.equal(off.config, undefined);
     assert.match(off.problems.join('\n'), /^FEISHU_DECISION_CHAT_ID: requires the Feishu connector on/);
     const longConnection = settingsOf({
@@ -366,7 +366,7 @@ describe('the decision cards’ settings', () => {
       FEISHU_APP_ID: APP.FEISHU_APP_ID,
       FEISHU_APP_SECRET: APP.FEISHU_APP_SECRET,
       FEISHU_DECISION_CHAT_ID: 'oc_a0553eda',
-      FEISHU_DECISION_OPERATORS: 'ou_b1',
+      FEISHU_OPERATOR_OPEN_IDS: 'ou_b1',
     });
     assert.deepEqual(longConnection.problems, []);
     assert.deepEqual(longConnection.config?.decisions, { chatId: 'oc_a0553eda', operators: ['ou_b1'] });

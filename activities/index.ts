@@ -35,6 +35,8 @@ export interface ActivityDeps {
   decisionCardSenders?: ReadonlyMap<OaVendor, DecisionCardSender> | undefined;
   /** DECISION_CARD_LOOK_EVERY_MS; default the card workflow's minute. */
   decisionCardLookEveryMs?: number | undefined;
+  /** TEMPORAL_UI_URL and the namespace: where a card links its key's workflow; undefined: no link. */
+  decisionCardTemporalUi?: { url: string; namespace: string } | undefined;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -68,6 +70,7 @@ export function createActivities(deps: ActivityDeps) {
       taskQueue: deps.taskQueue,
       senders: deps.decisionCardSenders ?? new Map(),
       lookEveryMs: deps.decisionCardLookEveryMs,
+      temporalUi: deps.decisionCardTemporalUi,
       metrics,
     },
   );

@@ -1,6 +1,6 @@
 // The activities' settings: the delivery's — the HTTP target order events are posted to, the secret
 // they are signed with (the broker's messages are signed with it too), and one attempt's timeout —
-// and how often a decision card looks whether its key still waits.
+// and how often a decision card looks whether its key still waits, and the Temporal UI it links to.
 import type { z } from 'zod';
 import { httpUrlSetting, milliseconds, signingSecretSetting } from '../services/config/setting-types.js';
 
@@ -42,14 +42,17 @@ export function downstreamFrom(env: DeliveryEnv): DownstreamConfig | undefined {
 
 export const decisionCardSettings = {
   DECISION_CARD_LOOK_EVERY_MS: milliseconds(60_000),
+  TEMPORAL_UI_URL: httpUrlSetting.optional(),
 };
 
 /** How the decision cards run, whichever vendors' chats take them. */
 export interface DecisionCardsConfig {
   /** How often a card's workflow looks whether its key still waits, to redraw it once it does not. */
   lookEveryMs: number;
+  /** TEMPORAL_UI_URL: the Temporal UI a card links its key's workflow in; undefined: no link. */
+  temporalUiUrl?: string | undefined;
 }
 
 export function decisionCardsFrom(env: z.output<z.ZodObject<typeof decisionCardSettings>>): DecisionCardsConfig {
-  return { lookEveryMs: env.DECISION_CARD_LOOK_EVERY_MS };
+  return { lookEveryMs: env.DECISION_CARD_LOOK_EVERY_MS, temporalUiUrl: env.TEMPORAL_UI_URL };
 }

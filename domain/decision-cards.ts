@@ -14,6 +14,12 @@ export interface CardDecision {
   confirm?: string | undefined;
 }
 
+/** A workflow's page in the Temporal UI at `uiUrl` (TEMPORAL_UI_URL). */
+export function temporalUiWorkflowUrl(uiUrl: string, namespace: string, workflowId: string): string {
+  const base = uiUrl.endsWith('/') ? uiUrl : `${uiUrl}/`;
+  return new URL(`namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`, base).href;
+}
+
 /** What a card shows about one waiting key, in one waiting episode. */
 export interface DecisionCard {
   idempotencyKey: string;

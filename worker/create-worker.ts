@@ -35,6 +35,8 @@ export interface WorkerDeps {
   /** The vendors whose chat gets decision cards, and how often a card looks at its key; none by default. */
   decisionCardSenders?: ActivityDeps['decisionCardSenders'];
   decisionCardLookEveryMs?: ActivityDeps['decisionCardLookEveryMs'];
+  /** TEMPORAL_UI_URL: the cards link their key's workflow there (in this worker's namespace). */
+  temporalUiUrl?: string | undefined;
   /** Where the product's metrics go; none by default. */
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
@@ -75,6 +77,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     formMapping: deps.formMapping,
     decisionCardSenders: deps.decisionCardSenders,
     decisionCardLookEveryMs: deps.decisionCardLookEveryMs,
+    decisionCardTemporalUi: deps.temporalUiUrl ? { url: deps.temporalUiUrl, namespace: deps.namespace } : undefined,
   };
   const real = createActivities(activityDeps);
   const tracing = workerTracing();

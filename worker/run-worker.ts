@@ -104,6 +104,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     readers: readersFromConfig(config.connectors, config.writePolicy),
     decisionCardSenders,
     decisionCardLookEveryMs: config.decisionCards.lookEveryMs,
+    temporalUiUrl: config.decisionCards.temporalUiUrl,
     formMapping: config.connectors.formMapping?.file,
     ...(host.activities ? { activities: host.activities } : {}),
     deployment: config.worker.deployment,

@@ -117,6 +117,7 @@ export async function startTestService(
       formMapping: config.connectors.formMapping?.file,
       decisionCardSenders: decisionCardSendersFromConfig(config.connectors),
       decisionCardLookEveryMs: config.decisionCards.lookEveryMs,
+      temporalUiUrl: config.decisionCards.temporalUiUrl,
       // The app below shares this pool, as an API hosting its worker does: the same room is kept for it.
       slots: workerSlots(config, true),
       ...(options.activities ? { activities: options.activities } : {}),

@@ -84,6 +84,7 @@ function activitiesWith(options: {
   temporal: Client;
   senders: ReadonlyMap<OaVendor, DecisionCardSender>;
   metrics?: ProductMetrics;
+  temporalUi?: { url: string; namespace: string };
 }) {
   return createDecisionCardActivities({
     prisma: DATABASE,
@@ -91,6 +92,7 @@ function activitiesWith(options: {
     taskQueue: 'cards',
     senders: options.senders,
     metrics: options.metrics ?? noProductMetrics(),
+    temporalUi: options.temporalUi,
     database,
   });
 }
@@ -118,6 +120,26 @@ describe('the decision cards’ activities', () => {
     for (const words of ['secret-wh', '10.0.0.7', '10.0.0.8', 'erp.internal', 'SKU-9']) {
       assert.doesNotMatch(told, new RegExp(words.replace('.', '\\.')), `a card tells ${words}`);
     }
+  });
+
+  it('links each card to its key’s workflow in the Temporal UI when TEMPORAL_UI_URL is set, and not otherwise', async () => {
+    const linked = temporalStub();
+    await context.run(
+      activitiesWith({
+        temporal: linked.client,
+        senders: new Map([['feishu', sender()]]),
+        temporalUi: { url: 'https://temporal.example.com/ui', namespace: 'orders prod' },
+      }).startDecisionCards,
+    );
+    assert.deepEqual(linked.starts.map(({ input }) => input.card.workflowUrl).slice(0, 2), [
+      'https://temporal.example.com/ui/namespaces/orders%20prod/workflows/order-APPROVAL%3AA-1%3AMAIN',
+      'https://temporal.example.com/ui/namespaces/orders%20prod/workflows/order-APPROVAL%3AA-2%3AMAIN',
+    ]);
+    const unlinked = temporalStub();
+    await context.run(
+      activitiesWith({ temporal: unlinked.client, senders: new Map([['feishu', sender()]]) }).startDecisionCards,
+    );
+    assert.ok(unlinked.starts.every(({ input }) => input.card.workflowUrl === undefined));
   });
 
   it('starts one workflow per vendor and episode, and asks Temporal nothing for an episode it knows', async () => {

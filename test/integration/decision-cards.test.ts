@@ -14,6 +14,7 @@ import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/
 import { type CardAnswer, type CardClick, decideFromCard } from '../../submission/operator-decisions/cards.js';
 import { decideCompensation } from '../../submission/operator-decisions/compensation.js';
 import { decisionCardScanWorkflow } from '../../workflows/decision-card-workflows.js';
+import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import { type FakeFeishu, feishuCallback, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
 import type { FakeFeishuMessage } from '../../tools/harness/fake-feishu-messages.js';
@@ -207,6 +208,29 @@ describe('decision cards in a Feishu chat', () => {
     assert.equal(answer.kind, 'already decided');
     assert.equal(answer.kind === 'already decided' && answer.outcome.decidedBy, 'cli:carol');
     assert.match(await redrawn(key, episode), /cli:carol/);
+  });
+
+  it('a Feishu click and an operator’s CLI command at the same moment: one decision stands, the other is told', async () => {
+    const key = await compensatingKey();
+    const episode = await episodeOf(key);
+    const [clicked, command] = await Promise.all([
+      clickThroughTheDoor({ idempotencyKey: key, episode, decision: 'abandon' }, ALICE),
+      cliInProcess(service, ['abandon', key, '--by', 'carol']),
+    ]);
+    await statusReaches(service, key, 'COMPENSATED');
+    const decided = (await service.prisma.compensationRecord.findMany({ where: { idempotentKey: key } }))
+      .map((record) => record.decidedBy)
+      .filter((by) => by !== null);
+    assert.equal(decided.length, 1, `one decision recorded: ${decided.join(', ')}`);
+    const toast = clicked.json<{ toast: { content: string } }>().toast.content;
+    if (decided[0] === 'carol') {
+      // Told who decided; or, when its answer was due before the race settled, that it is under way
+      // (the card is then redrawn with carol's decision, as the test above shows for any CLI decision).
+      assert.match(toast, /Already decided: abandon by carol|Taking abandon/, 'the click is told who decided');
+    } else {
+      assert.equal(decided[0], `card:feishu:${ALICE}`);
+      assert.notEqual(command.code, 0, `the CLI is told it came second: ${command.stdout}${command.stderr}`);
+    }
   });
 
   it('a click on an old card does not decide the key’s next wait, and a decision it does not offer is refused', async () => {

@@ -3,13 +3,14 @@
 // with lint, formatting and types checked beside them. DATABASE_URL / TEMPORAL_ADDRESS point it at
 // other servers instead.
 //
-// Files run side by side (`--concurrency N`, 4 by default; 1 runs them one after another), each then in a database of its own copied from
-// the migrated template (tools/scripts/test-own-database.mjs) and on task queues of its own. The
-// few files with stacks of their own — they start a Temporal and a PostgreSQL of their own and kill
-// parts of them, or put a gateway's timeouts in front of instances slowed on purpose — run two at a
-// time in a lane of their own, then the short files, beside the others. Debian packages some
-// files need are installed beside the start; those files wait for them. A DATABASE_URL of the caller's own runs every file one after another in
-// that one database.
+// Files run side by side (`--concurrency N`, 4 by default; 1 runs them one after another), each
+// then in a database of its own copied from the migrated template
+// (tools/scripts/test-own-database.mjs) and on task queues of its own. The few files with stacks
+// of their own — they start a Temporal and a PostgreSQL of their own and kill parts of them, or put
+// a gateway's timeouts in front of instances slowed on purpose — run two at a time in a lane of
+// their own, beside the others. A DATABASE_URL of the caller's own runs every file one after
+// another in that one database. Debian packages some files need are installed beside the start;
+// those files wait for them.
 import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -467,14 +468,7 @@ async function main(): Promise<number> {
       env.TEST_DATABASE_TEMPLATE = TEMPLATE_DATABASE;
     }
     const files = testFiles();
-    // The short files, the ones LONGEST_FIRST does not rank, follow the files with stacks of their
-    // own in their lane: its two slots would otherwise stand empty for the last third of the run
-    // while the other lane still had a minute of short files queued behind its three.
-    const stacked = OWN_STACKS.filter((file) => files.includes(file));
-    const ownStacks =
-      stacked.length === 0
-        ? []
-        : [...stacked, ...files.filter((file) => !OWN_STACKS.includes(file) && rank(file) === LONGEST_FIRST.length)];
+    const ownStacks = OWN_STACKS.filter((file) => files.includes(file));
     const others = files.filter((file) => !ownStacks.includes(file)).sort(byLength);
     // Two at a time, the files with stacks of their own run beside the others (which then get the
     // rest of the concurrency, or all of it when there are none); with a concurrency of 1
@@ -484,7 +478,7 @@ async function main(): Promise<number> {
       sideBySide > 1
         ? [
             {
-              name: `the files with stacks of their own and the release build, then the short files, ${OWN_STACKS_AT_ONCE} at a time`,
+              name: `the files with stacks of their own and the release build, ${OWN_STACKS_AT_ONCE} at a time`,
               files: ownStacks,
               concurrency: OWN_STACKS_AT_ONCE,
               live: false,

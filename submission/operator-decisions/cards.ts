@@ -97,6 +97,26 @@ export async function episodeOutcome(
   return { decision: `now ${record?.status ?? 'purged'}`, decidedAt: (record?.updatedAt ?? new Date()).toISOString() };
 }
 
+/**
+ * How long a click that came second waits for the first decision's record: a decision another
+ * door took a moment before is refused to this one before its record is written.
+ */
+const OUTCOME_WAIT_MS = 5_000;
+
+/** The episode's outcome once it is recorded, looked for every 200 ms for up to `waitMs`. */
+async function outcomeWithin(
+  prisma: PrismaClient,
+  clicked: Parameters<typeof episodeOutcome>[1],
+  waitMs: number,
+): Promise<CardOutcome | undefined> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const outcome = await episodeOutcome(prisma, clicked);
+    if (outcome || Date.now() + 200 > deadline) return outcome;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /** Takes `decision` for the key through the function the CLI and the MCP tools call for it. */
 async function take(deps: OperatorDeps, key: string, decision: string, decidedBy: string): Promise<void> {
   const request = { idempotencyKey: key, decidedBy };
@@ -153,8 +173,9 @@ export async function decideFromCard(
     await take(deps, click.idempotencyKey, click.decision, decidedBy);
   } catch (error) {
     if (!(error instanceof NoPendingDecisionError)) throw error;
-    // Someone decided first, through this card, another, the CLI or MCP: that decision stands.
-    const outcome = await episodeOutcome(deps.prisma, clicked);
+    // Someone decided first, through this card, another, the CLI or MCP: that decision stands. It
+    // may still be being carried out, its record not written yet: looked for a few times.
+    const outcome = await outcomeWithin(deps.prisma, clicked, OUTCOME_WAIT_MS);
     if (outcome) return { kind: 'already decided', outcome };
     return { kind: 'not offered', reason: error.reason };
   }
@@ -204,10 +225,11 @@ export async function answerCardClick(
   );
   const answer = await raceDeadline(deciding, options.answerBy, { resolve: undefined });
   if (answer === undefined) {
+    // Not yet known whether this click's decision or another door's is the one taken: said neutrally.
     return {
       tone: 'info',
-      text: `Taking ${click.decision}: the card shows the outcome once it is carried out`,
-      lockedAs: `${click.decision} by card:${click.vendor}:${click.userId}, being carried out`,
+      text: `Deciding: the card shows the outcome once it is taken`,
+      lockedAs: `${click.decision} clicked by card:${click.vendor}:${click.userId}; the outcome follows`,
     };
   }
   if (answer.kind === 'not an operator') {

@@ -226,7 +226,11 @@ describe('decision cards in a Feishu chat', () => {
     if (decided[0] === 'carol') {
       // Told who decided; or, when its answer was due before the race settled, that it is under way
       // (the card is then redrawn with carol's decision, as the test above shows for any CLI decision).
-      assert.match(toast, /Already decided: abandon by carol|Taking abandon/, 'the click is told who decided');
+      assert.match(
+        toast,
+        /Already decided: abandon by carol|Deciding: the card shows the outcome/,
+        `the click is told who decided: ${toast}`,
+      );
     } else {
       assert.equal(decided[0], `card:feishu:${ALICE}`);
       assert.notEqual(command.code, 0, `the CLI is told it came second: ${command.stdout}${command.stderr}`);

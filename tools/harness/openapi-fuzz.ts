@@ -31,8 +31,11 @@ const CHECKS = [
 export interface FuzzBudget {
   /** Examples per operation and phase. */
   maxExamples: number;
-  /** Seconds for the whole schemathesis run. */
-  maxSeconds: number;
+  /**
+   * Seconds for the whole schemathesis run, which then draws new fuzzing cases until they are spent
+   * (`maxExamples` no longer bounds it); undefined: the run ends once each operation had its examples.
+   */
+  maxSeconds?: number;
   /** A fixed seed repeats a run; without one every run draws new inputs. */
   seed?: number;
 }
@@ -55,8 +58,7 @@ async function runSchemathesis(apiUrl: string, budget: FuzzBudget, reportDir: st
     'examples,coverage,fuzzing',
     '--max-examples',
     String(budget.maxExamples),
-    '--max-time',
-    String(budget.maxSeconds),
+    ...(budget.maxSeconds === undefined ? [] : ['--max-time', String(budget.maxSeconds)]),
     '--header',
     `Authorization: Bearer ${MCP_TEST_TOKEN}`,
     '--request-timeout',

@@ -61,7 +61,6 @@ const UNIT_FILES = 'tools/scripts/unit-files.ts';
  * run going alone at its end (measured: the time table at the end of every run).
  */
 const LONGEST_FIRST = [
-  'test/integration/openapi-fuzz.test.ts',
   // 20 writes one after another on a pool of two, each holding its connection for 2.5 s.
   'test/integration/bounded-writes.test.ts',
   'test/integration/mcp.test.ts',

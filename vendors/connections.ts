@@ -1,6 +1,6 @@
 // The held connections of the configured OA vendors (vendors/registry.ts), opened by the API
 // process beside its callbacks (docs/architecture.md, decision 35), each event they bring handed to
-// the one start path as a callback's is.
+// the one start path as a callback's is, and each decision card click to the one decision path.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../services/db/prisma-client.js';
@@ -14,6 +14,7 @@ import {
   replyBudgetMs,
 } from '../submission/accept-oa-event.js';
 import type { IntakeLoad } from '../submission/intake-load.js';
+import { answerCardClick } from '../submission/operator-decisions/cards.js';
 import type { HeldConnection } from './oa-vendor.js';
 import { configured } from './registry.js';
 import type { ConnectorsConfig } from './settings.js';
@@ -58,6 +59,34 @@ export function openOaConnections(deps: OaConnectionDeps): OaConnections {
     connection.start({
       take: (event, arrivedAt) =>
         acceptApprovalEvent(approvalDeps, event, { arrivedAt, replyBy: arrivedAt + budgetMs }),
+      // A click decides as one through the callback does; what goes on after the answer is the
+      // process's to wait for at its drain, and its failure is logged here.
+      click: (click, operators, arrivedAt) =>
+        answerCardClick(
+          {
+            prisma: deps.prisma,
+            temporal: deps.temporal,
+            taskQueue: deps.config.temporal.taskQueue,
+            writePolicy: deps.config.writePolicy,
+            operators,
+          },
+          click,
+          {
+            answerBy: arrivedAt + budgetMs,
+            keep: (work) =>
+              deps.approvalsInFlight.keep(
+                work.then(
+                  () => undefined,
+                  (error: unknown) =>
+                    deps.log.error(
+                      { vendor: module.vendor, eventId: click.eventId, err: error },
+                      'OA card click not carried out',
+                    ),
+                ),
+              ),
+            counted: (result) => deps.metrics.cardClicked(module.vendor, result),
+          },
+        ),
       report: (state) => deps.connections.report(module.vendor, state),
       log: deps.log,
     });

@@ -8,7 +8,8 @@ import type { OaVendor } from '../domain/oa-approval.js';
 import type { ConnectionState } from '../services/health/event-connections.js';
 import type { ApprovalEventOutcome } from '../submission/accept-oa-event.js';
 import type { ApprovalReader } from './approval-reader.js';
-import type { Connector, OaEvent } from './connector.js';
+import type { CardClickReply } from '../domain/decision-cards.js';
+import type { CardClickEvent, Connector, OaEvent } from './connector.js';
 import type { DecisionCardSender } from './decision-cards.js';
 import type { Clock } from './inbound.js';
 import type { VendorSettings } from './vendor-settings.js';
@@ -27,6 +28,11 @@ export interface ConnectionSink {
    * it may be acknowledged, rejects when the vendor must send it again.
    */
   take(event: OaEvent, arrivedAt: number): Promise<ApprovalEventOutcome>;
+  /**
+   * Takes a click on a decision card that arrived at `arrivedAt` as the callbacks' door does, for
+   * the people on `operators`; resolves with the answer due inside the vendor's deadline.
+   */
+  click(click: CardClickEvent, operators: ReadonlySet<string>, arrivedAt: number): Promise<CardClickReply>;
   /** Each change of the connection's state (/healthz, `orders_oa_connection_up`). */
   report(state: ConnectionState): void;
   log: Logger;

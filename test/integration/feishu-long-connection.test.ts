@@ -6,12 +6,14 @@
 // owns what the connection adds: ack only once the key is claimed, a lost ack or a failing instance
 // redelivered into the same one order, the same approval through every door, several instances
 // connected at once, reconnection and what /healthz and the gauge say meanwhile, the connection
-// closed at SIGTERM before the drain ends.
+// closed at SIGTERM before the drain ends, and a decision card click answered in its ack.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
+import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { openFeishuLongConnection } from '../../vendors/feishu/long-connection.js';
 import { openOaConnections } from '../../vendors/connections.js';
 import { createPrismaClient } from '../../services/db/prisma-client.js';
@@ -47,6 +49,9 @@ const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
 const FEISHU_TOKEN = 'feishu-verification-token';
 const FEISHU_ENCRYPT_KEY = 'feishu-encrypt-key-0123456789';
 const DRAIN_MS = 4_000;
+const DECISION_CHAT = `oc_${randomBytes(8).toString('hex')}`;
+const OPERATOR = `ou_${randomBytes(8).toString('hex')}`;
+const STRANGER = `ou_${randomBytes(8).toString('hex')}`;
 
 describe('Feishu long connection: approvals pushed over a connection the service opens', () => {
   let feishu: FakeFeishu;
@@ -68,6 +73,9 @@ describe('Feishu long connection: approvals pushed over a connection the service
       FEISHU_ENCRYPT_KEY,
       FEISHU_VERIFICATION_TOKEN: FEISHU_TOKEN,
       FEISHU_API_BASE_URL: feishu.url,
+      // Decision cards on: their clicks come over the connection too.
+      FEISHU_DECISION_CHAT_ID: DECISION_CHAT,
+      FEISHU_OPERATOR_OPEN_IDS: OPERATOR,
     };
     // The worker (and an in-process API for the callback and the webhook) on the test's task queue;
     // the API processes below share it.
@@ -135,6 +143,56 @@ describe('Feishu long connection: approvals pushed over a connection the service
     assert.deepEqual(
       [recorded?.eventType, recorded?.eventId],
       ['approval.instance.status_changed_v4', (payload.header as { event_id: string }).event_id],
+    );
+  });
+
+  it('a click on a decision card pushed over the connection is a decision, answered in its ack; a stranger’s decides nothing', async () => {
+    const id = uniqueApprovalNo('LC-CARD');
+    // One in stock, two ordered: the write fails for good, and the key waits for a person.
+    feishu.register(id, approvedFeishuOrder(await createSku(service.prisma, 1), 2, 10.5));
+    const key = idempotencyKeyFor(id, 'MAIN');
+    assert.equal(
+      (await feishu.longConnection.acknowledged(await feishu.longConnection.push(approvalEvent(id)))).code,
+      200,
+    );
+    await statusReaches(service, key, 'COMPENSATING');
+    const waiting = await eventually(
+      `${key} in the awaiting list`,
+      async () => (await listOrdersAwaitingDecision(service.prisma, 10, { idempotencyKey: key }))[0],
+    );
+    const episode = waitingEpisode(waiting.status, waiting.waitingSince);
+    const clickBy = (openId: string) =>
+      feishu.longConnection.push({
+        schema: '2.0',
+        header: {
+          event_id: `evt-${randomBytes(6).toString('hex')}`,
+          event_type: 'card.action.trigger',
+          create_time: String(Date.now()),
+          app_id: feishu.appId,
+        },
+        event: {
+          operator: { open_id: openId },
+          action: { tag: 'button', value: { idempotencyKey: key, episode, decision: 'abandon' } },
+          context: { open_message_id: 'om_card', open_chat_id: DECISION_CHAT },
+        },
+      });
+    type ClickAnswer = { toast: { type: string; content: string }; card?: { type: string } };
+
+    const stranger = await feishu.longConnection.acknowledged(await clickBy(STRANGER));
+    assert.equal(stranger.code, 200);
+    assert.deepEqual(
+      [(stranger.data as ClickAnswer | undefined)?.toast.type, (stranger.data as ClickAnswer | undefined)?.card],
+      ['error', undefined],
+      'a toast, the card as it is',
+    );
+    const clicked = await feishu.longConnection.acknowledged(await clickBy(OPERATOR));
+    const answer = clicked.data as ClickAnswer | undefined;
+    assert.equal(answer?.card?.type, 'raw', `the card is locked: ${JSON.stringify(clicked.data)}`);
+    await statusReaches(service, key, 'COMPENSATED');
+    const decided = await service.prisma.compensationRecord.findMany({ where: { idempotentKey: key } });
+    assert.deepEqual(
+      decided.map((record) => record.decidedBy),
+      [`card:feishu:${OPERATOR}`],
     );
   });
 

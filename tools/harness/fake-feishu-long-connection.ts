@@ -103,6 +103,8 @@ export interface Ack {
   code: number;
   /** It came after Feishu's deadline for it, when the event had been sent again. */
   late: boolean;
+  /** What the ack carries for Feishu (a card click's answer), decoded from its base64 JSON; undefined: nothing. */
+  data?: unknown;
 }
 
 export interface FakeFeishuLongConnection {
@@ -244,12 +246,15 @@ export function createFakeFeishuLongConnection(options: {
     answered.add(messageId);
     push.outstanding.delete(messageId);
     let code = 0;
+    let data: unknown;
     try {
-      code = (JSON.parse(Buffer.from(frame.payload ?? []).toString('utf8')) as { code?: number }).code ?? 0;
+      const ack = JSON.parse(Buffer.from(frame.payload ?? []).toString('utf8')) as { code?: number; data?: string };
+      code = ack.code ?? 0;
+      if (typeof ack.data === 'string') data = JSON.parse(Buffer.from(ack.data, 'base64').toString('utf8'));
     } catch {
       code = 0;
     }
-    acks.push({ pushId: push.id, messageId, connection, code, late });
+    acks.push({ pushId: push.id, messageId, connection, code, late, ...(data === undefined ? {} : { data }) });
     events.emit('ack', push.id);
     if (push.done || late) return;
     if (code === 200) {

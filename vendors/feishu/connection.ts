@@ -21,6 +21,8 @@ export function feishuConnection(feishu: FeishuConfig): HeldConnection | undefin
   if (feishu.eventMode !== 'long-connection') return undefined;
   let opening: Promise<FeishuLongConnection> | undefined;
   let state: ConnectionState | undefined;
+  // Decision cards on: their clicks arrive here too, and are taken for these people.
+  const operators = feishu.decisions ? new Set(feishu.decisions.operators) : undefined;
   return {
     ackDeadlineMs: FEISHU_LONG_CONNECTION_ACK_MS,
     start(sink) {
@@ -39,6 +41,7 @@ export function feishuConnection(feishu: FeishuConfig): HeldConnection | undefin
             },
           },
           take: (event, arrivedAt) => sink.take(event, arrivedAt),
+          ...(operators ? { click: (click, arrivedAt) => sink.click(click, operators, arrivedAt) } : {}),
         }),
       );
       // A module that fails to load is a broken install: said at once, not at the first event.

@@ -7,7 +7,9 @@
 // throws, and Feishu sends an event again when the ack is not 200 within 3 s or never comes.
 //
 // So the handler resolves only once the event is taken — its key claimed, or the event recorded,
-// or judged not an order — and throws otherwise; a process that dies before the ack sends none.
+// or judged not an order — and throws otherwise; a process that dies before the ack sends none. A
+// click on a decision card (`card.action.trigger`) is answered in its ack: the toast and the card
+// locked, as the callback answers it in its body.
 // Every event is read by feishu-event.ts, as the callback's is. Authentication is the
 // connection's: Feishu checks the app secret when the endpoint is discovered and pushes plaintext
 // events over TLS afterwards, so no signature or token is checked per event.
@@ -20,7 +22,9 @@ import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { redactUrl, scrubbed } from '../../domain-node/redact-url.js';
 import type { EventConnections } from '../../services/health/event-connections.js';
 import { type ApprovalEventOutcome, settledWithin } from '../../submission/accept-oa-event.js';
-import type { OaEvent } from '../connector.js';
+import type { CardClickReply } from '../../domain/decision-cards.js';
+import type { CardClickEvent, OaEvent } from '../connector.js';
+import { feishuClickReply } from './decision-cards.js';
 import { readFeishuEvent } from './event.js';
 import { jsonObjectOf, objectOf } from '../inbound.js';
 
@@ -42,6 +46,11 @@ export interface FeishuLongConnectionOptions {
    * throws when Feishu must send it again.
    */
   take(event: OaEvent, arrivedAt: number): Promise<ApprovalEventOutcome>;
+  /**
+   * Takes a click on a decision card that arrived at `arrivedAt`; resolves with its answer, which
+   * goes back in the frame's acknowledgement. Undefined: no decision cards, a click is not taken.
+   */
+  click?(click: CardClickEvent, arrivedAt: number): Promise<CardClickReply>;
 }
 
 export interface FeishuLongConnection {
@@ -111,7 +120,7 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
     },
   });
 
-  const handle = async (data: unknown): Promise<void> => {
+  const handle = async (data: unknown): Promise<unknown> => {
     const arrivedAt = Date.now();
     // Failing is how a frame asks Feishu to send it again: WSClient acks it with code 500.
     if (closing) throw new Error('this instance is closing its Feishu long connection; Feishu sends the event again');
@@ -122,21 +131,42 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
     }
     const read = readFeishuEvent(payload);
     if (read.kind === 'card-click') {
-      // A card click wants its answer in the reply, which this connection cannot give yet: the
-      // callback (POST /webhooks/feishu) takes clicks; acknowledged here, nothing decided.
-      log.warn(
-        { vendor: 'feishu', eventId: read.click.eventId },
-        'Feishu card click over the long connection: not taken',
-      );
-      return;
+      const { click } = read;
+      if (!options.click) {
+        log.warn(
+          { vendor: 'feishu', eventId: click.eventId },
+          'Feishu card click acknowledged: no decision cards here',
+        );
+        return undefined;
+      }
+      // The answer — the toast and the card locked — goes back as the acknowledgement's data, as a
+      // callback's answer does in its body; Feishu shows it to the clicker.
+      const taking = options.click(click, arrivedAt);
+      inFlight.add(taking);
+      try {
+        const answer = await taking;
+        log.info(
+          {
+            vendor: 'feishu',
+            eventId: click.eventId,
+            idempotencyKey: click.idempotencyKey,
+            decision: click.decision,
+            answer: answer.text,
+          },
+          'Feishu card click answered over the long connection',
+        );
+        return feishuClickReply(click.idempotencyKey, answer).body;
+      } finally {
+        inFlight.delete(taking);
+      }
     }
     if (read.kind === 'other') {
       log.info({ vendor: 'feishu', eventType: read.eventType }, 'Feishu event acknowledged: not an approval event');
-      return;
+      return undefined;
     }
     if (read.kind === 'unusable') {
       log.warn({ vendor: 'feishu', reason: read.reason }, 'Feishu event acknowledged: unusable, nothing recorded');
-      return;
+      return undefined;
     }
     const taking = options.take(read.event, arrivedAt);
     inFlight.add(taking);
@@ -151,6 +181,7 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
         },
         'Feishu approval event acknowledged over the long connection',
       );
+      return undefined;
     } catch (error) {
       log.warn(
         { vendor: 'feishu', eventId: read.event.eventId, err: error },
@@ -193,19 +224,19 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
 /**
  * The dispatcher WSClient hands each event frame's JSON to. Its own `invoke` flattens the envelope
  * and dispatches by type; this one hands the body as Feishu sent it to `handle`, which both doors'
- * reader reads, and answers nothing (WSClient then acks `{code: 200}`).
+ * reader reads. WSClient acks `{code: 200}` with what `handle` resolves to as the ack's `data` (a
+ * card click's answer; nothing for an event).
  */
 class FrameDispatcher extends EventDispatcher {
   constructor(
-    private readonly handle: (data: unknown) => Promise<void>,
+    private readonly handle: (data: unknown) => Promise<unknown>,
     logger: ReturnType<typeof filteredSdkLogger>,
   ) {
     super({ logger, loggerLevel: LoggerLevel.trace });
   }
 
-  override async invoke(data: unknown): Promise<undefined> {
-    await this.handle(data);
-    return undefined;
+  override async invoke(data: unknown): Promise<unknown> {
+    return this.handle(data);
   }
 }
 

@@ -14,6 +14,9 @@ import {
 } from '../../../../vendors/feishu/decision-cards.js';
 import { feishu } from '../../../../vendors/feishu/index.js';
 import { type FeishuConfig, feishuFrom, feishuSettings } from '../../../../vendors/feishu/settings.js';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { cardTemplates, CARD_TEMPLATES_DIR } from '../../../../tools/scripts/write-card-templates.js';
 
 const NOW = Date.parse('2026-12-06T12:05:00.000Z');
 
@@ -370,5 +373,13 @@ describe('the decision cards’ settings', () => {
     });
     assert.deepEqual(longConnection.problems, []);
     assert.deepEqual(longConnection.config?.decisions, { chatId: 'oc_a0553eda', operators: ['ou_b1'] });
+  });
+});
+
+describe('the committed card templates (docs/cards/)', () => {
+  it('are what the Feishu card code draws for the sample key: `npm run cards` rewrites them', () => {
+    for (const [name, content] of Object.entries(cardTemplates())) {
+      assert.equal(readFileSync(path.join(CARD_TEMPLATES_DIR, name), 'utf8'), content, `docs/cards/${name}`);
+    }
   });
 });

@@ -53,6 +53,8 @@ export function createDecisionCardActivities(deps: {
 }) {
   const { prisma, temporal, taskQueue, senders, lookEveryMs, metrics } = deps;
   const database = deps.database ?? decisionCardDatabase;
+  // From the start, so that the first failed post is an increase the alert rule sees.
+  metrics.decisionCardStepsAtZero([...senders.keys()]);
   const knownCards = new Set<string>();
 
   /** The card of one waiting key as every vendor shows it: the cause classified, never the raw error. */

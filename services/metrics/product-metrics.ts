@@ -16,7 +16,8 @@ export type DeliveryOutcome = 'acknowledged' | 'failed' | 'marked_handled';
 /** What became of a click on a decision card (`refused`: not a decision offered, or not carried out). */
 export type CardClickResult = 'decided' | 'already_decided' | 'not_operator' | 'refused';
 /** One step of a decision card: posted, a post that failed (retried), or redrawn with its outcome. */
-export type DecisionCardStep = 'sent' | 'send_failed' | 'updated';
+export const DECISION_CARD_STEPS = ['sent', 'send_failed', 'updated'] as const;
+export type DecisionCardStep = (typeof DECISION_CARD_STEPS)[number];
 
 export interface ProductMetrics {
   /** `reason` names why a webhook was refused (the problem type); empty otherwise. */
@@ -50,6 +51,8 @@ export interface ProductMetrics {
   cardClicked(vendor: string, result: CardClickResult): void;
   /** A step of one of `vendor`'s decision cards. */
   decisionCardStep(vendor: string, step: DecisionCardStep): void;
+  /** Every step of the cards of `vendors` exported at 0, by the worker that posts them, at its start. */
+  decisionCardStepsAtZero(vendors: readonly string[]): void;
   /**
    * The refusals the alert rules watch — the 503s, and the deliveries refused as another door's —
    * exported at 0 by the process that answers webhooks, so that the first one is an increase and
@@ -174,6 +177,9 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     keySourceConflict: (door) => sourceConflicts.add(1, { door }),
     cardClicked: (vendor, result) => cardClicks.add(1, { vendor, result }),
     decisionCardStep: (vendor, step) => cards.add(1, { vendor, result: step }),
+    decisionCardStepsAtZero: (vendors) => {
+      for (const vendor of vendors) for (const step of DECISION_CARD_STEPS) cards.add(0, { vendor, result: step });
+    },
     webhookRefusalsAtZero: (doors) => {
       for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });
       for (const door of doors) sourceConflicts.add(0, { door });

@@ -141,10 +141,16 @@ async function untilAccepted(ask: () => Promise<unknown>, deadline: number, { on
  */
 async function untilRouted(client: Client, target: BuildTarget, deadline: number, intervalMs = 200): Promise<boolean> {
   for (;;) {
-    const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
-      namespace: target.namespace,
-      deploymentName: target.deploymentName,
-    });
+    let workerDeploymentInfo;
+    try {
+      ({ workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
+        namespace: target.namespace,
+        deploymentName: target.deploymentName,
+      }));
+    } catch {
+      // The change is made; only whether it has spread is unknown: said as not spread yet.
+      return false;
+    }
     // Servers that do not report the state (UNSPECIFIED) route by the change as soon as they accept it.
     if (Number(workerDeploymentInfo?.routingConfigUpdateState ?? 0) !== ROUTING_IN_PROGRESS) return true;
     if (Date.now() + intervalMs > deadline) return false;

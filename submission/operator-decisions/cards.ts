@@ -102,6 +102,8 @@ export async function episodeOutcome(
  * door took a moment before is refused to this one before its record is written.
  */
 const OUTCOME_WAIT_MS = 5_000;
+/** How long before the vendor's deadline a click's answer is due, for its way back. */
+const ANSWER_MARGIN_MS = 250;
 
 /** The episode's outcome once it is recorded, looked for every 200 ms for up to `waitMs`. */
 async function outcomeWithin(
@@ -151,6 +153,8 @@ async function take(deps: OperatorDeps, key: string, decision: string, decidedBy
 export async function decideFromCard(
   deps: OperatorDeps & { operators: ReadonlySet<string> },
   click: CardClick,
+  /** Until when (epoch ms) a click that came second may wait for the first decision's record. */
+  outcomeBy: number = Date.now() + OUTCOME_WAIT_MS,
 ): Promise<CardAnswer> {
   if (!deps.operators.has(click.userId)) return { kind: 'not an operator' };
   const episode = episodeParts(click.episode);
@@ -175,7 +179,7 @@ export async function decideFromCard(
     if (!(error instanceof NoPendingDecisionError)) throw error;
     // Someone decided first, through this card, another, the CLI or MCP: that decision stands. It
     // may still be being carried out, its record not written yet: looked for a few times.
-    const outcome = await outcomeWithin(deps.prisma, clicked, OUTCOME_WAIT_MS);
+    const outcome = await outcomeWithin(deps.prisma, clicked, Math.min(OUTCOME_WAIT_MS, outcomeBy - Date.now()));
     if (outcome) return { kind: 'already decided', outcome };
     return { kind: 'not offered', reason: error.reason };
   }
@@ -202,10 +206,11 @@ const told = (outcome: CardOutcome) =>
   `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`;
 
 /**
- * A click answered inside the vendor's deadline (`answerBy`, epoch ms): what became of it, or — the
- * decision still being carried out then — that it is under way, the card locked either way so
- * that nobody clicks it again. The decision goes on after the answer; `keep` holds it until it
- * settles (the process's drain), and its failure is the vendor door's to log.
+ * A click answered inside the vendor's deadline (`answerBy`, epoch ms): what became of it, the card
+ * locked so that nobody clicks it again; or — the decision still being carried out then — that it
+ * is under way, the card left for its workflow to redraw once the key moves on. The decision goes
+ * on after the answer; `keep` holds it until it settles (the process's drain), and its failure is
+ * the vendor door's to log.
  */
 export async function answerCardClick(
   deps: OperatorDeps & { operators: ReadonlySet<string> },
@@ -217,20 +222,25 @@ export async function answerCardClick(
     counted?: (result: CardClickResult) => void;
   },
 ): Promise<CardClickReply> {
-  const deciding = decideFromCard(deps, click);
+  // A refusal is answered before the deadline, with a moment to spare for the answer's way back.
+  const deciding = decideFromCard(deps, click, options.answerBy - ANSWER_MARGIN_MS);
   options.keep(deciding);
+  const count = (result: CardClickResult) => {
+    try {
+      options.counted?.(result);
+    } catch {
+      // counting is never a reason for a click to fail
+    }
+  };
   deciding.then(
-    (answer) => options.counted?.(CLICK_RESULTS[answer.kind]),
-    () => options.counted?.('refused'),
+    (answer) => count(CLICK_RESULTS[answer.kind]),
+    () => count('refused'),
   );
   const answer = await raceDeadline(deciding, options.answerBy, { resolve: undefined });
   if (answer === undefined) {
-    // Not yet known whether this click's decision or another door's is the one taken: said neutrally.
-    return {
-      tone: 'info',
-      text: `Deciding: the card shows the outcome once it is taken`,
-      lockedAs: `${click.decision} clicked by card:${click.vendor}:${click.userId}; the outcome follows`,
-    };
+    // Not yet known whether this click's decision or another door's is taken, or none: said
+    // neutrally, and the card left as it is. Its workflow redraws it once the key moves on.
+    return { tone: 'info', text: `Deciding: the card shows the outcome once it is taken` };
   }
   if (answer.kind === 'not an operator') {
     return { tone: 'error', text: 'Only the operators named for these cards can decide from them' };

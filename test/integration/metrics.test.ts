@@ -23,6 +23,7 @@ import {
   startFakeDingTalk,
 } from '../../tools/harness/fake-dingtalk.js';
 import { metricNamesIn } from '../../tools/harness/promql-names.js';
+import { type FakeFeishu, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import {
   approval,
@@ -98,6 +99,8 @@ describe('metrics on METRICS_PORT', () => {
   let downstream: Server;
   // The API holds a DingTalk Stream to it, so the connection gauge exists.
   let dingtalk: FakeDingTalk;
+  // The worker posts decision cards to its chat, so the cards' series exist from its start.
+  let feishu: FakeFeishu;
   const ports = { api: 0, worker: 0 };
 
   before(async () => {
@@ -122,11 +125,23 @@ describe('metrics on METRICS_PORT', () => {
       ...dingtalkSettings(dingtalk, { aesKey: randomDingTalkAesKey(), token: 'metrics-test-token' }, MAPPING),
       DINGTALK_EVENT_MODE: 'stream',
     };
+    feishu = await startFakeFeishu();
+    const cards = {
+      OA_FORM_MAPPING: MAPPING,
+      FEISHU_APP_ID: feishu.appId,
+      FEISHU_APP_SECRET: feishu.appSecret,
+      FEISHU_ENCRYPT_KEY: 'metrics-test-feishu-encrypt-key',
+      FEISHU_VERIFICATION_TOKEN: 'metrics-test-feishu-token',
+      FEISHU_API_BASE_URL: feishu.url,
+      FEISHU_DECISION_CHAT_ID: 'oc_metricstest',
+      FEISHU_OPERATOR_OPEN_IDS: 'ou_metricstest',
+    };
     api = await apiProcess('api-metrics', { ...env, ...sampled, ...stream, METRICS_PORT: String(ports.api) });
     worker = workerProcess('worker-metrics', {
       ...env,
       ...sampled,
       ...delivery,
+      ...cards,
       METRICS_PORT: String(ports.worker),
     });
     await Promise.all([api.start(), worker.start()]);
@@ -136,6 +151,7 @@ describe('metrics on METRICS_PORT', () => {
     await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
     await new Promise((resolve) => downstream.close(resolve));
     await dingtalk.close();
+    await feishu.close();
     await service.stop();
   });
 

@@ -149,7 +149,8 @@ interface MissingPackages {
  * root (or sudo needs no password), beside the rest of the run's start: the files that need the
  * packages wait for it (tools/scripts/machine-packages-gate.mjs), the others do not. Where it
  * cannot install, says the one command that would, before any test runs, and answers `false`: a
- * newcomer never sees a test fail for a missing package.
+ * newcomer never sees a test fail for a package nobody tried to install; one whose install
+ * failed fails its files with apt's words.
  */
 function installMachinePackages(files: string[]): MissingPackages | undefined | false {
   const missing = MACHINE_PACKAGES.filter((pkg) => pkg.files.some((file) => files.includes(file)) && !pkg.present());
@@ -175,7 +176,12 @@ function installMachinePackages(files: string[]): MissingPackages | undefined | 
     return false;
   }
   console.log(`\n== installing ${names} from Debian, beside the start, for the tests that need it`);
-  const [command = 'apt-get', ...prefix] = [...asRoot, 'apt-get'];
+  // sudo resets the environment: the frontend is passed through `env`.
+  const [command = 'apt-get', ...prefix] = [
+    ...asRoot,
+    ...(asRoot.length > 0 ? ['env', 'DEBIAN_FRONTEND=noninteractive'] : []),
+    'apt-get',
+  ];
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const started = Date.now();
   const installing = (async () => {
@@ -457,8 +463,13 @@ async function main(): Promise<number> {
       const outcome = path.join(timesDir, 'machine-packages');
       env.MACHINE_PACKAGES_GATE = JSON.stringify({ files: packages.files, outcome });
       void packages.installing.then((said) => {
-        writeFileSync(`${outcome}.tmp`, said);
-        renameSync(`${outcome}.tmp`, outcome);
+        try {
+          writeFileSync(`${outcome}.tmp`, said);
+          renameSync(`${outcome}.tmp`, outcome);
+        } catch (error) {
+          // The files waiting on it are stopped by their fuse (TEST_FILE_LIMIT_S) and the run fails.
+          console.error(`the install's outcome could not be written for the files waiting on it: ${String(error)}`);
+        }
       });
     }
     const sideBySide = ownDatabase ? 1 : concurrency;

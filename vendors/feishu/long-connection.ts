@@ -137,7 +137,8 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
           { vendor: 'feishu', eventId: click.eventId },
           'Feishu card click acknowledged: no decision cards here',
         );
-        return undefined;
+        return feishuClickReply(click.idempotencyKey, { tone: 'error', text: 'Decision cards are off for this app' })
+          .body;
       }
       // The answer — the toast and the card locked — goes back as the acknowledgement's data, as a
       // callback's answer does in its body; Feishu shows it to the clicker.
@@ -224,8 +225,9 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
 /**
  * The dispatcher WSClient hands each event frame's JSON to. Its own `invoke` flattens the envelope
  * and dispatches by type; this one hands the body as Feishu sent it to `handle`, which both doors'
- * reader reads. WSClient acks `{code: 200}` with what `handle` resolves to as the ack's `data` (a
- * card click's answer; nothing for an event).
+ * reader reads. WSClient acks `{code: 200}` with what `handle` resolves to, JSON in base64, as the
+ * ack's `data` (a card click's answer; nothing for an event): its `handleEventData` does so in the
+ * SDK version package-lock.json pins (1.74.0).
  */
 class FrameDispatcher extends EventDispatcher {
   constructor(

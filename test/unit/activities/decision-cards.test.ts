@@ -76,6 +76,7 @@ function counting() {
   const metrics: ProductMetrics = {
     ...noProductMetrics(),
     decisionCardStep: (vendor, step) => steps.push(`${vendor} ${step}`),
+    decisionCardStepsAtZero: (vendors) => steps.push(...vendors.map((vendor) => `${vendor} at 0`)),
   };
   return { steps, metrics };
 }
@@ -179,6 +180,7 @@ describe('the decision cards’ activities', () => {
     assert.equal(await context.run(sendDecisionCard, input), POSTED);
     const outcome: CardOutcome = { decision: 'abandon', decidedBy: 'ops', decidedAt: '2026-12-06T09:00:00.000Z' };
     await context.run(refreshDecisionCard, { vendor: 'feishu', posted: POSTED, card, outcome });
-    assert.deepEqual(steps, ['feishu send_failed', 'feishu sent', 'feishu updated']);
+    // Exported at 0 from the start, so that the first failure is an increase the alert sees.
+    assert.deepEqual(steps, ['feishu at 0', 'feishu send_failed', 'feishu sent', 'feishu updated']);
   });
 });

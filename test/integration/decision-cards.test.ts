@@ -16,7 +16,12 @@ import { decideCompensation } from '../../submission/operator-decisions/compensa
 import { decisionCardScanWorkflow } from '../../workflows/decision-card-workflows.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
-import { type FakeFeishu, feishuCallback, startFakeFeishu } from '../../tools/harness/fake-feishu.js';
+import {
+  type FakeFeishu,
+  feishuCallback,
+  feishuCardClickPayload,
+  startFakeFeishu,
+} from '../../tools/harness/fake-feishu.js';
 import type { FakeFeishuMessage } from '../../tools/harness/fake-feishu-messages.js';
 import {
   approval,
@@ -268,20 +273,7 @@ describe('decision cards in a Feishu chat', () => {
   ) => {
     if (key === ENCRYPT_KEY) doorClicks += 1;
     const callback = feishuCallback(
-      {
-        schema: '2.0',
-        header: {
-          event_id: `evt-${randomBytes(6).toString('hex')}`,
-          event_type: 'card.action.trigger',
-          create_time: String(Date.now()),
-          app_id: feishu.appId,
-        },
-        event: {
-          operator: { open_id: openId },
-          action: { tag: 'button', value: button },
-          context: { open_message_id: 'om_clicked', open_chat_id: CHAT },
-        },
-      },
+      feishuCardClickPayload({ appId: feishu.appId, openId, button, chatId: CHAT, messageId: 'om_clicked' }),
       { encryptKey: key, token: VERIFICATION_TOKEN, sign: true },
     );
     return service.app.inject({

@@ -27,6 +27,7 @@ import {
   feishuApprovalPayload,
   feishuApprovalPayloadV2,
   feishuCallback,
+  feishuCardClickPayload,
   startFakeFeishu,
 } from '../../tools/harness/fake-feishu.js';
 import { freePort } from '../../tools/harness/ports.js';
@@ -162,20 +163,15 @@ describe('Feishu long connection: approvals pushed over a connection the service
     );
     const episode = waitingEpisode(waiting.status, waiting.waitingSince);
     const clickBy = (openId: string) =>
-      feishu.longConnection.push({
-        schema: '2.0',
-        header: {
-          event_id: `evt-${randomBytes(6).toString('hex')}`,
-          event_type: 'card.action.trigger',
-          create_time: String(Date.now()),
-          app_id: feishu.appId,
-        },
-        event: {
-          operator: { open_id: openId },
-          action: { tag: 'button', value: { idempotencyKey: key, episode, decision: 'abandon' } },
-          context: { open_message_id: 'om_card', open_chat_id: DECISION_CHAT },
-        },
-      });
+      feishu.longConnection.push(
+        feishuCardClickPayload({
+          appId: feishu.appId,
+          openId,
+          button: { idempotencyKey: key, episode, decision: 'abandon' },
+          chatId: DECISION_CHAT,
+          messageId: 'om_card',
+        }),
+      );
     type ClickAnswer = { toast: { type: string; content: string }; card?: { type: string } };
 
     const stranger = await feishu.longConnection.acknowledged(await clickBy(STRANGER));

@@ -138,6 +138,33 @@ export async function startFakeFeishu(
   };
 }
 
+/**
+ * A click on a decision card's button, as Feishu sends it (schema 2.0 `card.action.trigger`, over
+ * the callback or the long connection): who clicked, what the button carries, the card's message.
+ */
+export function feishuCardClickPayload(click: {
+  appId: string;
+  openId: string;
+  button: { idempotencyKey: string; episode: string; decision: string };
+  chatId: string;
+  messageId: string;
+}): Record<string, unknown> {
+  return {
+    schema: '2.0',
+    header: {
+      event_id: `evt-${randomBytes(6).toString('hex')}`,
+      event_type: 'card.action.trigger',
+      create_time: String(Date.now()),
+      app_id: click.appId,
+    },
+    event: {
+      operator: { open_id: click.openId },
+      action: { tag: 'button', value: click.button },
+      context: { open_message_id: click.messageId, open_chat_id: click.chatId },
+    },
+  };
+}
+
 /** A schema 1.0 approval_instance event, as Feishu pushes it (without the token: the builder adds it). */
 export function feishuApprovalPayload(event: {
   uuid?: string;

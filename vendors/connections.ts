@@ -14,7 +14,7 @@ import {
   replyBudgetMs,
 } from '../submission/accept-oa-event.js';
 import type { IntakeLoad } from '../submission/intake-load.js';
-import { answerCardClick } from '../submission/operator-decisions/cards.js';
+import { takeCardClick } from '../submission/operator-decisions/cards.js';
 import type { HeldConnection } from './oa-vendor.js';
 import { configured } from './registry.js';
 import type { ConnectorsConfig } from './settings.js';
@@ -59,34 +59,8 @@ export function openOaConnections(deps: OaConnectionDeps): OaConnections {
     connection.start({
       take: (event, arrivedAt) =>
         acceptApprovalEvent(approvalDeps, event, { arrivedAt, replyBy: arrivedAt + budgetMs }),
-      // A click decides as one through the callback does; what goes on after the answer is the
-      // process's to wait for at its drain, and its failure is logged here.
-      click: (click, operators, arrivedAt) =>
-        answerCardClick(
-          {
-            prisma: deps.prisma,
-            temporal: deps.temporal,
-            taskQueue: deps.config.temporal.taskQueue,
-            writePolicy: deps.config.writePolicy,
-            operators,
-          },
-          click,
-          {
-            answerBy: arrivedAt + budgetMs,
-            keep: (work) =>
-              deps.approvalsInFlight.keep(
-                work.then(
-                  () => undefined,
-                  (error: unknown) =>
-                    deps.log.error(
-                      { vendor: module.vendor, eventId: click.eventId, err: error },
-                      'OA card click not carried out',
-                    ),
-                ),
-              ),
-            counted: (result) => deps.metrics.cardClicked(module.vendor, result),
-          },
-        ),
+      // A click decides as one through the callback does.
+      click: (click, operators, arrivedAt) => takeCardClick(deps, click, operators, arrivedAt + budgetMs),
       report: (state) => deps.connections.report(module.vendor, state),
       log: deps.log,
     });

@@ -15,7 +15,8 @@ import { resubmit } from './claims.js';
 import { decideCompensation, recompensate } from './compensation.js';
 import { decideDelivery } from './delivery.js';
 import { raceDeadline } from '../deadline.js';
-import type { CardClickResult } from '../../services/metrics/product-metrics.js';
+import type { CardClickResult, ProductMetrics } from '../../services/metrics/product-metrics.js';
+import type { ApprovalEventConfig, ApprovalEventsInFlight } from '../accept-oa-event.js';
 import { NoPendingDecisionError, type OperatorDeps } from './shared.js';
 
 /** One click on a card's button, as the vendor's door read it from a verified callback. */
@@ -251,4 +252,52 @@ export async function answerCardClick(
     text: `${answer.kind === 'decided' ? 'Done' : 'Already decided'}: ${told(answer.outcome)}`,
     lockedAs: told(answer.outcome),
   };
+}
+
+/** What a vendor's door holds that a click needs: the process's clients, settings, metrics and drain. */
+export interface CardClickDoorDeps {
+  config: Pick<ApprovalEventConfig, 'temporal' | 'writePolicy'>;
+  prisma: PrismaClient;
+  temporal: OperatorDeps['temporal'];
+  metrics: Pick<ProductMetrics, 'cardClicked'>;
+  approvalsInFlight: ApprovalEventsInFlight;
+  log: { error(fields: object, message: string): void };
+}
+
+/**
+ * A click taken at a vendor's door — its callback or its held connection — by the people on
+ * `operators`, answered by `answerBy` (epoch ms): counted once its decision settles, that decision
+ * held for the process's drain, and its failure logged.
+ */
+export function takeCardClick(
+  deps: CardClickDoorDeps,
+  click: CardClick & { eventId: string },
+  operators: ReadonlySet<string>,
+  answerBy: number,
+): Promise<CardClickReply> {
+  return answerCardClick(
+    {
+      prisma: deps.prisma,
+      temporal: deps.temporal,
+      taskQueue: deps.config.temporal.taskQueue,
+      writePolicy: deps.config.writePolicy,
+      operators,
+    },
+    click,
+    {
+      answerBy,
+      counted: (result) => deps.metrics.cardClicked(click.vendor, result),
+      keep: (work) =>
+        deps.approvalsInFlight.keep(
+          work.then(
+            () => undefined,
+            (error: unknown) =>
+              deps.log.error(
+                { vendor: click.vendor, eventId: click.eventId, err: error },
+                'OA card click not carried out',
+              ),
+          ),
+        ),
+    },
+  );
 }

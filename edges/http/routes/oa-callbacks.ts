@@ -19,7 +19,7 @@ import {
   type ReplyDeadline,
 } from '../../../submission/accept-oa-event.js';
 import type { IntakeLoad } from '../../../submission/intake-load.js';
-import { answerCardClick } from '../../../submission/operator-decisions/cards.js';
+import { takeCardClick } from '../../../submission/operator-decisions/cards.js';
 import { arrivalOf } from '../arrival.js';
 import type { Connector, ConnectorReply } from '../../../vendors/connector.js';
 import { oaVendorIds, oaVendorModule } from '../../../vendors/registry.js';
@@ -106,30 +106,11 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
               return send(reply, callback.reply({ tone: 'error', text: 'Decision cards are off for this app' }));
             }
             const answer = await inRequestSpan(request, () =>
-              answerCardClick(
-                {
-                  prisma: deps.prisma,
-                  temporal: deps.temporal,
-                  taskQueue: deps.config.temporal.taskQueue,
-                  writePolicy: deps.config.writePolicy,
-                  operators: connector.decisionOperators ?? new Set(),
-                },
+              takeCardClick(
+                { ...deps, log: request.log },
                 click,
-                {
-                  answerBy: replyDeadline(request, connector.vendorDeadlineMs).replyBy,
-                  counted: (result) => deps.metrics.cardClicked(vendor, result),
-                  keep: (work) =>
-                    deps.approvalsInFlight.keep(
-                      work.then(
-                        () => undefined,
-                        (error: unknown) =>
-                          request.log.error(
-                            { vendor, eventId: click.eventId, err: error },
-                            'OA card click not carried out',
-                          ),
-                      ),
-                    ),
-                },
+                connector.decisionOperators ?? new Set(),
+                replyDeadline(request, connector.vendorDeadlineMs).replyBy,
               ),
             );
             request.log.info(

@@ -36,6 +36,7 @@ import {
   uniqueApprovalNo,
   workflowExists,
 } from '../../tools/harness/service.js';
+import { nodeArgsFor } from '../../tools/harness/test-build.js';
 
 const SECRET = 'downstream-secret-0123456789';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -309,7 +310,7 @@ describe('delivery when the worker dies', () => {
   /** The real worker entry point, as its own process, on this file's task queue. */
   async function startWorkerProcess(): Promise<ChildProcess> {
     const { config } = service;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker-main.ts'], {
+    const child = spawn(process.execPath, nodeArgsFor('app/worker-main.ts'), {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {

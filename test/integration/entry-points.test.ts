@@ -30,6 +30,7 @@ import {
 import { signedHeaders } from '../../tools/harness/signed-webhook.js';
 import { listeningSockets } from '../../tools/harness/listening-sockets.js';
 import { apiProcess, processEnv, sendApproval } from '../../tools/harness/processes.js';
+import { nodeArgsFor } from '../../tools/harness/test-build.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SHARES_PORTS = reusePortAvailable(process.versions.node, process.platform);
@@ -176,7 +177,7 @@ function apiThatStops(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: s
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'app/api-main.ts')],
+      nodeArgsFor('app/api-main.ts'),
       {
         cwd: ROOT,
         env: {

@@ -14,7 +14,7 @@ import {
   answerOf,
   assertOneOrderWritten,
   clientOf,
-  MCP_BIN,
+  MCP_STDIO_ARGS,
   REVISIONS,
   type Revision,
 } from '../../tools/harness/mcp-clients.js';
@@ -114,7 +114,7 @@ describe('MCP clients of 2025-06-18, 2025-11-25 and 2026-07-28', () => {
     const stderr: string[] = [];
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MCP_BIN],
+      args: [...MCP_STDIO_ARGS],
       env: { ...env, PATH: process.env.PATH ?? '' },
       stderr: 'pipe',
     });

@@ -37,7 +37,7 @@ import {
 import {
   answerOf,
   assertOneOrderWritten,
-  MCP_BIN,
+  MCP_STDIO_ARGS,
   mcpRequest,
   type ToolAnswer,
 } from '../../tools/harness/mcp-clients.js';
@@ -148,8 +148,8 @@ describe('MCP tools', () => {
   async function connectStdio(args: string[]): Promise<Client> {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MCP_BIN, ...args],
-      // Not production: the bin runs the source under test, not a dist/ an earlier build left.
+      args: [...MCP_STDIO_ARGS, ...args],
+      // Not production: the source under test runs, not a dist/ an earlier build left.
       env: { ...env, PATH: process.env.PATH ?? '' },
       stderr: 'pipe',
     });

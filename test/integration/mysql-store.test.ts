@@ -34,7 +34,7 @@ import { mysqlRolesOf } from '../../tools/harness/database-roles.js';
 import { migrationsWith } from '../../tools/harness/migrations-with.js';
 import { assertDoorShapeChecked } from '../../tools/harness/door-shape.js';
 import { orderEvent } from '../../tools/harness/forged-events.js';
-import { answerOf, MCP_BIN } from '../../tools/harness/mcp-clients.js';
+import { answerOf, MCP_STDIO_ARGS } from '../../tools/harness/mcp-clients.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import { apiProcess, processEnv } from '../../tools/harness/processes.js';
 import { mysqlSchemaDrift, readSchemaDmmf } from '../../tools/harness/schema-drift.js';
@@ -456,7 +456,7 @@ describe('the order store on MySQL/MariaDB', () => {
   it('the MCP stdio server submits an order and reads its status on the MySQL store', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MCP_BIN],
+      args: [...MCP_STDIO_ARGS],
       env: { ...processEnv(service.config, { LOG_LEVEL: 'warn' }), PATH: process.env.PATH ?? '' },
       stderr: 'pipe',
     });
@@ -492,7 +492,7 @@ describe('the order store on MySQL/MariaDB', () => {
     const mcp = await new Promise<{ code: number | string | undefined; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        [MCP_BIN],
+        MCP_STDIO_ARGS,
         { env: processEnv(service.config, { DATABASE_URL: caseBlindUrl }), timeout: 60_000 },
         (error, _stdout, stderr) => resolve({ code: error?.killed ? 'killed' : (error?.code ?? 0), stderr }),
       );

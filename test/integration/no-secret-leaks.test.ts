@@ -10,9 +10,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Client as McpClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Context } from '@temporalio/activity';
@@ -57,7 +55,7 @@ import {
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../tools/harness/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../../tools/harness/processes.js';
-import { mcpRequest } from '../../tools/harness/mcp-clients.js';
+import { MCP_STDIO_ARGS, mcpRequest } from '../../tools/harness/mcp-clients.js';
 import { type RawError, rawErrorText, TOLD_TYPES } from '../../tools/harness/raw-errors.js';
 import {
   approval,
@@ -76,8 +74,6 @@ import {
   until,
 } from '../../tools/harness/service.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MCP_BIN = path.join(ROOT, 'bin', 'orders-mcp.mjs');
 const FEISHU_PURCHASE = 'PURCHASE-ORDER-APPROVAL';
 const DINGTALK_PURCHASE = 'PROC-FAKE';
 const WECOM_PURCHASE = 'TEMPLATE-FAKE';
@@ -413,11 +409,11 @@ describe('no secret in any output', () => {
     }
     keys.push(idempotencyKeyFor(mcpApprovalNo, 'MAIN'));
 
-    // MCP over stdio: the orders-mcp bin as an agent starts it, with the same environment.
+    // MCP over stdio: the server orders-mcp starts, with the same environment.
     const stdioApprovalNo = uniqueApprovalNo('LEAKSTDIO');
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MCP_BIN],
+      args: [...MCP_STDIO_ARGS],
       env: env as Record<string, string>,
       stderr: 'pipe',
     });

@@ -221,7 +221,7 @@ describe('slow bodies from a stranger', () => {
         HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
         MCP_TOKEN: 'slow-bodies-mcp-token-0123',
       }),
-      nodeArgs: [`--max-old-space-size=${DEPLOYED_HEAP_MIB}`, '--import', 'tsx'],
+      nodeFlags: [`--max-old-space-size=${DEPLOYED_HEAP_MIB}`],
     });
     await api.start();
     stranger = slowBodies();

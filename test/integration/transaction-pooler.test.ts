@@ -16,6 +16,7 @@ import { type DatabaseRoles, rolesOf } from '../../tools/harness/database-roles.
 import { type RunningPgBouncer, startPgBouncer } from '../../tools/harness/pgbouncer.js';
 import { type ApiProcess, apiProcess, processEnv, sendApproval, workerProcess } from '../../tools/harness/processes.js';
 import { approval, eventually, stackEnv, testConfig, uniqueApprovalNo } from '../../tools/harness/service.js';
+import { nodeArgsFor } from '../../tools/harness/test-build.js';
 
 /** A pooler's URL as the service is told of it: `pgbouncer=true`. */
 function flagged(url: string): string {
@@ -104,7 +105,7 @@ describe('behind PgBouncer in transaction mode', () => {
   });
 
   it('keeps the migrate command off the pooler: it stops before taking a session lock there', () => {
-    const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'app/migrate-main.ts'], {
+    const migrate = spawnSync(process.execPath, nodeArgsFor('app/migrate-main.ts'), {
       encoding: 'utf8',
       env: {
         ...process.env,

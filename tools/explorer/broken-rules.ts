@@ -2,6 +2,7 @@
 // finds a broken promise and shrinks it to a short story. A broken rule is an entry point of its
 // own (tools/explorer/broken/) that the stack starts instead of the product's: the product carries
 // no switch for it.
+import { nodeArgsFor } from '../harness/test-build.js';
 export const BROKEN_RULES = {
   /** A redelivery starts its key's workflow again, also after an operator abandoned the key. */
   'redelivery-restarts-after-abandon': { api: 'tools/explorer/broken/api-restarts-started-keys.ts' },
@@ -17,12 +18,12 @@ export function isBrokenRule(name: string): name is BrokenRule {
 
 /**
  * What a stack runs: the API's entry point, and the node arguments that start `orders-cli` — the
- * product's (its bin), unless `rule` replaces one of them.
+ * product's entry point (its test-run build when there is one), unless `rule` replaces one of them.
  */
 export function entryPointsFor(rule: BrokenRule | undefined): { api: string; cli: string[] } {
   const broken: { api?: string; cli?: string } = rule ? BROKEN_RULES[rule] : {};
   return {
     api: broken.api ?? 'app/api-main.ts',
-    cli: broken.cli ? ['--import', 'tsx', broken.cli] : ['bin/orders-cli.mjs'],
+    cli: nodeArgsFor(broken.cli ?? 'app/cli-main.ts'),
   };
 }

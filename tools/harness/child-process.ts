@@ -1,6 +1,7 @@
 // The service's own entry points as child processes the harness can kill and restart.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { nodeArgsFor } from './test-build.js';
 import { sleep } from './time.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,8 +32,13 @@ export interface ManagedProcessOptions {
   /** … or once this answers true (for processes that log little). */
   ready?: () => Promise<boolean>;
   readyTimeoutMs?: number;
-  /** How node runs `entry`: TypeScript through tsx by default; `[]` for built JavaScript. */
+  /**
+   * How node runs `entry`: by default the test run's transpiled copy of it, or the TypeScript
+   * through tsx (tools/harness/test-build.ts); `[]` for built JavaScript.
+   */
   nodeArgs?: string[];
+  /** Node's own flags (a heap limit) before the default way of running `entry`. */
+  nodeFlags?: string[];
   /** The directory it runs in: the project's root unless given (an installed release elsewhere). */
   cwd?: string;
   /** Each line of output as it comes (a supervisor that shows it), besides keeping it. */
@@ -68,7 +74,10 @@ export function managedProcess(options: ManagedProcessOptions): ManagedProcess {
         : undefined,
     start: async () => {
       const startedAt = log.length;
-      const current = spawn(process.execPath, [...(options.nodeArgs ?? ['--import', 'tsx']), options.entry], {
+      const args = options.nodeArgs
+        ? [...options.nodeArgs, options.entry]
+        : [...(options.nodeFlags ?? []), ...nodeArgsFor(options.entry)];
+      const current = spawn(process.execPath, args, {
         cwd: options.cwd ?? ROOT,
         env: options.env,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,9 +8,17 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { eventually, orderCount, type TestService, visibleRuns } from './service.js';
+import { nodeArgsFor } from './test-build.js';
 
 /** The MCP stdio bin, as an agent's configuration names it. */
 export const MCP_BIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'orders-mcp.mjs');
+
+/**
+ * The node arguments that start the MCP stdio server: the entry point the `orders-mcp` bin starts,
+ * run from the test run's build when there is one (tools/harness/test-build.ts). The bin's own
+ * start is entry-points.test.ts's and the Inspector's.
+ */
+export const MCP_STDIO_ARGS = nodeArgsFor('app/mcp-stdio-main.ts');
 
 /** The revisions the service serves, the newest first. */
 export const REVISIONS = ['2026-07-28', '2025-11-25', '2025-06-18'] as const;

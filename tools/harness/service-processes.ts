@@ -10,7 +10,7 @@ export const WORKER_ENTRY = 'app/worker-main.ts';
 
 export interface ServiceProcessOptions
   extends Partial<
-    Pick<ManagedProcessOptions, 'ready' | 'readyTimeoutMs' | 'nodeArgs' | 'cwd' | 'onOutput' | 'onExit'>
+    Pick<ManagedProcessOptions, 'ready' | 'readyTimeoutMs' | 'nodeArgs' | 'nodeFlags' | 'cwd' | 'onOutput' | 'onExit'>
   > {
   /** The stack it runs on (DATABASE_URL, TEMPORAL_ADDRESS), unless `env` points it elsewhere. */
   stack?: { databaseUrl: string; temporalAddress: string };

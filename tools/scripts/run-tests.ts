@@ -23,6 +23,7 @@ import { startStack } from '../harness/stack.js';
 import { UNIT_FILES_OF_THEIR_OWN } from './unit-own-process.js';
 import { CONTAINER_PACKAGES, missingContainerTools } from '../harness/container-tools.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
+import { TEST_BUILD_ENV, writeTestBuild } from '../harness/test-build.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { withoutTemporalCredentials } from '../../services/temporal/settings.js';
 
@@ -418,9 +419,11 @@ async function main(): Promise<number> {
   // The workflow code is bundled once for the run, beside the stack's start, and every worker of
   // every file (in-process or child) loads that bundle instead of making its own.
   const bundleDir = path.join(dataDir, 'workflow-bundles');
+  // The service's processes the files start run its sources transpiled once here, under plain node.
+  const buildDir = path.join(dataDir, 'build');
   // Settled, not raced: when one of the two fails, the other is still waited for, and a stack that
   // did start is stopped rather than left running after the runner exits.
-  const [startedStack, bundled] = await Promise.allSettled([
+  const [startedStack, bundled, built] = await Promise.allSettled([
     startStack({
       dataDir,
       ...(ownDatabase ? { databaseUrl: ownDatabase } : {}),
@@ -432,11 +435,13 @@ async function main(): Promise<number> {
       maxDatabaseConnections: 400,
     }),
     writeWorkflowBundles(bundleDir),
+    writeTestBuild(buildDir),
   ]);
-  if (startedStack.status === 'rejected' || bundled.status === 'rejected') {
+  const failed = [startedStack, bundled, built].find((step) => step.status === 'rejected');
+  if (startedStack.status === 'rejected' || failed) {
     if (startedStack.status === 'fulfilled') await startedStack.value.stop();
     rmSync(dataDir, { recursive: true, force: true });
-    throw startedStack.status === 'rejected' ? startedStack.reason : (bundled as PromiseRejectedResult).reason;
+    throw (failed as PromiseRejectedResult).reason;
   }
   const stack = startedStack.value;
   console.log(
@@ -455,6 +460,7 @@ async function main(): Promise<number> {
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       WORKFLOW_BUNDLE_DIR: bundleDir,
+      [TEST_BUILD_ENV]: buildDir,
       LOG_LEVEL: 'warn',
       TEST_CPU_DIR: cpuDir,
     };

@@ -1,0 +1,71 @@
+// The service's sources as JavaScript, transpiled once for a test run, so that the API, worker and
+// CLI processes the tests start run under plain node instead of each loading tsx and transforming
+// the same modules again (measured: 0.7 s of CPU saved on each start). The transpile is tsx's own
+// (esbuild, one file each, no bundling, no type check), so what runs is what tsx would run. The
+// build mirrors the checkout — same folders, `.js` beside where the `.ts` was — in a folder of its
+// own that points back at the checkout's node_modules, package.json and prisma/, so that every
+// lookup relative to a module (migrations, the packages it requires) finds the same files.
+import { build } from 'esbuild';
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The folders of the service's code: what `npm run build` compiles (tsconfig.build.json). */
+const PRODUCT_FOLDERS = [
+  'activities',
+  'app',
+  'domain',
+  'domain-node',
+  'edges',
+  'services',
+  'submission',
+  'vendors',
+  'worker',
+  'workflows',
+];
+
+/** What the modules reach beside them, by a path relative to themselves or by package name. */
+const SHARED_WITH_THE_CHECKOUT = ['node_modules', 'package.json', 'prisma'];
+
+/** The variable a test run names its build in, for the processes its test files start. */
+export const TEST_BUILD_ENV = 'ORDERS_TEST_BUILD';
+
+/** Transpiles the service's sources into `dir` (made if missing). */
+export async function writeTestBuild(dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const entryPoints = PRODUCT_FOLDERS.flatMap((folder) =>
+    readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))
+      .map((name) => path.join(ROOT, folder, name)),
+  );
+  await build({
+    entryPoints,
+    outdir: dir,
+    outbase: ROOT,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    bundle: false,
+    sourcemap: 'inline',
+    logLevel: 'error',
+  });
+  for (const name of SHARED_WITH_THE_CHECKOUT) {
+    if (!existsSync(path.join(dir, name))) symlinkSync(path.join(ROOT, name), path.join(dir, name));
+  }
+}
+
+/**
+ * How node runs one of the service's entry points (`app/api-main.ts`, a path from the checkout's
+ * root): its transpiled JavaScript when the test run built one, else the source through tsx.
+ */
+export function nodeArgsFor(entry: string): string[] {
+  const built = process.env[TEST_BUILD_ENV];
+  const relative = path.isAbsolute(entry) ? path.relative(ROOT, entry) : entry;
+  if (built && relative.endsWith('.ts')) {
+    const script = path.join(built, `${relative.slice(0, -'.ts'.length)}.js`);
+    if (existsSync(script)) return [script];
+  }
+  return ['--import', 'tsx', entry];
+}

@@ -1,5 +1,5 @@
 // All I/O of the workflows, composed from one module per concern: the order write, the compensation
-// steps, the delivery, the safety nets, the decision cards. Built from explicit dependencies so the worker, the tests
+// steps, the delivery, the safety nets, the decision cards, the approval receipts. Built from explicit dependencies so the worker, the tests
 // and the fault harness wire the same code to different databases and clients. The names of the
 // returned functions are the activity names recorded in workflow histories: they never change.
 import type { Client } from '@temporalio/client';
@@ -10,7 +10,9 @@ import { noProductMetrics, type ProductMetrics } from '../services/metrics/produ
 import type { FormMappingFile } from '../domain/form-mapping.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import type { ApprovalReader } from '../vendors/approval-reader.js';
+import type { ApprovalReceiptPoster } from '../vendors/approval-receipts.js';
 import type { DecisionCardSender } from '../vendors/decision-cards.js';
+import { createApprovalReceiptActivities } from './approval-receipts.js';
 import { createApprovalFormActivities } from './approval-form.js';
 import { createCompensationActivities } from './compensation.js';
 import { createDecisionCardActivities } from './decision-cards.js';
@@ -37,6 +39,8 @@ export interface ActivityDeps {
   decisionCardLookEveryMs?: number | undefined;
   /** TEMPORAL_UI_URL and the namespace: where a card links its key's workflow; undefined: no link. */
   decisionCardTemporalUi?: { url: string; namespace: string } | undefined;
+  /** The vendors whose approvals get their order's receipt, each with its poster (none: no receipts). */
+  receiptPosters?: ReadonlyMap<OaVendor, ApprovalReceiptPoster> | undefined;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -75,6 +79,14 @@ export function createActivities(deps: ActivityDeps) {
     },
   );
 
+  const { startApprovalReceipts, postApprovalReceipt, recordApprovalReceiptFailure } = createApprovalReceiptActivities({
+    prisma,
+    temporal: deps.temporal,
+    taskQueue: deps.taskQueue,
+    posters: deps.receiptPosters ?? new Map(),
+    metrics,
+  });
+
   // Listed by name, so a renamed function fails to compile here instead of breaking replay.
   return {
     writeOrder,
@@ -92,5 +104,8 @@ export function createActivities(deps: ActivityDeps) {
     sendDecisionCard,
     decisionCardState,
     refreshDecisionCard,
+    startApprovalReceipts,
+    postApprovalReceipt,
+    recordApprovalReceiptFailure,
   };
 }

@@ -242,6 +242,8 @@ export const TABLE: readonly Row[] = [
   // Reads of an approval instance from an OA system's open API (vendors/<vendor>/reader.ts). A read changes
   // nothing, so anything that may pass on its own is safe to retry; the reader has already
   // refreshed its token once before it reports 401/403.
+  // A receipt's post (vendors/approval-receipts.ts) is as safe to repeat: it looks on the approval
+  // for the receipt first, so a post that landed unanswered is found, not posted again.
   {
     errorClass: 'OaApiUnavailable',
     retryable: true,

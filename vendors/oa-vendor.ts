@@ -8,6 +8,7 @@ import type { OaVendor } from '../domain/oa-approval.js';
 import type { ConnectionState } from '../services/health/event-connections.js';
 import type { ApprovalEventOutcome } from '../submission/accept-oa-event.js';
 import type { ApprovalReader } from './approval-reader.js';
+import type { ApprovalReceiptPoster } from './approval-receipts.js';
 import type { CardClickReply } from '../domain/decision-cards.js';
 import type { CardClickEvent, Connector, OaEvent } from './connector.js';
 import type { DecisionCardSender } from './decision-cards.js';
@@ -74,6 +75,11 @@ export interface OaVendorModule<Settings> {
    * request within `timeoutMs`; undefined when its settings name no chat for them.
    */
   decisionCards?(settings: Settings, options: { timeoutMs: number }): DecisionCardSender | undefined;
+  /**
+   * Writes an approval's order number into the approval (vendors/approval-receipts.ts), each
+   * request within `timeoutMs`; undefined when its settings turn receipts off.
+   */
+  receipts?(settings: Settings, options: { timeoutMs: number }): ApprovalReceiptPoster | undefined;
 }
 
 /** Checks a vendor's module against its own settings' type; the registry then holds it as any other. */

@@ -8,6 +8,7 @@ import { isDoorName, ORDER_NAMING_DOORS } from '../domain/door.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import type { WritePolicy } from '../submission/settings.js';
 import type { ApprovalReader } from './approval-reader.js';
+import type { ApprovalReceiptPoster } from './approval-receipts.js';
 import type { Connector } from './connector.js';
 import type { DecisionCardSender } from './decision-cards.js';
 import { dingtalk } from './dingtalk/index.js';
@@ -135,4 +136,17 @@ export function decisionCardSendersFromConfig(connectors: ConfiguredVendors): Ma
     if (sender) senders.set(module.vendor, sender);
   }
   return senders;
+}
+
+/** Each request of a receipt's look and post: inside the receipt activity's 30 s attempts. */
+const RECEIPT_REQUEST_TIMEOUT_MS = 10_000;
+
+/** The receipt posters of the configured vendors whose settings turn receipts on. */
+export function receiptPostersFromConfig(connectors: ConfiguredVendors): Map<OaVendor, ApprovalReceiptPoster> {
+  const posters = new Map<OaVendor, ApprovalReceiptPoster>();
+  for (const { module, settings } of configured(connectors)) {
+    const poster = module.receipts?.(settings, { timeoutMs: RECEIPT_REQUEST_TIMEOUT_MS });
+    if (poster) posters.set(module.vendor, poster);
+  }
+  return posters;
 }

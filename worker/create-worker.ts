@@ -37,6 +37,8 @@ export interface WorkerDeps {
   decisionCardLookEveryMs?: ActivityDeps['decisionCardLookEveryMs'];
   /** TEMPORAL_UI_URL: the cards link their key's workflow there (in this worker's namespace). */
   temporalUiUrl?: string | undefined;
+  /** The vendors whose approvals get their order's receipt; none by default. */
+  receiptPosters?: ActivityDeps['receiptPosters'];
   /** Where the product's metrics go; none by default. */
   metrics?: ProductMetrics;
   /** Replaces or wraps activities; tests use it to put real faults in front of real ones. */
@@ -78,6 +80,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     decisionCardSenders: deps.decisionCardSenders,
     decisionCardLookEveryMs: deps.decisionCardLookEveryMs,
     decisionCardTemporalUi: deps.temporalUiUrl ? { url: deps.temporalUiUrl, namespace: deps.namespace } : undefined,
+    receiptPosters: deps.receiptPosters,
   };
   const real = createActivities(activityDeps);
   const tracing = workerTracing();

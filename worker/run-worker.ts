@@ -26,7 +26,7 @@ import { ensureSafetyNetSchedules, safetyNetSchedules } from '../services/tempor
 import { ensureSearchAttributes } from '../services/temporal/search-attributes.js';
 import { connectWorker, createWorker, type WorkerDeps } from './create-worker.js';
 import { describeWorkflowCode, workflowCode } from './workflow-bundle.js';
-import { decisionCardSendersFromConfig, readersFromConfig } from '../vendors/registry.js';
+import { decisionCardSendersFromConfig, readersFromConfig, receiptPostersFromConfig } from '../vendors/registry.js';
 import { type ConnectorsConfig, connectorStates } from '../vendors/settings.js';
 import { serveWorkerProbes } from './probes.js';
 import type { WorkerConfig } from './settings.js';
@@ -80,10 +80,15 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     log.warn({ err: error }, 'could not check the custom search attributes; register them if workflows fail to start');
   }
   const decisionCardSenders = decisionCardSendersFromConfig(config.connectors);
+  const receiptPosters = receiptPostersFromConfig(config.connectors);
   try {
     const schedules = await ensureSafetyNetSchedules(
       host.temporal,
-      safetyNetSchedules({ ...config, withDecisionCards: decisionCardSenders.size > 0 }),
+      safetyNetSchedules({
+        ...config,
+        withDecisionCards: decisionCardSenders.size > 0,
+        withApprovalReceipts: receiptPosters.size > 0,
+      }),
     );
     log.info({ schedules }, 'safety-net schedules in place');
   } catch (error) {
@@ -103,6 +108,7 @@ export async function createOrderWorker(host: OrderWorkerHost): Promise<Worker> 
     metrics: host.metrics,
     readers: readersFromConfig(config.connectors, config.writePolicy),
     decisionCardSenders,
+    receiptPosters,
     decisionCardLookEveryMs: config.decisionCards.lookEveryMs,
     temporalUiUrl: config.decisionCards.temporalUiUrl,
     formMapping: config.connectors.formMapping?.file,

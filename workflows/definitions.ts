@@ -192,3 +192,6 @@ export interface DecisionCardResult {
   messageId: string;
   outcome: CardOutcome;
 }
+
+/** What became of an approval's receipt: posted (or found posted), or failed with its recorded cause. */
+export type ApprovalReceiptResult = { posted: true; found: boolean } | { posted: false; failure: string };

@@ -5,4 +5,5 @@ export { compensationWorkflow } from './compensation-workflow.js';
 export { duplicateScanWorkflow, retentionPurgeWorkflow } from './safety-net-workflows.js';
 export { deliveryWorkflow } from './delivery-workflow.js';
 export { decisionCardScanWorkflow, decisionCardWorkflow } from './decision-card-workflows.js';
+export { approvalReceiptScanWorkflow, approvalReceiptWorkflow } from './approval-receipt-workflows.js';
 import './versioning-behaviours.js';

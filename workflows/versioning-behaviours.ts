@@ -8,6 +8,7 @@
 //   code needs patched() and a replay fixture; the old build's workers can stop at once.
 import type { VersioningBehavior, WorkflowDefinitionOptions } from '@temporalio/common';
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { approvalReceiptScanWorkflow, approvalReceiptWorkflow } from './approval-receipt-workflows.js';
 import { compensationWorkflow } from './compensation-workflow.js';
 import { decisionCardScanWorkflow, decisionCardWorkflow } from './decision-card-workflows.js';
 import { deliveryWorkflow } from './delivery-workflow.js';
@@ -29,6 +30,11 @@ export const VERSIONING_BEHAVIOURS = {
   decisionCardScanWorkflow: 'PINNED',
   // Holds its card for as long as its key waits (days): the same reason as the order workflow's.
   decisionCardWorkflow: 'AUTO_UPGRADE',
+  // Bounded by its one activity, like the other scheduled runs.
+  approvalReceiptScanWorkflow: 'PINNED',
+  // Retries its post for up to six hours through a vendor's outage: pinned, it would hold its
+  // build's workers that long after a deploy.
+  approvalReceiptWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 export type WorkflowType = keyof typeof VERSIONING_BEHAVIOURS;
@@ -61,3 +67,5 @@ declareVersioningBehaviour('duplicateScanWorkflow', duplicateScanWorkflow);
 declareVersioningBehaviour('retentionPurgeWorkflow', retentionPurgeWorkflow);
 declareVersioningBehaviour('decisionCardScanWorkflow', decisionCardScanWorkflow);
 declareVersioningBehaviour('decisionCardWorkflow', decisionCardWorkflow);
+declareVersioningBehaviour('approvalReceiptScanWorkflow', approvalReceiptScanWorkflow);
+declareVersioningBehaviour('approvalReceiptWorkflow', approvalReceiptWorkflow);

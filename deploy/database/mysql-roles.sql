@@ -41,7 +41,8 @@ GRANT SELECT ON orders.* TO 'orders_app'@'%';
 --   again and reopens, orders-cli clear-conflict clears).
 -- - compensation_record: INSERT; UPDATE decision, decided_by, decided_at (the first decision).
 -- - duplicate_alert: INSERT; UPDATE of what a cluster that grows or merges changes.
--- - oa_event: INSERT only. _prisma_migrations: read only (the schema check at start).
+-- - oa_event, approval_receipt: INSERT only (a receipt's record is written once, when it settles).
+-- - _prisma_migrations: read only (the schema check at start).
 GRANT INSERT ON orders.order_main TO 'orders_app'@'%';
 GRANT UPDATE (order_no, status_at_purge, source_at_purge) ON orders.order_main TO 'orders_app'@'%';
 GRANT INSERT ON orders.order_line TO 'orders_app'@'%';
@@ -59,4 +60,5 @@ GRANT INSERT ON orders.duplicate_alert TO 'orders_app'@'%';
 GRANT UPDATE (order_nos, idempotent_keys, order_count, detail, last_order_at, updated_at, superseded_by)
   ON orders.duplicate_alert TO 'orders_app'@'%';
 GRANT INSERT ON orders.oa_event TO 'orders_app'@'%';
+GRANT INSERT ON orders.approval_receipt TO 'orders_app'@'%';
 REVOKE INSERT, UPDATE, DELETE ON orders.* FROM 'orders_app'@'%';

@@ -49,14 +49,15 @@ ALTER DEFAULT PRIVILEGES FOR ROLE orders_owner IN SCHEMA public
 --   again and reopens, orders-cli clear-conflict clears).
 -- - compensation_record: INSERT; UPDATE decision, decided_by, decided_at (the first decision).
 -- - duplicate_alert: INSERT; UPDATE of what a cluster that grows or merges changes.
--- - oa_event: INSERT only. _prisma_migrations: read only (the schema check at start).
+-- - oa_event, approval_receipt: INSERT only (a receipt's record is written once, when it settles).
+-- - _prisma_migrations: read only (the schema check at start).
 BEGIN;
 REVOKE ALL ON ALL TABLES IN SCHEMA public FROM orders_app;
 ALTER DEFAULT PRIVILEGES FOR ROLE orders_owner IN SCHEMA public
   REVOKE INSERT, UPDATE, DELETE ON TABLES FROM orders_app;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO orders_app;
 GRANT INSERT ON order_main, order_line, stock_reservation, idempotency_record, key_source_conflict,
-  compensation_record, duplicate_alert, oa_event TO orders_app;
+  compensation_record, duplicate_alert, oa_event, approval_receipt TO orders_app;
 GRANT UPDATE (status_at_purge, source_at_purge) ON order_main TO orders_app;
 GRANT UPDATE (reserved, updated_at) ON inventory TO orders_app;
 GRANT UPDATE (fingerprint, request, status, attempts, last_error, workflow_started_at, first_delivery_at,

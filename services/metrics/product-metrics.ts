@@ -18,6 +18,9 @@ export type CardClickResult = 'decided' | 'already_decided' | 'not_operator' | '
 /** One step of a decision card: posted, a post that failed (retried), or redrawn with its outcome. */
 export const DECISION_CARD_STEPS = ['sent', 'send_failed', 'updated'] as const;
 export type DecisionCardStep = (typeof DECISION_CARD_STEPS)[number];
+/** How an approval's receipt settled: posted (or found posted), or failed once its retries ran out. */
+export const RECEIPT_RESULTS = ['posted', 'failed'] as const;
+export type ReceiptResult = (typeof RECEIPT_RESULTS)[number];
 
 export interface ProductMetrics {
   /** `reason` names why a webhook was refused (the problem type); empty otherwise. */
@@ -53,6 +56,10 @@ export interface ProductMetrics {
   decisionCardStep(vendor: string, step: DecisionCardStep): void;
   /** Every step of the cards of `vendors` exported at 0, by the worker that posts them, at its start. */
   decisionCardStepsAtZero(vendors: readonly string[]): void;
+  /** An approval's receipt at `vendor` settled, counted once per key. */
+  receiptSettled(vendor: string, result: ReceiptResult): void;
+  /** Every result of the receipts of `vendors` exported at 0, by the worker that posts them, at its start. */
+  receiptsAtZero(vendors: readonly string[]): void;
   /**
    * The refusals the alert rules watch — the 503s, and the deliveries refused as another door's —
    * exported at 0 by the process that answers webhooks, so that the first one is an increase and
@@ -131,6 +138,11 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     'cards',
     'decision card posts and redraws, by vendor and result',
   );
+  const receipts = meter.createCounter(
+    'orders_receipts',
+    'receipts',
+    'approval receipts (the order number written into its approval), by vendor and how each settled',
+  );
   const latency = meter.createHistogram(
     END_TO_END_LATENCY,
     'float',
@@ -179,6 +191,10 @@ export function productMetrics(meter: MetricMeter): ProductMetrics {
     decisionCardStep: (vendor, step) => cards.add(1, { vendor, result: step }),
     decisionCardStepsAtZero: (vendors) => {
       for (const vendor of vendors) for (const step of DECISION_CARD_STEPS) cards.add(0, { vendor, result: step });
+    },
+    receiptSettled: (vendor, result) => receipts.add(1, { vendor, result }),
+    receiptsAtZero: (vendors) => {
+      for (const vendor of vendors) for (const result of RECEIPT_RESULTS) receipts.add(0, { vendor, result });
     },
     webhookRefusalsAtZero: (doors) => {
       for (const reason of SHED_REASONS) webhooks.add(0, { outcome: 'refused', reason });

@@ -7,18 +7,21 @@ import type { DatabaseConfig } from '../db/settings.js';
 export const duplicateScanScheduleId = (taskQueue: string) => `duplicate-scan-${taskQueue}`;
 export const retentionScheduleId = (taskQueue: string) => `idempotency-retention-${taskQueue}`;
 export const decisionCardsScheduleId = (taskQueue: string) => `decision-cards-${taskQueue}`;
+export const approvalReceiptsScheduleId = (taskQueue: string) => `approval-receipts-${taskQueue}`;
 
 /** Scan a day back on every run: a run missed while the cluster was down is covered by the next. */
 const SCAN_LOOKBACK_MINUTES = 24 * 60;
 
 /**
  * The schedules: the duplicate scan and the retention purge always; with `withDecisionCards` (some
- * vendor's chat gets cards), the scan that starts a card for every key waiting for a person.
+ * vendor's chat gets cards), the scan that starts a card for every key waiting for a person; with
+ * `withApprovalReceipts` (some vendor takes receipts), the scan that starts each order's receipt.
  */
 export function safetyNetSchedules(
   config: Pick<DatabaseConfig, 'retentionDays' | 'safetyNets'> & {
     temporal: { taskQueue: string };
     withDecisionCards?: boolean;
+    withApprovalReceipts?: boolean;
   },
 ): ScheduleOptions[] {
   const { taskQueue } = config.temporal;
@@ -33,8 +36,20 @@ export function safetyNetSchedules(
         },
       ]
     : [];
+  const receipts: ScheduleOptions[] = config.withApprovalReceipts
+    ? [
+        {
+          scheduleId: approvalReceiptsScheduleId(taskQueue),
+          spec: { intervals: [{ every: '1 minute' }] },
+          action: { type: 'startWorkflow', workflowType: 'approvalReceiptScanWorkflow', taskQueue, args: [] },
+          policies: { overlap: 'SKIP', catchupWindow: '1 minute' },
+          memo: { purpose: "each approval's order number written back into the approval, once" },
+        },
+      ]
+    : [];
   return [
     ...cards,
+    ...receipts,
     {
       scheduleId: duplicateScanScheduleId(taskQueue),
       spec: { intervals: [{ every: `${config.safetyNets.scanIntervalMinutes} minutes` }] },

@@ -38,6 +38,7 @@ import { transitionStatus } from '../../services/db/order-status-writer.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { purgeExpiredRecords, statusAtPurge } from '../../services/db/retention.js';
 import { recordRevocationAlert } from '../../services/db/revocation-alerts.js';
+import { receiptsToPost, recordReceipt } from '../../services/db/approval-receipts.js';
 import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { type DatabaseRoles, mysqlRolesOf, rolesOf } from '../../tools/harness/database-roles.js';
 import { MYSQL_TEST_URL, mysqlForSuite } from '../../tools/harness/mysql.js';
@@ -57,6 +58,7 @@ const MAY_INSERT = [
   'compensation_record',
   'duplicate_alert',
   'oa_event',
+  'approval_receipt',
 ];
 const MAY_UPDATE: Record<string, string[]> = {
   order_main: ['status_at_purge', 'source_at_purge'],
@@ -213,6 +215,12 @@ async function runProductPaths(app: PrismaClient, owner: PrismaClient): Promise<
   assert.equal(await recordOaEvent(app, event), true);
   assert.equal(await recordOaEvent(app, event), false, 'a redelivered event is recorded once');
   assert.ok(await recordRevocationAlert(app, key));
+
+  // The approval's receipt: recorded once when it settles, and found among those still to post until then.
+  const receipt = { vendor: 'feishu', idempotencyKey: key, instanceId: approvalNo, orderNo: 'SO-ROLE' };
+  assert.equal(await recordReceipt(app, receipt, { status: 'POSTED', postedId: 'comment-1' }), true);
+  assert.equal(await recordReceipt(app, receipt, { status: 'FAILED', failure: 'x' }), false, 'the first stands');
+  await receiptsToPost(app, { vendors: ['feishu'], since: new Date(0), limit: 10 });
   assert.equal(await recordRevocationAlert(app, key), undefined);
 
   // The duplicate scan: a document under two keys (a new alert), then three (grown); two runs of
@@ -328,6 +336,7 @@ async function notRefused(
 /** The tables every migration made must each be in the list tried (a new one is covered too). */
 const EXPECTED_TABLES = [
   '_prisma_migrations',
+  'approval_receipt',
   'compensation_record',
   'duplicate_alert',
   'idempotency_record',

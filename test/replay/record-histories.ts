@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import pg from 'pg';
+import { ApplicationFailure } from '@temporalio/common';
+import { type ApprovalReceipt, approvalReceiptWorkflowId } from '../../domain/approval-receipts.js';
 import { cardDecisionsFor, decisionCardWorkflowId } from '../../domain/decision-cards.js';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
 import { cardSendKey, waitingEpisode } from '../../domain-node/decision-card-keys.js';
@@ -22,6 +24,7 @@ import type { ApprovalReader } from '../../vendors/approval-reader.js';
 import { decideDelivery } from '../../submission/operator-decisions/delivery.js';
 import { submissionDepsFrom, submitApprovalForm } from '../../submission/submit-approval.js';
 import { decideUpdate, deliveryWorkflowIdFor } from '../../workflows/definitions.js';
+import { approvalReceiptWorkflow } from '../../workflows/approval-receipt-workflows.js';
 import { decisionCardWorkflow } from '../../workflows/decision-card-workflows.js';
 import { duplicateScanWorkflow, retentionPurgeWorkflow } from '../../workflows/safety-net-workflows.js';
 import { FaultPlan, faultyActivities } from '../../tools/harness/faults.js';
@@ -351,5 +354,46 @@ describe(...group('record replay fixtures: a decision card'), () => {
       .executeUpdate(decideUpdate, { args: [{ decision: 'abandon', decidedBy: 'fixture-recorder' }] });
     await card.result();
     await save(service, 'decision-card', [workflowId]);
+  });
+});
+
+describe(...group('record replay fixtures: an approval receipt'), () => {
+  let service: TestService;
+
+  before(async () => {
+    // The vendor stood in for: one receipt posts, the other is refused for good and recorded failed.
+    service = await startTestService({
+      activities: (real) => ({
+        ...real,
+        postApprovalReceipt: (receipt: ApprovalReceipt) =>
+          receipt.instanceId.endsWith('-REFUSED')
+            ? Promise.reject(
+                ApplicationFailure.create({ type: 'OaApiRefused', message: 'fixture refusal', nonRetryable: true }),
+              )
+            : Promise.resolve({ postedId: 'fixture-comment', found: false }),
+      }),
+    });
+  });
+  after(() => service.stop());
+
+  it('a receipt posted, and one refused for good and recorded failed', async () => {
+    const workflowIds: string[] = [];
+    for (const outcome of ['POSTED', 'REFUSED']) {
+      const instanceId = `${uniqueApprovalNo('RCPT')}-${outcome}`;
+      const receipt: ApprovalReceipt = {
+        vendor: 'feishu',
+        idempotencyKey: idempotencyKeyFor(instanceId, 'MAIN'),
+        instanceId,
+        orderNo: 'SO-20261206-00000001',
+      };
+      const workflowId = approvalReceiptWorkflowId(receipt.idempotencyKey);
+      await service.temporal.workflow.execute(approvalReceiptWorkflow, {
+        taskQueue: service.config.temporal.taskQueue,
+        workflowId,
+        args: [receipt],
+      });
+      workflowIds.push(workflowId);
+    }
+    await save(service, 'approval-receipt', workflowIds);
   });
 });

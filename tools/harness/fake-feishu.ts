@@ -1,5 +1,6 @@
 // A fake Feishu open API (tenant access token, approval instance read) for reader tests, its
-// messages API for the decision cards (fake-feishu-messages.ts), its long-connection service (fake-feishu-long-connection.ts: discovery on the same API, the gateway
+// messages API for the decision cards (fake-feishu-messages.ts), its approval comments for the
+// receipts (fake-feishu-comments.ts), its long-connection service (fake-feishu-long-connection.ts: discovery on the same API, the gateway
 // beside it), and the builders of events exactly as Feishu sends them: callbacks encrypted with
 // the Encrypt Key and signed in the X-Lark-* headers, and the schema 1.0 and 2.0 bodies. Built with
 // node:crypto alone, apart from the code under test, so a test compares two implementations of the
@@ -11,6 +12,7 @@ import {
   createFakeFeishuLongConnection,
   type FakeFeishuLongConnection,
 } from './fake-feishu-long-connection.js';
+import { createFakeFeishuComments, type FakeFeishuComments } from './fake-feishu-comments.js';
 import { createFakeFeishuMessages, type FakeFeishuMessages } from './fake-feishu-messages.js';
 
 export interface FeishuWidget {
@@ -35,6 +37,8 @@ export interface FakeFeishu extends FakeOaApi<FeishuInstance> {
   longConnection: FakeFeishuLongConnection;
   /** Its messages API: the chats' cards, and the faults a test scripts for sends. */
   messages: FakeFeishuMessages;
+  /** Its approval comments: the receipts written into instances, and the faults a test scripts for posts. */
+  comments: FakeFeishuComments;
 }
 
 /** An approved instance of the example mapping's purchase-order form (examples/), with one line. */
@@ -77,10 +81,13 @@ export async function startFakeFeishu(
     body: { code: FEISHU_TOKEN_INVALID_CODE, msg: 'Invalid access token for authorization' },
   });
   const messages = createFakeFeishuMessages({ appId, tokenInvalid });
+  const comments = createFakeFeishuComments({ tokenInvalid });
   const api = await startFakeOaApi<FeishuInstance>(
     {
       otherRequest: (method, url, body, request) =>
-        longConnection.discovery(method, url, body) ?? messages.answer(method, url, body, request),
+        longConnection.discovery(method, url, body) ??
+        messages.answer(method, url, body, request) ??
+        comments.answer(method, url, body, request),
       tokenRequest: (method, url, body, issue) => {
         if (method !== 'POST' || url.pathname !== '/open-apis/auth/v3/tenant_access_token/internal') return undefined;
         const credentials = body as { app_id?: string; app_secret?: string } | undefined;
@@ -131,6 +138,7 @@ export async function startFakeFeishu(
     appSecret,
     longConnection,
     messages,
+    comments,
     close: async () => {
       await longConnection.close();
       await api.close();

@@ -17,7 +17,12 @@ import { connectClient, temporalTargetFrom } from '../../services/temporal/conne
 import { connectWorker, createWorker, type WorkerDeps } from '../../worker/create-worker.js';
 import { tracingOn } from '../../services/telemetry/tracing.js';
 import { workflowCode } from '../../worker/workflow-bundle.js';
-import { connectorsFromConfig, decisionCardSendersFromConfig, readersFromConfig } from '../../vendors/registry.js';
+import {
+  connectorsFromConfig,
+  decisionCardSendersFromConfig,
+  readersFromConfig,
+  receiptPostersFromConfig,
+} from '../../vendors/registry.js';
 import { signedHeaders, TEST_WEBHOOK_SECRET } from './signed-webhook.js';
 import { sleep } from './time.js';
 import { TEST_TIMINGS } from './timings.js';
@@ -116,6 +121,7 @@ export async function startTestService(
       readers: options.readers ?? readersFromConfig(config.connectors, config.writePolicy),
       formMapping: config.connectors.formMapping?.file,
       decisionCardSenders: decisionCardSendersFromConfig(config.connectors),
+      receiptPosters: receiptPostersFromConfig(config.connectors),
       decisionCardLookEveryMs: config.decisionCards.lookEveryMs,
       temporalUiUrl: config.decisionCards.temporalUiUrl,
       // The app below shares this pool, as an API hosting its worker does: the same room is kept for it.

@@ -11,17 +11,9 @@
 // Feishu takes for a card's request.
 import type { CardClickReply, ConnectorReply } from '../connector.js';
 import type { CardDecision, CardOutcome, DecisionCard, DecisionCardSender, PostedCard } from '../decision-cards.js';
-import { exchange, type OaAnswer } from '../oa-http.js';
-import { readWithOneRefresh, type TokenRead } from '../token-cache.js';
-import {
-  createFeishuTenantTokens,
-  FEISHU_RATE_LIMITED,
-  FEISHU_TOKEN_INVALID,
-  type FeishuAppOptions,
-  feishuBodyOf,
-  feishuCodeOf,
-  feishuFailure,
-} from './tenant-token.js';
+import { exchange } from '../oa-http.js';
+import { readWithOneRefresh } from '../token-cache.js';
+import { createFeishuTenantTokens, type FeishuAppOptions, feishuFailure, judgeFeishuAnswer } from './tenant-token.js';
 
 export interface FeishuDecisionCardsOptions extends FeishuAppOptions {
   /** FEISHU_DECISION_CHAT_ID: the chat the cards go to. */
@@ -202,25 +194,6 @@ function contentOf(card: DecisionCard, json: FeishuCardJson): string {
   return content;
 }
 
-/**
- * Feishu's answer to a card request: its `data`, or the token refused (refreshed once by the
- * caller); any other failure thrown as an OaApiError naming the status and code, never the token.
- */
-function judge(answer: OaAnswer, what: string): TokenRead<Record<string, unknown>> {
-  const code = feishuCodeOf(answer);
-  if ((code !== undefined && FEISHU_TOKEN_INVALID.has(code)) || answer.status === 401 || answer.status === 403) {
-    return {
-      kind: 'token-invalid',
-      refused: () => feishuFailure(answer.status === 403 ? 403 : 401, answer, `${what} after a token refresh`),
-    };
-  }
-  if (answer.status === 429 || code === FEISHU_RATE_LIMITED) throw feishuFailure(429, answer, what);
-  if (answer.status >= 400) throw feishuFailure(answer.status, answer, what);
-  if (code !== 0) throw feishuFailure(code === undefined ? answer.status : 400, answer, what);
-  const data = feishuBodyOf(answer).data;
-  return { kind: 'ok', value: data !== null && typeof data === 'object' ? (data as Record<string, unknown>) : {} };
-}
-
 export function feishuDecisionCards(options: FeishuDecisionCardsOptions): DecisionCardSender {
   const now = options.now ?? Date.now;
   const tokens = createFeishuTenantTokens(options);
@@ -240,7 +213,7 @@ export function feishuDecisionCards(options: FeishuDecisionCardsOptions): Decisi
       url.searchParams.set('receive_id_type', 'chat_id');
       const what = `send decision card for ${card.idempotencyKey}`;
       const data = await readWithOneRefresh(tokens, async (token) =>
-        judge(
+        judgeFeishuAnswer(
           await request(token, 'POST', url, {
             receive_id: options.chatId,
             msg_type: 'interactive',
@@ -262,7 +235,9 @@ export function feishuDecisionCards(options: FeishuDecisionCardsOptions): Decisi
       const content = contentOf(card, feishuCardJson(card, { now: now(), outcome }));
       const url = new URL(`/open-apis/im/v1/messages/${encodeURIComponent(posted.messageId)}`, options.baseUrl);
       const what = `refresh decision card for ${card.idempotencyKey}`;
-      await readWithOneRefresh(tokens, async (token) => judge(await request(token, 'PATCH', url, { content }), what));
+      await readWithOneRefresh(tokens, async (token) =>
+        judgeFeishuAnswer(await request(token, 'PATCH', url, { content }), what),
+      );
     },
   };
 }

@@ -1,8 +1,9 @@
 // Feishu (Lark) as an OA vendor: its settings, its callback connector, its long connection, its
-// approval reader and its decision cards, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
+// approval reader, its decision cards and its receipts, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
 import { oaVendor } from '../oa-vendor.js';
 import { feishuConnection } from './connection.js';
 import { createFeishuConnector } from './connector.js';
+import { feishuApprovalReceipts } from './approval-receipts.js';
 import { feishuDecisionCards } from './decision-cards.js';
 import { createFeishuReader } from './reader.js';
 import { type FeishuConfig, feishuConnectorSettings } from './settings.js';
@@ -37,6 +38,17 @@ export const feishu = oaVendor<FeishuConfig>({
           appSecret: settings.appSecret,
           baseUrl: settings.apiBaseUrl,
           chatId: settings.decisions.chatId,
+          timeoutMs,
+        })
+      : undefined,
+  // No user named to comment as: no receipts.
+  receipts: (settings, { timeoutMs }) =>
+    settings.receipts
+      ? feishuApprovalReceipts({
+          appId: settings.appId,
+          appSecret: settings.appSecret,
+          baseUrl: settings.apiBaseUrl,
+          userId: settings.receipts.userId,
           timeoutMs,
         })
       : undefined,

@@ -1,6 +1,6 @@
 // Feishu's settings (docs/connectors.md): the app's id and secret, the callback's two keys, the
-// open API's address, how events reach the service, and the chat decision cards go to with the
-// operators allowed to decide there; and the connector's part of the configuration.
+// open API's address, how events reach the service, the chat decision cards go to with the
+// operators allowed to decide there, and whom the orders' receipts are commented as; and the connector's part of the configuration.
 import { z } from 'zod';
 import type { VendorSettings } from '../vendor-settings.js';
 import { httpUrlSetting } from '../../services/config/setting-types.js';
@@ -24,6 +24,8 @@ export const feishuSettings = {
     .optional(),
   // The open ids allowed to decide from a card, comma-separated; required with the chat.
   FEISHU_OPERATOR_OPEN_IDS: z.string().optional(),
+  // The open id an order's receipt is commented on its approval as (vendors/approval-receipts.ts); unset: no receipts.
+  FEISHU_RECEIPT_USER_ID: z.string().optional(),
 };
 type FeishuEnv = z.output<z.ZodObject<typeof feishuSettings>>;
 
@@ -45,6 +47,11 @@ export interface FeishuConfig {
    * open ids allowed to decide from them; undefined when no chat is named (no cards).
    */
   decisions: { chatId: string; operators: readonly string[] } | undefined;
+  /**
+   * FEISHU_RECEIPT_USER_ID: the open id each order's receipt is commented on its approval as;
+   * undefined when unset (no receipts).
+   */
+  receipts: { userId: string } | undefined;
 }
 
 /** The SDK's WSClient starts only for an app id of this form; any other it refuses in a log line, silently. */
@@ -92,6 +99,22 @@ function decisionsFrom(env: FeishuEnv, problems: string[], appOn: boolean): Feis
   return problems.length === problemsBefore ? { chatId, operators: [...new Set(entries)] } : undefined;
 }
 
+/** The receipts' commenter; a problem when it is not an open id, or the Feishu app is off. */
+function receiptsFrom(env: FeishuEnv, problems: string[], appOn: boolean): FeishuConfig['receipts'] {
+  const userId = env.FEISHU_RECEIPT_USER_ID?.trim();
+  if (!userId) return undefined;
+  const problemsBefore = problems.length;
+  if (!appOn) {
+    problems.push(
+      "FEISHU_RECEIPT_USER_ID: requires the Feishu connector on (the app posts the receipts: FEISHU_APP_ID, FEISHU_APP_SECRET, and in callback mode the callback's two keys)",
+    );
+  }
+  if (!FEISHU_OPEN_ID_FORM.test(userId)) {
+    problems.push('FEISHU_RECEIPT_USER_ID: is not a Feishu open id ("ou_" and letters or digits)');
+  }
+  return problems.length === problemsBefore ? { userId } : undefined;
+}
+
 /**
  * The Feishu connector. In callback mode all four settings turn it on, as for the other vendors
  * (`on`, vendors/settings.ts). In long-connection mode the connection needs the app id and secret
@@ -99,13 +122,18 @@ function decisionsFrom(env: FeishuEnv, problems: string[], appOn: boolean): Feis
  * callback's two keys, when both are set too, keep `POST /webhooks/feishu` on beside it, for a migration.
  */
 export function feishuFrom(env: FeishuEnv, problems: string[], on: () => boolean): FeishuConfig | undefined {
-  const app = (callback: FeishuConfig['callback'], decisions: FeishuConfig['decisions']): FeishuConfig => ({
+  const app = (
+    callback: FeishuConfig['callback'],
+    decisions: FeishuConfig['decisions'],
+    receipts: FeishuConfig['receipts'],
+  ): FeishuConfig => ({
     appId: env.FEISHU_APP_ID as string,
     appSecret: env.FEISHU_APP_SECRET as string,
     apiBaseUrl: env.FEISHU_API_BASE_URL,
     eventMode: env.FEISHU_EVENT_MODE,
     callback,
     decisions,
+    receipts,
   });
   const callbackKeys = () =>
     env.FEISHU_ENCRYPT_KEY && env.FEISHU_VERIFICATION_TOKEN
@@ -114,7 +142,8 @@ export function feishuFrom(env: FeishuEnv, problems: string[], on: () => boolean
   if (env.FEISHU_EVENT_MODE === 'callback') {
     const isOn = on();
     const decisions = decisionsFrom(env, problems, isOn);
-    return isOn ? app(callbackKeys(), decisions) : undefined;
+    const receipts = receiptsFrom(env, problems, isOn);
+    return isOn ? app(callbackKeys(), decisions, receipts) : undefined;
   }
 
   const problemsBefore = problems.length;
@@ -137,7 +166,8 @@ export function feishuFrom(env: FeishuEnv, problems: string[], on: () => boolean
     );
   }
   const decisions = decisionsFrom(env, problems, missing.length === 0);
-  return problems.length === problemsBefore ? app(callbackKeys(), decisions) : undefined;
+  const receipts = receiptsFrom(env, problems, missing.length === 0);
+  return problems.length === problemsBefore ? app(callbackKeys(), decisions, receipts) : undefined;
 }
 
 /** The Feishu connector's part of the configuration (vendors/settings.ts). */

@@ -4,7 +4,7 @@
 import { OaApiError } from '../../domain/errors.js';
 import { textOfValue } from '../form-text.js';
 import { exchange, type OaAnswer } from '../oa-http.js';
-import { createTokenCache, type TokenCache } from '../token-cache.js';
+import { createTokenCache, type TokenCache, type TokenRead } from '../token-cache.js';
 
 export interface FeishuAppOptions {
   appId: string;
@@ -71,4 +71,23 @@ export function createFeishuTenantTokens(options: FeishuAppOptions): TokenCache 
     // Wrong app id or secret: every retry would be refused the same way.
     throw feishuFailure(401, answer, 'token refused');
   });
+}
+
+/**
+ * Feishu's answer to an open-API request (a card, a comment): its `data`, or the token refused (refreshed once by the
+ * caller); any other failure thrown as an OaApiError naming the status and code, never the token.
+ */
+export function judgeFeishuAnswer(answer: OaAnswer, what: string): TokenRead<Record<string, unknown>> {
+  const code = feishuCodeOf(answer);
+  if ((code !== undefined && FEISHU_TOKEN_INVALID.has(code)) || answer.status === 401 || answer.status === 403) {
+    return {
+      kind: 'token-invalid',
+      refused: () => feishuFailure(answer.status === 403 ? 403 : 401, answer, `${what} after a token refresh`),
+    };
+  }
+  if (answer.status === 429 || code === FEISHU_RATE_LIMITED) throw feishuFailure(429, answer, what);
+  if (answer.status >= 400) throw feishuFailure(answer.status, answer, what);
+  if (code !== 0) throw feishuFailure(code === undefined ? answer.status : 400, answer, what);
+  const data = feishuBodyOf(answer).data;
+  return { kind: 'ok', value: data !== null && typeof data === 'object' ? (data as Record<string, unknown>) : {} };
 }

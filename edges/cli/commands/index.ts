@@ -11,6 +11,7 @@ import { markHandledCommand } from './mark-handled.js';
 import { recompensateCommand } from './recompensate.js';
 import { scanDuplicatesCommand } from './scan-duplicates.js';
 import { alertsCommand } from './alerts.js';
+import { receiptsCommand } from './receipts.js';
 import { purgeExpiredCommand } from './purge-expired.js';
 import { buildsCommand } from './builds.js';
 import { replayCommand } from './replay.js';
@@ -29,6 +30,7 @@ export const COMMANDS: Command[] = [
   recompensateCommand,
   scanDuplicatesCommand,
   alertsCommand,
+  receiptsCommand,
   purgeExpiredCommand,
   buildsCommand,
   replayCommand,

@@ -1,0 +1,166 @@
+// The approver sees the order: once a Feishu approval's order is written, its instance gets one
+// comment with the order number — however often the scan runs and the approval event is
+// redelivered, and also when an earlier attempt posted it and its record was never written (a
+// worker killed between the two). A receipt Feishu refuses for good is recorded as failed, listed
+// by `orders-cli receipts` and counted, and the order is untouched. Against the real stack and the
+// fake Feishu's approval comments.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { receiptText } from '../../domain/approval-receipts.js';
+import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { receiptOf } from '../../services/db/approval-receipts.js';
+import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
+import { approvalReceiptScanWorkflow } from '../../workflows/approval-receipt-workflows.js';
+import { FEISHU_INSTANCE_NOT_FOUND } from '../../tools/harness/fake-feishu-comments.js';
+import {
+  approvedFeishuOrder,
+  type FakeFeishu,
+  feishuApprovalPayload,
+  feishuCallback,
+  startFakeFeishu,
+} from '../../tools/harness/fake-feishu.js';
+import { cliInProcess } from '../../tools/harness/operator-cli.js';
+import {
+  createSku,
+  eventually,
+  exampleMappingFile,
+  orderCount,
+  startTestService,
+  statusReaches,
+  testConfig,
+  type TestService,
+  uniqueApprovalNo,
+} from '../../tools/harness/service.js';
+
+const ENCRYPT_KEY = randomBytes(16).toString('hex');
+const VERIFICATION_TOKEN = randomBytes(16).toString('hex');
+const PURCHASE = 'PURCHASE-ORDER-APPROVAL';
+const RECEIPTS_BY = `ou_${randomBytes(8).toString('hex')}`;
+
+describe('receipts: the order number written back into its Feishu approval', () => {
+  let feishu: FakeFeishu;
+  let service: TestService;
+  const counted: string[] = [];
+  const metrics: ProductMetrics = {
+    ...noProductMetrics(),
+    receiptSettled: (vendor, result) => counted.push(`${vendor} ${result}`),
+  };
+
+  before(async () => {
+    feishu = await startFakeFeishu();
+    service = await startTestService({
+      metrics,
+      config: testConfig({
+        OA_FORM_MAPPING: exampleMappingFile({ feishu: [PURCHASE] }),
+        FEISHU_APP_ID: feishu.appId,
+        FEISHU_APP_SECRET: feishu.appSecret,
+        FEISHU_ENCRYPT_KEY: ENCRYPT_KEY,
+        FEISHU_VERIFICATION_TOKEN: VERIFICATION_TOKEN,
+        FEISHU_API_BASE_URL: feishu.url,
+        FEISHU_RECEIPT_USER_ID: RECEIPTS_BY,
+      }),
+    });
+  });
+  after(async () => {
+    await service?.stop();
+    await feishu?.close();
+  });
+
+  /** Feishu's approval event for `instanceCode`, signed, through the callback door. */
+  const deliver = async (instanceCode: string) => {
+    const callback = feishuCallback(
+      feishuApprovalPayload({ instanceCode, status: 'APPROVED', approvalCode: PURCHASE, uuid: `ev-${instanceCode}` }),
+      { encryptKey: ENCRYPT_KEY, token: VERIFICATION_TOKEN, sign: true },
+    );
+    const answer = await service.app.inject({
+      method: 'POST',
+      url: '/webhooks/feishu',
+      headers: callback.headers,
+      payload: callback.rawBody,
+    });
+    assert.equal(answer.statusCode, 200, answer.body);
+  };
+
+  /** An approved instance whose order is written; its key and order number. */
+  async function writtenApproval(): Promise<{ instance: string; key: string; orderNo: string }> {
+    const instance = uniqueApprovalNo('RCPT');
+    feishu.register(instance, approvedFeishuOrder(await createSku(service.prisma, 100), 2, 10.5));
+    await deliver(instance);
+    const key = idempotencyKeyFor(instance, 'MAIN');
+    await statusReaches(service, key, 'SUBMITTED');
+    const order = await service.prisma.orderMain.findUnique({ where: { idempotentKey: key } });
+    assert.ok(order, `the order of ${key}`);
+    return { instance, key, orderNo: order.orderNo };
+  }
+
+  const scan = () =>
+    service.temporal.workflow.execute(approvalReceiptScanWorkflow, {
+      taskQueue: service.config.temporal.taskQueue,
+      workflowId: `receipt-scan-${randomBytes(4).toString('hex')}`,
+    });
+
+  const settled = (key: string) => eventually(`the receipt of ${key} settled`, () => receiptOf(service.prisma, key));
+
+  it('comments the order number on its approval once, however often the scan runs and the event comes again', async () => {
+    const { instance, key, orderNo } = await writtenApproval();
+    await Promise.all([scan(), scan(), scan()]);
+    const receipt = await settled(key);
+    assert.equal(receipt.status, 'POSTED');
+    await deliver(instance);
+    await scan();
+    const comments = feishu.comments.commentsOn(instance);
+    assert.equal(comments.length, 1, 'one comment');
+    assert.equal(comments[0]?.text, receiptText({ idempotencyKey: key, orderNo }));
+    assert.match(comments[0]?.text ?? '', new RegExp(orderNo));
+    assert.equal(comments[0]?.commentator, RECEIPTS_BY, 'posted as FEISHU_RECEIPT_USER_ID');
+    assert.equal(receipt.status === 'POSTED' && receipt.postedId, comments[0]?.id, 'the comment recorded');
+    assert.equal(counted.filter((entry) => entry === 'feishu posted').length >= 1, true);
+    assert.equal(await orderCount(service.prisma, key), 1);
+  });
+
+  it('a receipt posted before its record was written (the worker killed between) is found, not posted again', async () => {
+    const { instance, key, orderNo } = await writtenApproval();
+    // What an attempt that died after its post left: the comment, and no record.
+    feishu.comments.seed({
+      instanceId: instance,
+      text: receiptText({ idempotencyKey: key, orderNo }),
+      commentator: RECEIPTS_BY,
+    });
+    const postsBefore = feishu.comments.postRequests();
+    await scan();
+    const receipt = await settled(key);
+    assert.equal(receipt.status, 'POSTED');
+    assert.equal(feishu.comments.commentsOn(instance).length, 1, 'still one comment');
+    assert.equal(feishu.comments.postRequests(), postsBefore, 'no post for it');
+  });
+
+  it('a receipt Feishu refuses for good is recorded failed, listed and counted; the order stays as it is', async () => {
+    const countedBefore = counted.filter((entry) => entry === 'feishu failed').length;
+    feishu.comments.scriptPosts([{ kind: 'status', status: 400, code: FEISHU_INSTANCE_NOT_FOUND }]);
+    const { instance, key, orderNo } = await writtenApproval();
+    await scan();
+    const receipt = await settled(key);
+    assert.equal(receipt.status, 'FAILED');
+    assert.match(receipt.status === 'FAILED' ? receipt.failure : '', /^OaApiRefused: /);
+    assert.equal(feishu.comments.commentsOn(instance).length, 0);
+    assert.equal(counted.filter((entry) => entry === 'feishu failed').length, countedBefore + 1);
+    const listed = await cliInProcess(service, ['receipts', '--json']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const { failed } = JSON.parse(listed.stdout) as {
+      failed: { idempotencyKey: string; orderNo: string; cause: string }[];
+    };
+    assert.deepEqual(
+      failed.filter((entry) => entry.idempotencyKey === key).map((entry) => [entry.orderNo, entry.cause]),
+      [[orderNo, 'oa-refused']],
+    );
+    // The order is written and stays so; a later scan leaves the settled receipt alone.
+    await scan();
+    assert.equal(feishu.comments.commentsOn(instance).length, 0);
+    assert.equal(await orderCount(service.prisma, key), 1);
+    assert.equal(
+      (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
+      'SUBMITTED',
+    );
+  });
+});

@@ -99,7 +99,8 @@ describe('metrics on METRICS_PORT', () => {
   let downstream: Server;
   // The API holds a DingTalk Stream to it, so the connection gauge exists.
   let dingtalk: FakeDingTalk;
-  // The worker posts decision cards to its chat, so the cards' series exist from its start.
+  // The worker posts decision cards to its chat and receipts to the approvals, so the series of
+  // both exist from its start.
   let feishu: FakeFeishu;
   const ports = { api: 0, worker: 0 };
 
@@ -135,6 +136,7 @@ describe('metrics on METRICS_PORT', () => {
       FEISHU_API_BASE_URL: feishu.url,
       FEISHU_DECISION_CHAT_ID: 'oc_metricstest',
       FEISHU_OPERATOR_OPEN_IDS: 'ou_metricstest',
+      FEISHU_RECEIPT_USER_ID: 'ou_metricsreceipts',
     };
     api = await apiProcess('api-metrics', { ...env, ...sampled, ...stream, METRICS_PORT: String(ports.api) });
     worker = workerProcess('worker-metrics', {

@@ -1,6 +1,7 @@
 // The receipts' steps: find the approvals whose orders were written and whose receipt is not yet
-// recorded, and start one receipt workflow per key (its id is the key's: a second start is refused
-// by Temporal, so a receipt is taken up once however often the scan runs); post a receipt —
+// recorded, and start one receipt workflow per key (its id is the key's: a start while one runs, or
+// after one completed, is refused by Temporal, so a receipt is taken up once however often the
+// scan runs); post a receipt —
 // looking first for one posted before — and record it; record a receipt that failed for good. The
 // record is written once per key, first settlement standing, and counted when written.
 import { Context, log } from '@temporalio/activity';
@@ -13,12 +14,13 @@ import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import type { ApprovalReceiptPoster } from '../vendors/approval-receipts.js';
 import { toActivityFailure } from './activity-failure.js';
 
-/** The most receipts one scan takes up: the oldest orders first, the rest at the next scan. */
+/**
+ * The most receipts one scan takes up: the newest orders first — those still retrying have their
+ * workflows already — the rest at the next scan.
+ */
 const SCAN_LIMIT = 200;
 /** How far back a scan looks for orders without a receipt: a worker down this long loses none. */
 export const RECEIPT_LOOKBACK_MS = 7 * 24 * 3_600_000;
-/** Receipt workflows this worker knows to exist: no start request a minute for a key already taken up. */
-const KNOWN_RECEIPTS_LIMIT = 10_000;
 
 /** The database steps the receipts take; a unit test stands them in, everything else runs these. */
 export const receiptDatabase = { receiptsToPost, recordReceipt };
@@ -36,7 +38,6 @@ export function createApprovalReceiptActivities(deps: {
   const database = deps.database ?? receiptDatabase;
   // From the start, so that the first failed receipt is an increase the rules see.
   metrics.receiptsAtZero([...posters.keys()]);
-  const known = new Set<string>();
 
   /** Starts the receipt workflow of every order written without a receipt. Returns how many started. */
   async function startApprovalReceipts(): Promise<{ pending: number; started: number }> {
@@ -49,21 +50,20 @@ export function createApprovalReceiptActivities(deps: {
     let started = 0;
     for (const receipt of pending) {
       const workflowId = approvalReceiptWorkflowId(receipt.idempotencyKey);
-      if (known.has(workflowId)) continue;
       try {
         await temporal.workflow.start('approvalReceiptWorkflow', {
           workflowId,
           taskQueue,
           args: [receipt],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          // A run that ended without a record (terminated, reset) is started again; one that is
+          // running, or completed with its record written, is not.
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
           staticSummary: `Receipt of order ${receipt.orderNo} in its ${receipt.vendor} approval`,
         });
         started += 1;
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       }
-      if (known.size >= KNOWN_RECEIPTS_LIMIT) known.clear();
-      known.add(workflowId);
     }
     if (started > 0) log.info('approval receipts started', { started, pending: pending.length });
     return { pending: pending.length, started };

@@ -4,7 +4,8 @@
 // a lost answer or a killed worker posts no second one — retried as the failure is classified; a
 // receipt that cannot be posted is recorded as failed (listed by `orders-cli receipts`, counted)
 // and the order is never touched.
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ACTIVITY_TIMEOUT } from '../domain/error-classification.js';
 import type * as activities from '../activities/approval-receipts.js';
 import type { ApprovalReceipt } from '../domain/approval-receipts.js';
 import type { ApprovalReceiptResult } from './definitions.js';
@@ -16,9 +17,12 @@ const { startApprovalReceipts } = proxyActivities<Activities>({
   retry: { maximumAttempts: 3, initialInterval: '10 seconds' },
   summary: 'start a receipt workflow for every approval whose order has no receipt yet',
 });
-// Six hours of retries ride out a vendor's outage; past them, the receipt is listed as failed.
+// Six hours of retries ride out a vendor's outage; past them, the receipt is listed as failed. An
+// attempt's requests are bounded (vendors/registry.ts: 10 s each; a look reads at most 10 pages),
+// so one attempt has always ended before its 5 minutes: no retry runs beside a slow attempt, and
+// none posts while another's post is still under way.
 const { postApprovalReceipt } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '5 minutes',
   scheduleToCloseTimeout: '6 hours',
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
   summary: 'write the order number into its approval, unless it carries it already',
@@ -32,10 +36,18 @@ export async function approvalReceiptScanWorkflow(): Promise<{ pending: number; 
   return startApprovalReceipts();
 }
 
-/** `<error class>: <message>` of the failure the last attempt ended with. */
+/**
+ * `<error class>: <message>` of the failure the last attempt ended with — also when the retries ran
+ * out of time, where the server gives that failure as the timeout's cause.
+ */
 function recordedFailure(error: ActivityFailure): string {
   const cause = error.cause;
   if (cause instanceof ApplicationFailure) return `${cause.type ?? 'Error'}: ${cause.message}`;
+  if (cause instanceof TimeoutFailure) {
+    const last = cause.cause;
+    if (last instanceof ApplicationFailure) return `${last.type ?? 'Error'}: ${last.message}`;
+    return `${ACTIVITY_TIMEOUT}: the attempts ran out of time (${cause.timeoutType ?? 'timeout'})`;
+  }
   return `${cause?.name ?? 'ActivityFailure'}: ${cause?.message ?? error.message}`;
 }
 

@@ -13,7 +13,8 @@ export interface FailedReceipt extends ApprovalReceipt {
 
 /**
  * The orders written since `since` for an approval of one of `vendors` (the door that claimed the
- * key) with no receipt recorded yet, the oldest first, at most `limit`. The approval instance is
+ * key) with no receipt recorded yet, the newest first, at most `limit`: receipts still being
+ * retried have no record, and the newest orders are not kept waiting behind them. The approval instance is
  * the key's approval number: an OA vendor's key is its instance's (domain/idempotency-key.ts).
  */
 export async function receiptsToPost(
@@ -29,7 +30,7 @@ export async function receiptsToPost(
     WHERE o.created_at >= ${options.since}
       AND r.source IN (${Prisma.join(options.vendors)})
       AND a.idempotent_key IS NULL
-    ORDER BY o.created_at
+    ORDER BY o.created_at DESC
     LIMIT ${options.limit}`;
   return rows.map((row) => ({
     vendor: row.source,

@@ -14,6 +14,14 @@ import { noProductMetrics, type ProductMetrics } from '../../services/metrics/pr
 import { approvalReceiptScanWorkflow } from '../../workflows/approval-receipt-workflows.js';
 import { FEISHU_INSTANCE_NOT_FOUND } from '../../tools/harness/fake-feishu-comments.js';
 import {
+  approvedDingTalkOrder,
+  dingtalkApprovalPayload,
+  dingtalkCallback,
+  type FakeDingTalk,
+  randomDingTalkAesKey,
+  startFakeDingTalk,
+} from '../../tools/harness/fake-dingtalk.js';
+import {
   approvedFeishuOrder,
   type FakeFeishu,
   feishuApprovalPayload,
@@ -37,9 +45,13 @@ const ENCRYPT_KEY = randomBytes(16).toString('hex');
 const VERIFICATION_TOKEN = randomBytes(16).toString('hex');
 const PURCHASE = 'PURCHASE-ORDER-APPROVAL';
 const RECEIPTS_BY = `ou_${randomBytes(8).toString('hex')}`;
+const DINGTALK_AES_KEY = randomDingTalkAesKey();
+const DINGTALK_TOKEN = randomBytes(8).toString('hex');
+const DINGTALK_RECEIPTS_BY = `receipts${randomBytes(4).toString('hex')}`;
 
-describe('receipts: the order number written back into its Feishu approval', () => {
+describe('receipts: the order number written back into its Feishu and DingTalk approvals', () => {
   let feishu: FakeFeishu;
+  let dingtalk: FakeDingTalk;
   let service: TestService;
   const counted: string[] = [];
   const metrics: ProductMetrics = {
@@ -49,6 +61,7 @@ describe('receipts: the order number written back into its Feishu approval', () 
 
   before(async () => {
     feishu = await startFakeFeishu();
+    dingtalk = await startFakeDingTalk();
     service = await startTestService({
       metrics,
       config: testConfig({
@@ -59,12 +72,19 @@ describe('receipts: the order number written back into its Feishu approval', () 
         FEISHU_VERIFICATION_TOKEN: VERIFICATION_TOKEN,
         FEISHU_API_BASE_URL: feishu.url,
         FEISHU_RECEIPT_USER_ID: RECEIPTS_BY,
+        DINGTALK_APP_KEY: dingtalk.appKey,
+        DINGTALK_APP_SECRET: dingtalk.appSecret,
+        DINGTALK_AES_KEY,
+        DINGTALK_TOKEN,
+        DINGTALK_API_BASE_URL: dingtalk.url,
+        DINGTALK_RECEIPT_USER_ID: DINGTALK_RECEIPTS_BY,
       }),
     });
   });
   after(async () => {
     await service?.stop();
     await feishu?.close();
+    await dingtalk?.close();
   });
 
   /** Feishu's approval event for `instanceCode`, signed, through the callback door. */
@@ -115,7 +135,7 @@ describe('receipts: the order number written back into its Feishu approval', () 
     assert.match(comments[0]?.text ?? '', new RegExp(orderNo));
     assert.equal(comments[0]?.commentator, RECEIPTS_BY, 'posted as FEISHU_RECEIPT_USER_ID');
     assert.equal(receipt.status === 'POSTED' && receipt.postedId, comments[0]?.id, 'the comment recorded');
-    assert.equal(counted.filter((entry) => entry === 'feishu posted').length >= 1, true);
+    assert.deepEqual(counted, ['feishu posted'], 'counted once');
     assert.equal(await orderCount(service.prisma, key), 1);
   });
 
@@ -162,5 +182,68 @@ describe('receipts: the order number written back into its Feishu approval', () 
       (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
       'SUBMITTED',
     );
+  });
+
+  /** DingTalk's approval event for `processInstanceId`, through its callback door, answered 200. */
+  const deliverDingTalk = async (processInstanceId: string) => {
+    const callback = dingtalkCallback(
+      dingtalkApprovalPayload({
+        processInstanceId,
+        type: 'finish',
+        result: 'agree',
+        eventId: `ev-${processInstanceId}`,
+      }),
+      { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN, appKey: dingtalk.appKey },
+    );
+    const answer = await service.app.inject({
+      method: 'POST',
+      url: '/webhooks/dingtalk',
+      headers: callback.headers,
+      query: callback.query,
+      payload: callback.rawBody,
+    });
+    assert.equal(answer.statusCode, 200, answer.body);
+  };
+
+  async function writtenDingTalkApproval(): Promise<{ instance: string; key: string; orderNo: string }> {
+    const instance = uniqueApprovalNo('RCPTDT');
+    dingtalk.register(instance, approvedDingTalkOrder(await createSku(service.prisma, 100), 2, 10.5, 'CUST-DT-R'));
+    await deliverDingTalk(instance);
+    const key = idempotencyKeyFor(instance, 'MAIN');
+    await statusReaches(service, key, 'SUBMITTED');
+    const order = await service.prisma.orderMain.findUnique({ where: { idempotentKey: key } });
+    assert.ok(order, `the order of ${key}`);
+    return { instance, key, orderNo: order.orderNo };
+  }
+
+  it('DingTalk: comments the order number on its approval once, as DINGTALK_RECEIPT_USER_ID, however often the scan runs', async () => {
+    const { instance, key, orderNo } = await writtenDingTalkApproval();
+    await Promise.all([scan(), scan()]);
+    assert.equal((await settled(key)).status, 'POSTED');
+    await deliverDingTalk(instance);
+    await scan();
+    assert.deepEqual(dingtalk.commentsOn(instance), [
+      { text: receiptText({ idempotencyKey: key, orderNo }), userId: DINGTALK_RECEIPTS_BY },
+    ]);
+  });
+
+  it('DingTalk: a receipt already among the instance’s operation records is found, not posted again', async () => {
+    const instance = uniqueApprovalNo('RCPTDT');
+    const key = idempotencyKeyFor(instance, 'MAIN');
+    const order = approvedDingTalkOrder(await createSku(service.prisma, 100), 2, 10.5, 'CUST-DT-R');
+    dingtalk.register(instance, order);
+    await deliverDingTalk(instance);
+    await statusReaches(service, key, 'SUBMITTED');
+    const written = await service.prisma.orderMain.findUnique({ where: { idempotentKey: key } });
+    assert.ok(written);
+    // What an attempt that died after its post left: the comment on the instance, and no record.
+    order.comments = [
+      { text: receiptText({ idempotencyKey: key, orderNo: written.orderNo }), userId: DINGTALK_RECEIPTS_BY },
+    ];
+    const postsBefore = dingtalk.commentPosts();
+    await scan();
+    assert.equal((await settled(key)).status, 'POSTED');
+    assert.equal(dingtalk.commentsOn(instance).length, 1);
+    assert.equal(dingtalk.commentPosts(), postsBefore, 'no post for it');
   });
 });

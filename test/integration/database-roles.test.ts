@@ -216,11 +216,16 @@ async function runProductPaths(app: PrismaClient, owner: PrismaClient): Promise<
   assert.equal(await recordOaEvent(app, event), false, 'a redelivered event is recorded once');
   assert.ok(await recordRevocationAlert(app, key));
 
-  // The approval's receipt: recorded once when it settles, and found among those still to post until then.
-  const receipt = { vendor: 'feishu', idempotencyKey: key, instanceId: approvalNo, orderNo: 'SO-ROLE' };
+  // The approval's receipt: found among those still to post until it settles, recorded once.
+  const toPost = async () =>
+    (await receiptsToPost(app, { vendors: ['webhook'], since: new Date(0), limit: 1_000 })).map(
+      (each) => each.idempotencyKey,
+    );
+  assert.ok((await toPost()).includes(key), 'its receipt is still to post');
+  const receipt = { vendor: 'webhook', idempotencyKey: key, instanceId: approvalNo, orderNo: 'SO-ROLE' };
   assert.equal(await recordReceipt(app, receipt, { status: 'POSTED', postedId: 'comment-1' }), true);
   assert.equal(await recordReceipt(app, receipt, { status: 'FAILED', failure: 'x' }), false, 'the first stands');
-  await receiptsToPost(app, { vendors: ['feishu'], since: new Date(0), limit: 10 });
+  assert.ok(!(await toPost()).includes(key), 'settled, it is no longer');
   assert.equal(await recordRevocationAlert(app, key), undefined);
 
   // The duplicate scan: a document under two keys (a new alert), then three (grown); two runs of

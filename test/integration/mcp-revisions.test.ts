@@ -109,7 +109,7 @@ describe('MCP clients of 2025-06-18, 2025-11-25 and 2026-07-28', () => {
     return { client, sent };
   }
 
-  /** A client of `revision` over stdio: the `orders-mcp` bin as its own child process. */
+  /** A client of `revision` over stdio: the server `orders-mcp` starts, as its own child process. */
   async function overStdio(revision: Revision) {
     const stderr: string[] = [];
     const transport = new StdioClientTransport({

@@ -1,5 +1,5 @@
 // AI agents submit orders through MCP tools with the webhook's exactly-once guarantees: the SDK's
-// own Client, over stdio (the `orders-mcp` bin as a child process) and over Streamable HTTP (the
+// own Client, over stdio (the server `orders-mcp` starts, as a child process) and over Streamable HTTP (the
 // API listening on a real port), against the real Temporal dev server and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

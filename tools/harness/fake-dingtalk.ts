@@ -1,11 +1,11 @@
 // A fake DingTalk open API (the new API on api.dingtalk.com: OAuth2 access token, process
-// instance read, and the Stream gateway: fake-dingtalk-stream.ts) for reader and connector tests,
+// instance read with its comments as operation records, a comment's post, and the Stream gateway: fake-dingtalk-stream.ts) for reader and connector tests,
 // and the builder of callbacks exactly as DingTalk sends them (AES-256-CBC with the aes_key, the
 // app key appended, SHA-1 signature in the query). Built with node:crypto alone, apart from the
 // code under test (message-crypto-scheme.ts).
 import { randomBytes } from 'node:crypto';
 import { type FakeDingTalkStream, fakeStreamGateway, type FakeStreamGateway } from './fake-dingtalk-stream.js';
-import { type FakeOaApi, startFakeOaApi } from './fake-oa-api.js';
+import { type Answer, type FakeOaApi, type RequestContext, startFakeOaApi } from './fake-oa-api.js';
 import { messageSignature, openMessage, randomAesKey, sealMessage } from './message-crypto-scheme.js';
 
 export interface DingTalkComponent {
@@ -21,6 +21,8 @@ export interface DingTalkInstance {
   result?: string;
   formComponentValues: DingTalkComponent[];
   finishTime?: string;
+  /** The comments on it, oldest first: each read answers them as `operationRecords` of type ADD_REMARK. */
+  comments?: { text: string; userId: string }[];
 }
 
 /** A completed, agreed instance whose form the example mapping (examples/oa-form-mapping.json) reads as one line. */
@@ -58,6 +60,10 @@ export interface FakeDingTalk extends FakeOaApi<DingTalkInstance> {
   appSecret: string;
   /** The Stream gateway on the same base URL (DINGTALK_API_BASE_URL). */
   stream: FakeDingTalkStream;
+  /** The comments on a registered instance (`POST /v1.0/workflow/processInstances/comments`), oldest first. */
+  commentsOn(instanceId: string): { text: string; userId: string }[];
+  /** Every comment POST that arrived, refused or not. */
+  commentPosts(): number;
 }
 
 /**
@@ -86,9 +92,29 @@ export async function startFakeDingTalk(
   const appSecret = randomBytes(24).toString('base64url');
   // The gateway answers on the API's own server, so it is made once the server is.
   const route: { gateway?: FakeStreamGateway } = {};
+  const registered = new Map<string, DingTalkInstance>();
+  let commentPosts = 0;
+  /** `POST /v1.0/workflow/processInstances/comments`: a comment on a registered instance, as `commentUserId`. */
+  const comment = (method: string, url: URL, body: unknown, request: RequestContext): Answer | undefined => {
+    if (method !== 'POST' || url.pathname !== '/v1.0/workflow/processInstances/comments') return undefined;
+    commentPosts += 1;
+    const token = request.headers['x-acs-dingtalk-access-token'];
+    if (!request.tokenValid(Array.isArray(token) ? token[0] : token)) {
+      return { status: 401, body: { code: 'InvalidAuthentication', message: 'access token invalid' } };
+    }
+    const { processInstanceId, text, commentUserId } = (body ?? {}) as Record<string, unknown>;
+    if (typeof text !== 'string' || text.length === 0 || typeof commentUserId !== 'string' || !commentUserId) {
+      return { status: 400, body: { code: 'MissingParameter', message: 'text and commentUserId are required' } };
+    }
+    const instance = typeof processInstanceId === 'string' ? registered.get(processInstanceId) : undefined;
+    if (!instance) return { status: 400, body: { code: 'processInstanceNotFound', message: 'instance not found' } };
+    instance.comments = [...(instance.comments ?? []), { text, userId: commentUserId }];
+    return { status: 200, body: { success: true, result: true } };
+  };
   const api = await startFakeOaApi<DingTalkInstance>(
     {
-      otherRequest: (method, url, body) => route.gateway?.endpointAnswer(method, url, body),
+      otherRequest: (method, url, body, request) =>
+        route.gateway?.endpointAnswer(method, url, body) ?? comment(method, url, body, request),
       tokenRequest: (method, url, body, issue) => {
         if (method !== 'POST' || url.pathname !== '/v1.0/oauth2/accessToken') return undefined;
         const credentials = body as { appKey?: string; appSecret?: string } | undefined;
@@ -117,6 +143,13 @@ export async function startFakeDingTalk(
               result: instance.result ?? '',
               finishTime: instance.finishTime,
               formComponentValues: instance.formComponentValues,
+              operationRecords: (instance.comments ?? []).map((each) => ({
+                userId: each.userId,
+                date: new Date().toISOString(),
+                type: 'ADD_REMARK',
+                result: 'NONE',
+                remark: each.text,
+              })),
             },
           },
         };
@@ -137,6 +170,12 @@ export async function startFakeDingTalk(
   route.gateway = streamGateway;
   return {
     ...api,
+    register: (instanceId, instance) => {
+      registered.set(instanceId, instance);
+      api.register(instanceId, instance);
+    },
+    commentsOn: (instanceId) => [...(registered.get(instanceId)?.comments ?? [])],
+    commentPosts: () => commentPosts,
     appKey,
     appSecret,
     stream: streamGateway,

@@ -35,7 +35,8 @@ export function processEnv(config: Config, extra: Record<string, string> = {}): 
 
 /**
  * `release`: the directory of an installed release — its built JavaScript under plain node, run
- * from there (what `npm run start:*` runs). Unset: this checkout's TypeScript sources.
+ * from there (what `npm run start:*` runs). Unset: this checkout's sources, as the test run's
+ * build runs them when there is one (tools/harness/test-build.ts), else through tsx.
  */
 function entryOf(entry: string, release: string | undefined) {
   return release ? { nodeArgs: [], entry: path.join(release, 'dist', `${entry}.js`), cwd: release } : {};

@@ -67,5 +67,5 @@ export function nodeArgsFor(entry: string): string[] {
     const script = path.join(built, `${relative.slice(0, -'.ts'.length)}.js`);
     if (existsSync(script)) return [script];
   }
-  return ['--import', 'tsx', entry];
+  return ['--import', 'tsx', path.resolve(ROOT, entry)];
 }

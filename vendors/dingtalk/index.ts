@@ -1,6 +1,7 @@
-// DingTalk as an OA vendor: its settings, its HTTP callback connector, its Stream connection and its
-// approval reader, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
+// DingTalk as an OA vendor: its settings, its HTTP callback connector, its Stream connection, its
+// approval reader and its receipts, behind the one contract every vendor keeps (vendors/oa-vendor.ts).
 import { oaVendor } from '../oa-vendor.js';
+import { dingtalkApprovalReceipts } from './approval-receipts.js';
 import { dingtalkConnection } from './connection.js';
 import { createDingTalkConnector } from './connector.js';
 import { createDingTalkReader } from './reader.js';
@@ -28,4 +29,15 @@ export const dingtalk = oaVendor<DingTalkConfig>({
       baseUrl: settings.apiBaseUrl,
       timeoutMs,
     }),
+  // No user named to comment as: no receipts.
+  receipts: (settings, { timeoutMs }) =>
+    settings.receipts
+      ? dingtalkApprovalReceipts({
+          appKey: settings.appKey,
+          appSecret: settings.appSecret,
+          baseUrl: settings.apiBaseUrl,
+          userId: settings.receipts.userId,
+          timeoutMs,
+        })
+      : undefined,
 });

@@ -17,8 +17,11 @@ export interface FeishuReceiptsOptions extends FeishuAppOptions {
 
 /** Comments read per page, Feishu's most. */
 const PAGE_SIZE = 100;
-/** Pages read before giving up the look (a receipt is then not posted: the attempt fails and is retried). */
-const MAX_PAGES = 20;
+/**
+ * Pages read before giving up the look (a receipt is then not posted: the attempt fails, and is
+ * retried). Bounds an attempt's time: its requests end inside the activity's start-to-close.
+ */
+const MAX_PAGES = 10;
 
 /** A comment's text: its content is a JSON string carrying `text`. */
 function commentText(content: unknown): string {
@@ -63,6 +66,7 @@ export function feishuApprovalReceipts(options: FeishuReceiptsOptions): Approval
       const comments = Array.isArray(data.comments) ? (data.comments as { id?: unknown; content?: unknown }[]) : [];
       const posted = comments.find((comment) => isReceiptOf(commentText(comment.content), receipt.idempotencyKey));
       if (posted) return typeof posted.id === 'string' ? posted.id : '';
+      // Paged as the SDK's listWithIterator reads it: `has_more`, then `page_token`.
       if (data.has_more !== true || typeof data.page_token !== 'string' || data.page_token.length === 0)
         return undefined;
       pageToken = data.page_token;

@@ -46,7 +46,10 @@ function approvalOf(looks: boolean) {
   return { comments, poster, faultNext: (next: Fault) => void (fault = next), fault: () => fault };
 }
 
-/** Runs the receipt's post, one attempt per fault and then one without, as Temporal's retries would. */
+/**
+ * Runs the receipt's post, one attempt per fault and then one without, as Temporal's retries would
+ * (a killed worker's attempt times out, and is retried like a failed one).
+ */
 async function postThrough(faults: Fault[], looks: boolean) {
   const approval = approvalOf(looks);
   const records: string[] = [];

@@ -1,6 +1,6 @@
 // The receipt of an approval's order: once its order is written, the approval it came from says
-// which order it became — a comment on the instance (Feishu, DingTalk; for WeCom, which has no
-// approval comment, a message to the applicant is to come). What a receipt says is the same for every vendor; the key in its text is also
+// which order it became — a comment on the instance (Feishu, DingTalk) or, WeCom having no
+// approval comment, a message to its applicant. What a receipt says is the same for every vendor; the key in its text is also
 // how a receipt is recognised on the approval, so that one posted before its record was written is
 // found rather than posted again. Pure and importable by workflow code.
 import type { OaVendor } from './oa-approval.js';

@@ -17,13 +17,14 @@ const { startApprovalReceipts } = proxyActivities<Activities>({
   retry: { maximumAttempts: 3, initialInterval: '10 seconds' },
   summary: 'start a receipt workflow for every approval whose order has no receipt yet',
 });
-// Six hours of retries ride out a vendor's outage; past them, the receipt is listed as failed. An
+// Three and a half hours of retries ride out a vendor's outage, and end inside WeCom's 4-hour
+// duplicate check (vendors/wecom/approval-receipts.ts); past them, the receipt is listed as failed. An
 // attempt's requests are bounded (vendors/registry.ts: 10 s each; a look reads at most 10 pages),
 // so one attempt has always ended before its 5 minutes: no retry runs beside a slow attempt, and
 // none posts while another's post is still under way.
 const { postApprovalReceipt } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
-  scheduleToCloseTimeout: '6 hours',
+  scheduleToCloseTimeout: '210 minutes',
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
   summary: 'write the order number into its approval, unless it carries it already',
 });

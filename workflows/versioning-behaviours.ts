@@ -32,7 +32,7 @@ export const VERSIONING_BEHAVIOURS = {
   decisionCardWorkflow: 'AUTO_UPGRADE',
   // Bounded by its one activity, like the other scheduled runs.
   approvalReceiptScanWorkflow: 'PINNED',
-  // Retries its post for up to six hours through a vendor's outage: pinned, it would hold its
+  // Retries its post for up to 3½ hours through a vendor's outage: pinned, it would hold its
   // build's workers that long after a deploy.
   approvalReceiptWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;

@@ -1,5 +1,5 @@
-// The approver sees the order: once a Feishu approval's order is written, its instance gets one
-// comment with the order number — however often the scan runs and the approval event is
+// The approver sees the order: once a Feishu or DingTalk approval's order is written, its instance
+// gets one comment with the order number (a WeCom applicant, one message) — however often the scan runs and the approval event is
 // redelivered, and also when an earlier attempt posted it and its record was never written (a
 // worker killed between the two). A receipt Feishu refuses for good is recorded as failed, listed
 // by `orders-cli receipts` and counted, and the order is untouched. Against the real stack and the
@@ -30,6 +30,14 @@ import {
 } from '../../tools/harness/fake-feishu.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import {
+  approvedWeComOrder,
+  type FakeWeCom,
+  randomWeComAesKey,
+  startFakeWeCom,
+  wecomApprovalXml,
+  wecomCallback,
+} from '../../tools/harness/fake-wecom.js';
+import {
   createSku,
   eventually,
   exampleMappingFile,
@@ -48,10 +56,14 @@ const RECEIPTS_BY = `ou_${randomBytes(8).toString('hex')}`;
 const DINGTALK_AES_KEY = randomDingTalkAesKey();
 const DINGTALK_TOKEN = randomBytes(8).toString('hex');
 const DINGTALK_RECEIPTS_BY = `receipts${randomBytes(4).toString('hex')}`;
+const WECOM_TOKEN = randomBytes(8).toString('hex');
+const WECOM_ENCODING_AES_KEY = randomWeComAesKey();
+const WECOM_AGENT_ID = 1000017;
 
-describe('receipts: the order number written back into its Feishu and DingTalk approvals', () => {
+describe('receipts: the order number written back into its Feishu, DingTalk and WeCom approvals', () => {
   let feishu: FakeFeishu;
   let dingtalk: FakeDingTalk;
+  let wecom: FakeWeCom;
   let service: TestService;
   const counted: string[] = [];
   const metrics: ProductMetrics = {
@@ -62,10 +74,11 @@ describe('receipts: the order number written back into its Feishu and DingTalk a
   before(async () => {
     feishu = await startFakeFeishu();
     dingtalk = await startFakeDingTalk();
+    wecom = await startFakeWeCom();
     service = await startTestService({
       metrics,
       config: testConfig({
-        OA_FORM_MAPPING: exampleMappingFile({ feishu: [PURCHASE] }),
+        OA_FORM_MAPPING: exampleMappingFile({ feishu: [PURCHASE], wecom: ['TEMPLATE-FAKE'] }),
         FEISHU_APP_ID: feishu.appId,
         FEISHU_APP_SECRET: feishu.appSecret,
         FEISHU_ENCRYPT_KEY: ENCRYPT_KEY,
@@ -78,6 +91,13 @@ describe('receipts: the order number written back into its Feishu and DingTalk a
         DINGTALK_TOKEN,
         DINGTALK_API_BASE_URL: dingtalk.url,
         DINGTALK_RECEIPT_USER_ID: DINGTALK_RECEIPTS_BY,
+        WECOM_CORP_ID: wecom.corpId,
+        WECOM_AGENT_SECRET: wecom.agentSecret,
+        WECOM_TOKEN,
+        WECOM_ENCODING_AES_KEY,
+        WECOM_API_BASE_URL: wecom.url,
+        WECOM_RECEIPTS: 'on',
+        WECOM_AGENT_ID: String(WECOM_AGENT_ID),
       }),
     });
   });
@@ -85,6 +105,7 @@ describe('receipts: the order number written back into its Feishu and DingTalk a
     await service?.stop();
     await feishu?.close();
     await dingtalk?.close();
+    await wecom?.close();
   });
 
   /** Feishu's approval event for `instanceCode`, signed, through the callback door. */
@@ -245,5 +266,57 @@ describe('receipts: the order number written back into its Feishu and DingTalk a
     assert.equal((await settled(key)).status, 'POSTED');
     assert.equal(dingtalk.commentsOn(instance).length, 1);
     assert.equal(dingtalk.commentPosts(), postsBefore, 'no post for it');
+  });
+
+  /** A WeCom approval of `applicant`'s, its event through the callback door, its order written. */
+  async function writtenWeComApproval(applicant: string): Promise<{ key: string; orderNo: string }> {
+    const spNo = uniqueApprovalNo('RCPTWC');
+    wecom.register(spNo, { ...approvedWeComOrder(await createSku(service.prisma, 100), 2, 10.5), applicant });
+    const callback = wecomCallback(wecomApprovalXml({ corpId: wecom.corpId, spNo, spStatus: 2 }), {
+      token: WECOM_TOKEN,
+      encodingAesKey: WECOM_ENCODING_AES_KEY,
+      corpId: wecom.corpId,
+    });
+    const answer = await service.app.inject({
+      method: 'POST',
+      url: '/webhooks/wecom',
+      headers: callback.headers,
+      query: callback.query,
+      payload: callback.rawBody,
+    });
+    assert.equal(answer.statusCode, 200, answer.body);
+    const key = idempotencyKeyFor(spNo, 'MAIN');
+    await statusReaches(service, key, 'SUBMITTED');
+    const order = await service.prisma.orderMain.findUnique({ where: { idempotentKey: key } });
+    assert.ok(order, `the order of ${key}`);
+    return { key, orderNo: order.orderNo };
+  }
+
+  it('WeCom: the applicant gets the order number once, as a message from WECOM_AGENT_ID', async () => {
+    const applicant = `buyer-${randomBytes(4).toString('hex')}`;
+    const { key, orderNo } = await writtenWeComApproval(applicant);
+    await Promise.all([scan(), scan()]);
+    assert.equal((await settled(key)).status, 'POSTED');
+    await scan();
+    assert.deepEqual(
+      wecom.messagesTo(applicant).map((message) => [message.agentid, message.content]),
+      [[WECOM_AGENT_ID, receiptText({ idempotencyKey: key, orderNo })]],
+    );
+  });
+
+  it('WeCom: a receipt sent before its record was written is held back by WeCom’s duplicate check', async () => {
+    const applicant = `buyer-${randomBytes(4).toString('hex')}`;
+    const { key, orderNo } = await writtenWeComApproval(applicant);
+    // What an attempt that died after its send left: the message, and no record.
+    wecom.seedMessage({
+      touser: applicant,
+      agentid: WECOM_AGENT_ID,
+      content: receiptText({ idempotencyKey: key, orderNo }),
+    });
+    const sendsBefore = wecom.sendRequests();
+    await scan();
+    assert.equal((await settled(key)).status, 'POSTED');
+    assert.equal(wecom.sendRequests(), sendsBefore + 1, 'sent again, as WeCom cannot be asked');
+    assert.equal(wecom.messagesTo(applicant).length, 1, 'one message');
   });
 });

@@ -1,10 +1,11 @@
-// A fake WeCom (企业微信) server API (gettoken, oa/getapprovaldetail) for reader tests, and the
+// A fake WeCom (企业微信) server API (gettoken, oa/getapprovaldetail, and message/send with its
+// duplicate check for the receipts) for reader and receipt tests, and the
 // builder of callbacks exactly as WeCom sends them: the URL check's GET with an encrypted echostr,
 // and the XML event whose Encrypt holds the encrypted sys_approval_change, msg_signature and a
 // timestamp in seconds in the query. Built with node:crypto alone, apart from the code under test
 // (message-crypto-scheme.ts).
 import { randomBytes } from 'node:crypto';
-import { type FakeOaApi, startFakeOaApi } from './fake-oa-api.js';
+import { type Answer, type FakeOaApi, type RequestContext, startFakeOaApi } from './fake-oa-api.js';
 import { messageSignature, randomAesKey, sealMessage } from './message-crypto-scheme.js';
 
 /** One control of `apply_data.contents`; a `Table`'s value holds `children: [{ list: controls }]`. */
@@ -22,18 +23,70 @@ export interface WeComInstance {
   contents: WeComControl[];
   /** When the approver decided, unix seconds. */
   decidedAt?: number;
+  /** The applicant's user id (`applyer.userid`); `applicant-1` unless given. */
+  applicant?: string;
+}
+
+/** A text message the app sent (`POST /cgi-bin/message/send`). */
+export interface WeComMessage {
+  touser: string;
+  agentid: number;
+  content: string;
+  sentAt: number;
 }
 
 export interface FakeWeCom extends FakeOaApi<WeComInstance> {
   corpId: string;
   agentSecret: string;
+  /** The text messages sent to `userId`, oldest first; a repeat its duplicate check held back is not among them. */
+  messagesTo(userId: string): WeComMessage[];
+  /** Every message/send that arrived, held back or not. */
+  sendRequests(): number;
+  /** A message as if sent earlier by the app (a receipt sent before a worker died). */
+  seedMessage(message: Omit<WeComMessage, 'sentAt'>): void;
 }
 
 export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {}): Promise<FakeWeCom> {
   const corpId = `ww${randomBytes(8).toString('hex')}`;
   const agentSecret = randomBytes(24).toString('base64url');
+  const messages: WeComMessage[] = [];
+  let sends = 0;
+  /**
+   * `POST /cgi-bin/message/send`: a text message from the app. With `enable_duplicate_check`, the
+   * same content to the same user from the same app within `duplicate_check_interval` seconds
+   * (1800 unless given, at most 4 hours) is answered as sent and not sent again, as WeCom does.
+   */
+  const send = (method: string, url: URL, body: unknown, request: RequestContext): Answer | undefined => {
+    if (method !== 'POST' || url.pathname !== '/cgi-bin/message/send') return undefined;
+    sends += 1;
+    if (!request.tokenValid(url.searchParams.get('access_token') ?? undefined)) {
+      return { status: 200, body: { errcode: 42001, errmsg: 'access_token expired' } };
+    }
+    const sent = (body ?? {}) as Record<string, unknown>;
+    const content = (sent.text as { content?: unknown } | undefined)?.content;
+    if (sent.msgtype !== 'text' || typeof content !== 'string' || typeof sent.touser !== 'string') {
+      return { status: 200, body: { errcode: 40008, errmsg: 'invalid message type' } };
+    }
+    if (typeof sent.agentid !== 'number' || !Number.isInteger(sent.agentid) || sent.agentid <= 0) {
+      return { status: 200, body: { errcode: 40056, errmsg: 'invalid agentid' } };
+    }
+    const message = { touser: sent.touser, agentid: sent.agentid, content, sentAt: Date.now() };
+    const windowMs = Math.min(Number(sent.duplicate_check_interval ?? 1_800), 4 * 3_600) * 1000;
+    const repeat =
+      sent.enable_duplicate_check === 1 &&
+      messages.some(
+        (earlier) =>
+          earlier.touser === message.touser &&
+          earlier.agentid === message.agentid &&
+          earlier.content === message.content &&
+          message.sentAt - earlier.sentAt < windowMs,
+      );
+    if (!repeat) messages.push(message);
+    return { status: 200, body: { errcode: 0, errmsg: 'ok', invaliduser: '', msgid: randomBytes(8).toString('hex') } };
+  };
   const api = await startFakeOaApi<WeComInstance>(
     {
+      otherRequest: (method, url, body, request) => send(method, url, body, request),
       tokenRequest: (method, url, _body, issue) => {
         if (method !== 'GET' || url.pathname !== '/cgi-bin/gettoken') return undefined;
         if (url.searchParams.get('corpid') !== corpId)
@@ -64,7 +117,7 @@ export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {})
               sp_status: instance.spStatus,
               template_id: instance.templateId ?? 'TEMPLATE-FAKE',
               apply_time: (instance.decidedAt ?? 1_764_000_000) - 600,
-              applyer: { userid: 'applicant-1', partyid: '1' },
+              applyer: { userid: instance.applicant ?? 'applicant-1', partyid: '1' },
               sp_record: [
                 {
                   sp_status: instance.spStatus,
@@ -98,7 +151,14 @@ export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {})
     },
     options,
   );
-  return { ...api, corpId, agentSecret };
+  return {
+    ...api,
+    corpId,
+    agentSecret,
+    messagesTo: (userId) => messages.filter((message) => message.touser === userId).map((message) => ({ ...message })),
+    sendRequests: () => sends,
+    seedMessage: (message) => void messages.push({ ...message, sentAt: Date.now() }),
+  };
 }
 
 const title = (text: string) => [{ text, lang: 'zh_CN' }];

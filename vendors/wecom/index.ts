@@ -1,7 +1,8 @@
 // WeCom (WeChat Work) as an OA vendor: its settings, its callback connector (which also answers the
-// console's URL check) and its approval reader, behind the one contract every vendor keeps
+// console's URL check), its approval reader and its receipts, behind the one contract every vendor keeps
 // (vendors/oa-vendor.ts). WeCom pushes events to its callback only: it has no held connection.
 import { oaVendor } from '../oa-vendor.js';
+import { wecomApprovalReceipts } from './approval-receipts.js';
 import { createWeComConnector } from './connector.js';
 import { createWeComReader } from './reader.js';
 import { type WeComConfig, wecomConnectorSettings } from './settings.js';
@@ -24,4 +25,15 @@ export const wecom = oaVendor<WeComConfig>({
       baseUrl: settings.apiBaseUrl,
       timeoutMs,
     }),
+  // WECOM_RECEIPTS off: no receipts.
+  receipts: (settings, { timeoutMs }) =>
+    settings.receipts
+      ? wecomApprovalReceipts({
+          corpId: settings.corpId,
+          agentSecret: settings.agentSecret,
+          baseUrl: settings.apiBaseUrl,
+          agentId: settings.receipts.agentId,
+          timeoutMs,
+        })
+      : undefined,
 });

@@ -1,117 +1,34 @@
-// Reads a WeCom (企业微信) approval through the server API on qyapi.weixin.qq.com: an access token
-// (`GET /cgi-bin/gettoken?corpid=&corpsecret=`), then `POST /cgi-bin/oa/getapprovaldetail` with
-// `{ sp_no }`, its `apply_data.contents` reduced to fields and detail tables (`Table`) by title.
-// Both URLs carry a credential in their query (the secret, the token): no error message names
-// more of a URL than its path (oa-http.ts).
-//
-// WeCom answers nearly every failure under HTTP 200 with an `errcode`. How each is taken:
-//  - token invalid or expired (40014, 42001), HTTP 401/403: the token is refreshed once and the
-//    read repeated once; then OaApiError(401 or the status).
-//  - frequency limits (45009, 45033) or HTTP 429: OaApiError(429) with Retry-After.
-//  - system busy (-1), HTTP 5xx: OaApiError(503 or the status); no answer: OaApiError(undefined).
-//    The caller's policy retries.
-//  - the app may not call the approval API (48002, 60011, 60020 an IP not on the allow list):
-//    OaApiError(403).
-//  - any other non-zero errcode: OaApiError(400), not retried — the API refused this read and will
-//    refuse it again (an unknown sp_no, for one). At the token: a wrong corp id or secret, 401.
+// Reads a WeCom (企业微信) approval through the server API (server-api.ts: the access token, and
+// how WeCom's answers are taken): `POST /cgi-bin/oa/getapprovaldetail` with `{ sp_no }`, its
+// `apply_data.contents` reduced to fields and detail tables (`Table`) by title.
 import { OaApiError } from '../../domain/errors.js';
 import { wecomStatus } from './status.js';
 import type { ApprovalInstance, ApprovalReader, NormalizedForm } from '../approval-reader.js';
 import { putFirst, textOfValue } from '../form-text.js';
-import { exchange, type OaAnswer } from '../oa-http.js';
-import { createTokenCache, readWithOneRefresh, type TokenRead } from '../token-cache.js';
+import { createWeComServerApi, type WeComAppOptions, type WeComServerApi } from './server-api.js';
 
-export interface WeComReaderOptions {
-  corpId: string;
-  /** WECOM_AGENT_SECRET: the approval app's secret, or a self-built app's allowed to call the approval API. */
-  agentSecret: string;
-  /** WECOM_API_BASE_URL; https://qyapi.weixin.qq.com by default. */
-  baseUrl?: string;
-  /** Per request (token or read); 5 s by default. */
-  timeoutMs?: number;
+export type WeComReaderOptions = WeComAppOptions;
+
+/** The approval's `info` as the server API gives it: its status, applicant, steps and form. */
+export async function readWeComApproval(
+  api: WeComServerApi,
+  instanceId: string,
+  what = `read ${instanceId}`,
+): Promise<Record<string, unknown>> {
+  const body = await api.call('/cgi-bin/oa/getapprovaldetail', { sp_no: instanceId }, what);
+  const info = body.info;
+  if (info === null || typeof info !== 'object') {
+    throw new OaApiError('wecom', 200, undefined, `wecom ${what}: no info`);
+  }
+  return info as Record<string, unknown>;
 }
-
-const TOKEN_INVALID = new Set([40014, 42001]);
-const RATE_LIMITED = new Set([45009, 45033]);
-const BUSY = -1;
-const NO_PERMISSION = new Set([48002, 60011, 60020]);
-
-interface WeComBody {
-  errcode?: unknown;
-  errmsg?: unknown;
-  access_token?: unknown;
-  expires_in?: unknown;
-  info?: unknown;
-}
-
-const bodyOf = (answer: OaAnswer): WeComBody =>
-  answer.json !== null && typeof answer.json === 'object' ? answer.json : {};
-const codeOf = (answer: OaAnswer): number | undefined => {
-  const code = bodyOf(answer).errcode;
-  return typeof code === 'number' ? code : undefined;
-};
 
 export function createWeComReader(options: WeComReaderOptions): ApprovalReader {
-  const base = options.baseUrl ?? 'https://qyapi.weixin.qq.com';
-  const timeoutMs = options.timeoutMs ?? 5_000;
-  const fail = (status: number | undefined, answer: OaAnswer | undefined, what: string) =>
-    new OaApiError(
-      'wecom',
-      status,
-      answer?.retryAfterMs,
-      `wecom ${what}: HTTP ${answer?.status ?? '-'}` +
-        (answer && codeOf(answer) !== undefined
-          ? `, errcode ${codeOf(answer)} ${textOfValue(bodyOf(answer).errmsg)}`
-          : ''),
-    );
-  /** The failures the token request and the read take alike: limits, a busy or failing server. */
-  const throwIfUnavailable = (answer: OaAnswer, what: string) => {
-    const code = codeOf(answer);
-    if (answer.status === 429 || (code !== undefined && RATE_LIMITED.has(code))) throw fail(429, answer, what);
-    if (answer.status >= 500) throw fail(answer.status, answer, what);
-    if (code === BUSY) throw fail(503, answer, what);
-  };
-
-  const tokens = createTokenCache(async () => {
-    const url = new URL('/cgi-bin/gettoken', base);
-    url.searchParams.set('corpid', options.corpId);
-    url.searchParams.set('corpsecret', options.agentSecret);
-    const answer = await exchange('wecom', url, { method: 'GET' }, timeoutMs);
-    throwIfUnavailable(answer, 'token');
-    const body = bodyOf(answer);
-    if (codeOf(answer) === 0 && typeof body.access_token === 'string' && typeof body.expires_in === 'number') {
-      return { token: body.access_token, expiresInSeconds: body.expires_in };
-    }
-    // A wrong corp id or secret: every retry would be refused the same way.
-    throw fail(401, answer, 'token refused');
-  });
-
-  type Outcome = TokenRead<Record<string, unknown>>;
-
-  const readOnce = async (instanceId: string, token: string): Promise<Outcome> => {
-    const url = new URL('/cgi-bin/oa/getapprovaldetail', base);
-    url.searchParams.set('access_token', token);
-    const answer = await exchange('wecom', url, { method: 'POST', body: { sp_no: instanceId } }, timeoutMs);
-    const code = codeOf(answer);
-    if ((code !== undefined && TOKEN_INVALID.has(code)) || answer.status === 401 || answer.status === 403) {
-      return {
-        kind: 'token-invalid',
-        refused: () => fail(answer.status === 403 ? 403 : 401, answer, `read ${instanceId} after a token refresh`),
-      };
-    }
-    throwIfUnavailable(answer, `read ${instanceId}`);
-    if (code !== undefined && NO_PERMISSION.has(code)) throw fail(403, answer, `read ${instanceId}`);
-    if (answer.status >= 400) throw fail(answer.status, answer, `read ${instanceId}`);
-    if (code !== 0) throw fail(code === undefined ? answer.status : 400, answer, `read ${instanceId}`);
-    const info = bodyOf(answer).info;
-    if (info === null || typeof info !== 'object') throw fail(answer.status, answer, `read ${instanceId}: no info`);
-    return { kind: 'ok', value: info as Record<string, unknown> };
-  };
-
+  const api = createWeComServerApi(options);
   return {
     vendor: 'wecom',
     async readInstance(instanceId) {
-      return toInstance(instanceId, await readWithOneRefresh(tokens, (token) => readOnce(instanceId, token)));
+      return toInstance(instanceId, await readWeComApproval(api, instanceId));
     },
   };
 }

@@ -55,7 +55,7 @@ import {
 import { freePort } from '../../tools/harness/ports.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../tools/harness/otlp-receiver.js';
 import { type ApiProcess, apiProcess, workerProcess } from '../../tools/harness/processes.js';
-import { MCP_STDIO_ARGS, mcpRequest } from '../../tools/harness/mcp-clients.js';
+import { MCP_BIN, mcpRequest } from '../../tools/harness/mcp-clients.js';
 import { type RawError, rawErrorText, TOLD_TYPES } from '../../tools/harness/raw-errors.js';
 import {
   approval,
@@ -409,11 +409,12 @@ describe('no secret in any output', () => {
     }
     keys.push(idempotencyKeyFor(mcpApprovalNo, 'MAIN'));
 
-    // MCP over stdio: the server orders-mcp starts, with the same environment.
+    // MCP over stdio: the orders-mcp bin as an agent starts it, with the same environment: its own
+    // start (bin/launch.mjs) is under the same watch as the server's.
     const stdioApprovalNo = uniqueApprovalNo('LEAKSTDIO');
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [...MCP_STDIO_ARGS],
+      args: [MCP_BIN],
       env: env as Record<string, string>,
       stderr: 'pipe',
     });

@@ -42,6 +42,7 @@ import {
   eventually,
   exampleMappingFile,
   orderCount,
+  postVendorCallback,
   startTestService,
   statusReaches,
   testConfig,
@@ -114,12 +115,7 @@ describe('receipts: the order number written back into its Feishu, DingTalk and 
       feishuApprovalPayload({ instanceCode, status: 'APPROVED', approvalCode: PURCHASE, uuid: `ev-${instanceCode}` }),
       { encryptKey: ENCRYPT_KEY, token: VERIFICATION_TOKEN, sign: true },
     );
-    const answer = await service.app.inject({
-      method: 'POST',
-      url: '/webhooks/feishu',
-      headers: callback.headers,
-      payload: callback.rawBody,
-    });
+    const answer = await postVendorCallback(service, 'feishu', callback);
     assert.equal(answer.statusCode, 200, answer.body);
   };
 
@@ -216,13 +212,7 @@ describe('receipts: the order number written back into its Feishu, DingTalk and 
       }),
       { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN, appKey: dingtalk.appKey },
     );
-    const answer = await service.app.inject({
-      method: 'POST',
-      url: '/webhooks/dingtalk',
-      headers: callback.headers,
-      query: callback.query,
-      payload: callback.rawBody,
-    });
+    const answer = await postVendorCallback(service, 'dingtalk', callback);
     assert.equal(answer.statusCode, 200, answer.body);
   };
 
@@ -277,13 +267,7 @@ describe('receipts: the order number written back into its Feishu, DingTalk and 
       encodingAesKey: WECOM_ENCODING_AES_KEY,
       corpId: wecom.corpId,
     });
-    const answer = await service.app.inject({
-      method: 'POST',
-      url: '/webhooks/wecom',
-      headers: callback.headers,
-      query: callback.query,
-      payload: callback.rawBody,
-    });
+    const answer = await postVendorCallback(service, 'wecom', callback);
     assert.equal(answer.statusCode, 200, answer.body);
     const key = idempotencyKeyFor(spNo, 'MAIN');
     await statusReaches(service, key, 'SUBMITTED');

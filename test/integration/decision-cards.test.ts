@@ -29,6 +29,7 @@ import {
   eventually,
   exampleMappingFile,
   postApproval,
+  postVendorCallback,
   startTestService,
   statusReaches,
   testConfig,
@@ -276,12 +277,7 @@ describe('decision cards in a Feishu chat', () => {
       feishuCardClickPayload({ appId: feishu.appId, openId, button, chatId: CHAT, messageId: 'om_clicked' }),
       { encryptKey: key, token: VERIFICATION_TOKEN, sign: true },
     );
-    return service.app.inject({
-      method: 'POST',
-      url: '/webhooks/feishu',
-      headers: callback.headers,
-      payload: callback.rawBody,
-    });
+    return postVendorCallback(service, 'feishu', callback);
   };
 
   it("a click through Feishu's callback is a decision: answered with a toast and the card locked, inside the 3 s", async () => {

@@ -38,6 +38,7 @@ import {
   eventually,
   exampleMappingFile,
   postApproval,
+  postVendorCallback,
   startTestService,
   statusReaches,
   testConfig,
@@ -214,12 +215,7 @@ describe('Feishu long connection: approvals pushed over a connection the service
       token: FEISHU_TOKEN,
       sign: true,
     });
-    const byCallback = await service.app.inject({
-      method: 'POST',
-      url: '/webhooks/feishu',
-      headers: callback.headers,
-      payload: callback.rawBody,
-    });
+    const byCallback = await postVendorCallback(service, 'feishu', callback);
     assert.equal(byCallback.statusCode, 200, 'the callback is acknowledged: a duplicate of the same key');
     // The webhook's approval number equal to the instance id: the same key from another source.
     const byWebhook = await postApproval(service, approval(id, await createSku(service.prisma, 100)));

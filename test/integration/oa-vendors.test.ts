@@ -41,6 +41,7 @@ import {
   startTestService,
   statusReaches,
   testConfig,
+  postVendorCallback,
   type TestService,
   until,
   visibleRuns,
@@ -128,14 +129,7 @@ describe('OA connectors against the vendors’ protocols and fake open APIs', ()
     vendor: 'feishu' | 'dingtalk' | 'wecom',
     callback: ReturnType<typeof feishuCallback> | WeComRequest,
     app = service.app,
-  ) =>
-    app.inject({
-      method: 'method' in callback ? callback.method : 'POST',
-      url: `/webhooks/${vendor}`,
-      headers: callback.headers,
-      query: callback.query,
-      payload: callback.rawBody,
-    });
+  ) => postVendorCallback({ app }, vendor, callback);
   /**
    * Delivers as the vendor does: a 503 (the claim not made within the reply budget, which a fresh
    * service on a loaded machine may miss) is sent again, the same bytes, up to five times.

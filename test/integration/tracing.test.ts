@@ -38,6 +38,7 @@ import {
   createSku,
   eventually,
   postApproval,
+  postVendorCallback,
   stackEnv,
   startTestService,
   statusReaches,
@@ -360,12 +361,7 @@ describe('OpenTelemetry traces', () => {
       token: FEISHU_VERIFICATION_TOKEN,
       sign: true,
     });
-    const response = await service.app.inject({
-      method: 'POST',
-      url: '/webhooks/feishu',
-      headers: callback.headers,
-      payload: callback.rawBody,
-    });
+    const response = await postVendorCallback(service, 'feishu', callback);
     assert.equal(response.statusCode, 200, response.body);
     await assertOneTraceTaggedWith('POST /webhooks/feishu', key, [
       'StartWorkflow:orderWorkflow',

@@ -237,6 +237,26 @@ export async function postApproval(
   });
 }
 
+/** A callback as an OA vendor sends it (the fakes' builders), to `/webhooks/<vendor>`. */
+export function postVendorCallback(
+  service: Pick<TestService, 'app'>,
+  vendor: OaVendor,
+  callback: {
+    method?: 'GET' | 'POST';
+    headers: Record<string, string>;
+    query?: Record<string, string>;
+    rawBody: Buffer;
+  },
+) {
+  return service.app.inject({
+    method: callback.method ?? 'POST',
+    url: `/webhooks/${vendor}`,
+    headers: callback.headers,
+    ...(callback.query ? { query: callback.query } : {}),
+    payload: callback.rawBody,
+  });
+}
+
 /** `GET /orders/<key>`; `headers` carry `Authorization` where STATUS_TOKEN is set. */
 export async function getOrder(service: Pick<TestService, 'app'>, key: string, headers: Record<string, string> = {}) {
   return service.app.inject({ method: 'GET', url: `/orders/${encodeURIComponent(key)}`, headers });

@@ -6,25 +6,19 @@
 // own that points back at the checkout's node_modules, package.json and prisma/, so that every
 // lookup relative to a module (migrations, the packages it requires) finds the same files.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The folders of the service's code: what `npm run build` compiles (tsconfig.build.json). */
-const PRODUCT_FOLDERS = [
-  'activities',
-  'app',
-  'domain',
-  'domain-node',
-  'edges',
-  'services',
-  'submission',
-  'vendors',
-  'worker',
-  'workflows',
-];
+/** The folders of the service's code: what `npm run build` compiles (tsconfig.build.json's `include`). */
+function productFolders(): string[] {
+  const { include } = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+    include: string[];
+  };
+  return include;
+}
 
 /** What the modules reach beside them, by a path relative to themselves or by package name. */
 const SHARED_WITH_THE_CHECKOUT = ['node_modules', 'package.json', 'prisma'];
@@ -35,7 +29,7 @@ export const TEST_BUILD_ENV = 'ORDERS_TEST_BUILD';
 /** Transpiles the service's sources into `dir` (made if missing). */
 export async function writeTestBuild(dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  const entryPoints = PRODUCT_FOLDERS.flatMap((folder) =>
+  const entryPoints = productFolders().flatMap((folder) =>
     readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
       .filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))
       .map((name) => path.join(ROOT, folder, name)),

@@ -150,8 +150,9 @@ export function createDecisionCardActivities(deps: {
     card: DecisionCard;
     outcome: CardOutcome;
   }): Promise<void> {
-    await senderOf(input.vendor).refresh(input.posted, input.card, input.outcome);
-    metrics.decisionCardStep(input.vendor, 'updated');
+    const refreshed = await senderOf(input.vendor).refresh(input.posted, input.card, input.outcome);
+    if (refreshed === 'updated') metrics.decisionCardStep(input.vendor, 'updated');
+    else log.info('decision card left as it is: its vendor takes no update of it any more', { vendor: input.vendor });
   }
 
   return { startDecisionCards, sendDecisionCard, decisionCardState, refreshDecisionCard };

@@ -58,6 +58,8 @@ export interface CardClickReply {
   text: string;
   /** The card, its buttons gone, reads this line; undefined: the card stays as it is. */
   lockedAs?: string | undefined;
+  /** What `lockedAs` says, for a chat that draws it shorter. */
+  outcome?: CardOutcome | undefined;
 }
 
 /** The buttons of each decision a click may take, in the awaiting list's order. */

@@ -9,7 +9,14 @@ import type { CardOutcome, DecisionCard } from '../domain/decision-cards.js';
 /** A card as the vendor's chat holds it: the message to refresh later. */
 export interface PostedCard {
   messageId: string;
+  /** What the vendor takes to redraw it, when that is not the message itself (WeCom's response code). */
+  updateToken?: string | undefined;
+  /** Until when (ISO 8601) `updateToken` is taken. */
+  updatableUntil?: string | undefined;
 }
+
+/** What became of a redraw: done, or not possible any more (the vendor no longer takes the card's update). */
+export type CardRefresh = 'updated' | 'not updatable';
 
 /** What a vendor's chat does with decision cards. */
 export interface DecisionCardSender {
@@ -19,5 +26,5 @@ export interface DecisionCardSender {
    */
   send(card: DecisionCard, sendKey: string): Promise<PostedCard>;
   /** Redraws a posted card as decided: its buttons gone, the outcome shown. */
-  refresh(posted: PostedCard, card: DecisionCard, outcome: CardOutcome): Promise<void>;
+  refresh(posted: PostedCard, card: DecisionCard, outcome: CardOutcome): Promise<CardRefresh>;
 }

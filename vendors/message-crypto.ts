@@ -3,8 +3,10 @@
 // is AES-256-CBC with the console's 43-character key, and its plaintext ends with the id it was
 // encrypted for (DingTalk's app key, WeCom's corp id). `openSealed` checks in the order the door
 // rules ask: the signature before anything is decrypted, then the signed timestamp, then the
-// decryption and the id. Every failure is a reason for the log (vendors/connector.ts).
-import { decrypt, getSignature } from '@wecom/crypto';
+// decryption and the id. Every failure is a reason for the log (vendors/connector.ts). `sealReply`
+// encrypts and signs a reply the same way, for a vendor that takes one (WeCom's passive reply).
+import { randomBytes } from 'node:crypto';
+import { decrypt, encrypt, getSignature } from '@wecom/crypto';
 import { timestampOutsideWindow } from '../domain-node/signature.js';
 import { type Clock, sameSecret } from './inbound.js';
 
@@ -69,4 +71,23 @@ export function openSealed(crypto: MessageCrypto, sealed: Sealed): Opened {
     return { ok: false, reason: `the callback was encrypted for another ${crypto.names.receiver}` };
   }
   return { ok: true, message };
+}
+
+/** A reply sealed for the vendor: the ciphertext, and the signature over it with the timestamp and nonce. */
+export interface SealedReply {
+  ciphertext: string;
+  signature: string;
+  timestamp: string;
+  nonce: string;
+}
+
+/** `plaintext` encrypted for `crypto.receiverId` and signed, as the vendor's callbacks are. */
+export function sealReply(
+  crypto: Pick<MessageCrypto, 'token' | 'aesKey' | 'receiverId'>,
+  plaintext: string,
+  timestamp: string,
+): SealedReply {
+  const ciphertext = encrypt(crypto.aesKey, plaintext, crypto.receiverId);
+  const nonce = String(randomBytes(4).readUInt32BE());
+  return { ciphertext, signature: getSignature(crypto.token, timestamp, nonce, ciphertext), timestamp, nonce };
 }

@@ -21,3 +21,30 @@ export interface VendorSettings<Shape extends z.ZodRawShape, Config> {
   /** How its events arrive (its callback, a connection it opens), for the start-up log. */
   events(config: Config): string[];
 }
+
+/** The entries of a comma-separated list setting: trimmed, the empty ones dropped, each kept once. */
+export function listEntries(text: string | undefined): string[] {
+  return [
+    ...new Set(
+      (text ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry.length > 0),
+    ),
+  ];
+}
+
+/**
+ * A problem for each of `entries` (of the setting `name`) that is not of `form`, named by its
+ * position: a value put in the wrong variable is not repeated into the log.
+ */
+export function entriesNotOfForm(
+  name: string,
+  entries: readonly string[],
+  form: { pattern: RegExp; says: string },
+  problems: string[],
+): void {
+  entries.forEach((entry, index) => {
+    if (!form.pattern.test(entry)) problems.push(`${name}: entry ${index + 1} is not ${form.says}`);
+  });
+}

@@ -9,6 +9,8 @@ import type * as activities from '../activities/decision-cards.js';
 import type { DecisionCardInput, DecisionCardResult } from './definitions.js';
 
 type Activities = ReturnType<typeof activities.createDecisionCardActivities>;
+/** A posted card as its send answered it: the message, and what redraws it. */
+type PostedCard = Awaited<ReturnType<Activities['sendDecisionCard']>>;
 
 /** How often a card workflow looks whether its key still waits, unless its input says. */
 const LOOK_EVERY_MS = 60_000;
@@ -38,10 +40,7 @@ export async function decisionCardScanWorkflow(): Promise<{ waiting: number; sta
 }
 
 /** `posted`: the message of a card posted by an earlier run of this workflow (continued as new). */
-export async function decisionCardWorkflow(
-  input: DecisionCardInput,
-  posted?: { messageId: string },
-): Promise<DecisionCardResult> {
+export async function decisionCardWorkflow(input: DecisionCardInput, posted?: PostedCard): Promise<DecisionCardResult> {
   const message = posted ?? (await sendDecisionCard(input));
   for (let look = 0; look < LOOKS_PER_RUN; look += 1) {
     const state = await decisionCardState(input.card);

@@ -251,6 +251,7 @@ export async function answerCardClick(
     tone: answer.kind === 'decided' ? 'success' : 'info',
     text: `${answer.kind === 'decided' ? 'Done' : 'Already decided'}: ${told(answer.outcome)}`,
     lockedAs: told(answer.outcome),
+    outcome: answer.outcome,
   };
 }
 

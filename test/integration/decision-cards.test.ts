@@ -1,4 +1,4 @@
-// Decision cards end to end, against the real stack and the fake Feishu: a key that waits for a
+// Decision cards end to end, against the real stack and the fake Feishu and WeCom: a key that waits for a
 // person gets one card in the configured chat — however often and however many scans run — with the
 // classified cause and its decisions as buttons; a click is a decision through the operator path,
 // recorded as `card:feishu:<open id>`, taken once: a second click, a click after a CLI decision, a
@@ -24,6 +24,15 @@ import {
 } from '../../tools/harness/fake-feishu.js';
 import type { FakeFeishuMessage } from '../../tools/harness/fake-feishu-messages.js';
 import {
+  type FakeWeCom,
+  openWeComReply,
+  randomWeComAesKey,
+  startFakeWeCom,
+  wecomCallback,
+  wecomCardClickXml,
+} from '../../tools/harness/fake-wecom.js';
+import { buttonKeyOf } from '../../vendors/wecom/decision-cards.js';
+import {
   approval,
   createSku,
   eventually,
@@ -43,9 +52,14 @@ const VERIFICATION_TOKEN = randomBytes(16).toString('hex');
 const ALICE = `ou_${randomBytes(8).toString('hex')}`;
 const BOB = `ou_${randomBytes(8).toString('hex')}`;
 const MALLORY = `ou_${randomBytes(8).toString('hex')}`;
+const WECOM_CRYPTO = { token: randomBytes(8).toString('hex'), encodingAesKey: randomWeComAesKey() };
+const WECOM_AGENT_ID = 1000017;
+const member = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
+const [ZHANGSAN, LISI, WANGWU] = [member('zhangsan'), member('lisi'), member('wangwu')] as const;
 
 describe('decision cards in a Feishu chat', () => {
   let feishu: FakeFeishu;
+  let wecom: FakeWeCom;
   let service: TestService;
   /** What the service counted: `<vendor> <result>` of each card step and each click. */
   const counted = { cards: [] as string[], clicks: [] as string[] };
@@ -57,6 +71,7 @@ describe('decision cards in a Feishu chat', () => {
 
   before(async () => {
     feishu = await startFakeFeishu();
+    wecom = await startFakeWeCom();
     service = await startTestService({
       metrics,
       config: testConfig({
@@ -69,12 +84,22 @@ describe('decision cards in a Feishu chat', () => {
         FEISHU_DECISION_CHAT_ID: CHAT,
         FEISHU_OPERATOR_OPEN_IDS: `${ALICE},${BOB}`,
         DECISION_CARD_LOOK_EVERY_MS: '200',
+        // WeCom's cards beside Feishu's: each waiting key gets one in each chat.
+        WECOM_CORP_ID: wecom.corpId,
+        WECOM_AGENT_SECRET: wecom.agentSecret,
+        WECOM_TOKEN: WECOM_CRYPTO.token,
+        WECOM_ENCODING_AES_KEY: WECOM_CRYPTO.encodingAesKey,
+        WECOM_API_BASE_URL: wecom.url,
+        WECOM_AGENT_ID: String(WECOM_AGENT_ID),
+        WECOM_DECISION_TO_USERS: `${ZHANGSAN},${LISI},${WANGWU}`,
+        WECOM_OPERATOR_USER_IDS: `${ZHANGSAN},${LISI}`,
       }),
     });
   });
   after(async () => {
     await service?.stop();
     await feishu?.close();
+    await wecom?.close();
   });
 
   /** A key whose write failed for good (not enough stock): it waits in COMPENSATING for a person. */
@@ -335,5 +360,79 @@ describe('decision cards in a Feishu chat', () => {
         counted.cards.filter((entry) => entry === 'feishu updated').length > updatesBefore ? true : undefined,
       ),
     );
+  });
+  /** A click on a WeCom card as its callback brings it: `template_card_event`, encrypted and signed (`token`: another one forges it). */
+  const wecomClick = (
+    button: { idempotencyKey: string; episode: string; decision: string },
+    userId: string,
+    token = WECOM_CRYPTO.token,
+  ) => {
+    if (token === WECOM_CRYPTO.token) doorClicks += 1;
+    const taskId = wecom.cards().find((sent) => JSON.stringify(sent.card).includes(button.idempotencyKey))?.taskId;
+    assert.ok(taskId, `a WeCom card for ${button.idempotencyKey}`);
+    const xml = wecomCardClickXml({
+      corpId: wecom.corpId,
+      userId,
+      eventKey: buttonKeyOf(button, button.decision),
+      taskId,
+      responseCode: wecom.responseCodeForClick(taskId),
+      agentId: WECOM_AGENT_ID,
+    });
+    return postVendorCallback(service, 'wecom', wecomCallback(xml, { ...WECOM_CRYPTO, token, corpId: wecom.corpId }));
+  };
+  /** What the clicker's buttons read after the reply: its encrypted `update_button`, opened. */
+  const replacedWith = (body: string | undefined) => {
+    const plaintext = openWeComReply(body ?? '', { ...WECOM_CRYPTO, corpId: wecom.corpId });
+    assert.match(plaintext, /<MsgType><!\[CDATA\[update_button\]\]><\/MsgType>/);
+    return /<ReplaceName><!\[CDATA\[(.*)\]\]><\/ReplaceName>/.exec(plaintext)?.[1];
+  };
+
+  it("a click through WeCom's callback is a decision: the clicker's buttons replaced by the answer, every member's once decided", async () => {
+    const key = await compensatingKey();
+    const episode = await episodeOf(key);
+    await scan();
+    await eventually(`a WeCom card for ${key}`, () =>
+      Promise.resolve(wecom.cards().some((sent) => JSON.stringify(sent.card).includes(key)) ? true : undefined),
+    );
+    const button = { idempotencyKey: key, episode, decision: 'abandon' };
+
+    // A forged click (signed with another token) gets the door's one refusal, and decides nothing.
+    const forged = await wecomClick(button, ZHANGSAN, 'another-token');
+    assert.equal(forged.statusCode, 401);
+    await everyClickCounted();
+    const clicksBefore = counted.clicks.length;
+    // A member not on the operators' list: told so on their copy, nothing decided.
+    const stranger = await wecomClick(button, WANGWU);
+    assert.equal(stranger.statusCode, 200);
+    assert.match(replacedWith(stranger.body) ?? '', /^Only the operators/);
+    assert.equal(
+      (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
+      'COMPENSATING',
+    );
+
+    const clicked = await wecomClick(button, ZHANGSAN);
+    assert.equal(clicked.statusCode, 200);
+    assert.match(replacedWith(clicked.body) ?? '', new RegExp(`^abandon by card:wecom:|^Deciding`));
+    await statusReaches(service, key, 'COMPENSATED');
+    const decisions = await service.prisma.compensationRecord.findMany({ where: { idempotentKey: key } });
+    assert.deepEqual(
+      decisions.map((record) => record.decidedBy),
+      [`card:wecom:${ZHANGSAN}`],
+    );
+    // Another operator's click (or WeCom resending the first): told, not decided twice.
+    const again = await wecomClick({ ...button, decision: 'resubmit' }, LISI);
+    assert.match(replacedWith(again.body) ?? '', new RegExp(`^abandon by card:wecom:${ZHANGSAN}`.slice(0, 30)));
+    await everyClickCounted();
+    assert.deepEqual(counted.clicks.slice(clicksBefore).sort(), [
+      'wecom already_decided',
+      'wecom decided',
+      'wecom not_operator',
+    ]);
+    // Every member's copy redrawn with the outcome, with the send's response code.
+    const redrawn = await eventually(`the WeCom card of ${key} redrawn`, () =>
+      Promise.resolve(wecom.cards().find((sent) => JSON.stringify(sent.card).includes(key) && sent.updates > 0)),
+    );
+    assert.match(redrawn.replacedFor.all ?? '', /^abandon by card:wecom:/);
+    assert.equal(wecom.cards().filter((sent) => JSON.stringify(sent.card).includes(key)).length, 1, 'one card');
   });
 });

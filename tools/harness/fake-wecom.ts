@@ -1,12 +1,13 @@
-// A fake WeCom (企业微信) server API (gettoken, oa/getapprovaldetail, and message/send with its
-// duplicate check for the receipts) for reader and receipt tests, and the
+// A fake WeCom (企业微信) server API (gettoken, oa/getapprovaldetail, message/send with its
+// duplicate check for the receipts and its template cards for decision cards, update_template_card)
+// for reader, receipt and card tests, and the
 // builder of callbacks exactly as WeCom sends them: the URL check's GET with an encrypted echostr,
 // and the XML event whose Encrypt holds the encrypted sys_approval_change, msg_signature and a
 // timestamp in seconds in the query. Built with node:crypto alone, apart from the code under test
 // (message-crypto-scheme.ts).
 import { randomBytes } from 'node:crypto';
 import { type Answer, type FakeOaApi, type RequestContext, startFakeOaApi } from './fake-oa-api.js';
-import { messageSignature, randomAesKey, sealMessage } from './message-crypto-scheme.js';
+import { messageSignature, openMessage, randomAesKey, sealMessage } from './message-crypto-scheme.js';
 
 /** One control of `apply_data.contents`; a `Table`'s value holds `children: [{ list: controls }]`. */
 export interface WeComControl {
@@ -35,6 +36,21 @@ export interface WeComMessage {
   sentAt: number;
 }
 
+/** A template card the app sent (`msgtype: template_card`), as the members' chats hold it. */
+export interface WeComCard {
+  taskId: string;
+  touser: string[];
+  agentid: number;
+  /** The card as sent. */
+  card: Record<string, unknown>;
+  /** The response code the send answered, for one update within 72 hours. */
+  responseCode: string;
+  /** What every member's buttons were replaced by (`update_template_card` with `atall`), if they were. */
+  replacedFor: { all?: string; byUser: Record<string, string> };
+  /** Updates taken. */
+  updates: number;
+}
+
 export interface FakeWeCom extends FakeOaApi<WeComInstance> {
   corpId: string;
   agentSecret: string;
@@ -44,6 +60,17 @@ export interface FakeWeCom extends FakeOaApi<WeComInstance> {
   sendRequests(): number;
   /** A message as if sent earlier by the app (a receipt sent before a worker died). */
   seedMessage(message: Omit<WeComMessage, 'sentAt'>): void;
+  /** The template cards the app sent, oldest first. */
+  cards(): WeComCard[];
+  /** Template card sends that arrived, taken or refused. */
+  cardSendRequests(): number;
+  /** The next template card send is answered this late (after the card is kept): a send answered after its client gave up. */
+  answerNextCardSendAfter(ms: number): void;
+  /**
+   * A click on a card's button as WeCom records it: a fresh response code for one update, which
+   * the click's event carries (`wecomCardClickXml`).
+   */
+  responseCodeForClick(taskId: string): string;
 }
 
 export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {}): Promise<FakeWeCom> {
@@ -56,13 +83,109 @@ export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {})
    * same content to the same user from the same app within `duplicate_check_interval` seconds
    * (1800 unless given, at most 4 hours) is answered as sent and not sent again, as WeCom does.
    */
+  const cards: WeComCard[] = [];
+  /** Response codes not used yet, each naming its card. */
+  const responseCodes = new Map<string, WeComCard>();
+  let cardSends = 0;
+  let nextCardDelayMs = 0;
+  const newResponseCode = (card: WeComCard) => {
+    const code = randomBytes(24).toString('base64url');
+    responseCodes.set(code, card);
+    return code;
+  };
+  /**
+   * A template card of the button-interaction kind, as WeCom takes it: a task id of its form, new to
+   * the app (a used one is refused with 42014, the nearest code WeCom documents), 1 to 6 buttons
+   * each with a key, and answered with the message id and a response code.
+   */
+  const sendCard = (sent: Record<string, unknown>): Answer => {
+    cardSends += 1;
+    const card = (sent.template_card ?? {}) as Record<string, unknown>;
+    const taskId = card.task_id;
+    const buttons = card.button_list;
+    if (
+      card.card_type !== 'button_interaction' ||
+      typeof sent.touser !== 'string' ||
+      typeof sent.agentid !== 'number'
+    ) {
+      return { status: 200, body: { errcode: 40008, errmsg: 'invalid message type' } };
+    }
+    if (typeof taskId !== 'string' || !/^[A-Za-z0-9_@-]{1,128}$/.test(taskId)) {
+      return { status: 200, body: { errcode: 42014, errmsg: 'invalid task_id' } };
+    }
+    const title = (card.main_title as { title?: unknown } | undefined)?.title;
+    if (typeof title !== 'string' || Array.from(title).length > 36) {
+      return { status: 200, body: { errcode: 40058, errmsg: 'invalid parameter: main_title.title' } };
+    }
+    if (
+      !Array.isArray(buttons) ||
+      buttons.length === 0 ||
+      buttons.length > 6 ||
+      buttons.some(
+        (button: { key?: unknown }) => typeof button.key !== 'string' || Buffer.byteLength(button.key) > 1024,
+      )
+    ) {
+      return { status: 200, body: { errcode: 40058, errmsg: 'invalid parameter: button_list' } };
+    }
+    if (cards.some((earlier) => earlier.taskId === taskId && earlier.agentid === sent.agentid)) {
+      return { status: 200, body: { errcode: 42014, errmsg: 'invalid task_id' } };
+    }
+    const kept: WeComCard = {
+      taskId,
+      touser: sent.touser.split('|'),
+      agentid: sent.agentid,
+      card,
+      responseCode: '',
+      replacedFor: { byUser: {} },
+      updates: 0,
+    };
+    kept.responseCode = newResponseCode(kept);
+    cards.push(kept);
+    const delayMs = nextCardDelayMs;
+    nextCardDelayMs = 0;
+    return {
+      status: 200,
+      body: {
+        errcode: 0,
+        errmsg: 'ok',
+        invaliduser: '',
+        msgid: randomBytes(8).toString('hex'),
+        response_code: kept.responseCode,
+      },
+      ...(delayMs > 0 ? { delayMs } : {}),
+    };
+  };
+  /** `update_template_card`: a response code used once, the buttons replaced for every member (`atall`) or those named. */
+  const updateCard = (sent: Record<string, unknown>): Answer => {
+    const code = sent.response_code;
+    const card = typeof code === 'string' ? responseCodes.get(code) : undefined;
+    if (!card || typeof code !== 'string')
+      return { status: 200, body: { errcode: 60140, errmsg: 'invalid response_code' } };
+    const replaceName = (sent.button as { replace_name?: unknown } | undefined)?.replace_name;
+    if (typeof replaceName !== 'string' || replaceName.length === 0) {
+      return { status: 200, body: { errcode: 40058, errmsg: 'invalid parameter: button.replace_name' } };
+    }
+    responseCodes.delete(code);
+    if (sent.atall === 1) card.replacedFor.all = replaceName;
+    for (const user of Array.isArray(sent.userids) ? (sent.userids as string[]) : [])
+      card.replacedFor.byUser[user] = replaceName;
+    card.updates += 1;
+    return { status: 200, body: { errcode: 0, errmsg: 'ok', invaliduser: [] } };
+  };
   const send = (method: string, url: URL, body: unknown, request: RequestContext): Answer | undefined => {
-    if (method !== 'POST' || url.pathname !== '/cgi-bin/message/send') return undefined;
-    sends += 1;
+    if (
+      method !== 'POST' ||
+      !['/cgi-bin/message/send', '/cgi-bin/message/update_template_card'].includes(url.pathname)
+    ) {
+      return undefined;
+    }
+    if (url.pathname === '/cgi-bin/message/send') sends += 1;
     if (!request.tokenValid(url.searchParams.get('access_token') ?? undefined)) {
       return { status: 200, body: { errcode: 42001, errmsg: 'access_token expired' } };
     }
     const sent = (body ?? {}) as Record<string, unknown>;
+    if (url.pathname === '/cgi-bin/message/update_template_card') return updateCard(sent);
+    if (sent.msgtype === 'template_card') return sendCard(sent);
     const content = (sent.text as { content?: unknown } | undefined)?.content;
     if (sent.msgtype !== 'text' || typeof content !== 'string' || typeof sent.touser !== 'string') {
       return { status: 200, body: { errcode: 40008, errmsg: 'invalid message type' } };
@@ -158,7 +281,54 @@ export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {})
     messagesTo: (userId) => messages.filter((message) => message.touser === userId).map((message) => ({ ...message })),
     sendRequests: () => sends,
     seedMessage: (message) => void messages.push({ ...message, sentAt: Date.now() }),
+    cards: () =>
+      cards.map((card) => ({ ...card, replacedFor: { ...card.replacedFor, byUser: { ...card.replacedFor.byUser } } })),
+    cardSendRequests: () => cardSends,
+    answerNextCardSendAfter: (ms) => void (nextCardDelayMs = ms),
+    responseCodeForClick: (taskId) => {
+      const card = cards.find((candidate) => candidate.taskId === taskId);
+      if (!card) throw new Error(`no card with task id ${taskId}`);
+      return newResponseCode(card);
+    },
   };
+}
+
+/** The plaintext XML of a click on a template card's button, as WeCom pushes it to the app's callback. */
+export function wecomCardClickXml(click: {
+  corpId: string;
+  userId: string;
+  eventKey: string;
+  taskId: string;
+  responseCode: string;
+  agentId: number;
+  createTime?: number;
+}): string {
+  const createTime = click.createTime ?? Math.floor(Date.now() / 1000);
+  return (
+    `<xml><ToUserName><![CDATA[${click.corpId}]]></ToUserName><FromUserName><![CDATA[${click.userId}]]></FromUserName>` +
+    `<CreateTime>${createTime}</CreateTime><MsgType><![CDATA[event]]></MsgType>` +
+    `<Event><![CDATA[template_card_event]]></Event><EventKey><![CDATA[${click.eventKey}]]></EventKey>` +
+    `<TaskId><![CDATA[${click.taskId}]]></TaskId><CardType><![CDATA[button_interaction]]></CardType>` +
+    `<ResponseCode><![CDATA[${click.responseCode}]]></ResponseCode><AgentID>${click.agentId}</AgentID></xml>`
+  );
+}
+
+/**
+ * The plaintext of an encrypted passive reply, once its signature over the ciphertext holds (WeCom
+ * drops a reply whose signature does not); throws otherwise.
+ */
+export function openWeComReply(reply: string, crypto: WeComCrypto): string {
+  const field = (name: string) => {
+    const match = new RegExp(`<${name}>(?:<!\\[CDATA\\[)?(.*?)(?:\\]\\]>)?</${name}>`, 's').exec(reply);
+    if (!match) throw new Error(`the reply has no ${name}: ${reply}`);
+    return match[1] as string;
+  };
+  const ciphertext = field('Encrypt');
+  const signature = messageSignature(crypto.token, field('TimeStamp'), field('Nonce'), ciphertext);
+  if (signature !== field('MsgSignature')) throw new Error('the reply’s signature does not hold');
+  const opened = openMessage(crypto.encodingAesKey, ciphertext);
+  if (opened.receiverId !== crypto.corpId) throw new Error('the reply is encrypted for another corp id');
+  return opened.message;
 }
 
 const title = (text: string) => [{ text, lang: 'zh_CN' }];

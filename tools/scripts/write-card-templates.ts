@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { cardDecisionsFor, type DecisionCard } from '../../domain/decision-cards.js';
 import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
 import { feishuCardJson, feishuClickReply } from '../../vendors/feishu/decision-cards.js';
+import { decidedLabel, wecomCardJson } from '../../vendors/wecom/decision-cards.js';
 
 export const CARD_TEMPLATES_DIR = fileURLToPath(new URL('../../docs/cards/', import.meta.url));
 
@@ -43,6 +44,12 @@ export function cardTemplates(): Record<string, string> {
         lockedAs: `abandon by ${DECIDED.decidedBy} at ${DECIDED.decidedAt}`,
       }).body,
     ),
+    // WeCom: the template card as message/send carries it, and what every member's buttons read once decided.
+    'wecom-waiting.json': text(wecomCardJson(SAMPLE, 'card-3f1c0e6a9b2d4c8e7f6a5b4c3d2e1f0a9b8c7d6e', { now: NOW })),
+    'wecom-decided.json': text({
+      atall: 1,
+      button: { replace_name: decidedLabel({ ...DECIDED, decidedBy: 'card:wecom:zhangsan' }) },
+    }),
   };
 }
 

@@ -11,6 +11,7 @@
 // Feishu takes for a card's request.
 import type { CardClickReply, ConnectorReply } from '../connector.js';
 import type { CardDecision, CardOutcome, DecisionCard, DecisionCardSender, PostedCard } from '../decision-cards.js';
+import { clipText, waitedFor } from '../card-text.js';
 import { exchange } from '../oa-http.js';
 import { readWithOneRefresh } from '../token-cache.js';
 import { createFeishuTenantTokens, type FeishuAppOptions, feishuFailure, judgeFeishuAnswer } from './tenant-token.js';
@@ -49,29 +50,11 @@ export interface FeishuCardJson {
   elements: Record<string, unknown>[];
 }
 
-/** `text` cut to `max` characters (code points), the last one "…" when it was longer. */
-export function clipText(text: string, max: number): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
-}
-
 const plain = (text: string, max: number): PlainText => ({ tag: 'plain_text', content: clipText(text, max) });
 const field = (label: string, value: string) => ({
   is_short: true,
   text: plain(`${label}: ${value}`, CARD_TEXT_LIMITS.field),
 });
-
-/** "3 d 4 h", "2 h 5 min", "12 min", "under a minute"; undefined when `since` is not a time. */
-export function waitedFor(since: string, now: number): string | undefined {
-  const from = Date.parse(since);
-  if (Number.isNaN(from)) return undefined;
-  const minutes = Math.max(0, Math.floor((now - from) / 60_000));
-  const days = Math.floor(minutes / 1_440);
-  const hours = Math.floor((minutes % 1_440) / 60);
-  if (days > 0) return `${days} d ${hours} h`;
-  if (hours > 0) return `${hours} h ${minutes % 60} min`;
-  return minutes > 0 ? `${minutes} min` : 'under a minute';
-}
 
 /**
  * The workflow's address as a Lark Markdown link target: http(s) only, parentheses escaped so the
@@ -238,6 +221,7 @@ export function feishuDecisionCards(options: FeishuDecisionCardsOptions): Decisi
       await readWithOneRefresh(tokens, async (token) =>
         judgeFeishuAnswer(await request(token, 'PATCH', url, { content }), what),
       );
+      return 'updated';
     },
   };
 }

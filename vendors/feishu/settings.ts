@@ -2,7 +2,7 @@
 // open API's address, how events reach the service, the chat decision cards go to with the
 // operators allowed to decide there, and whom the orders' receipts are commented as; and the connector's part of the configuration.
 import { z } from 'zod';
-import type { VendorSettings } from '../vendor-settings.js';
+import { entriesNotOfForm, listEntries, type VendorSettings } from '../vendor-settings.js';
 import { httpUrlSetting } from '../../services/config/setting-types.js';
 
 /** How Feishu's events reach the service: `callback` (POST /webhooks/feishu) or `long-connection`. */
@@ -66,10 +66,7 @@ const FEISHU_OPEN_ID_FORM = /^ou_[0-9A-Za-z]{1,64}$/;
  */
 function decisionsFrom(env: FeishuEnv, problems: string[], appOn: boolean): FeishuConfig['decisions'] {
   const chatId = env.FEISHU_DECISION_CHAT_ID;
-  const entries = (env.FEISHU_OPERATOR_OPEN_IDS ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
+  const entries = listEntries(env.FEISHU_OPERATOR_OPEN_IDS);
   if (chatId === undefined) {
     if (entries.length > 0) {
       problems.push(
@@ -89,14 +86,13 @@ function decisionsFrom(env: FeishuEnv, problems: string[], appOn: boolean): Feis
       'FEISHU_OPERATOR_OPEN_IDS: required with FEISHU_DECISION_CHAT_ID (the open ids, comma-separated, allowed to decide from a card)',
     );
   }
-  entries.forEach((entry, index) => {
-    if (!FEISHU_OPEN_ID_FORM.test(entry)) {
-      problems.push(
-        `FEISHU_OPERATOR_OPEN_IDS: entry ${index + 1} is not a Feishu open id ("ou_" and letters or digits)`,
-      );
-    }
-  });
-  return problems.length === problemsBefore ? { chatId, operators: [...new Set(entries)] } : undefined;
+  entriesNotOfForm(
+    'FEISHU_OPERATOR_OPEN_IDS',
+    entries,
+    { pattern: FEISHU_OPEN_ID_FORM, says: 'a Feishu open id ("ou_" and letters or digits)' },
+    problems,
+  );
+  return problems.length === problemsBefore ? { chatId, operators: entries } : undefined;
 }
 
 /** The receipts' commenter; a problem when it is not an open id, or the Feishu app is off. */

@@ -9,11 +9,13 @@
 // log). The URL check opens nothing but an echo: a short ciphertext whose plaintext is a short
 // token, so a captured event replayed as a GET is refused instead of answered with its plaintext
 // (docs/architecture.md, decision 37). An event is answered with an empty 200: WeCom wants nothing
-// back but the answer within its 5 s.
+// back but the answer within its 5 s. A click on a decision card (`template_card_event`) is answered
+// with an encrypted reply that replaces the clicker's buttons (vendors/wecom/decision-cards.ts).
 import { wecomStatus } from './status.js';
 import type { Connector, ConnectorReply, InboundCallback, InboundRequest } from '../connector.js';
 import { type Clock, digestOf, refused, textOf } from '../inbound.js';
 import { assertAesKey, type MessageCrypto, openSealed } from '../message-crypto.js';
+import { wecomCardClickOf, wecomClickReply } from './decision-cards.js';
 import { firstElementText, xmlChildren, xmlChildrenOf } from './xml.js';
 
 export interface WeComConnectorOptions {
@@ -26,10 +28,14 @@ export interface WeComConnectorOptions {
   /** WEBHOOK_TOLERANCE_SECONDS: how far the query's `timestamp` (seconds) may be from now. */
   toleranceSeconds: number;
   now?: Clock;
+  /** WECOM_OPERATOR_USER_IDS: the user ids a card click decides for; undefined: no cards. */
+  decisionOperators?: readonly string[] | undefined;
 }
 
 /** The approval app's event: an approval was submitted, decided, withdrawn or deleted. */
 export const WECOM_APPROVAL_EVENT = 'sys_approval_change';
+/** A click on a template card's button (vendors/wecom/decision-cards.ts). */
+export const WECOM_CARD_CLICK_EVENT = 'template_card_event';
 
 /**
  * The longest plaintext a URL check may echo. WeCom's echo is a random number of about twenty
@@ -103,6 +109,16 @@ export function createWeComConnector(options: WeComConnectorOptions): Connector 
     const message = xmlChildren(opened.message);
     if (!message) return refused('the decrypted body is not an XML message');
     const eventType = textOf(message.get('Event')) ?? textOf(message.get('MsgType')) ?? 'unknown';
+    if (eventType === WECOM_CARD_CLICK_EVENT) {
+      // WeCom names no delivery id: a resent callback carries the same message.
+      const read = wecomCardClickOf(message, digestOf(opened.message));
+      if (read.kind === 'unusable') return { kind: 'unusable', reason: read.reason, ack: ACK };
+      return {
+        kind: 'card-click',
+        click: read.click,
+        reply: (answer) => wecomClickReply(crypto, read.userId, answer, crypto.now()),
+      };
+    }
     if (eventType !== WECOM_APPROVAL_EVENT) return { kind: 'other', eventType, ack: ACK };
 
     // Authentic from here on: a malformed event is acknowledged as unusable, never refused, or
@@ -126,5 +142,10 @@ export function createWeComConnector(options: WeComConnectorOptions): Connector 
     };
   };
 
-  return { vendor: 'wecom', vendorDeadlineMs: 5_000, read };
+  return {
+    vendor: 'wecom',
+    vendorDeadlineMs: 5_000,
+    read,
+    ...(options.decisionOperators ? { decisionOperators: new Set(options.decisionOperators) } : {}),
+  };
 }

@@ -48,8 +48,11 @@ const codeOf = (answer: OaAnswer): number | undefined => {
 };
 
 export interface WeComServerApi {
-  /** One POST as the app to `path`, `what` naming it in an error; resolves with the answer's body. */
-  call(path: string, body: unknown, what: string): Promise<Record<string, unknown>>;
+  /**
+   * One POST as the app to `path`, `what` naming it in an error; resolves with the answer's body,
+   * also when its errcode is one of `accept` (a refusal the caller reads as an answer).
+   */
+  call(path: string, body: unknown, what: string, accept?: readonly number[]): Promise<Record<string, unknown>>;
 }
 
 export function createWeComServerApi(options: WeComAppOptions): WeComServerApi {
@@ -88,7 +91,7 @@ export function createWeComServerApi(options: WeComAppOptions): WeComServerApi {
   });
 
   return {
-    call: (path, requestBody, what) =>
+    call: (path, requestBody, what, accept = []) =>
       readWithOneRefresh(tokens, async (token) => {
         const url = new URL(path, base);
         url.searchParams.set('access_token', token);
@@ -103,7 +106,9 @@ export function createWeComServerApi(options: WeComAppOptions): WeComServerApi {
         throwIfUnavailable(answer, what);
         if (code !== undefined && NO_PERMISSION.has(code)) throw fail(403, answer, what);
         if (answer.status >= 400) throw fail(answer.status, answer, what);
-        if (code !== 0) throw fail(code === undefined ? answer.status : 400, answer, what);
+        if (code !== 0 && !(code !== undefined && accept.includes(code))) {
+          throw fail(code === undefined ? answer.status : 400, answer, what);
+        }
         return { kind: 'ok', value: bodyOf(answer) as Record<string, unknown> };
       }),
   };

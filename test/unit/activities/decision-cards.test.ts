@@ -100,7 +100,7 @@ function activitiesWith(options: {
 
 const sender = (send: DecisionCardSender['send'] = () => Promise.resolve(POSTED)): DecisionCardSender => ({
   send,
-  refresh: () => Promise.resolve(),
+  refresh: () => Promise.resolve('updated' as const),
 });
 
 describe('the decision cards’ activities', () => {

@@ -5,13 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
 import type { DecisionCard } from '../../../../vendors/decision-cards.js';
-import {
-  CARD_TEXT_LIMITS,
-  clipText,
-  type FeishuCardJson,
-  feishuCardJson,
-  waitedFor,
-} from '../../../../vendors/feishu/decision-cards.js';
+import { clipText, waitedFor } from '../../../../vendors/card-text.js';
+import { CARD_TEXT_LIMITS, type FeishuCardJson, feishuCardJson } from '../../../../vendors/feishu/decision-cards.js';
 import { feishu } from '../../../../vendors/feishu/index.js';
 import { type FeishuConfig, feishuFrom, feishuSettings } from '../../../../vendors/feishu/settings.js';
 import path from 'node:path';

@@ -4,7 +4,7 @@
 // own idempotency key; read whether the key still waits in that episode, and what became of it;
 // redraw the posted card with that. Each is safe to run again: the post's key and the workflow id
 // keep a retry from making a second card.
-import { log } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import {
   type CardOutcome,
@@ -13,14 +13,15 @@ import {
   decisionCardWorkflowId,
   temporalUiWorkflowUrl,
 } from '../domain/decision-cards.js';
-import { publicCauseOfWaiting } from '../domain/error-classification.js';
+import { classifyError, publicCauseOfWaiting } from '../domain/error-classification.js';
 import type { OaVendor } from '../domain/oa-approval.js';
 import { cardSendKey, waitingEpisode } from '../domain-node/decision-card-keys.js';
 import type { PrismaClient } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import { type AwaitingDecision, listOrdersAwaitingDecision } from '../submission/operator-decisions/awaiting.js';
 import { episodeOutcome } from '../submission/operator-decisions/cards.js';
-import type { DecisionCardSender, PostedCard } from '../vendors/decision-cards.js';
+import type { CardRefresh, DecisionCardSender, PostedCard } from '../vendors/decision-cards.js';
+import { toActivityFailure } from './activity-failure.js';
 import type { DecisionCardInput } from '../workflows/definitions.js';
 
 /** The most keys one scan looks at: the longest waiting first, the rest at the next scan. */
@@ -121,16 +122,19 @@ export function createDecisionCardActivities(deps: {
     return sender;
   }
 
-  /** Posts the card under its send key: a retry posts no second card while the vendor remembers the key. */
+  /**
+   * Posts the card under its send key: a retry posts no second card while the vendor remembers the
+   * key. A failure is retried as the classification table says (a refusal is not).
+   */
   async function sendDecisionCard(input: DecisionCardInput): Promise<PostedCard> {
-    const sender = senderOf(input.vendor);
+    const { attempt } = Context.current().info;
     try {
-      const posted = await sender.send(input.card, input.sendKey);
+      const posted = await senderOf(input.vendor).send(input.card, input.sendKey, { retried: attempt > 1 });
       metrics.decisionCardStep(input.vendor, 'sent');
       return posted;
     } catch (error) {
       metrics.decisionCardStep(input.vendor, 'send_failed');
-      throw error;
+      throw toActivityFailure(error, attempt);
     }
   }
 
@@ -150,7 +154,19 @@ export function createDecisionCardActivities(deps: {
     card: DecisionCard;
     outcome: CardOutcome;
   }): Promise<void> {
-    const refreshed = await senderOf(input.vendor).refresh(input.posted, input.card, input.outcome);
+    const { attempt } = Context.current().info;
+    let refreshed: CardRefresh;
+    try {
+      refreshed = await senderOf(input.vendor).refresh(input.posted, input.card, input.outcome);
+    } catch (error) {
+      // A refusal would be the same on every retry: the card is left as it is, and its workflow ends.
+      if (classifyError(error).retryable) throw toActivityFailure(error, attempt);
+      log.warn('decision card left as it is: its vendor refused the redraw', {
+        vendor: input.vendor,
+        errorClass: classifyError(error).errorClass,
+      });
+      return;
+    }
     if (refreshed === 'updated') metrics.decisionCardStep(input.vendor, 'updated');
     else log.info('decision card left as it is: its vendor takes no update of it any more', { vendor: input.vendor });
   }

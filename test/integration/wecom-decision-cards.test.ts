@@ -61,7 +61,7 @@ describe('WeCom decision cards against the fake WeCom', () => {
     assert.equal(posted.updateToken, sent.responseCode, 'the send’s response code kept for the redraw');
     assert.equal(await sender.refresh(posted, card(key), OUTCOME), 'updated');
     const [redrawn] = cardsOf(sendKey);
-    assert.deepEqual([redrawn?.replacedFor.all, redrawn?.updates], ['abandon by card:wecom:zhangsan', 1]);
+    assert.deepEqual([redrawn?.replacedFor.all, redrawn?.updates], ['abandon by zhangsan', 1]);
     // The code is spent: a second redraw is not taken, and said so rather than failing.
     assert.equal(await sender.refresh(posted, card(key), OUTCOME), 'not updatable');
     assert.equal(cardsOf(sendKey)[0]?.updates, 1);
@@ -73,7 +73,7 @@ describe('WeCom decision cards against the fake WeCom', () => {
     const sender = senderFor({ timeoutMs: 300 });
     wecom.answerNextCardSendAfter(1_500);
     await assert.rejects(sender.send(card(key), sendKey), /no answer within 300 ms/);
-    const retried = await sender.send(card(key), sendKey);
+    const retried = await sender.send(card(key), sendKey, { retried: true });
     assert.equal(
       wecom.cards().filter((sent) => JSON.stringify(sent.card).includes(key)).length,
       1,
@@ -114,7 +114,17 @@ describe('WeCom decision cards against the fake WeCom', () => {
     const sender = senderFor({ now: () => now });
     const posted = await sender.send(card(key), sendKey);
     now += WECOM_RESPONSE_CODE_TTL_MS;
+    const updatesBefore = wecom.cardUpdateRequests();
     assert.equal(await sender.refresh(posted, card(key), OUTCOME), 'not updatable');
+    assert.equal(wecom.cardUpdateRequests(), updatesBefore, 'no request');
     assert.equal(cardsOf(sendKey)[0]?.updates, 0);
+  });
+
+  it('a task id WeCom took before the first attempt is a refusal, not a card: only a retry reads it as sent', async () => {
+    const { key, sendKey } = fresh();
+    await senderFor().send(card(key), sendKey);
+    // Another deployment of the same app, say, took the key: this first attempt posted nothing.
+    await assert.rejects(senderFor().send(card(key), sendKey), /errcode 42014/);
+    await assert.rejects(senderFor().send(card(key), sendKey, { retried: false }), /errcode 42014/);
   });
 });

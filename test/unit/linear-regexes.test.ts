@@ -90,8 +90,9 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['vendors/dingtalk/settings.ts', '/^[A-Za-z0-9_-]{1,64}$/', 'setting'],
   ['vendors/wecom/settings.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['vendors/wecom/settings.ts', '/^[A-Za-z0-9._@-]{1,64}$/', 'setting'],
-  // A WeCom card click's button key, from a verified click; the task id, the service's own send key.
-  ['vendors/wecom/decision-cards.ts', '/^([a-z-]{1,32}):([a-z0-9-]{1,64}):(.{1,200})$/s', 'input'],
+  // A card click's button key (WeCom) or action (DingTalk), from a verified click.
+  ['vendors/decision-cards.ts', '/^([a-z-]{1,32}):([a-z0-9-]{1,64}):(.{1,200})$/s', 'input'],
+  // WeCom's task id: the service's own send key.
   ['vendors/wecom/decision-cards.ts', '/^[A-Za-z0-9_@-]{1,128}$/', 'own output'],
   ['services/telemetry/settings.ts', '/^(true|false)$/i', 'setting'],
   ['vendors/feishu/settings.ts', '/^cli_[0-9a-fA-F]{16}$/', 'setting'],

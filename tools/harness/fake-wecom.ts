@@ -64,6 +64,8 @@ export interface FakeWeCom extends FakeOaApi<WeComInstance> {
   cards(): WeComCard[];
   /** Template card sends that arrived, taken or refused. */
   cardSendRequests(): number;
+  /** update_template_card requests that arrived, taken or refused. */
+  cardUpdateRequests(): number;
   /** The next template card send is answered this late (after the card is kept): a send answered after its client gave up. */
   answerNextCardSendAfter(ms: number): void;
   /**
@@ -87,6 +89,7 @@ export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {})
   /** Response codes not used yet, each naming its card. */
   const responseCodes = new Map<string, WeComCard>();
   let cardSends = 0;
+  let cardUpdates = 0;
   let nextCardDelayMs = 0;
   const newResponseCode = (card: WeComCard) => {
     const code = randomBytes(24).toString('base64url');
@@ -157,6 +160,7 @@ export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {})
   };
   /** `update_template_card`: a response code used once, the buttons replaced for every member (`atall`) or those named. */
   const updateCard = (sent: Record<string, unknown>): Answer => {
+    cardUpdates += 1;
     const code = sent.response_code;
     const card = typeof code === 'string' ? responseCodes.get(code) : undefined;
     if (!card || typeof code !== 'string')
@@ -284,6 +288,7 @@ export async function startFakeWeCom(options: { tokenTtlSeconds?: number } = {})
     cards: () =>
       cards.map((card) => ({ ...card, replacedFor: { ...card.replacedFor, byUser: { ...card.replacedFor.byUser } } })),
     cardSendRequests: () => cardSends,
+    cardUpdateRequests: () => cardUpdates,
     answerNextCardSendAfter: (ms) => void (nextCardDelayMs = ms),
     responseCodeForClick: (taskId) => {
       const card = cards.find((candidate) => candidate.taskId === taskId);

@@ -7,17 +7,26 @@
 // the clicker's buttons replaced by the answer (`update_button`). Once the key no longer waits,
 // every member's copy is redrawn the same way (`POST /cgi-bin/message/update_template_card` with
 // the send's `response_code`, `atall`). WeCom lets a response code be used once, within 72 hours: a
-// card older than that, or whose send's answer was lost, keeps its buttons, and a click on it is
-// answered with what became of its key.
+// card older than that, or whose send's answer was lost, keeps its buttons for those who did not
+// click it, and a click on it is answered with what became of its key.
 //
 // WeCom has no confirmation dialog on a button: what a decision that asks for one does is said on
 // the card, above the buttons.
 import type { CardClickEvent, CardClickReply, ConnectorReply } from '../connector.js';
-import type { CardDecision, CardOutcome, DecisionCard, DecisionCardSender, PostedCard } from '../decision-cards.js';
+import {
+  buttonKeyOf,
+  buttonOfKey,
+  type CardDecision,
+  type CardOutcome,
+  type DecisionCard,
+  type DecisionCardSender,
+  type PostedCard,
+} from '../decision-cards.js';
 import { clipText, waitedFor } from '../card-text.js';
 import type { MessageCrypto } from '../message-crypto.js';
 import { sealReply } from '../message-crypto.js';
 import { createWeComServerApi, type WeComAppOptions } from './server-api.js';
+import { OaApiError } from '../../domain/errors.js';
 
 export interface WeComDecisionCardsOptions extends WeComAppOptions {
   /** WECOM_AGENT_ID: the app the cards are sent as. */
@@ -37,6 +46,15 @@ const BUTTON_KEY_MAX_BYTES = 1_024;
 /** WeCom shows at most 6 buttons and 6 lines of label and value on a card. */
 const MAX_BUTTONS = 6;
 
+/**
+ * WeCom's errcode for a card's task id it does not take: "taskid has existed or empty or exceed max
+ * len". The task id sent is always of the documented form (`TASK_ID_FORM`, checked before
+ * sending), so on a retry it is read as taken by the first attempt.
+ */
+export const TASK_ID_TAKEN = 42_014;
+/** WeCom's errcode for a response code that is invalid, expired (72 hours) or already used. */
+export const RESPONSE_CODE_SPENT = 60_140;
+
 /** How long each text of a card may be, in characters, as WeCom's card shows them; longer ones end with "…". */
 export const WECOM_TEXT_LIMITS = {
   title: 36,
@@ -48,21 +66,6 @@ export const WECOM_TEXT_LIMITS = {
   button: 10,
   replaceName: 30,
 } as const;
-
-/**
- * The key of a card's button: `<decision>:<episode>:<idempotency key>`. The decision and the
- * episode hold no colon (`[a-z-]`, `[a-z0-9-]`); the key, which does, is the rest.
- */
-export function buttonKeyOf(card: Pick<DecisionCard, 'idempotencyKey' | 'episode'>, decision: string): string {
-  return `${decision}:${card.episode}:${card.idempotencyKey}`;
-}
-
-/** What a button's key names, or undefined when it is no key of these cards. */
-export function buttonOfKey(key: string): { decision: string; episode: string; idempotencyKey: string } | undefined {
-  const match = /^([a-z-]{1,32}):([a-z0-9-]{1,64}):(.{1,200})$/s.exec(key);
-  if (!match) return undefined;
-  return { decision: match[1] as string, episode: match[2] as string, idempotencyKey: match[3] as string };
-}
 
 const line = (keyname: string, value: string) => ({
   keyname: clipText(keyname, WECOM_TEXT_LIMITS.keyname),
@@ -122,20 +125,25 @@ export function wecomCardJson(card: DecisionCard, sendKey: string, options: { no
 }
 
 /** What a decided card's buttons are replaced by, for every member: the decision, who took it. */
-export const decidedLabel = (outcome: CardOutcome): string =>
-  clipText(`${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''}`, WECOM_TEXT_LIMITS.replaceName);
+export const decidedLabel = (outcome: CardOutcome): string => {
+  const by = outcome.decidedBy?.startsWith('card:wecom:')
+    ? outcome.decidedBy.slice('card:wecom:'.length)
+    : outcome.decidedBy;
+  return clipText(`${outcome.decision}${by ? ` by ${by}` : ''}`, WECOM_TEXT_LIMITS.replaceName);
+};
 
 export function wecomDecisionCards(options: WeComDecisionCardsOptions): DecisionCardSender {
   const now = options.now ?? Date.now;
   const api = createWeComServerApi(options);
   return {
-    async send(card, sendKey) {
+    async send(card, sendKey, attempt) {
       if (!TASK_ID_FORM.test(sendKey)) {
         throw new Error(`wecom decision card for ${card.idempotencyKey}: the send key is no WeCom task_id`);
       }
       for (const decision of card.decisions) {
-        if (Buffer.byteLength(buttonKeyOf(card, decision.decision)) > BUTTON_KEY_MAX_BYTES) {
-          throw new Error(`wecom decision card for ${card.idempotencyKey}: a button's key is above WeCom's 1024 bytes`);
+        const key = buttonKeyOf(card, decision.decision);
+        if (Buffer.byteLength(key) > BUTTON_KEY_MAX_BYTES || buttonOfKey(key) === undefined) {
+          throw new Error(`wecom decision card for ${card.idempotencyKey}: a button's key would not be read back`);
         }
       }
       const what = `send decision card for ${card.idempotencyKey}`;
@@ -149,11 +157,22 @@ export function wecomDecisionCards(options: WeComDecisionCardsOptions): Decision
           template_card: wecomCardJson(card, sendKey, { now: postedAt }),
         },
         what,
-        [TASK_ID_TAKEN],
+        // WeCom's own idempotency: a task id it already took is refused, so a send repeated after a
+        // lost answer posts nothing. Read so only on a retry: on a first attempt the refusal says
+        // something else (another deployment of the same app took the key, say) and is one.
+        attempt?.retried ? [TASK_ID_TAKEN] : [],
       );
-      // WeCom's own idempotency: a task id it already took is refused, so a send repeated after a
-      // lost answer posts nothing. The card is the first send's, whose response code was lost with it.
+      // The card is the first attempt's, whose response code was lost with its answer.
       if (sent.errcode === TASK_ID_TAKEN) return { messageId: sendKey } satisfies PostedCard;
+      if (typeof sent.invaliduser === 'string' && sent.invaliduser.length > 0) {
+        // Sent to the others; a member WeCom does not know is not sent to on a retry either.
+        throw new OaApiError(
+          'wecom',
+          400,
+          undefined,
+          `wecom ${what}: a member of WECOM_DECISION_TO_USERS is not reached by the app`,
+        );
+      }
       const responseCode = typeof sent.response_code === 'string' ? sent.response_code : undefined;
       return {
         messageId: sendKey,
@@ -185,33 +204,25 @@ export function wecomDecisionCards(options: WeComDecisionCardsOptions): Decision
 }
 
 /**
- * WeCom's errcode for a card's task id it does not take. WeCom documents no code of its own for a
- * task id already used; this is its code for an invalid one, and the task id sent is always of the
- * documented form (`TASK_ID_FORM`, checked before sending), so it is read as taken.
- */
-export const TASK_ID_TAKEN = 42_014;
-/** WeCom's errcode for a response code that is invalid, expired (72 hours) or already used. */
-export const RESPONSE_CODE_SPENT = 60_140;
-
-/**
  * A click on a card as WeCom's `template_card_event` tells it (the plaintext's fields), or why it
  * is no click of these cards.
  */
 export function wecomCardClickOf(
   message: ReadonlyMap<string, string>,
   eventId: string,
-): { kind: 'click'; click: CardClickEvent; userId: string } | { kind: 'unusable'; reason: string } {
+): { kind: 'click'; click: CardClickEvent } | { kind: 'unusable'; reason: string } {
   const userId = message.get('FromUserName')?.trim();
   const button = buttonOfKey(message.get('EventKey')?.trim() ?? '');
   if (!userId) return { kind: 'unusable', reason: 'template_card_event without a FromUserName' };
   if (!button) return { kind: 'unusable', reason: 'template_card_event whose EventKey is no decision card button' };
-  return { kind: 'click', userId, click: { vendor: 'wecom', eventId, userId, ...button } };
+  return { kind: 'click', click: { vendor: 'wecom', eventId, userId, ...button } };
 }
 
 /**
- * The callback's reply to a click, inside WeCom's 5 s: encrypted as WeCom's callbacks are, it
- * replaces the clicker's buttons with the answer (`update_button`), so that the card reads what
- * became of the click and is not clicked again.
+ * The callback's reply to a click, inside WeCom's 5 s. When the click locked the card (it was
+ * decided, now or before), an encrypted reply replaces the clicker's buttons with what became of it
+ * (`update_button`), so that it is not clicked again; otherwise (a refusal, a decision still under
+ * way) an empty one, the buttons as they were: WeCom shows no passing message.
  */
 export function wecomClickReply(
   crypto: Pick<MessageCrypto, 'token' | 'aesKey' | 'receiverId'>,
@@ -219,7 +230,9 @@ export function wecomClickReply(
   answer: CardClickReply,
   now: number,
 ): ConnectorReply {
-  const text = answer.outcome ? decidedLabel(answer.outcome) : clipText(answer.text, WECOM_TEXT_LIMITS.replaceName);
+  if (answer.lockedAs === undefined)
+    return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '' };
+  const text = answer.outcome ? decidedLabel(answer.outcome) : clipText(answer.lockedAs, WECOM_TEXT_LIMITS.replaceName);
   const createTime = Math.floor(now / 1_000);
   const plaintext =
     `<xml><ToUserName>${cdata(to)}</ToUserName><FromUserName>${cdata(crypto.receiverId)}</FromUserName>` +

@@ -372,7 +372,7 @@ describe('the decision cards’ settings', () => {
 });
 
 describe('the committed card templates (docs/cards/)', () => {
-  it('are what the Feishu card code draws for the sample key: `npm run cards` rewrites them', () => {
+  it('are what each vendor’s card code draws for the sample key: `npm run cards` rewrites them', () => {
     for (const [name, content] of Object.entries(cardTemplates())) {
       assert.equal(readFileSync(path.join(CARD_TEMPLATES_DIR, name), 'utf8'), content, `docs/cards/${name}`);
     }

@@ -10,12 +10,8 @@ import { z } from 'zod';
 import { cardDecisionsFor, type DecisionCard } from '../../../../domain/decision-cards.js';
 import { waitingEpisode } from '../../../../domain-node/decision-card-keys.js';
 import { createWeComConnector } from '../../../../vendors/wecom/connector.js';
-import {
-  buttonKeyOf,
-  buttonOfKey,
-  WECOM_TEXT_LIMITS,
-  wecomCardJson,
-} from '../../../../vendors/wecom/decision-cards.js';
+import { buttonKeyOf, buttonOfKey } from '../../../../vendors/decision-cards.js';
+import { WECOM_TEXT_LIMITS, wecomCardJson } from '../../../../vendors/wecom/decision-cards.js';
 import { wecomConnectorSettings, wecomSettings } from '../../../../vendors/wecom/settings.js';
 import {
   openWeComReply,
@@ -42,8 +38,9 @@ describe('WeCom decision cards', () => {
     const json = wecomCardJson(CARD, 'card-0123', { now: NOW });
     assert.equal(json.card_type, 'button_interaction');
     assert.equal(json.task_id, 'card-0123');
-    const title = (json.main_title as { title: string }).title;
-    assert.ok(Array.from(title).length <= 36);
+    const title = json.main_title as { title: string; desc: string };
+    assert.ok(Array.from(title.title).length <= 36);
+    assert.equal(title.desc, CARD.idempotencyKey);
     const buttons = json.button_list as { text: string; key: string; style: number }[];
     assert.deepEqual(
       buttons.map((button) => buttonOfKey(button.key)?.decision),
@@ -82,8 +79,16 @@ describe('WeCom decision cards', () => {
         },
       ),
     );
-    assert.equal(buttonOfKey('abandon'), undefined);
-    assert.equal(buttonOfKey(''), undefined);
+    for (const hostile of [
+      'abandon',
+      '',
+      'abandon:compensating-1:APPROVAL:PO-1:MAIN\nX-Injected: 1',
+      'abandon:COMPENSATING-1:APPROVAL:PO-1:MAIN',
+      `abandon:compensating-1:APPROVAL:${'A'.repeat(300)}:MAIN`,
+      'abandon:compensating-1:anything at all',
+    ]) {
+      assert.equal(buttonOfKey(hostile), undefined, JSON.stringify(hostile));
+    }
   });
 });
 
@@ -127,9 +132,28 @@ describe('a click on a WeCom card, at the callback', () => {
     const plaintext = openWeComReply(String(reply.body), crypto);
     assert.match(plaintext, /<MsgType><!\[CDATA\[update_button\]\]><\/MsgType>/);
     assert.match(plaintext, /<ToUserName><!\[CDATA\[zhangsan\]\]><\/ToUserName>/);
-    assert.match(plaintext, /<ReplaceName><!\[CDATA\[abandon by card:wecom:zhangsan\]\]><\/ReplaceName>/);
+    assert.match(plaintext, /<ReplaceName><!\[CDATA\[abandon by zhangsan\]\]><\/ReplaceName>/);
     // Sealed for another corp, the same reply does not open.
     assert.throws(() => openWeComReply(String(reply.body), { ...crypto, corpId: 'wwother' }));
+  });
+
+  it('a click not locking the card (refused, still under way) gets an empty reply: the buttons stay', () => {
+    const read = click(buttonKeyOf(CARD, 'abandon'));
+    assert.ok(read.kind === 'card-click');
+    assert.deepEqual(
+      read.reply({ tone: 'error', text: 'Only the operators named for these cards can decide from them' }),
+      {
+        status: 200,
+        headers: { 'content-type': 'text/plain; charset=utf-8' },
+        body: '',
+      },
+    );
+    // A locked line with XML's own end of character data in it stays one text in the sealed reply.
+    const reply = read.reply({ tone: 'info', text: 'x', lockedAs: 'a]]><b>c' });
+    assert.match(
+      openWeComReply(String(reply.body), crypto),
+      /<ReplaceName><!\[CDATA\[a]]]]><!\[CDATA\[><b>c\]\]><\/ReplaceName>/,
+    );
   });
 
   it('a click whose key is no button of these cards is acknowledged as unusable, nothing taken', () => {

@@ -1,5 +1,5 @@
-// The texts a decision card shows, whichever chat draws it: cut to a length the chat takes, and how
-// long its key has waited, said in words.
+// The texts a decision card shows, whichever chat draws it: cut to a length the chat takes, how
+// long its key has waited, said in words, and the one link it opens.
 
 /** `text` cut to `max` characters (code points), the last one "…" when it was longer. */
 export function clipText(text: string, max: number): string {
@@ -17,4 +17,15 @@ export function waitedFor(since: string, now: number): string | undefined {
   if (days > 0) return `${days} d ${hours} h`;
   if (hours > 0) return `${hours} h ${minutes % 60} min`;
   return minutes > 0 ? `${minutes} min` : 'under a minute';
+}
+
+/** The workflow's address when it is http(s), else undefined: a card opens no other scheme. */
+export function httpAddress(address: string | undefined): string | undefined {
+  if (address === undefined) return undefined;
+  try {
+    const url = new URL(address);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -59,8 +59,14 @@ export function openOaConnections(deps: OaConnectionDeps): OaConnections {
     connection.start({
       take: (event, arrivedAt) =>
         acceptApprovalEvent(approvalDeps, event, { arrivedAt, replyBy: arrivedAt + budgetMs }),
-      // A click decides as one through the callback does.
-      click: (click, operators, arrivedAt) => takeCardClick(deps, click, operators, arrivedAt + budgetMs),
+      // A click decides as one through the callback does, answered inside the vendor's deadline for it.
+      click: (click, operators, arrivedAt) =>
+        takeCardClick(
+          deps,
+          click,
+          operators,
+          arrivedAt + (connection.clickDeadlineMs === undefined ? budgetMs : replyBudgetMs(connection.clickDeadlineMs)),
+        ),
       report: (state) => deps.connections.report(module.vendor, state),
       log: deps.log,
     });

@@ -18,7 +18,7 @@ export interface OaAnswer {
 export async function exchange(
   vendor: OaVendor,
   url: URL,
-  init: { method: 'GET' | 'POST' | 'PATCH'; headers?: Record<string, string>; body?: unknown },
+  init: { method: 'GET' | 'POST' | 'PATCH' | 'PUT'; headers?: Record<string, string>; body?: unknown },
   timeoutMs: number,
 ): Promise<OaAnswer> {
   let response: Response;

@@ -46,6 +46,8 @@ export interface HeldConnection {
    * undefined when it does not say (the start's own deadline, WEBHOOK_START_TIMEOUT_MS, applies).
    */
   readonly ackDeadlineMs: number | undefined;
+  /** How long the vendor waits for a card click's answer, when that is not `ackDeadlineMs`. */
+  readonly clickDeadlineMs?: number | undefined;
   /** Opens the connection, and keeps it open (reconnecting) until `stop`. */
   start(sink: ConnectionSink): void;
   /** Takes no new event, lets those being taken finish for at most `withinMs`, then closes. */

@@ -8,13 +8,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decisionCardWorkflowId } from '../../domain/decision-cards.js';
-import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
 import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { type CardAnswer, type CardClick, decideFromCard } from '../../submission/operator-decisions/cards.js';
 import { decideCompensation } from '../../submission/operator-decisions/compensation.js';
-import { decisionCardScanWorkflow } from '../../workflows/decision-card-workflows.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
+import { keyAwaitingCompensation, scanForDecisionCards } from '../../tools/harness/decision-cards.js';
 import { noProductMetrics, type ProductMetrics } from '../../services/metrics/product-metrics.js';
 import {
   type FakeFeishu,
@@ -33,17 +32,13 @@ import {
 } from '../../tools/harness/fake-wecom.js';
 import { buttonKeyOf } from '../../vendors/decision-cards.js';
 import {
-  approval,
-  createSku,
   eventually,
   exampleMappingFile,
-  postApproval,
   postVendorCallback,
   startTestService,
   statusReaches,
   testConfig,
   type TestService,
-  uniqueApprovalNo,
 } from '../../tools/harness/service.js';
 
 const CHAT = `oc_${randomBytes(16).toString('hex')}`;
@@ -102,26 +97,8 @@ describe('decision cards in a Feishu chat and for WeCom members', () => {
     await wecom?.close();
   });
 
-  /** A key whose write failed for good (not enough stock): it waits in COMPENSATING for a person. */
-  async function compensatingKey(): Promise<string> {
-    const approvalNo = uniqueApprovalNo('CARD');
-    // One in stock, two ordered: the write fails for good.
-    const sku = await createSku(service.prisma, 1);
-    assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
-    const key = idempotencyKeyFor(approvalNo, 'MAIN');
-    await statusReaches(service, key, 'COMPENSATING');
-    // Listed once its compensation waits for a decision.
-    await eventually(`${key} in the awaiting list`, async () =>
-      (await listOrdersAwaitingDecision(service.prisma, 500)).find((entry) => entry.idempotencyKey === key),
-    );
-    return key;
-  }
-
-  const scan = () =>
-    service.temporal.workflow.execute(decisionCardScanWorkflow, {
-      taskQueue: service.config.temporal.taskQueue,
-      workflowId: `card-scan-${randomBytes(4).toString('hex')}`,
-    });
+  const compensatingKey = () => keyAwaitingCompensation(service);
+  const scan = () => scanForDecisionCards(service);
 
   const cardsOf = (key: string): FakeFeishuMessage[] =>
     feishu.messages.messagesIn(CHAT).filter((message) => JSON.stringify(message.sentContent).includes(key));

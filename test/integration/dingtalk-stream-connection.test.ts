@@ -78,6 +78,45 @@ describe('DingTalk Stream connection', () => {
     assert.equal(states.at(-1), 'down', 'a stopped connection is down');
   });
 
+  it('a callback topic is subscribed to only when given: its frame answered with the handler’s response, a failing handler’s with an empty one', async () => {
+    const topic = '/v1.0/card/instances/callback';
+    const plain = connect(fake, () => Promise.resolve('SUCCESS'));
+    logs.push(plain.lines);
+    await until('connected', () => fake.stream.openConnections() === 1);
+    assert.deepEqual(fake.stream.callbackTopics(), [], 'no callback subscribed without a handler');
+    assert.deepEqual(await fake.stream.pushCallback(topic, { n: 0 }), { answered: false });
+    await plain.stream.stop(1_000);
+
+    let fail = false;
+    const lines: string[] = [];
+    const seen: string[] = [];
+    const stream = openDingTalkStream({
+      appKey: fake.appKey,
+      appSecret: fake.appSecret,
+      apiBaseUrl: fake.url,
+      onEvent: () => Promise.resolve('SUCCESS'),
+      callbacks: {
+        topics: [topic],
+        onCallback: (callback) => {
+          seen.push(callback.data);
+          return fail ? Promise.reject(new Error('the handler failed')) : Promise.resolve({ cardData: { n: '1' } });
+        },
+      },
+      onState: () => undefined,
+      log: pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }),
+      timings: TIMINGS,
+    });
+    logs.push(lines);
+    await until('connected with the topic', () => fake.stream.callbackTopics().includes(topic));
+    const answered = await fake.stream.pushCallback(topic, { n: 1 });
+    assert.deepEqual(answered.answered && answered.response, { cardData: { n: '1' } });
+    assert.deepEqual(seen, ['{"n":1}']);
+    fail = true;
+    const failed = await fake.stream.pushCallback(topic, { n: 2 });
+    assert.deepEqual(failed.answered && failed.response, {}, 'answered, so that DingTalk does not wait');
+    await stream.stop(1_000);
+  });
+
   it('a handler that fails is answered LATER, and DingTalk’s redelivery is taken', async () => {
     let calls = 0;
     const { stream, lines } = connect(fake, () => {

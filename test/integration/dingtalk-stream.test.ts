@@ -4,13 +4,19 @@
 // acceptance, start path, worker, Temporal and PostgreSQL as every door. The acknowledgement
 // comes only after the key is claimed, so a connection lost before it brings the event again; the
 // same approval by Stream, HTTP callback and webhook is one order; two instances connected at
-// once are one order per approval; a gateway away and back shows in /healthz and ends connected;
-// and SIGTERM closes the connection inside the drain.
+// once are one order per approval; a click on a decision card over the Stream is a decision taken
+// once; a gateway away and back shows in /healthz and ends connected; and SIGTERM closes the
+// connection inside the drain.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
+import { buttonKeyOf } from '../../vendors/decision-cards.js';
+import { DINGTALK_CARD_CALLBACK_TOPIC } from '../../vendors/dingtalk/decision-cards.js';
+import { dingtalkCardClick } from '../../tools/harness/fake-dingtalk-cards.js';
+import { keyAwaitingCompensation, scanForDecisionCards } from '../../tools/harness/decision-cards.js';
 import {
   approvedDingTalkOrder,
   dingtalkApprovalPayload,
@@ -42,6 +48,8 @@ const DINGTALK_TOKEN = 'dingtalk-stream-test-token';
 const DINGTALK_AES_KEY = randomDingTalkAesKey();
 /** How long the fake waits for an acknowledgement before it pushes an event again. */
 const REDELIVER_AFTER_MS = 2_000;
+/** A user id on DINGTALK_OPERATOR_USER_IDS. */
+const OPERATOR = 'manager01';
 
 describe('DingTalk Stream mode', () => {
   let fake: FakeDingTalk;
@@ -54,10 +62,16 @@ describe('DingTalk Stream mode', () => {
     const settings = {
       ...dingtalkSettings(fake, { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN }, MAPPING),
       WEBHOOK_START_TIMEOUT_MS: '3000',
+      DINGTALK_EVENT_MODE: 'stream',
+      // Decision cards in a group, decided over the Stream.
+      DINGTALK_DECISION_CARD_TEMPLATE_ID: 'a1b2c3d4-0000-4000-8000-abcdefabcdef.schema',
+      DINGTALK_DECISION_OPEN_SPACE_ID: 'dtv1.card//IM_GROUP.cidFakeGroup01==',
+      DINGTALK_OPERATOR_USER_IDS: `${OPERATOR},manager02`,
     };
-    // The worker (and the webhook, by inject) in this process; the Stream in the API processes.
-    service = await startTestService({ config: testConfig(settings) });
-    streamEnv = processEnv(service.config, { ...settings, DINGTALK_EVENT_MODE: 'stream', SHUTDOWN_DRAIN_MS: '3000' });
+    // The worker (and the webhook, by inject) in this process, which holds no connection; the
+    // Stream in the API processes.
+    service = await startTestService({ config: testConfig({ ...settings, DECISION_CARD_LOOK_EVERY_MS: '200' }) });
+    streamEnv = processEnv(service.config, { ...settings, SHUTDOWN_DRAIN_MS: '3000' });
     apiA = await apiProcess('api-a', streamEnv);
     await apiA.start();
     await until('api-a connected', () => fake.stream.openConnections() === 1);
@@ -168,6 +182,57 @@ describe('DingTalk Stream mode', () => {
     }
     assert.equal(apiB.exit()?.code, 0, 'api-b stopped cleanly');
     await until('api-b’s connection closed', () => fake.stream.openConnections() === 1);
+  });
+
+  it('a click on a DingTalk card over the Stream is a decision: answered with the card locked, once, and the card redrawn', async () => {
+    const key = await keyAwaitingCompensation(service, 'DTCARD');
+    await scanForDecisionCards(service);
+    const created = await eventually(`a DingTalk card for ${key}`, () =>
+      Promise.resolve(fake.cards.cards().find((each) => each.createdWith.idempotencyKey === key)),
+    );
+    const action = buttonKeyOf({ idempotencyKey: key, episode: created.createdWith.episode ?? '' }, 'abandon');
+    const click = async (userId: string, messageId = randomUUID()) => {
+      const answer = await fake.stream.pushCallback(
+        DINGTALK_CARD_CALLBACK_TOPIC,
+        dingtalkCardClick({ outTrackId: created.outTrackId, userId, action }),
+        { messageId },
+      );
+      assert.ok(answer.answered, `the click of ${userId} answered`);
+      fake.cards.applyCallbackAnswer(created.outTrackId, userId, answer.response);
+      const own = (answer.response.userPrivateData as { cardParamMap: { clickAnswer: string } }).cardParamMap;
+      return { text: own.clickAnswer, locked: answer.response.cardData !== undefined, messageId };
+    };
+
+    // Someone off the list: told on their own copy, the card as it is, nothing decided.
+    const stranger = await click('stranger01');
+    assert.match(stranger.text, /^Only the operators/);
+    assert.equal(stranger.locked, false);
+    assert.equal(
+      (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } }))?.status,
+      'COMPENSATING',
+    );
+    const decided = await click(OPERATOR);
+    await statusReaches(service, key, 'COMPENSATED');
+    const decisions = async () =>
+      (await service.prisma.compensationRecord.findMany({ where: { idempotentKey: key } })).map(
+        (record) => record.decidedBy,
+      );
+    assert.deepEqual(await decisions(), [`card:dingtalk:${OPERATOR}`]);
+    // Decided inside the answer's time: the card locked for everyone; else said under way.
+    assert.match(decided.text, /^Done: abandon by card:dingtalk:manager01|^Deciding/);
+    // DingTalk resending the same frame: answered, not decided twice.
+    const resent = await click(OPERATOR, decided.messageId);
+    assert.match(resent.text, /^Already decided: abandon by card:dingtalk:manager01/);
+    assert.equal(resent.locked, true);
+    assert.deepEqual(await decisions(), [`card:dingtalk:${OPERATOR}`]);
+    // Redrawn by its outTrackId once the key moved on.
+    const redrawn = await eventually(`the card of ${key} redrawn`, () =>
+      Promise.resolve(
+        fake.cards.cards().find((each) => each.outTrackId === created.outTrackId && each.data.status === 'decided'),
+      ),
+    );
+    assert.match(redrawn.data.outcome ?? '', /^abandon by card:dingtalk:manager01/);
+    assert.equal(fake.cards.cards().filter((each) => each.createdWith.idempotencyKey === key).length, 1, 'one card');
   });
 
   it('the gateway away and back: /healthz says the connection is not up meanwhile, up again after', async () => {

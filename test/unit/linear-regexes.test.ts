@@ -88,6 +88,8 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['services/telemetry/settings.ts', '/^https?$/', 'setting'],
   ['vendors/dingtalk/settings.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['vendors/dingtalk/settings.ts', '/^[A-Za-z0-9_-]{1,64}$/', 'setting'],
+  ['vendors/dingtalk/settings.ts', '/^[A-Za-z0-9._-]{1,128}$/', 'setting'],
+  ['vendors/dingtalk/settings.ts', '/^dtv1\\.card\\/\\/(IM_GROUP|IM_ROBOT)\\.([A-Za-z0-9_+/=$-]{1,128})$/', 'setting'],
   ['vendors/wecom/settings.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['vendors/wecom/settings.ts', '/^[A-Za-z0-9._@-]{1,64}$/', 'setting'],
   // A card click's button key (WeCom) or action (DingTalk), from a verified click.

@@ -70,7 +70,24 @@ export interface FakeDingTalkStream {
   issuedTickets(): string[];
   /** How many endpoint requests came, how many were refused for their credentials, and when each came. */
   endpointRequests(): { total: number; refused: number; times: number[] };
+  /**
+   * Pushes a CALLBACK frame of `topic` with `data` to a connection subscribed to that topic (none
+   * subscribed: answered `{ answered: false }` at once), and resolves with the client's answer, or
+   * with none after `withinMs`. `messageId` repeats an earlier frame's (DingTalk resending it).
+   */
+  pushCallback(
+    topic: string,
+    data: Record<string, unknown>,
+    options?: { withinMs?: number; messageId?: string },
+  ): Promise<CallbackAnswer>;
+  /** The callback topics the connections open now subscribed to. */
+  callbackTopics(): string[];
 }
+
+/** What the client answered a CALLBACK frame with: its `response`, or nothing within the time given. */
+export type CallbackAnswer =
+  | { answered: true; response: Record<string, unknown>; afterMs: number }
+  | { answered: false };
 
 export interface FakeStreamGateway extends FakeDingTalkStream {
   /** The answer to an endpoint request (routed here by the fake's HTTP server). */
@@ -88,6 +105,8 @@ interface Pending {
 interface Connection {
   id: string;
   socket: WebSocket;
+  /** The CALLBACK topics its ticket was asked with. */
+  callbackTopics: string[];
 }
 
 export function fakeStreamGateway(
@@ -99,7 +118,11 @@ export function fakeStreamGateway(
   const redeliverAfterMs = options.redeliverAfterMs ?? 2_000;
   // Pings are answered by hand, so that a test can silence them.
   const wss = new WebSocketServer({ noServer: true, autoPong: false });
-  const tickets = new Set<string>();
+  /** Each ticket not used yet, with the CALLBACK topics its request subscribed to. */
+  const tickets = new Map<string, string[]>();
+  /** The CALLBACK frames awaiting their answer, by messageId. */
+  const callbacksAwaited = new Map<string, (response: Record<string, unknown>) => void>();
+  let callbackTurn = 0;
   const issued: string[] = [];
   const open = new Map<string, Connection>();
   const pending = new Map<string, Pending>();
@@ -174,6 +197,20 @@ export function fakeStreamGateway(
       pings.get(messageId)?.();
       return;
     }
+    const awaited = messageId === undefined ? undefined : callbacksAwaited.get(messageId);
+    if (awaited) {
+      let response: Record<string, unknown> = {};
+      try {
+        const parsed = JSON.parse(answer.data ?? '{}') as { response?: unknown };
+        if (parsed.response !== null && typeof parsed.response === 'object') {
+          response = parsed.response as Record<string, unknown>;
+        }
+      } catch {
+        // An answer whose data is no JSON updates nothing.
+      }
+      awaited(response);
+      return;
+    }
     const eventId = messageId === undefined ? undefined : sent.get(messageId);
     if (!eventId || !messageId) return;
     if (loseAck) {
@@ -215,9 +252,10 @@ export function fakeStreamGateway(
     if (url.pathname !== STREAM_ENDPOINT_PATH) return refuseUpgrade(socket, '404 Not Found');
     const ticket = url.searchParams.get('ticket') ?? '';
     // A ticket opens one connection.
-    if (!tickets.delete(ticket)) return refuseUpgrade(socket, '401 Unauthorized');
+    const callbackTopics = tickets.get(ticket);
+    if (!callbackTopics || !tickets.delete(ticket)) return refuseUpgrade(socket, '401 Unauthorized');
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection: Connection = { id: randomUUID(), socket: ws };
+      const connection: Connection = { id: randomUUID(), socket: ws, callbackTopics };
       open.set(connection.id, connection);
       opened += 1;
       ws.on('message', (raw: Buffer) => acknowledged(connection, raw.toString('utf8')));
@@ -253,7 +291,10 @@ export function fakeStreamGateway(
         return { status: 400, body: { code: 'InvalidSubscriptions', message: 'no subscriptions' } };
       }
       const ticket = randomBytes(18).toString('base64url');
-      tickets.add(ticket);
+      const subscribed = (given.subscriptions as { type?: unknown; topic?: unknown }[])
+        .filter((entry) => entry.type === 'CALLBACK' && typeof entry.topic === 'string')
+        .map((entry) => entry.topic as string);
+      tickets.set(ticket, subscribed);
       issued.push(ticket);
       return { status: 200, body: { endpoint: `${baseUrl().replace(/^http/, 'ws')}${STREAM_ENDPOINT_PATH}`, ticket } };
     },
@@ -312,6 +353,40 @@ export function fakeStreamGateway(
     setDelivery: (next) => void (delivery = next),
     issuedTickets: () => [...issued],
     endpointRequests: () => ({ ...requests, times: [...requests.times] }),
+    callbackTopics: () => [...new Set([...open.values()].flatMap((connection) => connection.callbackTopics))],
+    pushCallback: (topic, data, options = {}) => {
+      const targets = [...open.values()].filter((connection) => connection.callbackTopics.includes(topic));
+      const target = targets[callbackTurn++ % Math.max(1, targets.length)];
+      if (!target) return Promise.resolve({ answered: false });
+      const messageId = options.messageId ?? randomUUID();
+      const sentAt = Date.now();
+      return new Promise<CallbackAnswer>((resolve) => {
+        const timer = setTimeout(() => {
+          callbacksAwaited.delete(messageId);
+          resolve({ answered: false });
+        }, options.withinMs ?? 10_000);
+        callbacksAwaited.set(messageId, (response) => {
+          clearTimeout(timer);
+          callbacksAwaited.delete(messageId);
+          resolve({ answered: true, response, afterMs: Date.now() - sentAt });
+        });
+        target.socket.send(
+          JSON.stringify({
+            specVersion: '1.0',
+            type: 'CALLBACK',
+            headers: {
+              appId: credentials.appKey,
+              connectionId: target.id,
+              contentType: 'application/json',
+              messageId,
+              time: String(Date.now()),
+              topic,
+            },
+            data: JSON.stringify(data),
+          }),
+        );
+      });
+    },
     close: () => {
       away = true;
       for (const entry of pending.values()) for (const timer of entry.timers) clearTimeout(timer);

@@ -1,9 +1,11 @@
 // A fake DingTalk open API (the new API on api.dingtalk.com: OAuth2 access token, process
-// instance read with its comments as operation records, a comment's post, and the Stream gateway: fake-dingtalk-stream.ts) for reader and connector tests,
+// instance read with its comments as operation records, a comment's post, interactive cards:
+// fake-dingtalk-cards.ts, and the Stream gateway: fake-dingtalk-stream.ts) for reader, card and connector tests,
 // and the builder of callbacks exactly as DingTalk sends them (AES-256-CBC with the aes_key, the
 // app key appended, SHA-1 signature in the query). Built with node:crypto alone, apart from the
 // code under test (message-crypto-scheme.ts).
 import { randomBytes } from 'node:crypto';
+import { type FakeDingTalkCards, fakeDingTalkCards } from './fake-dingtalk-cards.js';
 import { type FakeDingTalkStream, fakeStreamGateway, type FakeStreamGateway } from './fake-dingtalk-stream.js';
 import { type Answer, type FakeOaApi, type RequestContext, startFakeOaApi } from './fake-oa-api.js';
 import { messageSignature, openMessage, randomAesKey, sealMessage } from './message-crypto-scheme.js';
@@ -64,6 +66,8 @@ export interface FakeDingTalk extends FakeOaApi<DingTalkInstance> {
   commentsOn(instanceId: string): { text: string; userId: string }[];
   /** Every comment POST that arrived, refused or not. */
   commentPosts(): number;
+  /** Its interactive cards (fake-dingtalk-cards.ts). */
+  cards: FakeDingTalkCards;
 }
 
 /**
@@ -93,6 +97,7 @@ export async function startFakeDingTalk(
   // The gateway answers on the API's own server, so it is made once the server is.
   const route: { gateway?: FakeStreamGateway } = {};
   const registered = new Map<string, DingTalkInstance>();
+  const cards = fakeDingTalkCards();
   let commentPosts = 0;
   /** `POST /v1.0/workflow/processInstances/comments`: a comment on a registered instance, as `commentUserId`. */
   const comment = (method: string, url: URL, body: unknown, request: RequestContext): Answer | undefined => {
@@ -114,7 +119,9 @@ export async function startFakeDingTalk(
   const api = await startFakeOaApi<DingTalkInstance>(
     {
       otherRequest: (method, url, body, request) =>
-        route.gateway?.endpointAnswer(method, url, body) ?? comment(method, url, body, request),
+        route.gateway?.endpointAnswer(method, url, body) ??
+        cards.request(method, url, body, request) ??
+        comment(method, url, body, request),
       tokenRequest: (method, url, body, issue) => {
         if (method !== 'POST' || url.pathname !== '/v1.0/oauth2/accessToken') return undefined;
         const credentials = body as { appKey?: string; appSecret?: string } | undefined;
@@ -176,6 +183,7 @@ export async function startFakeDingTalk(
     },
     commentsOn: (instanceId) => [...(registered.get(instanceId)?.comments ?? [])],
     commentPosts: () => commentPosts,
+    cards,
     appKey,
     appSecret,
     stream: streamGateway,

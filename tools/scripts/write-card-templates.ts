@@ -9,11 +9,12 @@ import { cardDecisionsFor, type DecisionCard } from '../../domain/decision-cards
 import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
 import { feishuCardJson, feishuClickReply } from '../../vendors/feishu/decision-cards.js';
 import { decidedLabel, wecomCardJson } from '../../vendors/wecom/decision-cards.js';
+import { dingtalkCardData, dingtalkClickAnswer } from '../../vendors/dingtalk/decision-cards.js';
 
 export const CARD_TEMPLATES_DIR = fileURLToPath(new URL('../../docs/cards/', import.meta.url));
 
 /** A key whose write failed for good, waiting for a decision for 42 minutes. */
-const SAMPLE: DecisionCard = {
+export const SAMPLE_CARD: DecisionCard = {
   idempotencyKey: 'APPROVAL:PO-2026-1206-001:MAIN',
   episode: waitingEpisode('COMPENSATING', '2026-12-06T08:00:00.000Z'),
   waitingIn: 'COMPENSATING',
@@ -24,7 +25,7 @@ const SAMPLE: DecisionCard = {
   workflowUrl: 'https://temporal.example.com/namespaces/default/workflows/order-APPROVAL%3APO-2026-1206-001%3AMAIN',
   decisions: cardDecisionsFor(['resubmit', 'abandon']),
 };
-const NOW = Date.parse('2026-12-06T08:42:00.000Z');
+export const SAMPLE_NOW = Date.parse('2026-12-06T08:42:00.000Z');
 const DECIDED = {
   decision: 'abandon',
   decidedBy: 'card:feishu:ou_7d8a6e6df7621556ce0d21922b676706',
@@ -35,17 +36,32 @@ const DECIDED = {
 export function cardTemplates(): Record<string, string> {
   const text = (value: unknown) => JSON.stringify(value, null, 2) + '\n';
   return {
-    'feishu-waiting.json': text(feishuCardJson(SAMPLE, { now: NOW })),
-    'feishu-decided.json': text(feishuCardJson(SAMPLE, { now: NOW, outcome: DECIDED })),
+    'feishu-waiting.json': text(feishuCardJson(SAMPLE_CARD, { now: SAMPLE_NOW })),
+    'feishu-decided.json': text(feishuCardJson(SAMPLE_CARD, { now: SAMPLE_NOW, outcome: DECIDED })),
     'feishu-click-answer.json': text(
-      feishuClickReply(SAMPLE.idempotencyKey, {
+      feishuClickReply(SAMPLE_CARD.idempotencyKey, {
         tone: 'success',
         text: `Done: abandon by ${DECIDED.decidedBy} at ${DECIDED.decidedAt}`,
         lockedAs: `abandon by ${DECIDED.decidedBy} at ${DECIDED.decidedAt}`,
       }).body,
     ),
+    // DingTalk: the variables the operator's card template is given, as created and as redrawn,
+    // and the answer to a click that locks the card.
+    'dingtalk-waiting.json': text(dingtalkCardData(SAMPLE_CARD, { now: SAMPLE_NOW })),
+    'dingtalk-decided.json': text(
+      dingtalkCardData(SAMPLE_CARD, { now: SAMPLE_NOW, outcome: { ...DECIDED, decidedBy: 'card:dingtalk:manager01' } }),
+    ),
+    'dingtalk-click-answer.json': text(
+      dingtalkClickAnswer({
+        tone: 'success',
+        text: `Done: abandon by card:dingtalk:manager01 at ${DECIDED.decidedAt}`,
+        lockedAs: `abandon by card:dingtalk:manager01 at ${DECIDED.decidedAt}`,
+      }),
+    ),
     // WeCom: the template card as message/send carries it, and what every member's buttons read once decided.
-    'wecom-waiting.json': text(wecomCardJson(SAMPLE, 'card-3f1c0e6a9b2d4c8e7f6a5b4c3d2e1f0a9b8c7d6e', { now: NOW })),
+    'wecom-waiting.json': text(
+      wecomCardJson(SAMPLE_CARD, 'card-3f1c0e6a9b2d4c8e7f6a5b4c3d2e1f0a9b8c7d6e', { now: SAMPLE_NOW }),
+    ),
     'wecom-decided.json': text({
       atall: 1,
       button: { replace_name: decidedLabel({ ...DECIDED, decidedBy: 'card:wecom:zhangsan' }) },

@@ -4,14 +4,22 @@
 // and goes through the same acceptance (submission/accept-oa-event.ts) and start path.
 // The acknowledgement is the reply: SUCCESS only once the key is claimed, or the event is known to
 // need nothing (not an order, not an approval event, unusable), so an event lost to a crash, a lost
-// connection or a failed claim comes again; LATER when the claim failed or ran out of time.
+// connection or a failed claim comes again; LATER when the claim failed or ran out of time. With
+// decision cards, a card's click comes over the same connection and is decided through the one
+// decision path, answered with the card's update.
 import type { Logger } from 'pino';
 import type { ConnectionState } from '../../services/health/event-connections.js';
 import { digestOf, jsonObjectOf } from '../inbound.js';
 import type { ConnectionSink, HeldConnection } from '../oa-vendor.js';
 import { readDingTalkEvent } from './approval-event.js';
 import type { DingTalkConfig } from './settings.js';
-import { type DingTalkStream, openDingTalkStream, type StreamEvent } from './stream.js';
+import {
+  DINGTALK_CARD_CALLBACK_DEADLINE_MS,
+  DINGTALK_CARD_CALLBACK_TOPIC,
+  dingtalkCardClickOf,
+  dingtalkClickAnswer,
+} from './decision-cards.js';
+import { type DingTalkStream, openDingTalkStream, type StreamCallback, type StreamEvent } from './stream.js';
 import type { StreamAckStatus } from './stream-frames.js';
 
 /**
@@ -22,8 +30,10 @@ export function dingtalkConnection(dingtalk: DingTalkConfig): HeldConnection | u
   if (!dingtalk.stream) return undefined;
   let open: DingTalkStream | undefined;
   let state: ConnectionState | undefined;
+  const operators = dingtalk.decisions ? new Set(dingtalk.decisions.operators) : undefined;
   return {
     ackDeadlineMs: undefined,
+    clickDeadlineMs: DINGTALK_CARD_CALLBACK_DEADLINE_MS,
     start(sink) {
       const log = sink.log.child({ door: 'dingtalk-stream' });
       log.info(
@@ -39,6 +49,11 @@ export function dingtalkConnection(dingtalk: DingTalkConfig): HeldConnection | u
         appSecret: dingtalk.appSecret,
         apiBaseUrl: dingtalk.apiBaseUrl,
         onEvent: (event) => takeStreamEvent({ ...sink, log }, event),
+        // With decision cards, their clicks come over the Stream too (callbackType STREAM).
+        callbacks: operators && {
+          topics: [DINGTALK_CARD_CALLBACK_TOPIC],
+          onCallback: (callback) => takeCardCallback({ ...sink, log }, callback, operators),
+        },
         onState: (next) => {
           state = next;
           sink.report(next);
@@ -98,4 +113,34 @@ async function takeStreamEvent(
     );
     return 'LATER';
   }
+}
+
+/**
+ * One click on a decision card (a CALLBACK frame of the card topic) → the response that updates the
+ * card, inside DingTalk's 2 s. The frame's messageId names the delivery. A click that is no button
+ * of these cards is answered with no update, and logged.
+ */
+async function takeCardCallback(
+  sink: Pick<ConnectionSink, 'click'> & { log: Pick<Logger, 'info' | 'warn'> },
+  callback: StreamCallback,
+  operators: ReadonlySet<string>,
+): Promise<unknown> {
+  const read = dingtalkCardClickOf(callback.data, callback.messageId);
+  if (read.kind === 'unusable') {
+    sink.log.warn({ reason: read.reason }, 'DingTalk card callback answered: not a click of a decision card');
+    return {};
+  }
+  const { click } = read;
+  const answer = await sink.click(click, operators, callback.receivedAt);
+  sink.log.info(
+    {
+      vendor: 'dingtalk',
+      eventId: click.eventId,
+      idempotencyKey: click.idempotencyKey,
+      decision: click.decision,
+      answer: answer.text,
+    },
+    'OA card click answered',
+  );
+  return dingtalkClickAnswer(answer);
 }

@@ -1,4 +1,4 @@
-// DingTalk's new open API on api.dingtalk.com, as the reader and the receipts call it: an app
+// DingTalk's new open API on api.dingtalk.com, as the reader, the receipts and the cards call it: an app
 // access token (`POST /v1.0/oauth2/accessToken`, cached by vendors/token-cache.ts) on every
 // request, and one way of taking its answers. The API answers failures with an HTTP status and
 // `{ code, message }`:
@@ -41,15 +41,24 @@ const isThrottled = (answer: OaAnswer) => answer.status === 429 || /QpsLimit|Thr
 export interface DingTalkOpenApi {
   /**
    * One request as the app, `what` naming it in an error; resolves with the answer's `result`.
-   * `query` goes into the URL, `body` (POST) as JSON.
+   * `query` goes into the URL, `body` (POST, PUT) as JSON. A refusal whose code is one of
+   * `request.accept` resolves as `{ refusedAs: code }`, for the caller to read as an answer.
    */
   call(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT',
     path: string,
-    request: { query?: Record<string, string>; body?: unknown },
+    request: { query?: Record<string, string>; body?: unknown; accept?: readonly string[] },
     what: string,
   ): Promise<unknown>;
 }
+
+/** How `call` resolves a refusal the caller accepted as an answer. */
+export interface AcceptedRefusal {
+  refusedAs: string;
+}
+
+export const isAcceptedRefusal = (value: unknown): value is AcceptedRefusal =>
+  value !== null && typeof value === 'object' && typeof (value as { refusedAs?: unknown }).refusedAs === 'string';
 
 export function createDingTalkOpenApi(options: DingTalkAppOptions): DingTalkOpenApi {
   const base = options.baseUrl ?? 'https://api.dingtalk.com';
@@ -90,7 +99,7 @@ export function createDingTalkOpenApi(options: DingTalkAppOptions): DingTalkOpen
           {
             method,
             headers: { 'x-acs-dingtalk-access-token': token },
-            ...(method === 'POST' ? { body: request.body } : {}),
+            ...(method === 'GET' ? {} : { body: request.body }),
           },
           timeoutMs,
         );
@@ -101,6 +110,9 @@ export function createDingTalkOpenApi(options: DingTalkAppOptions): DingTalkOpen
           };
         }
         if (isThrottled(answer)) throw fail(429, answer, what);
+        if (answer.status >= 400 && request.accept?.includes(codeOf(answer))) {
+          return { kind: 'ok', value: { refusedAs: codeOf(answer) } satisfies AcceptedRefusal };
+        }
         if (answer.status >= 400) throw fail(answer.status, answer, what);
         const body = bodyOf(answer);
         if (body.success === false) throw fail(400, answer, what);

@@ -1,7 +1,8 @@
 // The frames of DingTalk's Stream protocol, as text on the WebSocket: what DingTalk sends (a
 // SYSTEM frame — `ping`, `disconnect`, …; an EVENT frame with the event's type and id in its
-// headers and the event itself as JSON text in `data`; a CALLBACK frame, which this service does
-// not subscribe to) and what the client answers (the ping's echo, an event's acknowledgement).
+// headers and the event itself as JSON text in `data`; a CALLBACK frame of a subscribed topic, a
+// decision card's click) and what the client answers (the ping's echo, an event's acknowledgement,
+// a callback's response).
 // Pure: the connection (dingtalk-stream.ts) reads and writes them.
 import type { DWClientDownStream, EventAck } from 'dingtalk-stream';
 
@@ -21,7 +22,7 @@ export type DownstreamFrame =
       eventId: string | undefined;
       data: string;
     }
-  | { type: 'CALLBACK'; messageId: string; topic: string }
+  | { type: 'CALLBACK'; messageId: string; topic: string; data: string }
   /** Not a frame of the protocol; `reason` is for the log and never repeats the text. */
   | { type: 'invalid'; reason: string };
 
@@ -70,7 +71,7 @@ export function parseDownstreamFrame(text: string): DownstreamFrame {
       };
     case 'CALLBACK':
       if (!messageId) return { type: 'invalid', reason: 'a CALLBACK frame without a messageId' };
-      return { type: 'CALLBACK', messageId, topic: header(headers, 'topic') ?? '' };
+      return { type: 'CALLBACK', messageId, topic: header(headers, 'topic') ?? '', data };
     default:
       return { type: 'invalid', reason: 'an unknown frame type' };
   }
@@ -83,6 +84,16 @@ export function eventAck(messageId: string, status: StreamAckStatus): string {
     headers: { contentType: 'application/json', messageId },
     message: 'OK',
     data: JSON.stringify({ status, message: status === 'SUCCESS' ? 'success' : 'later' }),
+  });
+}
+
+/** The answer to a CALLBACK frame: its messageId, and in `data` the `response` DingTalk acts on (a card's update). */
+export function callbackAnswer(messageId: string, response: unknown): string {
+  return JSON.stringify({
+    code: 200,
+    headers: { contentType: 'application/json', messageId },
+    message: 'OK',
+    data: JSON.stringify({ response }),
   });
 }
 

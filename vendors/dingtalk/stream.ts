@@ -8,7 +8,9 @@
 // acknowledgement never came). A lost connection is opened again after a jittered, growing pause;
 // a `disconnect` frame (DingTalk moving the connection) is answered by opening a new one as soon as
 // the old one has closed (its events in hand acknowledged, 2 s at most), without a pause unless
-// the moved connection had been up for less than a heartbeat.
+// the moved connection had been up for less than a heartbeat. The CALLBACK topics it is given (a
+// decision card's clicks) are subscribed to as well, each callback answered with its handler's
+// response.
 // The app secret, the ticket and the URL that carries it are never logged.
 //
 // Why not the `DWClient` of the `dingtalk-stream` package: it acknowledges every event before
@@ -23,7 +25,7 @@ import { GATEWAY_URL } from 'dingtalk-stream/constants';
 import { jitteredBackoffMs } from '../../domain/backoff.js';
 import { redactUrl, scrubbed } from '../../domain-node/redact-url.js';
 import type { ConnectionState } from '../../services/health/event-connections.js';
-import { eventAck, parseDownstreamFrame, pingEcho, type StreamAckStatus } from './stream-frames.js';
+import { callbackAnswer, eventAck, parseDownstreamFrame, pingEcho, type StreamAckStatus } from './stream-frames.js';
 
 /** One EVENT frame as it arrived. */
 export interface StreamEvent {
@@ -33,6 +35,17 @@ export interface StreamEvent {
   /** The event's own fields, as JSON text. */
   data: string;
   /** When the frame was read, in epoch milliseconds: the deadline of its acknowledgement counts from it. */
+  receivedAt: number;
+}
+
+/** One CALLBACK frame of a subscribed topic, as it arrived. */
+export interface StreamCallback {
+  topic: string;
+  /** The frame's id, the one its answer carries. */
+  messageId: string;
+  /** The callback's fields, as JSON text. */
+  data: string;
+  /** When the frame was read, in epoch milliseconds: the deadline of its answer counts from it. */
   receivedAt: number;
 }
 
@@ -61,6 +74,12 @@ export interface DingTalkStreamOptions {
   apiBaseUrl: string;
   /** Takes one event; resolves to the acknowledgement to send. A rejection is answered LATER. */
   onEvent: (event: StreamEvent) => Promise<StreamAckStatus>;
+  /**
+   * The callback topics subscribed to, and what takes each callback: it resolves to the response
+   * DingTalk acts on (a card's update). A rejection is answered with an empty response. None: no
+   * callback is subscribed to.
+   */
+  callbacks?: { topics: readonly string[]; onCallback: (callback: StreamCallback) => Promise<unknown> } | undefined;
   /** Each change of the connection's state (services/health/event-connections.ts). */
   onState: (state: ConnectionState) => void;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -189,8 +208,11 @@ async function endpoint(
       body: JSON.stringify({
         clientId: options.appKey,
         clientSecret: options.appSecret,
-        // Every event the app subscribes to in the console; no callback topic (bots, cards).
-        subscriptions: [{ type: 'EVENT', topic: '*' }],
+        // Every event the app subscribes to in the console, and the callback topics taken here.
+        subscriptions: [
+          { type: 'EVENT', topic: '*' },
+          ...(options.callbacks?.topics ?? []).map((topic) => ({ type: 'CALLBACK', topic })),
+        ],
         ua: USER_AGENT,
       }),
       signal: AbortSignal.any([AbortSignal.timeout(timings.requestTimeoutMs), stop]),
@@ -358,11 +380,33 @@ class Connection {
         void handled.finally(() => this.inHand.delete(handled));
         return;
       }
-      case 'CALLBACK':
-        // None is subscribed; answered so that DingTalk does not wait on it.
-        log.warn({ topic: frame.topic.slice(0, 128) }, 'DingTalk Stream: a callback frame nobody subscribed to');
-        this.send(eventAck(frame.messageId, 'SUCCESS'));
+      case 'CALLBACK': {
+        const callbacks = this.options.callbacks;
+        if (!callbacks?.topics.includes(frame.topic)) {
+          // Not subscribed to; answered so that DingTalk does not wait on it.
+          log.warn({ topic: frame.topic.slice(0, 128) }, 'DingTalk Stream: a callback frame nobody subscribed to');
+          this.send(eventAck(frame.messageId, 'SUCCESS'));
+          return;
+        }
+        if (this.leaving) return;
+        const callback: StreamCallback = {
+          topic: frame.topic,
+          messageId: frame.messageId,
+          data: frame.data,
+          receivedAt: Date.now(),
+        };
+        const answered = callbacks
+          .onCallback(callback)
+          .catch(() => ({}))
+          .then((response) => {
+            if (!this.send(callbackAnswer(frame.messageId, response))) {
+              log.warn({ topic: frame.topic }, 'DingTalk Stream: a callback answered after its connection closed');
+            }
+          });
+        this.inHand.add(answered);
+        void answered.finally(() => this.inHand.delete(answered));
         return;
+      }
       case 'invalid':
         log.warn({ reason: frame.reason }, 'DingTalk Stream: a frame that is not of the protocol, ignored');
         return;

@@ -11,7 +11,7 @@
 // Feishu takes for a card's request.
 import type { CardClickReply, ConnectorReply } from '../connector.js';
 import type { CardDecision, CardOutcome, DecisionCard, DecisionCardSender, PostedCard } from '../decision-cards.js';
-import { clipText, waitedFor } from '../card-text.js';
+import { clipText, httpAddress, waitedFor } from '../card-text.js';
 import { exchange } from '../oa-http.js';
 import { readWithOneRefresh } from '../token-cache.js';
 import { createFeishuTenantTokens, type FeishuAppOptions, feishuFailure, judgeFeishuAnswer } from './tenant-token.js';
@@ -61,15 +61,7 @@ const field = (label: string, value: string) => ({
  * link cannot end early; undefined for anything else.
  */
 function linkTarget(address: string | undefined): string | undefined {
-  if (address === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(address);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  return url.href.replaceAll('(', '%28').replaceAll(')', '%29');
+  return httpAddress(address)?.replaceAll('(', '%28').replaceAll(')', '%29');
 }
 
 function button(card: DecisionCard, decision: CardDecision, index: number): Record<string, unknown> {

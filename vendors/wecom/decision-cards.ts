@@ -22,7 +22,7 @@ import {
   type DecisionCardSender,
   type PostedCard,
 } from '../decision-cards.js';
-import { clipText, waitedFor } from '../card-text.js';
+import { clipText, httpAddress, waitedFor } from '../card-text.js';
 import type { MessageCrypto } from '../message-crypto.js';
 import { sealReply } from '../message-crypto.js';
 import { createWeComServerApi, type WeComAppOptions } from './server-api.js';
@@ -77,17 +77,6 @@ function warnings(decisions: readonly CardDecision[]): string | undefined {
   const asked = decisions.filter((decision) => decision.confirm !== undefined);
   if (asked.length === 0) return undefined;
   return asked.map((decision) => `${decision.label}: ${decision.confirm}`).join(' ');
-}
-
-/** The workflow's address when it is http(s), else none: a card opens no other scheme. */
-function httpAddress(address: string | undefined): string | undefined {
-  if (address === undefined) return undefined;
-  try {
-    const url = new URL(address);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The template card WeCom shows for `card`, waiting: its facts, the cause, and one button per decision. */

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { cardDecisionsFor, type DecisionCard } from '../../../../domain/decision-cards.js';
 import { waitingEpisode } from '../../../../domain-node/decision-card-keys.js';
+import { SAMPLE_CARD, SAMPLE_NOW } from '../../../../tools/scripts/write-card-templates.js';
 import { createWeComConnector } from '../../../../vendors/wecom/connector.js';
 import { buttonKeyOf, buttonOfKey } from '../../../../vendors/decision-cards.js';
 import { WECOM_TEXT_LIMITS, wecomCardJson } from '../../../../vendors/wecom/decision-cards.js';
@@ -20,18 +20,8 @@ import {
   wecomCardClickXml,
 } from '../../../../tools/harness/fake-wecom.js';
 
-const CARD: DecisionCard = {
-  idempotencyKey: 'APPROVAL:PO-7:MAIN',
-  episode: waitingEpisode('COMPENSATING', '2026-12-06T08:00:00.000Z'),
-  waitingIn: 'COMPENSATING',
-  customerId: 'CUST-1',
-  amount: '10.00 CNY',
-  cause: { code: 'insufficient-stock', sentence: 'A line of the order asks for more stock than is available.' },
-  waitingSince: '2026-12-06T08:00:00.000Z',
-  workflowUrl: 'https://temporal.example.com/namespaces/default/workflows/order-1',
-  decisions: cardDecisionsFor(['resubmit', 'abandon']),
-};
-const NOW = Date.parse('2026-12-06T08:42:00.000Z');
+const CARD = SAMPLE_CARD;
+const NOW = SAMPLE_NOW;
 
 describe('WeCom decision cards', () => {
   it('draws a button-interaction card WeCom takes: a title within 36 characters, its task id, one keyed button per decision', () => {

@@ -52,6 +52,10 @@ export interface CardOutcome {
   decidedAt: string;
 }
 
+/** An outcome in one line: the decision, who took it when recorded, and when. */
+export const outcomeLine = (outcome: CardOutcome): string =>
+  `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`;
+
 /** What a click on a card is answered with, for the vendor to draw: a toast, and the card locked with a line. */
 export interface CardClickReply {
   tone: 'success' | 'info' | 'error';

@@ -5,7 +5,7 @@
 // card of its own — the click is answered with what became of that episode, and nothing is taken.
 // Whoever decides first wins; a second click, a redelivered one, or one beside a CLI decision is
 // answered "already decided by … at …".
-import { type CardClickReply, type CardOutcome, cardDecisionsFor } from '../../domain/decision-cards.js';
+import { type CardClickReply, type CardOutcome, cardDecisionsFor, outcomeLine } from '../../domain/decision-cards.js';
 import { decidedThrough } from '../../domain/decided-by.js';
 import type { OaVendor } from '../../domain/oa-approval.js';
 import { clearKeySourceConflicts } from '../../services/db/key-source-conflicts.js';
@@ -203,8 +203,7 @@ const CLICK_RESULTS: Record<CardAnswer['kind'], CardClickResult> = {
 };
 
 /** What the clicker reads of an outcome: the decision, who took it, and when. */
-const told = (outcome: CardOutcome) =>
-  `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`;
+const told = outcomeLine;
 
 /**
  * A click answered inside the vendor's deadline (`answerBy`, epoch ms): what became of it, the card

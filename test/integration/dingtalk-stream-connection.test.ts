@@ -78,7 +78,7 @@ describe('DingTalk Stream connection', () => {
     assert.equal(states.at(-1), 'down', 'a stopped connection is down');
   });
 
-  it('a callback topic is subscribed to only when given: its frame answered with the handler’s response, a failing handler’s with an empty one', async () => {
+  it('a callback topic is subscribed to only when given: its frame answered with the handler’s response, a failing handler’s and one arriving while closing with theirs', async () => {
     const topic = '/v1.0/card/instances/callback';
     const plain = connect(fake, () => Promise.resolve('SUCCESS'));
     logs.push(plain.lines);
@@ -88,6 +88,7 @@ describe('DingTalk Stream connection', () => {
     await plain.stream.stop(1_000);
 
     let fail = false;
+    let hold: Promise<void> = Promise.resolve();
     const lines: string[] = [];
     const seen: string[] = [];
     const stream = openDingTalkStream({
@@ -97,10 +98,14 @@ describe('DingTalk Stream connection', () => {
       onEvent: () => Promise.resolve('SUCCESS'),
       callbacks: {
         topics: [topic],
-        onCallback: (callback) => {
+        onCallback: async (callback) => {
           seen.push(callback.data);
-          return fail ? Promise.reject(new Error('the handler failed')) : Promise.resolve({ cardData: { n: '1' } });
+          await hold;
+          if (fail) throw new Error('the handler failed');
+          return { cardData: { n: String(seen.length) } };
         },
+        whileClosing: { closing: true },
+        onFailure: { failed: true },
       },
       onState: () => undefined,
       log: pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }),
@@ -113,8 +118,23 @@ describe('DingTalk Stream connection', () => {
     assert.deepEqual(seen, ['{"n":1}']);
     fail = true;
     const failed = await fake.stream.pushCallback(topic, { n: 2 });
-    assert.deepEqual(failed.answered && failed.response, {}, 'answered, so that DingTalk does not wait');
-    await stream.stop(1_000);
+    assert.deepEqual(failed.answered && failed.response, { failed: true }, 'answered, so that DingTalk does not wait');
+    fail = false;
+
+    // A callback in hand when the connection closes is answered before it closes; one that
+    // arrives meanwhile is not taken, and told so (the API restarting under a click).
+    let release = () => {};
+    hold = new Promise<void>((resolve) => (release = resolve));
+    const inHand = fake.stream.pushCallback(topic, { n: 3 });
+    await until('the callback in hand', () => seen.length === 3);
+    const stopping = stream.stop(5_000);
+    const meanwhile = await fake.stream.pushCallback(topic, { n: 4 });
+    assert.deepEqual(meanwhile.answered && meanwhile.response, { closing: true });
+    assert.equal(seen.length, 3, 'the one that came while closing reached no handler');
+    release();
+    const answered3 = await inHand;
+    assert.deepEqual(answered3.answered && answered3.response, { cardData: { n: '3' } });
+    await stopping;
   });
 
   it('a handler that fails is answered LATER, and DingTalk’s redelivery is taken', async () => {

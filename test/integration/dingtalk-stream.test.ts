@@ -218,9 +218,12 @@ describe('DingTalk Stream mode', () => {
         (record) => record.decidedBy,
       );
     assert.deepEqual(await decisions(), [`card:dingtalk:${OPERATOR}`]);
-    // Decided inside the answer's time: the card locked for everyone; else said under way.
+    // Decided inside the answer's time: the card locked for everyone; else said under way, the card as it was.
     assert.match(decided.text, /^Done: abandon by card:dingtalk:manager01|^Deciding/);
-    // DingTalk resending the same frame: answered, not decided twice.
+    assert.equal(decided.locked, decided.text.startsWith('Done'));
+    if (decided.locked)
+      assert.equal(fake.cards.cards().find((each) => each.outTrackId === created.outTrackId)?.data.status, 'locked');
+    // The same click again (the operator clicking twice, the frame sent again): answered, not decided twice.
     const resent = await click(OPERATOR, decided.messageId);
     assert.match(resent.text, /^Already decided: abandon by card:dingtalk:manager01/);
     assert.equal(resent.locked, true);

@@ -74,6 +74,8 @@ const LISTED: ReadonlyArray<readonly [file: string, expression: string, meets: M
   ['domain-node/signature.ts', '/^\\d{1,15}$/', 'input'],
   ['domain-node/signature.ts', '/^[\\x21-\\x2d\\x2f-\\x7e]{1,256}$/', 'input'],
   ['vendors/dingtalk/stream.ts', '/^[A-Za-z0-9._-]{1,64}$/', 'input'],
+  // A Stream frame's messageId, from DingTalk's own connection.
+  ['vendors/dingtalk/stream-frames.ts', '/^[A-Za-z0-9._:-]{1,128}$/', 'input'],
   ['vendors/message-crypto.ts', '/^[A-Za-z0-9+/]{43}$/', 'setting'],
   ['edges/http/accept-sockets.ts', '/^v/', 'setting'],
   ['edges/http/app.ts', '/^\\/problems\\//', 'own output'],

@@ -53,6 +53,11 @@ export function dingtalkConnection(dingtalk: DingTalkConfig): HeldConnection | u
         callbacks: operators && {
           topics: [DINGTALK_CARD_CALLBACK_TOPIC],
           onCallback: (callback) => takeCardCallback({ ...sink, log }, callback, operators),
+          whileClosing: dingtalkClickAnswer({
+            tone: 'error',
+            text: 'The service is restarting: click again in a moment',
+          }),
+          onFailure: dingtalkClickAnswer({ tone: 'error', text: 'Not taken: click again in a moment' }),
         },
         onState: (next) => {
           state = next;

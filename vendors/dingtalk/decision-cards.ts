@@ -4,14 +4,16 @@
 // its `outTrackId` the send key: DingTalk takes an outTrackId once (`param.cardAlreadyExist`), so a
 // send repeated after a lost answer creates no second card, and the card is addressed by that id
 // from then on. `callbackType: STREAM`: a click comes over the Stream connection
-// (vendors/dingtalk/connection.ts) and is answered inside DingTalk's 2 s with the card locked for
-// everyone and the answer on the clicker's copy. Once the key no longer waits, the card is redrawn
+// (vendors/dingtalk/connection.ts) and is answered inside DingTalk's 2 s: the answer on the
+// clicker's copy, and once the decision is taken, the card locked for everyone. Once the key no longer waits, the card is redrawn
 // by its outTrackId (`PUT /v1.0/card/instances`).
 //
 // The template is the operator's, built in DingTalk's card builder; what it is given is a flat
 // map of strings (`cardParamMap`, each value at most 1 KB), the variables docs/operations.md
 // lists, and each button's callback sends its `action` back as a parameter (`buttonKeyOf`).
+import { outcomeLine } from '../../domain/decision-cards.js';
 import { OaApiError } from '../../domain/errors.js';
+import { cardSendKey } from '../../domain-node/decision-card-keys.js';
 import type { CardClickEvent, CardClickReply } from '../connector.js';
 import {
   buttonKeyOf,
@@ -22,6 +24,7 @@ import {
   type PostedCard,
 } from '../decision-cards.js';
 import { clipText, httpAddress, waitedFor } from '../card-text.js';
+import { textOfValue } from '../form-text.js';
 import { jsonObjectOf } from '../inbound.js';
 import type { DingTalkDecisions } from './settings.js';
 import { createDingTalkOpenApi, type DingTalkAppOptions, isAcceptedRefusal } from './open-api.js';
@@ -37,8 +40,8 @@ export const DINGTALK_CARD_CALLBACK_TOPIC = '/v1.0/card/instances/callback';
 /** How long DingTalk waits for a card callback's answer. */
 export const DINGTALK_CARD_CALLBACK_DEADLINE_MS = 2_000;
 /** DingTalk's code for an outTrackId it already took, and for a card it does not know. */
-export const CARD_ALREADY_EXISTS = 'param.cardAlreadyExist';
-export const CARD_NOT_FOUND = 'param.cardNotExist';
+export const DINGTALK_CARD_ALREADY_EXISTS = 'param.cardAlreadyExist';
+export const DINGTALK_CARD_NOT_FOUND = 'param.cardNotExist';
 /** DingTalk takes a card variable's value of at most 1 KB. */
 export const DINGTALK_CARD_VALUE_MAX_BYTES = 1_024;
 
@@ -54,9 +57,6 @@ export const DINGTALK_TEXT_LIMITS = {
 
 /** The card's variables (`cardParamMap`): every value a string, as DingTalk takes them. */
 export type DingTalkCardData = Record<string, string>;
-
-const told = (outcome: CardOutcome) =>
-  `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`;
 
 /**
  * The card's variables for `card`: waiting, with its buttons (a JSON list of label, action,
@@ -92,7 +92,7 @@ export function dingtalkCardData(
     cause: clipText(`${card.cause.code} — ${card.cause.sentence}`, DINGTALK_TEXT_LIMITS.cause),
     workflowUrl: httpAddress(card.workflowUrl) ?? '',
     buttons: JSON.stringify(buttons),
-    outcome: outcome ? clipText(told(outcome), DINGTALK_TEXT_LIMITS.outcome) : '',
+    outcome: outcome ? clipText(outcomeLine(outcome), DINGTALK_TEXT_LIMITS.outcome) : '',
   };
 }
 
@@ -143,7 +143,7 @@ export function dingtalkDecisionCards(options: DingTalkDecisionCardsOptions): De
           },
           // Read as the card being there only on a retry: on a first attempt the key was taken
           // by something else (another deployment of the same app), and that is a refusal.
-          accept: attempt?.retried ? [CARD_ALREADY_EXISTS] : [],
+          accept: attempt?.retried ? [DINGTALK_CARD_ALREADY_EXISTS] : [],
         },
         what,
       );
@@ -155,11 +155,12 @@ export function dingtalkDecisionCards(options: DingTalkDecisionCardsOptions): De
         // Created but not delivered (the robot is not in the group, say): sending again delivers
         // nothing more, so it is said, not retried.
         if (failed.length > 0) {
+          const said = textOfValue((failed[0] as { errorMsg?: unknown }).errorMsg);
           throw new OaApiError(
             'dingtalk',
             400,
             undefined,
-            `dingtalk ${what}: created, but not delivered to its open space`,
+            `dingtalk ${what}: created, but not delivered to its open space${said ? ` (${clipText(said, 200)})` : ''}`,
           );
         }
       }
@@ -177,7 +178,7 @@ export function dingtalkDecisionCards(options: DingTalkDecisionCardsOptions): De
             cardUpdateOptions: { updateCardDataByKey: true },
             userIdType: 1,
           },
-          accept: [CARD_NOT_FOUND],
+          accept: [DINGTALK_CARD_NOT_FOUND],
         },
         `refresh decision card for ${card.idempotencyKey}`,
       );
@@ -203,6 +204,10 @@ export function dingtalkCardClickOf(
   const action = (params as { action?: unknown } | undefined)?.action;
   const button = typeof action === 'string' ? buttonOfKey(action) : undefined;
   if (!button) return { kind: 'unusable', reason: 'a card callback whose action is no decision card button' };
+  // The button's card is the card of its key's episode: a click names the card it came from.
+  if (callback.outTrackId !== cardSendKey('dingtalk', button.idempotencyKey, button.episode)) {
+    return { kind: 'unusable', reason: 'a card callback whose action is not of the card it came from' };
+  }
   return { kind: 'click', click: { vendor: 'dingtalk', eventId, userId, ...button } };
 }
 

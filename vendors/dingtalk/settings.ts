@@ -83,8 +83,13 @@ function decisionsFrom(env: DingTalkEnv, problems: string[]): DingTalkDecisions 
     );
   }
   if (env.DINGTALK_EVENT_MODE !== 'stream') {
+    const named = [
+      ...(templateId ? ['DINGTALK_DECISION_CARD_TEMPLATE_ID'] : []),
+      ...(openSpaceId ? ['DINGTALK_DECISION_OPEN_SPACE_ID'] : []),
+      ...(operators.length > 0 ? ['DINGTALK_OPERATOR_USER_IDS'] : []),
+    ];
     problems.push(
-      "DINGTALK_DECISION_CARD_TEMPLATE_ID: DingTalk decision cards require DINGTALK_EVENT_MODE=stream (a card's clicks come over the Stream connection)",
+      `${named.join(', ')}: DingTalk decision cards require DINGTALK_EVENT_MODE=stream (a card's clicks come over the Stream connection)`,
     );
   }
   if (templateId && !DINGTALK_TEMPLATE_ID_FORM.test(templateId)) {

@@ -3,7 +3,7 @@
 // headers and the event itself as JSON text in `data`; a CALLBACK frame of a subscribed topic, a
 // decision card's click) and what the client answers (the ping's echo, an event's acknowledgement,
 // a callback's response).
-// Pure: the connection (dingtalk-stream.ts) reads and writes them.
+// Pure: the connection (stream.ts) reads and writes them.
 import type { DWClientDownStream, EventAck } from 'dingtalk-stream';
 
 /** What an event's acknowledgement says: SUCCESS (taken, do not send it again) or LATER (send it again). */
@@ -33,6 +33,9 @@ const header = (headers: FrameHeaders, name: KnownHeader): string | undefined =>
   return value === undefined || value === '' ? undefined : value;
 };
 
+/** A frame's messageId as DingTalk gives it: short, of letters, digits and a few marks. */
+const MESSAGE_ID_FORM = /^[A-Za-z0-9._:-]{1,128}$/;
+
 /** Reads one text frame; anything that is not a frame of the protocol is `invalid`, never thrown. */
 export function parseDownstreamFrame(text: string): DownstreamFrame {
   let value: unknown;
@@ -56,12 +59,14 @@ export function parseDownstreamFrame(text: string): DownstreamFrame {
     else if (typeof headerValue === 'number' && Number.isFinite(headerValue)) headers[name] = String(headerValue);
   }
   const data = typeof frame.data === 'string' ? frame.data : '';
-  const messageId = header(headers, 'messageId');
+  // A frame's id goes into its answer and the log: one of a length and form DingTalk's are, or none.
+  const named = header(headers, 'messageId');
+  const messageId = named !== undefined && MESSAGE_ID_FORM.test(named) ? named : undefined;
   switch (frame.type) {
     case 'SYSTEM':
       return { type: 'SYSTEM', topic: header(headers, 'topic') ?? '', headers, data };
     case 'EVENT':
-      if (!messageId) return { type: 'invalid', reason: 'an EVENT frame without a messageId' };
+      if (!messageId) return { type: 'invalid', reason: 'an EVENT frame without a messageId of its form' };
       return {
         type: 'EVENT',
         messageId,
@@ -70,7 +75,7 @@ export function parseDownstreamFrame(text: string): DownstreamFrame {
         data,
       };
     case 'CALLBACK':
-      if (!messageId) return { type: 'invalid', reason: 'a CALLBACK frame without a messageId' };
+      if (!messageId) return { type: 'invalid', reason: 'a CALLBACK frame without a messageId of its form' };
       return { type: 'CALLBACK', messageId, topic: header(headers, 'topic') ?? '', data };
     default:
       return { type: 'invalid', reason: 'an unknown frame type' };

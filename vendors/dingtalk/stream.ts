@@ -79,7 +79,16 @@ export interface DingTalkStreamOptions {
    * DingTalk acts on (a card's update). A rejection is answered with an empty response. None: no
    * callback is subscribed to.
    */
-  callbacks?: { topics: readonly string[]; onCallback: (callback: StreamCallback) => Promise<unknown> } | undefined;
+  callbacks?:
+    | {
+        topics: readonly string[];
+        onCallback: (callback: StreamCallback) => Promise<unknown>;
+        /** The response to a callback that arrives while the connection closes: it is not taken. */
+        whileClosing: unknown;
+        /** The response when `onCallback` fails. */
+        onFailure: unknown;
+      }
+    | undefined;
   /** Each change of the connection's state (services/health/event-connections.ts). */
   onState: (state: ConnectionState) => void;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -385,22 +394,33 @@ class Connection {
         if (!callbacks?.topics.includes(frame.topic)) {
           // Not subscribed to; answered so that DingTalk does not wait on it.
           log.warn({ topic: frame.topic.slice(0, 128) }, 'DingTalk Stream: a callback frame nobody subscribed to');
-          this.send(eventAck(frame.messageId, 'SUCCESS'));
+          this.send(callbackAnswer(frame.messageId, {}));
           return;
         }
-        if (this.leaving) return;
+        if (this.leaving) {
+          // Not taken while closing (DingTalk sends no callback again): said so, to click again.
+          log.warn(
+            { topic: frame.topic },
+            'DingTalk Stream: a callback while the connection closes, answered not taken',
+          );
+          this.send(callbackAnswer(frame.messageId, callbacks.whileClosing));
+          return;
+        }
         const callback: StreamCallback = {
           topic: frame.topic,
           messageId: frame.messageId,
           data: frame.data,
           receivedAt: Date.now(),
         };
-        const answered = callbacks
-          .onCallback(callback)
-          .catch(() => ({}))
+        const answered = Promise.resolve()
+          .then(() => callbacks.onCallback(callback))
+          .catch((error: unknown) => {
+            log.warn({ topic: frame.topic, reason: (error as Error).name }, 'DingTalk Stream: a callback not taken');
+            return callbacks.onFailure;
+          })
           .then((response) => {
             if (!this.send(callbackAnswer(frame.messageId, response))) {
-              log.warn({ topic: frame.topic }, 'DingTalk Stream: a callback answered after its connection closed');
+              log.warn({ topic: frame.topic }, 'DingTalk Stream: a callback not answered, its connection closed');
             }
           });
         this.inHand.add(answered);

@@ -11,6 +11,7 @@
 // Feishu takes for a card's request.
 import type { CardClickReply, ConnectorReply } from '../connector.js';
 import type { CardDecision, CardOutcome, DecisionCard, DecisionCardSender, PostedCard } from '../decision-cards.js';
+import { outcomeLine } from '../../domain/decision-cards.js';
 import { clipText, httpAddress, waitedFor } from '../card-text.js';
 import { exchange } from '../oa-http.js';
 import { readWithOneRefresh } from '../token-cache.js';
@@ -113,10 +114,7 @@ export function feishuCardJson(card: DecisionCard, options: { now: number; outco
   if (outcome) {
     elements.push({
       tag: 'div',
-      text: plain(
-        `${outcome.decision}${outcome.decidedBy ? ` by ${outcome.decidedBy}` : ''} at ${outcome.decidedAt}`,
-        CARD_TEXT_LIMITS.outcome,
-      ),
+      text: plain(outcomeLine(outcome), CARD_TEXT_LIMITS.outcome),
     });
   } else if (card.decisions.length > 0) {
     elements.push({ tag: 'action', actions: card.decisions.map((decision, index) => button(card, decision, index)) });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { SAMPLE_CARD, SAMPLE_NOW } from '../../../../tools/scripts/write-card-templates.js';
+import { cardSendKey } from '../../../../domain-node/decision-card-keys.js';
 import { buttonKeyOf, buttonOfKey } from '../../../../vendors/decision-cards.js';
 import {
   DINGTALK_CARD_VALUE_MAX_BYTES,
@@ -51,7 +52,8 @@ describe('DingTalk decision cards', () => {
 
   it('reads a click from the callback’s data, and takes nothing else for one', () => {
     const action = buttonKeyOf(CARD, 'abandon');
-    const data = JSON.stringify(dingtalkCardClick({ outTrackId: 'card-1', userId: 'manager01', action }));
+    const outTrackId = cardSendKey('dingtalk', CARD.idempotencyKey, CARD.episode);
+    const data = JSON.stringify(dingtalkCardClick({ outTrackId, userId: 'manager01', action }));
     assert.deepEqual(dingtalkCardClickOf(data, 'msg-1'), {
       kind: 'click',
       click: {
@@ -66,10 +68,14 @@ describe('DingTalk decision cards', () => {
     const unusable = [
       'not json',
       '[]',
-      JSON.stringify({ ...dingtalkCardClick({ outTrackId: 'c', userId: '', action }) }),
-      JSON.stringify(dingtalkCardClick({ outTrackId: 'c', userId: 'u', action: 'abandon' })),
+      JSON.stringify({ ...dingtalkCardClick({ outTrackId, userId: '', action }) }),
+      JSON.stringify(dingtalkCardClick({ outTrackId, userId: 'u', action: 'abandon' })),
       JSON.stringify({ userId: 'u', content: '{"cardPrivateData":' }),
-      JSON.stringify(dingtalkCardClick({ outTrackId: 'c', userId: 'u', action: `${action}\nX` })),
+      JSON.stringify(dingtalkCardClick({ outTrackId, userId: 'u', action: `${action}\nX` })),
+      // A button of this card's key, clicked on another card (another episode's, another key's).
+      JSON.stringify(
+        dingtalkCardClick({ outTrackId: cardSendKey('dingtalk', CARD.idempotencyKey, 'x-1'), userId: 'u', action }),
+      ),
     ];
     for (const each of unusable) assert.equal(dingtalkCardClickOf(each, 'msg-1').kind, 'unusable', each);
   });
@@ -121,7 +127,7 @@ describe('DingTalk decision card settings', () => {
       'DINGTALK_DECISION_CARD_TEMPLATE_ID, DINGTALK_DECISION_OPEN_SPACE_ID: required for DingTalk decision cards (the template, where the cards go, and the user ids allowed to decide, all three or none)',
     ]);
     assert.deepEqual(read({ ...stream, ...cards, DINGTALK_EVENT_MODE: 'callback' }).problems.slice(0, 1), [
-      "DINGTALK_DECISION_CARD_TEMPLATE_ID: DingTalk decision cards require DINGTALK_EVENT_MODE=stream (a card's clicks come over the Stream connection)",
+      "DINGTALK_DECISION_CARD_TEMPLATE_ID, DINGTALK_DECISION_OPEN_SPACE_ID, DINGTALK_OPERATOR_USER_IDS: DingTalk decision cards require DINGTALK_EVENT_MODE=stream (a card's clicks come over the Stream connection)",
     ]);
     const { problems } = read({
       ...stream,

@@ -11,12 +11,14 @@ import {
 } from '../../../../tools/harness/fake-dingtalk.js';
 
 const word = fc.string({ minLength: 1, maxLength: 40 });
+/** A frame's id as DingTalk gives one. */
+const frameId = fc.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/);
 const REASONS = [
   'not JSON',
   'not a JSON object',
   'no headers',
-  'an EVENT frame without a messageId',
-  'a CALLBACK frame without a messageId',
+  'an EVENT frame without a messageId of its form',
+  'a CALLBACK frame without a messageId of its form',
   'an unknown frame type',
 ];
 
@@ -48,7 +50,7 @@ describe('DingTalk Stream frames', () => {
 
   it('reads an EVENT frame’s messageId, eventType, eventId and data as DingTalk sends them', () => {
     fc.assert(
-      fc.property(word, word, word, fc.string(), (messageId, eventType, eventId, data) => {
+      fc.property(frameId, word, word, fc.string(), (messageId, eventType, eventId, data) => {
         const text = JSON.stringify({
           specVersion: '1.0',
           type: 'EVENT',
@@ -70,8 +72,20 @@ describe('DingTalk Stream frames', () => {
   it('refuses an EVENT frame without a messageId: it could not be acknowledged', () => {
     assert.deepEqual(parseDownstreamFrame(JSON.stringify({ type: 'EVENT', headers: { eventId: 'e' }, data: '{}' })), {
       type: 'invalid',
-      reason: 'an EVENT frame without a messageId',
+      reason: 'an EVENT frame without a messageId of its form',
     });
+  });
+
+  it('refuses a frame whose messageId is not of its form: nothing unbounded reaches an answer or the log', () => {
+    for (const messageId of ['m'.repeat(129), 'two words', 'line\nbreak', '']) {
+      for (const type of ['EVENT', 'CALLBACK']) {
+        assert.equal(
+          parseDownstreamFrame(JSON.stringify({ type, headers: { messageId, topic: 't' }, data: '{}' })).type,
+          'invalid',
+          `${type} ${JSON.stringify(messageId.slice(0, 20))}`,
+        );
+      }
+    }
   });
 
   it('acknowledges with the frame’s messageId and the status in data', () => {

@@ -6,7 +6,7 @@
 // own that points back at the checkout's node_modules, package.json and prisma/, so that every
 // lookup relative to a module (migrations, the packages it requires) finds the same files.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,20 +20,32 @@ function productFolders(): string[] {
   return include;
 }
 
-/** What the modules reach beside them, by a path relative to themselves or by package name. */
-const SHARED_WITH_THE_CHECKOUT = ['node_modules', 'package.json', 'prisma'];
+/** The folders transpiled beside the product's: the tests, their tools and the example consumer. */
+const TEST_FOLDERS = ['test', 'tools', 'examples'];
 
 /** The variable a test run names its build in, for the processes its test files start. */
 export const TEST_BUILD_ENV = 'ORDERS_TEST_BUILD';
 
-/** Transpiles the service's sources into `dir` (made if missing). */
+/**
+ * Writes the build into `dir` (made if missing): every `.ts` of the transpiled folders as `.js`
+ * beside a link to its source, every other file of theirs linked, and every other entry of the
+ * checkout (node_modules, package.json, prisma/, docs/, deploy/, …) linked whole, so that a lookup
+ * relative to any module finds what it finds in the checkout.
+ */
 export async function writeTestBuild(dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  const entryPoints = productFolders().flatMap((folder) =>
-    readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-      .filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))
-      .map((name) => path.join(ROOT, folder, name)),
-  );
+  const transpiled = [...productFolders(), ...TEST_FOLDERS];
+  const entryPoints: string[] = [];
+  for (const folder of transpiled) {
+    for (const name of readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })) {
+      const source = path.join(ROOT, folder, name);
+      const target = path.join(dir, folder, name);
+      if (statSync(source).isDirectory()) continue;
+      if (name.endsWith('.ts') && !name.endsWith('.d.ts')) entryPoints.push(source);
+      mkdirSync(path.dirname(target), { recursive: true });
+      symlinkSync(source, target);
+    }
+  }
   await build({
     entryPoints,
     outdir: dir,
@@ -45,9 +57,15 @@ export async function writeTestBuild(dir: string): Promise<void> {
     sourcemap: 'inline',
     logLevel: 'error',
   });
-  for (const name of SHARED_WITH_THE_CHECKOUT) {
-    if (!existsSync(path.join(dir, name))) symlinkSync(path.join(ROOT, name), path.join(dir, name));
+  for (const name of readdirSync(ROOT)) {
+    if (name === '.git' || transpiled.includes(name) || existsSync(path.join(dir, name))) continue;
+    symlinkSync(path.join(ROOT, name), path.join(dir, name));
   }
+}
+
+/** A test file as the build holds it: its transpiled JavaScript (`test/x.test.ts` → `<dir>/test/x.test.js`). */
+export function builtTestFile(dir: string, file: string): string {
+  return path.join(dir, `${file.slice(0, -'.ts'.length)}.js`);
 }
 
 /**

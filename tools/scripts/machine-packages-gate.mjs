@@ -7,6 +7,7 @@
 // JavaScript, not TypeScript: loaded before any loader.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { testFileName } from './test-file-name.mjs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
 
@@ -16,12 +17,12 @@ const file = process.argv[1] ? path.resolve(process.argv[1]) : undefined;
 if (gate && file && isMainThread) {
   /** @type {{ files: string[], outcome: string }} */
   const { files, outcome } = JSON.parse(gate);
-  if (files.some((needing) => path.resolve(needing) === file)) {
+  if (files.includes(testFileName(file))) {
     // The install ends in seconds to a minute; the file's own limit (TEST_FILE_LIMIT_S) bounds a hang.
     while (!existsSync(outcome)) await sleep(100);
     const said = readFileSync(outcome, 'utf8');
     if (said !== 'ok') {
-      throw new Error(`${path.relative(process.cwd(), file)} needs Debian packages whose install failed:\n${said}`);
+      throw new Error(`${testFileName(file)} needs Debian packages whose install failed:\n${said}`);
     }
   }
 }

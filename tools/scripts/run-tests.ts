@@ -23,7 +23,7 @@ import { startStack } from '../harness/stack.js';
 import { UNIT_FILES_OF_THEIR_OWN } from './unit-own-process.js';
 import { CONTAINER_PACKAGES, missingContainerTools } from '../harness/container-tools.js';
 import { writeWorkflowBundles } from '../../worker/workflow-bundle.js';
-import { TEST_BUILD_ENV, writeTestBuild } from '../harness/test-build.js';
+import { builtTestFile, TEST_BUILD_ENV, writeTestBuild } from '../harness/test-build.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
 import { withoutTemporalCredentials } from '../../services/temporal/settings.js';
 
@@ -254,10 +254,17 @@ const SUMMARY_LINE = /^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|durati
  * Runs node's test runner over `files`, in their order (tools/scripts/test-lane.mjs), and returns its summary. `live`: its output passed through as it
  * comes; otherwise kept and returned whole, so two runs at once never mix their lines.
  */
-function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, timesFile: string, live: boolean) {
+function nodeTest(
+  files: string[],
+  concurrency: number,
+  env: NodeJS.ProcessEnv,
+  timesFile: string,
+  live: boolean,
+  /** The run's build: the files run as its JavaScript under plain node; none, as TypeScript under tsx. */
+  build?: string,
+) {
   const args = [
-    '--import',
-    'tsx',
+    ...(build ? ['--enable-source-maps'] : ['--import', 'tsx']),
     ...(env.TEST_DATABASE_TEMPLATE ? ['--import', './tools/scripts/test-own-database.mjs'] : []),
     '--import',
     './tools/scripts/test-file-cpu.mjs',
@@ -269,7 +276,7 @@ function nodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, 
     String(concurrency),
     '--times',
     timesFile,
-    ...files,
+    ...(build ? files.map((file) => builtTestFile(build, file)) : files),
   ];
   return new Promise<{ code: number; summary: Summary; output: string }>((resolve) => {
     const child = spawn(process.execPath, args, {
@@ -490,7 +497,12 @@ async function main(): Promise<number> {
     // rest of the concurrency, or all of it when there are none); with a concurrency of 1
     // everything runs one file after another.
     const othersAtOnce = ownStacks.length > 0 ? sideBySide - 1 : sideBySide;
-    const lanes =
+    // The unit files run under tsx, one at a time (the whole suite's in one process): some read
+    // the checkout's folders as they are, where the build has a `.js` beside every `.ts`. Every
+    // other file runs from the build.
+    const underTsx = (file: string) => file === UNIT_FILES || file.startsWith('test/unit/');
+    const built = others.filter((file) => !underTsx(file));
+    const lanes: { name: string; files: string[]; concurrency: number; live: boolean; build?: string }[] =
       sideBySide > 1
         ? [
             {
@@ -500,10 +512,17 @@ async function main(): Promise<number> {
               live: false,
             },
             {
-              name: `the other files, ${othersAtOnce} at a time`,
-              files: others,
+              name: `the other files, ${othersAtOnce} at a time, from the run's build`,
+              files: built,
               concurrency: othersAtOnce,
               live: true,
+              build: buildDir,
+            },
+            {
+              name: 'the unit files, under tsx',
+              files: others.filter(underTsx),
+              concurrency: 1,
+              live: false,
             },
           ]
         : [{ name: 'every file, one at a time', files: [...ownStacks, ...others], concurrency: 1, live: true }];
@@ -514,7 +533,7 @@ async function main(): Promise<number> {
       .map((lane, index) => {
         const timesFile = path.join(timesDir, `lane-${index}.json`);
         console.log(`\n== tests: ${lane.name}`);
-        const result = nodeTest(lane.files, lane.concurrency, env, timesFile, lane.live).then((ended) => ({
+        const result = nodeTest(lane.files, lane.concurrency, env, timesFile, lane.live, lane.build).then((ended) => ({
           ...ended,
           seconds: Math.round((Date.now() - testsStarted) / 1000),
         }));

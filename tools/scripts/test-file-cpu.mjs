@@ -5,6 +5,7 @@
 // JavaScript, not TypeScript: loaded before any loader, into the worker's threads as well.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { testFileName } from './test-file-name.mjs';
 import { isMainThread } from 'node:worker_threads';
 
 const dir = process.env.TEST_CPU_DIR;
@@ -19,7 +20,7 @@ if (dir && file && isMainThread && !isRunner) {
       const stat = readFileSync('/proc/self/stat', 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ticks = fields.slice(11, 15).reduce((sum, value) => sum + Number(value), 0);
-      const name = path.relative(process.cwd(), file);
+      const name = testFileName(path.resolve(file));
       writeFileSync(path.join(dir, `${process.pid}.json`), JSON.stringify({ [name]: ticks / 100 }));
     } catch {
       // Not Linux, or the folder gone: the table goes without this file's CPU.

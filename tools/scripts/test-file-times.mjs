@@ -3,7 +3,7 @@
 // last one ended, written as one JSON object for the runner to print as a table. The suite's time
 // budget is kept file by file, and the files that end last say what holds the run's end.
 // JavaScript, not TypeScript: node loads reporters before any loader could compile them.
-import path from 'node:path';
+import { testFileName } from './test-file-name.mjs';
 
 /** @param {AsyncIterable<{ type: string, data: { file?: string, nesting?: number, details?: { duration_ms?: number } } }>} source */
 export default async function* fileTimes(source) {
@@ -13,7 +13,7 @@ export default async function* fileTimes(source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const { file, nesting, details } = event.data;
     if (!file || nesting !== 0) continue;
-    const name = path.relative(process.cwd(), file);
+    const name = testFileName(file);
     const seconds = (byFile.get(name)?.seconds ?? 0) + (details?.duration_ms ?? 0) / 1000;
     byFile.set(name, { seconds, endedAt: Date.now() });
   }

@@ -6,6 +6,7 @@
 // JavaScript, not TypeScript: loaded before any loader, into the worker's threads as well.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { testFileName } from './test-file-name.mjs';
 import { setTimeout } from 'node:timers';
 import { isMainThread } from 'node:worker_threads';
 
@@ -26,7 +27,7 @@ function descendants(pid) {
 
 if (file && isMainThread && !isRunner && Number.isFinite(limitSeconds) && limitSeconds > 0) {
   const fuse = setTimeout(() => {
-    const name = path.relative(process.cwd(), file);
+    const name = testFileName(path.resolve(file));
     const alive = process.getActiveResourcesInfo().filter((kind) => kind !== 'Timeout');
     process.stderr.write(
       `\n${name} still running after ${limitSeconds} s: stopped. What kept it alive: ` +

@@ -3,7 +3,16 @@
 import fc from 'fast-check';
 import { checkAlways } from './invariants.js';
 import { DECISION_WINDOW_MS, runProgram } from './stack.js';
-import { keyModel, MALFORMED_PRICES, type Model, type Payload, SLOTS, slotLabel, type World } from './world.js';
+import {
+  InvariantViolation,
+  keyModel,
+  MALFORMED_PRICES,
+  type Model,
+  type Payload,
+  SLOTS,
+  slotLabel,
+  type World,
+} from './world.js';
 import { sleep } from '../harness/time.js';
 
 type Command = fc.AsyncCommand<Model, World>;
@@ -379,6 +388,82 @@ class Decide extends StepOnKnownKey {
   }
 }
 
+/**
+ * An operator's decision from a Feishu decision card: a click of the card's button for the wait the
+ * key is in (or, when it waits for nobody, for the wait it was last in: an old card), pushed over
+ * the long connection — alone, or while another operator's opposite `orders-cli` decision goes in
+ * at the same moment. One decision per waiting episode: never both told they decided.
+ */
+class CardDecide extends StepOnKnownKey {
+  readonly kind: string;
+  constructor(
+    pick: number,
+    readonly decision: 'abandon' | 'resubmit',
+    readonly alongsideCli: boolean,
+  ) {
+    super(pick);
+    this.kind = `operator: card ${decision}${alongsideCli ? ' beside the CLI' : ''}`;
+  }
+  protected override candidates(model: Readonly<Model>): number[] {
+    return [...model.keys].filter(([, state]) => state.mayCompensate).map(([slot]) => slot);
+  }
+  protected async act(model: Model, world: World) {
+    const slot = this.slot as number;
+    await world.waitForStatus(slot, ['COMPENSATING', 'COMPENSATED', 'FAILED', 'DELIVERED', 'DELIVERY_FAILED'], 15_000);
+    const wait = await world.waitOf(slot);
+    if (!wait) return;
+    const other = this.decision === 'abandon' ? 'resubmit' : 'abandon';
+    const [card, command] = await Promise.all([
+      world.clickCard(slot, wait, this.decision),
+      this.alongsideCli ? world.cli([other, world.keyOf(slot), '--by', 'explorer']) : undefined,
+    ]);
+    world.trace(
+      `card ${this.decision}: ${card.toast}; ${command ? `orders-cli ${other}: exit ${command.code}` : 'alone'}`,
+    );
+    // A click answered while its decision was still under way took it if its record says so, soon.
+    const cardTook =
+      card.toast.startsWith('Done:') || (card.toast.startsWith('Deciding') && (await world.cardDecided(slot, wait)));
+    const cliTook = command?.code === 0;
+    if (cardTook && cliTook) {
+      throw new InvariantViolation(
+        'one decision per waiting episode',
+        `${slotLabel(slot)}: the card's ${this.decision} and the CLI's ${other} were both taken (${card.toast})`,
+      );
+    }
+    if (cardTook) await noteDecision(model, world, slot, this.decision);
+    if (cliTook) await noteDecision(model, world, slot, other);
+  }
+  toString() {
+    const key = this.slot === undefined ? 'a key in compensation' : slotLabel(this.slot);
+    return `operator: a Feishu card's ${this.decision} clicked for ${key}${this.alongsideCli ? ", and another operator's orders-cli at the same moment" : ''}`;
+  }
+}
+
+/** What a decision taken means for the model: an abandoned key stays so; a resubmitted one is open again. */
+async function noteDecision(model: Model, world: World, slot: number, decision: 'abandon' | 'resubmit') {
+  const state = keyModel(model, slot);
+  if (decision === 'abandon') {
+    if (!state.abandoned) state.runAtAbandon = await world.latestRunId(world.orderWorkflow(slot));
+    state.abandoned = true;
+  } else {
+    state.endedUnwritten = false;
+  }
+}
+
+/** The receipts' scan runs (its schedule's minute, brought forward): each written approval's receipt is posted once. */
+class ReceiptScan extends Step {
+  readonly kind = "clock: the receipts' scan runs";
+  override check(model: Readonly<Model>) {
+    return model.keys.size > 0;
+  }
+  protected async act(_model: Model, world: World) {
+    await world.scanReceipts();
+  }
+  toString() {
+    return "clock: the receipts' scan runs, each new order's receipt posted to its approval";
+  }
+}
+
 class Recompensate extends Step {
   readonly kind = 'operator: recompensate';
   constructor(readonly slot: number) {
@@ -519,6 +604,13 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
   'commit-lost': { weight: 1, arbitrary: slot.map((s) => new DeliverCommitReplyLost(s)) },
   'worker-kill': { weight: 1, arbitrary: fc.constant(new KillWorker()) },
   abandon: { weight: 2, arbitrary: slot.map((s) => new Decide(s, 'abandon')) },
+  'card-click': {
+    weight: 2,
+    arbitrary: fc
+      .tuple(slot, fc.constantFrom('abandon' as const, 'resubmit' as const), fc.boolean())
+      .map(([s, decision, alongside]) => new CardDecide(s, decision, alongside)),
+  },
+  receipts: { weight: 1, arbitrary: fc.constant(new ReceiptScan()) },
   resubmit: { weight: 1, arbitrary: slot.map((s) => new Decide(s, 'resubmit')) },
   recompensate: { weight: 1, arbitrary: slot.map((s) => new Recompensate(s)) },
   'operator-redeliver': { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'redeliver')) },

@@ -35,6 +35,9 @@ export async function checkAlways(model: Model, world: World): Promise<void> {
   for (const [key, count] of orders) {
     if (count > 1) throw new InvariantViolation('at most one order per key', `${key} has ${count} orders`);
   }
+  for (const [key, count] of world.receiptsPerKey()) {
+    if (count > 1) throw new InvariantViolation('one receipt per order', `${key}'s approval carries ${count} receipts`);
+  }
   for (const [slot, state] of model.keys) {
     if (state.abandoned && orders.has(world.keyOf(slot))) {
       throw new InvariantViolation(

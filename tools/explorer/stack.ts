@@ -45,6 +45,11 @@ const DOWNSTREAM_SECRET = 'explorer-downstream-secret-0123456789';
 export const TASK_QUEUE = 'explorer';
 /** The WeCom connector's callback settings: approvals also arrive through it (`connector`). */
 export const WECOM_TOKEN = 'explorer-wecom-token';
+/** The Feishu chat decision cards go to, and the one operator whose clicks decide. */
+export const DECISION_CHAT = 'oc_explorerdecisions0001';
+export const CARD_OPERATOR = 'ou_explorercardoperator01';
+/** Whom the receipts are posted as: Feishu's and DingTalk's commenter, WeCom's app. */
+const RECEIPTS = { FEISHU_RECEIPT_USER_ID: 'ou_explorerreceipts01', DINGTALK_RECEIPT_USER_ID: 'explorer-receipts' };
 export const WECOM_AES_KEY = randomWeComAesKey();
 /** The mapping file the connector's forms are read with (its `wecom` section). */
 const FORM_MAPPING = path.join(ROOT, 'examples/oa-form-mapping.json');
@@ -192,6 +197,12 @@ export async function startStack(options: {
       DINGTALK_APP_KEY: dingtalk.appKey,
       DINGTALK_APP_SECRET: dingtalk.appSecret,
       DINGTALK_API_BASE_URL: dingtalk.url,
+      // Decision cards in a Feishu chat, clicked over the long connection; receipts in every vendor.
+      FEISHU_DECISION_CHAT_ID: DECISION_CHAT,
+      FEISHU_OPERATOR_OPEN_IDS: CARD_OPERATOR,
+      ...RECEIPTS,
+      WECOM_RECEIPTS: 'on',
+      WECOM_AGENT_ID: '1000017',
     };
     const api = await apiProcess({
       stack,

@@ -3,9 +3,14 @@
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { compensationWorkflowIdFor, idempotencyKeyFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { isReceiptOf } from '../../domain/approval-receipts.js';
+import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
 import { signBody } from '../../domain-node/signature.js';
+import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { sleep } from '../harness/time.js';
 import {
+  CARD_OPERATOR,
+  DECISION_CHAT,
   INTAKE_MAX_IN_FLIGHT,
   MCP_TOKEN,
   REFUSED_CUSTOMER,
@@ -13,6 +18,7 @@ import {
   SKUS,
   runProgram,
   type Stack,
+  TASK_QUEUE,
   WEBHOOK_SECRET,
   WECOM_AES_KEY,
   WECOM_TOKEN,
@@ -26,7 +32,7 @@ import {
   wecomText,
 } from '../harness/fake-wecom.js';
 import { dingtalkStreamApproval } from '../harness/fake-dingtalk.js';
-import { feishuApprovalPayload, type FeishuInstance } from '../harness/fake-feishu.js';
+import { feishuApprovalPayload, feishuCardClickPayload, type FeishuInstance } from '../harness/fake-feishu.js';
 
 /** One MCP session per stack, opened on first use. */
 const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();
@@ -530,6 +536,93 @@ export class World {
       if (error instanceof WorkflowNotFoundError) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * The wait a key is in, as the awaiting list says (its state and since when); a key that waits
+   * for nobody: the state it is in and since when, the wait of an old card. Undefined: no record.
+   */
+  async waitOf(slot: number): Promise<{ state: string; since: string } | undefined> {
+    const key = this.keyOf(slot);
+    const [waiting] = await listOrdersAwaitingDecision(this.stack.orders, 10, { idempotencyKey: key });
+    if (waiting) return { state: waiting.status, since: waiting.waitingSince };
+    const record = await this.stack.orders.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+    return record ? { state: record.status, since: record.updatedAt.toISOString() } : undefined;
+  }
+
+  /** A click on the Feishu card of the key's `wait`, by its operator, over the long connection: the toast it is answered with. */
+  async clickCard(slot: number, wait: { state: string; since: string }, decision: string): Promise<{ toast: string }> {
+    const longConnection = this.stack.feishu.longConnection;
+    const button = { idempotencyKey: this.keyOf(slot), episode: waitingEpisode(wait.state, wait.since), decision };
+    const pushed = await longConnection.push(
+      feishuCardClickPayload({
+        appId: this.stack.feishu.appId,
+        openId: CARD_OPERATOR,
+        button,
+        chatId: DECISION_CHAT,
+        messageId: `om_${this.prefix}`,
+      }),
+    );
+    try {
+      const ack = await longConnection.acknowledged(pushed, 30_000);
+      const toast = (ack.data as { toast?: { content?: unknown } } | undefined)?.toast?.content;
+      return { toast: typeof toast === 'string' ? toast : '' };
+    } catch (error) {
+      throw new InvariantViolation(
+        'a click on a decision card is answered',
+        `${slotLabel(slot)}'s card ${decision}: ${String(error)}`,
+      );
+    }
+  }
+
+  /** Whether the card's operator's decision on the key's `wait` is recorded, looked for up to 20 s. */
+  async cardDecided(slot: number, wait: { since: string }): Promise<boolean> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const decided = await this.stack.orders.compensationRecord.findFirst({
+        where: {
+          idempotentKey: this.keyOf(slot),
+          decidedBy: `card:feishu:${CARD_OPERATOR}`,
+          decidedAt: { gte: new Date(wait.since) },
+        },
+      });
+      if (decided) return true;
+      if (Date.now() > deadline) return false;
+      await sleep(250);
+    }
+  }
+
+  /** Runs the receipts' scan once, on the worker's task queue; a scan Temporal did not finish is left to the next. */
+  async scanReceipts(): Promise<void> {
+    try {
+      const scanned: unknown = await this.stack.temporal.workflow.execute('approvalReceiptScanWorkflow', {
+        taskQueue: TASK_QUEUE,
+        workflowId: `receipt-scan-${this.prefix}-${this.steps.length}`,
+        workflowExecutionTimeout: '60 seconds',
+      });
+      this.trace(`receipts' scan: ${JSON.stringify(scanned)}; receipts ${JSON.stringify([...this.receiptsPerKey()])}`);
+    } catch (error) {
+      this.trace(`receipts' scan: ${String(error)}`);
+    }
+  }
+
+  /**
+   * How many receipts each key of the run has in the vendors: comments on its Feishu and DingTalk
+   * instances, and the WeCom applicant's messages, that carry the key's receipt.
+   */
+  receiptsPerKey(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const [slot, { approval }] of SLOTS.entries()) {
+      const key = this.keyOf(slot);
+      const instance = `${this.prefix}${approval}`;
+      const texts = [
+        ...this.stack.feishu.comments.commentsOn(instance).map((comment) => comment.text),
+        ...this.stack.dingtalk.commentsOn(instance).map((comment) => comment.text),
+        ...this.stack.wecom.messagesTo('applicant-1').map((message) => message.content),
+      ];
+      counts.set(key, texts.filter((text) => isReceiptOf(text, key)).length);
+    }
+    return counts;
   }
 
   orderWorkflow(slot: number): string {

@@ -44,6 +44,8 @@ export interface ChaosBroker {
   /** Ready messages still waiting in the consumer's queue. */
   queued: () => Promise<number>;
   deliveries: () => ConsumerDeliveries;
+  /** Whether the consumer runs, or how it ended, and its last `lines` lines of output: what a run that did not catch up shows. */
+  consumerState: (lines: number) => string;
   consumerSchema: string;
   close: () => Promise<void>;
 }
@@ -141,6 +143,11 @@ export async function openChaosBroker(url: string, seed: number): Promise<ChaosB
     },
     queued: async () => (await channel.checkQueue(topology.queue)).messageCount,
     deliveries: () => readDeliveries(consumer?.output() ?? ''),
+    consumerState: (lines) => {
+      const ended = consumer?.exit();
+      const state = !consumer ? 'never started' : ended ? `ended (${ended.signal ?? `exit ${ended.code}`})` : 'running';
+      return `${state}; its last lines:\n${(consumer?.output() ?? '').trimEnd().split('\n').slice(-lines).join('\n')}`;
+    },
     close: async () => {
       await consumer?.kill('SIGTERM');
       await proxy.close();

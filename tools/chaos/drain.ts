@@ -86,7 +86,10 @@ export async function effectsOf(db: pg.Pool, schema: string): Promise<{ keys: nu
   return { keys: rows.length, maxPerKey: Math.max(0, ...rows.map((row) => Number(row.effects))) };
 }
 
-/** Waits (up to 2 minutes) for the broker consumer's queue to empty and its ledger to hold every delivered order. */
+/**
+ * Waits (up to 2 minutes) for the broker consumer's queue to empty and its ledger to hold every
+ * delivered order; false when it did not.
+ */
 export async function brokerConsumerCaughtUp(options: {
   /** The consumers' ledgers. */
   admin: pg.Pool;
@@ -94,7 +97,7 @@ export async function brokerConsumerCaughtUp(options: {
   broker: ChaosBroker;
   approvalNumbers: string;
   broken: boolean;
-}): Promise<void> {
+}): Promise<boolean> {
   const { admin, broker } = options;
   const deliveredCount = () =>
     options.orders.idempotencyRecord.count({
@@ -107,7 +110,8 @@ export async function brokerConsumerCaughtUp(options: {
     const caughtUp =
       (await broker.queued()) === 0 &&
       (options.broken || (await effectsOf(admin, broker.consumerSchema)).keys >= Number(await deliveredCount()));
-    if (caughtUp) break;
+    if (caughtUp) return true;
     await sleep(1_000);
   }
+  return false;
 }

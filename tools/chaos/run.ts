@@ -125,7 +125,12 @@ async function main(): Promise<number> {
     );
     const lateStarts = lateAnswers.filter((status) => status === 202).length;
     await sleep(500);
-    await brokerConsumerCaughtUp({ admin, orders, broker, approvalNumbers, broken });
+    if (!(await brokerConsumerCaughtUp({ admin, orders, broker, approvalNumbers, broken }))) {
+      // The checks below say what is missing; this says where the consumer stood.
+      log(
+        `the broker consumer did not catch up in 2 minutes: ${await broker.queued()} messages queued; it ${broker.consumerState(40)}`,
+      );
+    }
     const running = await openWorkflows(client);
 
     const findings = await runChecks({

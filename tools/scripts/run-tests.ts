@@ -498,9 +498,11 @@ async function main(): Promise<number> {
     // everything runs one file after another.
     const othersAtOnce = ownStacks.length > 0 ? sideBySide - 1 : sideBySide;
     // The unit files run under tsx, one at a time (the whole suite's in one process): some read
-    // the checkout's folders as they are, where the build has a `.js` beside every `.ts`. Every
-    // other file runs from the build.
-    const underTsx = (file: string) => file === UNIT_FILES || file.startsWith('test/unit/');
+    // the checkout's folders as they are, where the build has a `.js` beside every `.ts`. So does
+    // the image test, which installs into the checkout's own folders (npm ci --prefix
+    // .ci/node24). Every other file runs from the build.
+    const underTsx = (file: string) =>
+      file === UNIT_FILES || file.startsWith('test/unit/') || file.startsWith('test/image/');
     const built = others.filter((file) => !underTsx(file));
     const lanes: { name: string; files: string[]; concurrency: number; live: boolean; build?: string }[] =
       sideBySide > 1

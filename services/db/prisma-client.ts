@@ -42,6 +42,8 @@ export interface PoolCounts {
 // What each client's pool holds, read from the pool it was built on: Prisma does not hand out
 // its adapter, so the pool is kept here.
 const pools = new WeakMap<PrismaClient, () => PoolCounts>();
+// When a pooled connection of each client last came back from a statement the database answered.
+const answeredAt = new WeakMap<PrismaClient, { last: number }>();
 /** Clients behind a transaction pooler, and the statement timeout their role must give instead. */
 const leftToRole = new WeakMap<PrismaClient, number>();
 
@@ -73,6 +75,12 @@ export function createPrismaClient(options: DbOptions): PrismaClient {
   const adapterPool = pool as unknown as ConstructorParameters<typeof PrismaPg>[0];
   const client = new PrismaClient({ adapter: new PrismaPg(adapterPool, { disposeExternalPool: true }) });
   pools.set(client, () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }));
+  const answered = { last: Number.NEGATIVE_INFINITY };
+  // A connection released with an error is one the pool drops: its statement proves nothing.
+  pool.on('release', (error) => {
+    if (!error) answered.last = performance.now();
+  });
+  answeredAt.set(client, answered);
   if (pooled) leftToRole.set(client, options.statementTimeoutMs);
   return client;
 }
@@ -117,6 +125,12 @@ function createMysqlClient(options: DbOptions): PrismaClient {
     idle: pool.idleConnections(),
     waiting: pool.taskQueueSize(),
   }));
+  const answered = { last: Number.NEGATIVE_INFINITY };
+  // The pool keeps only a connection still valid, and says so by this event.
+  pool.on('release', () => {
+    answered.last = performance.now();
+  });
+  answeredAt.set(client, answered);
   return client;
 }
 
@@ -125,6 +139,15 @@ export function poolCounts(prisma: PrismaClient): PoolCounts {
   const counts = pools.get(prisma);
   if (!counts) throw new Error('poolCounts: this client was not created by createPrismaClient');
   return counts();
+}
+
+/**
+ * Whether a pooled connection of `prisma` came back from a statement the database answered after
+ * `since` (a `performance.now()` moment). A caller that waited that long for a connection waited on
+ * a busy pool, not on a database that is down. False for a client createPrismaClient did not create.
+ */
+export function poolAnsweredSince(prisma: PrismaClient, since: number): boolean {
+  return (answeredAt.get(prisma)?.last ?? Number.NEGATIVE_INFINITY) > since;
 }
 
 /** The client an entry point uses: pool size and statement timeout from the one config. */

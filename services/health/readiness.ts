@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import type { State } from '@temporalio/worker';
 import { pendingMigrations } from '../db/migrate.js';
-import type { PrismaClient } from '../db/prisma-client.js';
+import { type PrismaClient, poolAnsweredSince, poolCounts } from '../db/prisma-client.js';
 import { storeOf } from '../db/stores/store.js';
 
 /** Where a check writes why a part is not ready: pino's logger and fastify's both fit. */
@@ -18,35 +18,65 @@ export interface ProbeLog {
 /** Each dependency gets this long to answer: a probe that waits longer is itself timed out. */
 const DEPENDENCY_DEADLINE_MS = 2_000;
 
-/** `ok` when PostgreSQL answers `SELECT 1` within the deadline, else `unreachable`. */
+/**
+ * `ok` when the database answers `SELECT 1` within the deadline, else `unreachable`. A check that
+ * spent the deadline queued for a pooled connection while the deliveries' connections came back
+ * answered found the pool busy, not the database down: `ok` as well, and the log says so. A burst
+ * must not take an instance out of its Service while it serves the burst.
+ */
 export async function databaseAnswers(prisma: PrismaClient, log: ProbeLog): Promise<string> {
-  try {
-    await withinDeadline(prisma.$queryRawUnsafe('SELECT 1'), 'the database');
-    return 'ok';
-  } catch (error) {
-    log.warn({ err: error }, 'health check: database unreachable');
-    return 'unreachable';
-  }
+  return (await reachDatabase(prisma, log)) === 'unreachable' ? 'unreachable' : 'ok';
 }
 
 /**
- * `databaseAnswers`, then every migration applied, else `migrations pending`: which ones goes to
- * the log only, since the names tell a stranger what the release is and what it is about to change.
+ * The API's database check: `databaseAnswers`, then every migration applied, else `migrations
+ * pending`: which ones goes to the log only, since the names tell a stranger what the release is and
+ * what it is about to change. While the pool is busy the migrations are as last read: they change
+ * with a release, not with load; before the first reading, applied, as a process does not start
+ * behind its schema (services/db/database-at-start.ts).
  */
-export async function databaseMigrated(prisma: PrismaClient, log: ProbeLog): Promise<string> {
-  // Reach the database first: the migration check reads an unreadable table as "all pending".
-  const reached = await databaseAnswers(prisma, log);
-  if (reached !== 'ok') return reached;
+export function databaseMigratedCheck(prisma: PrismaClient, log: ProbeLog): () => Promise<string> {
+  let lastReading: 'ok' | 'migrations pending' | undefined;
+  return async () => {
+    // Reach the database first: the migration check reads an unreadable table as "all pending".
+    const reached = await reachDatabase(prisma, log);
+    if (reached === 'unreachable') return reached;
+    if (reached === 'busy') return lastReading ?? 'ok';
+    const began = performance.now();
+    try {
+      const pending = await withinDeadline(
+        pendingMigrations((sql) => prisma.$queryRawUnsafe(sql), storeOf(prisma)),
+        'the migration table',
+      );
+      if (pending.length > 0) log.warn({ pending }, 'health check: migrations pending');
+      lastReading = pending.length === 0 ? 'ok' : 'migrations pending';
+      return lastReading;
+    } catch (error) {
+      if (poolAnsweredSince(prisma, began)) return lastReading ?? 'ok';
+      log.warn({ err: error }, 'health check: migrations could not be read');
+      return 'unreachable';
+    }
+  };
+}
+
+/**
+ * Whether `SELECT 1` was answered, or waited out the deadline behind connections the database
+ * answered meanwhile (busy), or neither.
+ */
+async function reachDatabase(prisma: PrismaClient, log: ProbeLog): Promise<'answered' | 'busy' | 'unreachable'> {
+  const began = performance.now();
   try {
-    const pending = await withinDeadline(
-      pendingMigrations((sql) => prisma.$queryRawUnsafe(sql), storeOf(prisma)),
-      'the migration table',
-    );
-    if (pending.length === 0) return 'ok';
-    log.warn({ pending }, 'health check: migrations pending');
-    return 'migrations pending';
+    await withinDeadline(prisma.$queryRawUnsafe('SELECT 1'), 'the database');
+    return 'answered';
   } catch (error) {
-    log.warn({ err: error }, 'health check: migrations could not be read');
+    if (poolAnsweredSince(prisma, began)) {
+      log.warn(
+        { err: error, pool: poolCounts(prisma) },
+        'health check: every pooled connection busy; the database answers them',
+      );
+      return 'busy';
+    }
+    log.warn({ err: error }, 'health check: database unreachable');
     return 'unreachable';
   }
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../../../services/db/prisma-client.js';
 import {
-  databaseMigrated,
+  databaseMigratedCheck,
   type PolledWorker,
   readiness,
   sharedCheck,
@@ -29,11 +29,9 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRouteDeps
 
   // Both name the part that is down, never its own error text (services/health/readiness.ts), and
   // share one check a second however many probes ask (docs/architecture.md, decision 42).
+  const databaseMigrated = databaseMigratedCheck(deps.prisma, app.log);
   const dependencies = sharedCheck(async () => {
-    const [database, temporal] = await Promise.all([
-      databaseMigrated(deps.prisma, app.log),
-      temporalAnswers(deps.temporal, app.log),
-    ]);
+    const [database, temporal] = await Promise.all([databaseMigrated(), temporalAnswers(deps.temporal, app.log)]);
     return { database, temporal };
   });
   // A held connection that is down changes the body, not the status: the callbacks still work.

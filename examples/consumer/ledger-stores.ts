@@ -31,13 +31,39 @@ export interface LedgerStatements {
   end(): Promise<void>;
 }
 
+// Every wait is bounded: a connection or a statement that hangs would hold a prefetched message,
+// and with it a share of the queue, for as long as it hangs. A statement past its limit fails, its
+// transaction rolls back, and the message goes back to the queue after a pause.
+const CONNECT_TIMEOUT_MS = 10_000;
+const STATEMENT_TIMEOUT_MS = 30_000;
+
 /** A pool on `url` (postgresql:// or mysql:// / mariadb://) of at most `max` connections. */
 export function openLedgerPool(url: string, max: number): LedgerPool {
   const store = storeOfUrl(url);
   if (store === 'mysql') {
-    return { store, pool: mariadb.createPool({ ...mysqlConnection(url), connectionLimit: max, foundRows: false }) };
+    const pool = mariadb.createPool({
+      ...mysqlConnection(url),
+      connectionLimit: max,
+      foundRows: false,
+      acquireTimeout: CONNECT_TIMEOUT_MS,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // Row locks wait at most the statement limit (whole seconds, InnoDB's unit).
+      initSql: `SET innodb_lock_wait_timeout = ${STATEMENT_TIMEOUT_MS / 1000}`,
+    });
+    return { store, pool };
   }
-  if (store === 'postgresql') return { store, pool: new pg.Pool({ connectionString: url, max }) };
+  if (store === 'postgresql') {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      lock_timeout: STATEMENT_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: 2 * STATEMENT_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    return { store, pool };
+  }
   throw new ConfigError(['CONSUMER_DATABASE_URL: must be a postgresql:// or mysql:// (mariadb://) connection URL']);
 }
 

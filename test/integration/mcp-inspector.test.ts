@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { loadConfig } from '../../app/env.js';
 import { runCommand } from '../../tools/harness/command.js';
-import { assertOneOrderWritten, MCP_BIN } from '../../tools/harness/mcp-clients.js';
+import { assertOneOrderWritten, MCP_BIN, MCP_STDIO_ARGS } from '../../tools/harness/mcp-clients.js';
 import { NODE_24, node24Absence } from '../../tools/harness/node24.js';
 import {
   approval,
@@ -93,7 +93,10 @@ describe('the MCP Inspector CLI on Node.js 24', { skip: node24Absence('the MCP I
       LOG_LEVEL: 'warn',
     };
     const envArgs = Object.entries(settings).flatMap(([name, value]) => ['-e', `${name}=${value}`]);
-    return [...envArgs, ...eraArgs, '--transport', 'stdio', process.execPath, MCP_BIN];
+    // The bin as an agent's configuration names it where the Inspector lists the tools; the entry
+    // point it starts, from the run's build, where four calls start one server each.
+    const server = SUBMITS.has(`stdio ${era}`) ? MCP_STDIO_ARGS : [MCP_BIN];
+    return [...envArgs, ...eraArgs, '--transport', 'stdio', process.execPath, ...server];
   }
 
   // Each transport and each era submits; the two other pairings list the tools, which is where an

@@ -16,7 +16,7 @@ export const MCP_BIN = path.join(fileURLToPath(new URL('../..', import.meta.url)
 /**
  * The node arguments that start the MCP stdio server: the entry point the `orders-mcp` bin starts,
  * run from the test run's build when there is one (tools/harness/test-build.ts). The bin's own
- * start is entry-points.test.ts's, the Inspector's and no-secret-leaks.test.ts's.
+ * start is entry-points.test.ts's, no-secret-leaks.test.ts's and the Inspector's where it lists the tools.
  */
 export const MCP_STDIO_ARGS = nodeArgsFor('app/mcp-stdio-main.ts');
 

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeArgsFor } from './test-build.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -13,7 +14,8 @@ export async function runToolForResult<T>(
   args: string[],
 ): Promise<{ code: number; result: T; output: string }> {
   const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'tool-result-')), 'result.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args, '--out', out], {
+  // From the test run's build under plain node when there is one, like the processes it starts.
+  const child = spawn(process.execPath, [...nodeArgsFor(entry), ...args, '--out', out], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

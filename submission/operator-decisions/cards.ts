@@ -261,13 +261,13 @@ export interface CardClickDoorDeps {
   temporal: OperatorDeps['temporal'];
   metrics: Pick<ProductMetrics, 'cardClicked'>;
   approvalsInFlight: ApprovalEventsInFlight;
-  log: { error(fields: object, message: string): void };
+  log: { info(fields: object, message: string): void; error(fields: object, message: string): void };
 }
 
 /**
  * A click taken at a vendor's door — its callback or its held connection — by the people on
  * `operators`, answered by `answerBy` (epoch ms): counted once its decision settles, that decision
- * held for the process's drain, and its failure logged.
+ * held for the process's drain, and its failure logged; the answer logged whichever door it leaves by.
  */
 export function takeCardClick(
   deps: CardClickDoorDeps,
@@ -275,7 +275,7 @@ export function takeCardClick(
   operators: ReadonlySet<string>,
   answerBy: number,
 ): Promise<CardClickReply> {
-  return answerCardClick(
+  const answering = answerCardClick(
     {
       prisma: deps.prisma,
       temporal: deps.temporal,
@@ -300,4 +300,9 @@ export function takeCardClick(
         ),
     },
   );
+  return answering.then((answer) => {
+    const { vendor, eventId, idempotencyKey, decision } = click;
+    deps.log.info({ vendor, eventId, idempotencyKey, decision, answer: answer.text }, 'OA card click answered');
+    return answer;
+  });
 }

@@ -30,7 +30,9 @@ import {
   wecomCallback,
   wecomCardClickXml,
 } from '../../tools/harness/fake-wecom.js';
+import { buildApp } from '../../edges/http/app.js';
 import { buttonKeyOf } from '../../vendors/decision-cards.js';
+import { connectorsFromConfig } from '../../vendors/registry.js';
 import {
   eventually,
   exampleMappingFile,
@@ -91,7 +93,10 @@ describe('decision cards in a Feishu chat and for WeCom members', () => {
       }),
     });
   });
+  /** The APIs made beside the service's, as a restarting instance is. */
+  const restartedApis: Pick<TestService, 'app'>[] = [];
   after(async () => {
+    for (const api of restartedApis) await api.app.close();
     await service?.stop();
     await feishu?.close();
     await wecom?.close();
@@ -269,17 +274,19 @@ describe('decision cards in a Feishu chat and for WeCom members', () => {
     eventually('every click counted', () => Promise.resolve(counted.clicks.length >= doorClicks ? true : undefined));
 
   /** A click as Feishu's callback brings it: `card.action.trigger`, encrypted and signed (`key`: another one forges it). */
+  /** A click on a Feishu card as its callback brings it, to `api` (the service's by default; counted when it reaches the card path). */
   const clickThroughTheDoor = (
     button: { idempotencyKey: string; episode: string; decision: string },
     openId: string,
     key = ENCRYPT_KEY,
+    api: Pick<TestService, 'app'> = service,
   ) => {
-    if (key === ENCRYPT_KEY) doorClicks += 1;
+    if (key === ENCRYPT_KEY && api === service) doorClicks += 1;
     const callback = feishuCallback(
       feishuCardClickPayload({ appId: feishu.appId, openId, button, chatId: CHAT, messageId: 'om_clicked' }),
       { encryptKey: key, token: VERIFICATION_TOKEN, sign: true },
     );
-    return postVendorCallback(service, 'feishu', callback);
+    return postVendorCallback(api, 'feishu', callback);
   };
 
   it("a click through Feishu's callback is a decision: answered with a toast and the card locked, inside the 3 s", async () => {
@@ -343,8 +350,9 @@ describe('decision cards in a Feishu chat and for WeCom members', () => {
     button: { idempotencyKey: string; episode: string; decision: string },
     userId: string,
     token = WECOM_CRYPTO.token,
+    api: Pick<TestService, 'app'> = service,
   ) => {
-    if (token === WECOM_CRYPTO.token) doorClicks += 1;
+    if (token === WECOM_CRYPTO.token && api === service) doorClicks += 1;
     const taskId = wecom.cards().find((sent) => JSON.stringify(sent.card).includes(button.idempotencyKey))?.taskId;
     assert.ok(taskId, `a WeCom card for ${button.idempotencyKey}`);
     const xml = wecomCardClickXml({
@@ -356,7 +364,7 @@ describe('decision cards in a Feishu chat and for WeCom members', () => {
       agentId: WECOM_AGENT_ID,
     });
     lastWeComClick = wecomCallback(xml, { ...WECOM_CRYPTO, token, corpId: wecom.corpId });
-    return postVendorCallback(service, 'wecom', lastWeComClick);
+    return postVendorCallback(api, 'wecom', lastWeComClick);
   };
   let lastWeComClick: ReturnType<typeof wecomCallback> | undefined;
   /** What the clicker's buttons read after the reply: its encrypted `update_button`, opened. */
@@ -421,5 +429,101 @@ describe('decision cards in a Feishu chat and for WeCom members', () => {
     );
     assert.equal(redrawn.replacedFor.all, `abandon by ${ZHANGSAN}`);
     assert.equal(wecom.cards().filter((sent) => JSON.stringify(sent.card).includes(key)).length, 1, 'one card');
+  });
+
+  /** A second API on the service's clients, as a restarting instance is: draining from its first request, or (`drains: false`) one whose drain lets every request through. */
+  async function restartingApi(drains: boolean): Promise<Pick<TestService, 'app'>> {
+    const app = buildApp({
+      config: service.config,
+      prisma: service.prisma,
+      temporal: service.temporal,
+      connectors: connectorsFromConfig(service.config),
+      ...(drains ? { draining: () => true } : {}),
+    });
+    await app.ready();
+    restartedApis.push({ app });
+    return { app };
+  }
+
+  /** A key waiting in compensation whose Feishu and WeCom cards were sent, with its card's abandon button. */
+  async function keyWithCards() {
+    const key = await compensatingKey();
+    const button = { idempotencyKey: key, episode: await episodeOf(key), decision: 'abandon' };
+    await scan();
+    await eventually(`both cards for ${key}`, () =>
+      Promise.resolve(
+        cardsOf(key).length > 0 && wecom.cards().some((sent) => JSON.stringify(sent.card).includes(key))
+          ? true
+          : undefined,
+      ),
+    );
+    return button;
+  }
+
+  /**
+   * Clicks `button` through both HTTP doors of `api` while it restarts: what went wrong, or nothing
+   * when each door answered 503 with Retry-After (the vendor, or the clicker, tries again) and no
+   * decision was taken.
+   */
+  async function clickWhileRestarting(
+    api: Pick<TestService, 'app'>,
+    button: { idempotencyKey: string; episode: string; decision: string },
+  ) {
+    const answers = {
+      feishu: await clickThroughTheDoor(button, ALICE, ENCRYPT_KEY, api),
+      wecom: await wecomClick(button, ZHANGSAN, WECOM_CRYPTO.token, api),
+    };
+    const problems = Object.entries(answers)
+      .filter(([, answer]) => answer.statusCode !== 503 || answer.headers['retry-after'] === undefined)
+      .map(([vendor, answer]) => `${vendor}'s click answered ${answer.statusCode}`);
+    // The key's compensation record names who decided, once someone did.
+    const records = () =>
+      service.prisma.compensationRecord.findMany({
+        where: { idempotentKey: button.idempotencyKey, decidedBy: { not: null } },
+      });
+    // A door that answered 503 started nothing; one that let a click through took it, now or soon.
+    const taken =
+      problems.length === 0
+        ? await records()
+        : await eventually('the decision the click took', async () => {
+            const found = await records();
+            return found.length > 0 ? found : undefined;
+          });
+    if (taken.length > 0)
+      problems.push(`taken while restarting: ${taken.map((record) => record.decidedBy).join(', ')}`);
+    return problems;
+  }
+
+  it('a click while the API restarts: each HTTP door answers 503 with Retry-After and takes nothing; the API back takes one click, once', async () => {
+    const button = await keyWithCards();
+    assert.deepEqual(await clickWhileRestarting(await restartingApi(true), button), []);
+    assert.equal(
+      (await service.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: button.idempotencyKey } }))?.status,
+      'COMPENSATING',
+    );
+
+    // The clicker tries again once the API is back: one decision, and the other door is told it.
+    const taken = await clickThroughTheDoor(button, ALICE);
+    assert.equal(taken.statusCode, 200);
+    await statusReaches(service, button.idempotencyKey, 'COMPENSATED');
+    const told = await wecomClick(button, ZHANGSAN);
+    assert.match(replacedWith(told.body) ?? '', /^abandon by /);
+    const decisions = await service.prisma.compensationRecord.findMany({
+      where: { idempotentKey: button.idempotencyKey },
+    });
+    assert.deepEqual(
+      decisions.map((record) => record.decidedBy),
+      [`card:feishu:${ALICE}`],
+    );
+    await everyClickCounted();
+  });
+
+  it('the same check catches an API whose drain lets the callbacks through: the click is taken while it restarts', async () => {
+    const button = await keyWithCards();
+    const problems = await clickWhileRestarting(await restartingApi(false), button);
+    assert.ok(
+      problems.some((problem) => problem.startsWith('taken while restarting')),
+      problems.join('; ') || 'nothing found',
+    );
   });
 });

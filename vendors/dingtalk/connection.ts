@@ -137,15 +137,5 @@ async function takeCardCallback(
   }
   const { click } = read;
   const answer = await sink.click(click, operators, callback.receivedAt);
-  sink.log.info(
-    {
-      vendor: 'dingtalk',
-      eventId: click.eventId,
-      idempotencyKey: click.idempotencyKey,
-      decision: click.decision,
-      answer: answer.text,
-    },
-    'OA card click answered',
-  );
   return dingtalkClickAnswer(answer);
 }

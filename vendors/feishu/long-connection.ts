@@ -146,16 +146,6 @@ export function openFeishuLongConnection(options: FeishuLongConnectionOptions): 
       inFlight.add(taking);
       try {
         const answer = await taking;
-        log.info(
-          {
-            vendor: 'feishu',
-            eventId: click.eventId,
-            idempotencyKey: click.idempotencyKey,
-            decision: click.decision,
-            answer: answer.text,
-          },
-          'Feishu card click answered over the long connection',
-        );
         return feishuClickReply(click.idempotencyKey, answer).body;
       } finally {
         inFlight.delete(taking);

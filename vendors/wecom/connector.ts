@@ -116,7 +116,7 @@ export function createWeComConnector(options: WeComConnectorOptions): Connector 
       return {
         kind: 'card-click',
         click: read.click,
-        reply: (answer) => wecomClickReply(crypto, read.click.userId, answer, crypto.now()),
+        reply: (answer) => wecomClickReply(crypto, read.click.userId, answer, crypto.now()) ?? ACK,
       };
     }
     if (eventType !== WECOM_APPROVAL_EVENT) return { kind: 'other', eventType, ack: ACK };

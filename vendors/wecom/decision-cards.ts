@@ -211,16 +211,16 @@ export function wecomCardClickOf(
  * The callback's reply to a click, inside WeCom's 5 s. When the click locked the card (it was
  * decided, now or before), an encrypted reply replaces the clicker's buttons with what became of it
  * (`update_button`), so that it is not clicked again; otherwise (a refusal, a decision still under
- * way) an empty one, the buttons as they were: WeCom shows no passing message.
+ * way) nothing: the connector's empty acknowledgement, the buttons as they were (WeCom shows no
+ * passing message).
  */
 export function wecomClickReply(
   crypto: Pick<MessageCrypto, 'token' | 'aesKey' | 'receiverId'>,
   to: string,
   answer: CardClickReply,
   now: number,
-): ConnectorReply {
-  if (answer.lockedAs === undefined)
-    return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '' };
+): ConnectorReply | undefined {
+  if (answer.lockedAs === undefined) return undefined;
   const text = answer.outcome ? decidedLabel(answer.outcome) : clipText(answer.lockedAs, WECOM_TEXT_LIMITS.replaceName);
   const createTime = Math.floor(now / 1_000);
   const plaintext =

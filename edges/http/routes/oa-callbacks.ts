@@ -113,16 +113,6 @@ export function registerOaRoutes(app: FastifyInstance, deps: OaRouteDeps): void 
                 replyDeadline(request, connector.vendorDeadlineMs).replyBy,
               ),
             );
-            request.log.info(
-              {
-                vendor,
-                eventId: click.eventId,
-                idempotencyKey: click.idempotencyKey,
-                decision: click.decision,
-                answer: answer.text,
-              },
-              'OA card click answered',
-            );
             return send(reply, callback.reply(answer));
           }
           case 'event': {

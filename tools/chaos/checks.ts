@@ -8,7 +8,8 @@ import { attemptsByActivityType, historySteps } from '../harness/history.js';
 import { percentile } from '../harness/stats.js';
 import { CHAOS_TIMINGS } from '../harness/timings.js';
 import type { ChaosBroker } from './broker.js';
-import { effectsOf, type OperatorDecisions } from './drain.js';
+import { effectsOf, OPEN_WORKFLOWS, type OperatorDecisions } from './drain.js';
+import type { CardClicks } from './feishu.js';
 import type { Approval, WebhookAnswers } from './load.js';
 import { SKUS, TASK_QUEUE } from './stack.js';
 
@@ -45,6 +46,11 @@ export async function runChecks(run: {
   /** What every approval number of the run starts with. */
   approvalNumbers: string;
   answers: WebhookAnswers;
+  /** Pushes of Feishu approvals over the long connection, by whether the API acknowledged them. */
+  feishuPushes: { acknowledged: number; unacknowledged: number };
+  cardClicks: CardClicks;
+  /** The Feishu orders' receipts once the run ended: the orders, those without one, the most on one approval. */
+  receipts: { orders: number; missing: string[]; maxPerApproval: number };
   /** The consumers' ledgers. */
   admin: pg.Pool;
   /** The order store. */
@@ -58,6 +64,7 @@ export async function runChecks(run: {
   faults: Record<string, number>;
 }): Promise<Findings> {
   const { size, approvals, answers, admin, client, broker, decided, lateStarts, running, faults } = run;
+  const { feishuPushes, cardClicks, receipts } = run;
   const ofRun = { approvalNo: { startsWith: run.approvalNumbers } };
   const grouped = await run.orders.orderMain.groupBy({
     by: ['approvalNo', 'operation'],
@@ -136,6 +143,12 @@ export async function runChecks(run: {
       answers.refused === 0,
     ],
     [
+      'Feishu approval pushes over the long connection (acknowledged / not within 2 minutes)',
+      `${feishuPushes.acknowledged} / ${feishuPushes.unacknowledged}`,
+      '… / 0',
+      feishuPushes.unacknowledged === 0,
+    ],
+    [
       'approvals accepted',
       approvals.filter((approval) => approval.acceptedAt).length,
       `${size}`,
@@ -151,6 +164,24 @@ export async function runChecks(run: {
       `${decided.resubmitted} / ${decided.redelivered}`,
       '',
       true,
+    ],
+    [
+      'compensations decided from a Feishu card and by the operator at once (card took / told / other)',
+      `${decided.clickedBeside} (${cardClicks.taken} / ${cardClicks.toldDecided} / ${cardClicks.other})`,
+      '',
+      true,
+    ],
+    [
+      'waits decided twice (card and operator both taken)',
+      decided.decidedTwice.length,
+      '0',
+      decided.decidedTwice.length === 0,
+    ],
+    [
+      'Feishu orders: receipts posted (max on one approval)',
+      `${receipts.orders - receipts.missing.length} of ${receipts.orders} (${receipts.maxPerApproval})`,
+      `${receipts.orders} (≤ 1)`,
+      receipts.maxPerApproval <= 1 && (run.broken || receipts.missing.length === 0),
     ],
     [
       'stock: initial available − ordered = final available',
@@ -215,9 +246,7 @@ export async function runChecks(run: {
 
   const openWorkflowIds: string[] = [];
   if (running > 0) {
-    for await (const execution of client.workflow.list({
-      query: `TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'`,
-    })) {
+    for await (const execution of client.workflow.list({ query: OPEN_WORKFLOWS })) {
       openWorkflowIds.push(execution.workflowId);
     }
   }

@@ -1,10 +1,15 @@
 // The end of a chaos run, faults off: the run acts as the operator for every order awaiting a
-// decision until no workflow is open, then waits for the broker consumer to catch up.
+// decision until no workflow is open — a compensation decided from its Feishu card and by the
+// operator's own update at the same moment, of which one stands — then sees every Feishu order's
+// receipt posted, and waits for the broker consumer to catch up.
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import type { PrismaClient } from '../../services/db/prisma-client.js';
 import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idempotency-key.js';
+import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
+import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { decideUpdate } from '../../workflows/definitions.js';
+import type { ChaosFeishu } from './feishu.js';
 import { sleep } from '../harness/time.js';
 import type { ChaosBroker } from './broker.js';
 import { log } from './log.js';
@@ -13,14 +18,24 @@ import { TASK_QUEUE } from './stack.js';
 export interface OperatorDecisions {
   resubmitted: number;
   redelivered: number;
+  /** Waits decided from a card and by the operator's update at the same moment: both taken is a broken promise. */
+  clickedBeside: number;
+  decidedTwice: string[];
   /** Why the operator had to redeliver: the delivery error each redelivered order recorded last. */
   redeliveredAfter: Map<string, number>;
 }
 
-/** Workflows of the run's task queue still running. */
+/**
+ * Workflows of the run's task queue still running, but for the scans the worker's schedules start
+ * every minute: what they start is counted once it runs.
+ */
 export async function openWorkflows(client: Client): Promise<number> {
-  return (await client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'`)).count;
+  return (await client.workflow.count(OPEN_WORKFLOWS)).count;
 }
+
+export const OPEN_WORKFLOWS =
+  `TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'` +
+  ` AND WorkflowType != 'decisionCardScanWorkflow' AND WorkflowType != 'approvalReceiptScanWorkflow'`;
 
 /**
  * Resubmits every compensation and redelivers every failed delivery of the run's approvals until
@@ -34,9 +49,16 @@ export async function drainAsOperator(options: {
   approvalNumbers: string;
   deadline: number;
   broken: boolean;
+  feishu: ChaosFeishu;
 }): Promise<OperatorDecisions> {
   const { orders, client } = options;
-  const decided: OperatorDecisions = { resubmitted: 0, redelivered: 0, redeliveredAfter: new Map() };
+  const decided: OperatorDecisions = {
+    resubmitted: 0,
+    redelivered: 0,
+    clickedBeside: 0,
+    decidedTwice: [],
+    redeliveredAfter: new Map(),
+  };
   log('draining');
   while (Date.now() < options.deadline) {
     const rows = (
@@ -57,11 +79,21 @@ export async function drainAsOperator(options: {
         decision === 'resubmit'
           ? compensationWorkflowIdFor(row.idempotent_key)
           : orderWorkflowIdFor(row.idempotent_key);
-      try {
-        await client.workflow
+      const decide = () =>
+        client.workflow
           .getHandle(workflowId)
           .executeUpdate(decideUpdate, { args: [{ decision, decidedBy: 'chaos-operator' }] });
-        decided[decision === 'resubmit' ? 'resubmitted' : 'redelivered'] += 1;
+      if (decision === 'resubmit') {
+        const decidedHere = await resubmitBesideACard(options.feishu, orders, row.idempotent_key, decide);
+        if (decidedHere === undefined) continue;
+        decided.clickedBeside += 1;
+        if (decidedHere === 'both') decided.decidedTwice.push(row.idempotent_key);
+        if (decidedHere !== 'neither') decided.resubmitted += 1;
+        continue;
+      }
+      try {
+        await decide();
+        decided.redelivered += 1;
         if (decision === 'redeliver') {
           const cause = (row.last_error ?? 'unknown').slice(0, 100);
           decided.redeliveredAfter.set(cause, (decided.redeliveredAfter.get(cause) ?? 0) + 1);
@@ -76,6 +108,91 @@ export async function drainAsOperator(options: {
     await sleep(1_000);
   }
   return decided;
+}
+
+/**
+ * Resubmits the key's compensation from its Feishu card and by the operator's update at the same
+ * moment: which of them took it (`both` breaks the promise of one decision per waiting episode), or
+ * undefined when the key does not wait for a decision yet.
+ */
+async function resubmitBesideACard(
+  feishu: ChaosFeishu,
+  orders: PrismaClient,
+  key: string,
+  decide: () => Promise<unknown>,
+): Promise<'card' | 'operator' | 'both' | 'neither' | undefined> {
+  const [waiting] = await listOrdersAwaitingDecision(orders, 1, { idempotencyKey: key });
+  if (!waiting) return undefined;
+  const button = {
+    idempotencyKey: key,
+    episode: waitingEpisode(waiting.status, waiting.waitingSince),
+    decision: 'resubmit',
+  };
+  const [toast, operatorTook] = await Promise.all([
+    feishu.click(button),
+    decide().then(
+      () => true,
+      () => false,
+    ),
+  ]);
+  // A click answered while its decision was under way took it if its record names the card, soon.
+  const cardTook = toast.startsWith('Done:') || (toast.startsWith('Deciding') && (await cardDecided(orders, key)));
+  if (cardTook && operatorTook) return 'both';
+  return cardTook ? 'card' : operatorTook ? 'operator' : 'neither';
+}
+
+/** Whether the key's compensation record names a card as its decider, looked for up to 20 s. */
+async function cardDecided(orders: PrismaClient, key: string): Promise<boolean> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const record = await orders.compensationRecord.findFirst({
+      where: { idempotentKey: key, decidedBy: { startsWith: 'card:feishu:' } },
+    });
+    if (record) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+/**
+ * Runs the receipts' scan until every Feishu approval with an order carries its receipt and no
+ * receipt's workflow is open, up to 2 minutes: the keys still without one, and how many receipts
+ * the approval carrying the most has.
+ */
+export async function receiptsPosted(options: {
+  client: Client;
+  orders: PrismaClient;
+  feishu: ChaosFeishu;
+  approvalNumbers: string;
+  broken: boolean;
+}): Promise<{ missing: string[]; maxPerApproval: number; orders: number }> {
+  const { client, orders, feishu } = options;
+  const ordered = await orders.orderMain.findMany({
+    where: { approvalNo: { startsWith: `${options.approvalNumbers}F` } },
+    select: { approvalNo: true, idempotentKey: true },
+  });
+  const count = () => {
+    const perApproval = ordered.map((order) => feishu.receiptsOn(order.approvalNo, order.idempotentKey));
+    return {
+      missing: ordered.filter((_, index) => perApproval[index] === 0).map((order) => order.idempotentKey),
+      maxPerApproval: Math.max(0, ...perApproval),
+      orders: ordered.length,
+    };
+  };
+  const deadline = Date.now() + 120_000;
+  for (let round = 0; Date.now() < deadline; round += 1) {
+    await client.workflow
+      .execute('approvalReceiptScanWorkflow', {
+        taskQueue: TASK_QUEUE,
+        workflowId: `chaos-receipt-scan-${Date.now()}-${round}`,
+        workflowExecutionTimeout: '60 seconds',
+      })
+      .catch(() => undefined);
+    const now = count();
+    if ((now.missing.length === 0 || options.broken) && (await openWorkflows(client)) === 0) return now;
+    await sleep(1_000);
+  }
+  return count();
 }
 
 /** The effects a consumer's ledger holds for this run: how many keys, and the most for one key. */

@@ -1,21 +1,26 @@
 // The chaos run's load: distinct approvals through the real webhook, each redelivered 1–5 times at
-// once and again after 503s and timeouts (what an OA system does), paced over lanes so the load
-// overlaps the fault schedule.
+// once and again after 503s and timeouts (what an OA system does), and one in four as a Feishu
+// approval pushed over the long connection the API holds, 1–5 times, each push a new event; paced over
+// lanes so the load overlaps the fault schedule.
 import { idempotencyKeyFor } from '../../domain/idempotency-key.js';
 import { signBody } from '../../domain-node/signature.js';
 import { sleep } from '../harness/time.js';
 import type { FaultInjector, ScheduledFault } from './faults.js';
 import { between, type Random } from './prng.js';
+import type { ChaosFeishu, FeishuOrder } from './feishu.js';
 import { SKUS, WEBHOOK_SECRET } from './stack.js';
 
 export interface Approval {
+  /** The door it comes through: the webhook, or Feishu's long connection (its instance code is the approval number). */
+  via: 'webhook' | 'feishu';
   approvalNo: string;
   operation: 'MAIN' | 'SUPPLEMENT';
+  order: FeishuOrder;
   key: string;
   /** How many deliveries of it are sent at once. */
   copies: number;
   body: string;
-  /** When the webhook first accepted it (202 or 200). */
+  /** When its door first accepted it (the webhook's 202 or 200, Feishu's acknowledgement). */
   acceptedAt?: number;
 }
 
@@ -25,23 +30,29 @@ export const approvalNumbersOf = (seed: number) => `CH${seed}-`;
 
 export function makeApprovals(random: Random, seed: number, size: number): Approval[] {
   return Array.from({ length: size }, (_, index) => {
-    const approvalNo = `CH${seed}-${String(index).padStart(5, '0')}`;
-    const operation = random() < 0.25 ? 'SUPPLEMENT' : 'MAIN';
+    const via = index % 4 === 3 ? 'feishu' : 'webhook';
+    const approvalNo = `CH${seed}-${via === 'feishu' ? 'F' : ''}${String(index).padStart(5, '0')}`;
+    // A vendor's approval is always the key's MAIN order.
+    const supplement = random() < 0.25;
+    const operation = supplement && via === 'webhook' ? 'SUPPLEMENT' : 'MAIN';
     const lineCount = between(random, 1, 3);
     const lines = Array.from({ length: lineCount }, (_, line) => ({
       sku: SKUS[(index + line) % SKUS.length] as string,
       quantity: between(random, 1, 5),
       unitPrice: `${between(random, 1, 500)}.${String(between(random, 0, 99)).padStart(2, '0')}`,
     }));
+    const order = { customerId: `CUST-${index % 17}`, lines };
     const body = JSON.stringify({
       approvalNo,
       operation,
       approvedAt: '2026-11-29T10:00:00+08:00',
-      order: { customerId: `CUST-${index % 17}`, currency: 'CNY', lines },
+      order: { customerId: order.customerId, currency: 'CNY', lines },
     });
     return {
+      via,
       approvalNo,
       operation,
+      order,
       key: idempotencyKeyFor(approvalNo, operation),
       copies: between(random, 1, 5),
       body,
@@ -110,7 +121,8 @@ export function webhookSender(apiUrl: string): WebhookSender {
  */
 export async function submitUnderFaults(options: {
   approvals: Approval[];
-  sender: WebhookSender;
+  /** Sends one copy of the approval through its door. */
+  deliver: (approval: Approval) => Promise<unknown>;
   schedule: ScheduledFault[];
   injector: FaultInjector;
   /** Jitters the pace; the injector draws from the same stream. */
@@ -127,7 +139,7 @@ export async function submitUnderFaults(options: {
     Array.from({ length: lanes }, async () => {
       for (let approval = queue.shift(); approval; approval = queue.shift()) {
         const began = Date.now();
-        await Promise.all(Array.from({ length: approval.copies }, () => options.sender.post(approval)));
+        await Promise.all(Array.from({ length: approval.copies }, () => options.deliver(approval)));
         submitted += 1;
         while (nextFault < schedule.length && (schedule[nextFault]?.at ?? Infinity) <= submitted) {
           injector.inject((schedule[nextFault] as ScheduledFault).kind);
@@ -138,4 +150,20 @@ export async function submitUnderFaults(options: {
     }),
   );
   while (nextFault < schedule.length) injector.inject((schedule[nextFault++] as ScheduledFault).kind);
+}
+
+/**
+ * Sends one copy of an approval through its door: the webhook's sender, or a push of its instance
+ * over Feishu's long connection (each push a new event), counted when it is not acknowledged.
+ */
+export function approvalDoors(sender: WebhookSender, feishu: ChaosFeishu) {
+  const feishuPushes = { acknowledged: 0, unacknowledged: 0 };
+  const deliver = async (approval: Approval): Promise<number> => {
+    if (approval.via === 'webhook') return sender.post(approval);
+    const acknowledged = await feishu.pushApproval(approval.approvalNo, approval.order);
+    feishuPushes[acknowledged ? 'acknowledged' : 'unacknowledged'] += 1;
+    if (acknowledged) approval.acceptedAt ??= Date.now();
+    return 0;
+  };
+  return { deliver, feishuPushes };
 }

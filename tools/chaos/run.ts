@@ -4,9 +4,12 @@
 // worker, restarts Temporal and PostgreSQL (with `--store mysql`: the orders on MySQL/MariaDB, whose
 // server goes away and comes back), and has the downstream answer 429, 5xx or hang; the
 // worker also publishes each event to RabbitMQ through a proxy that cuts publishes mid-flight, and
-// the reference broker consumer is killed between its commit and its ack. Then it checks, from the
-// database and Temporal themselves, that no approval was doubled or lost, that stock adds up
-// exactly and that each consumer applied each event once — and exits non-zero if not.
+// the reference broker consumer is killed between its commit and its ack. One approval in four comes
+// as a Feishu approval over the long connection the API holds; the drain decides compensations from
+// their Feishu cards and by update at once, and sees each Feishu order's receipt posted. Then it
+// checks, from the database, Temporal and the fake Feishu themselves, that no approval was doubled or
+// lost, that stock adds up exactly, that each consumer applied each event once, that no wait was
+// decided twice and no approval carries two receipts — and exits non-zero if not.
 // This file reads the command line and runs the parts in order: the stack (./stack.ts), the fault
 // schedule (./faults.ts), the load (./load.ts), the operator's drain (./drain.ts), the checks
 // (./checks.ts) and what is printed and written (./report.ts).
@@ -17,10 +20,10 @@ import { parseArgs } from 'node:util';
 import { sleep } from '../harness/time.js';
 import { type ChaosBroker, DEFAULT_AMQP_URL, openChaosBroker } from './broker.js';
 import { runChecks, stockOfSkus } from './checks.js';
-import { brokerConsumerCaughtUp, drainAsOperator, openWorkflows } from './drain.js';
+import { brokerConsumerCaughtUp, drainAsOperator, openWorkflows, receiptsPosted } from './drain.js';
 import { downstreamFaults, faultInjector, faultSchedule, firedFaults } from './faults.js';
 import { log } from './log.js';
-import { approvalNumbersOf, makeApprovals, submitUnderFaults, webhookSender } from './load.js';
+import { approvalDoors, approvalNumbersOf, makeApprovals, submitUnderFaults, webhookSender } from './load.js';
 import { seededRandom } from './prng.js';
 import { report } from './report.js';
 import { type ChaosStack, startChaosStack } from './stack.js';
@@ -100,8 +103,9 @@ async function main(): Promise<number> {
     const schedule = faultSchedule(faultRandom, size);
     const injector = faultInjector(stack, broker, faultRandom);
     const sender = webhookSender(stack.apiUrl);
+    const doors = approvalDoors(sender, stack.feishu);
     const approvals = makeApprovals(random, seed, size);
-    await submitUnderFaults({ approvals, sender, schedule, injector, random: faultRandom });
+    await submitUnderFaults({ approvals, deliver: doors.deliver, schedule, injector, random: faultRandom });
     log(`all ${size} approvals answered; waiting for the fault schedule to finish`);
     await injector.finished();
 
@@ -117,11 +121,13 @@ async function main(): Promise<number> {
       // never end (their writes are filed under other keys): a short drain is all it needs.
       deadline: Date.now() + (broken ? 20_000 : 240_000 + size * 200),
       broken,
+      feishu: stack.feishu,
     });
+    const receipts = await receiptsPosted({ client, orders, feishu: stack.feishu, approvalNumbers, broken });
 
     // And once more after they finished: every redelivery must be a duplicate.
     const lateAnswers = await Promise.all(
-      approvals.filter(() => random() < 0.3).map((approval) => sender.post(approval)),
+      approvals.filter(() => random() < 0.3).map((approval) => doors.deliver(approval)),
     );
     const lateStarts = lateAnswers.filter((status) => status === 202).length;
     await sleep(500);
@@ -140,6 +146,9 @@ async function main(): Promise<number> {
       approvals,
       approvalNumbers,
       answers: sender.answers,
+      feishuPushes: doors.feishuPushes,
+      cardClicks: stack.feishu.clicks,
+      receipts,
       admin,
       orders,
       client,

@@ -1,7 +1,8 @@
 // The chaos run's stack: the harness's PostgreSQL and Temporal with state on disk, so both can be
 // restarted as faults; the reference broker consumer; the real API; and the worker reaching the
 // order store only through the fault proxy, RabbitMQ only through the broker's proxy, and a
-// downstream that answers as the fault script says. The order store is that PostgreSQL, or with
+// downstream that answers as the fault script says; and a fake Feishu whose long connection the
+// API holds, with decision cards and receipts on (./feishu.ts). The order store is that PostgreSQL, or with
 // `--store mysql` a database of the run's own on the MySQL/MariaDB at MYSQL_TEST_URL (the
 // consumers' ledgers stay on PostgreSQL).
 import type { Client } from '@temporalio/client';
@@ -16,6 +17,7 @@ import { apiProcess, workerProcess } from '../harness/service-processes.js';
 import { type Restartable, startStack } from '../harness/stack.js';
 import { CHAOS_TIMINGS } from '../harness/timings.js';
 import type { ChaosBroker } from './broker.js';
+import { type ChaosFeishu, startChaosFeishu } from './feishu.js';
 import { type MysqlProxy, startMysqlProxy } from './mysql-proxy.js';
 import { type PgProxy, type PgProxyFaults, startPgProxy } from './pg-proxy.js';
 import { seededRandom } from './prng.js';
@@ -40,6 +42,7 @@ export interface ChaosStack {
   dbProxy: PgProxy;
   /** The same proxy on MySQL, which also plays the server's restart (the machine's, not the run's). */
   mysqlProxy: MysqlProxy | undefined;
+  feishu: ChaosFeishu;
   stop: () => Promise<void>;
 }
 
@@ -97,6 +100,8 @@ export async function startChaosStack(options: {
       options.downstreamReply,
     );
     cleanups.push(() => downstream.close());
+    const feishu = await startChaosFeishu();
+    cleanups.push(() => feishu.close());
 
     const env = {
       ...CHAOS_TIMINGS,
@@ -107,6 +112,7 @@ export async function startChaosStack(options: {
       LOG_LEVEL: 'info',
       TEMPORAL_TASK_QUEUE: TASK_QUEUE,
       WEBHOOK_SECRET,
+      ...feishu.settings,
     };
     // The consumer binds its queue before the worker publishes: no event of the run is unroutable.
     await options.broker.startConsumer(databaseUrl, {
@@ -136,6 +142,7 @@ export async function startChaosStack(options: {
       () => worker.kill('SIGKILL'),
     );
     await Promise.all([api.start(), worker.start()]);
+    await feishu.fake.longConnection.connected(1);
     const client = await connectClient({ address: temporalAddress, namespace: stack.namespace });
     cleanups.push(() => client.connection.close());
     return {
@@ -149,6 +156,7 @@ export async function startChaosStack(options: {
       worker,
       dbProxy,
       mysqlProxy,
+      feishu,
       stop,
     };
   } catch (error) {

@@ -424,7 +424,9 @@ class CardDecide extends StepOnKnownKey {
     const cardTook =
       card.toast.startsWith('Done:') || (card.toast.startsWith('Deciding') && (await world.cardDecided(slot, wait)));
     const cliTook = command?.code === 0;
-    if (cardTook && cliTook) {
+    // The CLI names no wait: arriving after the card's decision and the key's next failure, it
+    // decides the next wait, which is no second decision of this one. Each wait is its own record.
+    if (cardTook && cliTook && !(await world.decidedInTwoWaits(slot, wait))) {
       throw new InvariantViolation(
         'one decision per waiting episode',
         `${slotLabel(slot)}: the card's ${this.decision} and the CLI's ${other} were both taken (${card.toast})`,

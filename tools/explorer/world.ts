@@ -592,6 +592,20 @@ export class World {
     }
   }
 
+  /**
+   * Whether the key's waits since `wait` were decided in two records — one by the card's operator,
+   * one by someone else — each wait (a compensation run) decided once.
+   */
+  async decidedInTwoWaits(slot: number, wait: { since: string }): Promise<boolean> {
+    const decided = await this.stack.orders.compensationRecord.findMany({
+      where: { idempotentKey: this.keyOf(slot), decidedAt: { gte: new Date(wait.since) } },
+      select: { orderRunId: true, decidedBy: true },
+    });
+    const byCard = decided.find((record) => record.decidedBy?.startsWith('card:'));
+    const byOther = decided.find((record) => record.decidedBy && !record.decidedBy.startsWith('card:'));
+    return byCard !== undefined && byOther !== undefined && byCard.orderRunId !== byOther.orderRunId;
+  }
+
   /** Runs the receipts' scan once, on the worker's task queue; a scan Temporal did not finish is left to the next. */
   async scanReceipts(): Promise<void> {
     try {

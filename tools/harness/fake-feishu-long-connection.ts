@@ -163,6 +163,8 @@ export function createFakeFeishuLongConnection(options: {
   const redeliveryDelayMs = options.redeliveryDelayMs ?? 200;
   const serviceId = 1000 + Math.floor(Math.random() * 9000);
   const events = new EventEmitter();
+  // Each push waited for listens here; a load of approvals waits for many at once.
+  events.setMaxListeners(0);
   const tickets = new Set<string>();
   const issuedUrls: string[] = [];
   const issuedTickets: string[] = [];

@@ -135,18 +135,29 @@ async function resubmitBesideACard(
       () => false,
     ),
   ]);
+  const since = new Date(waiting.waitingSince);
   // A click answered while its decision was under way took it if its record names the card, soon.
-  const cardTook = toast.startsWith('Done:') || (toast.startsWith('Deciding') && (await cardDecided(orders, key)));
-  if (cardTook && operatorTook) return 'both';
-  return cardTook ? 'card' : operatorTook ? 'operator' : 'neither';
+  const cardTook =
+    toast.startsWith('Done:') || (toast.startsWith('Deciding') && (await cardDecided(orders, key, since)));
+  if (!cardTook) return operatorTook ? 'operator' : 'neither';
+  if (!operatorTook) return 'card';
+  // The update names no wait: arriving after the card's decision and a new failure, it decided the
+  // key's next wait, which is no second decision of this one. Each wait is its own record.
+  const decided = await orders.compensationRecord.findMany({
+    where: { idempotentKey: key, decidedAt: { gte: since } },
+    select: { orderRunId: true, decidedBy: true },
+  });
+  const byCard = decided.find((record) => record.decidedBy?.startsWith('card:'));
+  const byOperator = decided.find((record) => record.decidedBy === 'chaos-operator');
+  return byCard && byOperator && byCard.orderRunId !== byOperator.orderRunId ? 'card' : 'both';
 }
 
-/** Whether the key's compensation record names a card as its decider, looked for up to 20 s. */
-async function cardDecided(orders: PrismaClient, key: string): Promise<boolean> {
+/** Whether a compensation record of the key since `since` names a card as its decider, looked for up to 20 s. */
+async function cardDecided(orders: PrismaClient, key: string, since: Date): Promise<boolean> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const record = await orders.compensationRecord.findFirst({
-      where: { idempotentKey: key, decidedBy: { startsWith: 'card:feishu:' } },
+      where: { idempotentKey: key, decidedBy: { startsWith: 'card:feishu:' }, decidedAt: { gte: since } },
     });
     if (record) return true;
     await sleep(250);

@@ -9,11 +9,15 @@ import { compensationWorkflowIdFor, orderWorkflowIdFor } from '../../domain/idem
 import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
 import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
 import { decideUpdate } from '../../workflows/definitions.js';
+import { decidedInTwoWaits, decisionRecorded } from '../harness/decision-records.js';
 import type { ChaosFeishu } from './feishu.js';
 import { sleep } from '../harness/time.js';
 import type { ChaosBroker } from './broker.js';
 import { log } from './log.js';
 import { TASK_QUEUE } from './stack.js';
+
+/** Who the run's own decisions are recorded as. */
+const OPERATOR = 'chaos-operator';
 
 export interface OperatorDecisions {
   resubmitted: number;
@@ -82,7 +86,7 @@ export async function drainAsOperator(options: {
       const decide = () =>
         client.workflow
           .getHandle(workflowId)
-          .executeUpdate(decideUpdate, { args: [{ decision, decidedBy: 'chaos-operator' }] });
+          .executeUpdate(decideUpdate, { args: [{ decision, decidedBy: OPERATOR }] });
       if (decision === 'resubmit') {
         const decidedHere = await resubmitBesideACard(options.feishu, orders, row.idempotent_key, decide);
         if (decidedHere === undefined) continue;
@@ -138,31 +142,13 @@ async function resubmitBesideACard(
   const since = new Date(waiting.waitingSince);
   // A click answered while its decision was under way took it if its record names the card, soon.
   const cardTook =
-    toast.startsWith('Done:') || (toast.startsWith('Deciding') && (await cardDecided(orders, key, since)));
+    toast.startsWith('Done:') ||
+    (toast.startsWith('Deciding') && (await decisionRecorded(orders, key, since, feishu.cardDecider)));
   if (!cardTook) return operatorTook ? 'operator' : 'neither';
   if (!operatorTook) return 'card';
   // The update names no wait: arriving after the card's decision and a new failure, it decided the
-  // key's next wait, which is no second decision of this one. Each wait is its own record.
-  const decided = await orders.compensationRecord.findMany({
-    where: { idempotentKey: key, decidedAt: { gte: since } },
-    select: { orderRunId: true, decidedBy: true },
-  });
-  const byCard = decided.find((record) => record.decidedBy?.startsWith('card:'));
-  const byOperator = decided.find((record) => record.decidedBy === 'chaos-operator');
-  return byCard && byOperator && byCard.orderRunId !== byOperator.orderRunId ? 'card' : 'both';
-}
-
-/** Whether a compensation record of the key since `since` names a card as its decider, looked for up to 20 s. */
-async function cardDecided(orders: PrismaClient, key: string, since: Date): Promise<boolean> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const record = await orders.compensationRecord.findFirst({
-      where: { idempotentKey: key, decidedBy: { startsWith: 'card:feishu:' }, decidedAt: { gte: since } },
-    });
-    if (record) return true;
-    await sleep(250);
-  }
-  return false;
+  // key's next wait, which is no second decision of this one.
+  return (await decidedInTwoWaits(orders, key, since, (by) => by === OPERATOR)) ? 'card' : 'both';
 }
 
 /**

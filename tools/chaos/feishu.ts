@@ -6,10 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isReceiptOf } from '../../domain/approval-receipts.js';
 import {
+  approvedFeishuInstance,
   type FakeFeishu,
   feishuApprovalPayload,
   feishuCardClickPayload,
-  type FeishuInstance,
   startFakeFeishu,
 } from '../harness/fake-feishu.js';
 
@@ -40,6 +40,8 @@ export interface ChaosFeishu {
   /** The operator's click on a card's button for the key's wait: the toast it was answered with. */
   click: (button: { idempotencyKey: string; episode: string; decision: string }) => Promise<string>;
   clicks: CardClicks;
+  /** Who a click of the run's card operator is recorded as deciding. */
+  cardDecider: string;
   /** How many receipt comments the instance carries for `key`. */
   receiptsOn: (instanceCode: string, key: string) => number;
   close: () => Promise<void>;
@@ -63,20 +65,7 @@ export async function startChaosFeishu(): Promise<ChaosFeishu> {
       DECISION_CARD_LOOK_EVERY_MS: '1000',
     },
     pushApproval: async (instanceCode, order) => {
-      const form: FeishuInstance['form'] = [
-        { name: 'Customer ID', type: 'input', value: order.customerId },
-        { name: 'Currency', type: 'input', value: 'CNY' },
-        {
-          name: 'Items',
-          type: 'fieldList',
-          value: order.lines.map((line) => [
-            { name: 'SKU', type: 'input', value: line.sku },
-            { name: 'Quantity', type: 'number', value: line.quantity },
-            { name: 'Unit price', type: 'amount', value: line.unitPrice },
-          ]),
-        },
-      ];
-      fake.register(instanceCode, { status: 'APPROVED', endTime: String(Date.now()), form });
+      fake.register(instanceCode, approvedFeishuInstance(order));
       const pushed = await fake.longConnection.push(feishuApprovalPayload({ instanceCode, status: 'APPROVED' }));
       // Feishu pushes again what was not acknowledged; the API acknowledges once the key is claimed.
       return fake.longConnection.acknowledged(pushed, 120_000).then(
@@ -105,6 +94,7 @@ export async function startChaosFeishu(): Promise<ChaosFeishu> {
       return text;
     },
     clicks,
+    cardDecider: `card:feishu:${CARD_OPERATOR}`,
     receiptsOn: (instanceCode, key) =>
       fake.comments.commentsOn(instanceCode).filter((comment) => isReceiptOf(comment.text, key)).length,
     close: () => fake.close(),

@@ -32,7 +32,8 @@ import {
   wecomText,
 } from '../harness/fake-wecom.js';
 import { dingtalkStreamApproval } from '../harness/fake-dingtalk.js';
-import { feishuApprovalPayload, feishuCardClickPayload, type FeishuInstance } from '../harness/fake-feishu.js';
+import { approvedFeishuInstance, feishuApprovalPayload, feishuCardClickPayload } from '../harness/fake-feishu.js';
+import { decidedInTwoWaits, decisionRecorded } from '../harness/decision-records.js';
 
 /** One MCP session per stack, opened on first use. */
 const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();
@@ -328,21 +329,7 @@ export class World {
   async deliverLongConnection(model: Model, slot: number, loseAck: boolean): Promise<void> {
     const { approval } = SLOTS[slot] as Slot;
     const instanceCode = `${this.prefix}${approval}`;
-    const order = this.orderOf(slot);
-    const form: FeishuInstance['form'] = [
-      { name: 'Customer ID', type: 'input', value: order.customerId },
-      { name: 'Currency', type: 'input', value: 'CNY' },
-      {
-        name: 'Items',
-        type: 'fieldList',
-        value: order.lines.map((line) => [
-          { name: 'SKU', type: 'input', value: line.sku },
-          { name: 'Quantity', type: 'number', value: line.quantity },
-          { name: 'Unit price', type: 'amount', value: line.unitPrice },
-        ]),
-      },
-    ];
-    this.stack.feishu.register(instanceCode, { status: 'APPROVED', endTime: String(Date.now()), form });
+    this.stack.feishu.register(instanceCode, approvedFeishuInstance(this.orderOf(slot)));
     const longConnection = this.stack.feishu.longConnection;
     const where = `${slotLabel(slot)} over Feishu's long connection${loseAck ? ' (its first ack lost)' : ''}`;
     try {
@@ -576,34 +563,18 @@ export class World {
   }
 
   /** Whether the card's operator's decision on the key's `wait` is recorded, looked for up to 20 s. */
-  async cardDecided(slot: number, wait: { since: string }): Promise<boolean> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const decided = await this.stack.orders.compensationRecord.findFirst({
-        where: {
-          idempotentKey: this.keyOf(slot),
-          decidedBy: `card:feishu:${CARD_OPERATOR}`,
-          decidedAt: { gte: new Date(wait.since) },
-        },
-      });
-      if (decided) return true;
-      if (Date.now() > deadline) return false;
-      await sleep(250);
-    }
+  cardDecided(slot: number, wait: { since: string }): Promise<boolean> {
+    return decisionRecorded(this.stack.orders, this.keyOf(slot), new Date(wait.since), `card:feishu:${CARD_OPERATOR}`);
   }
 
-  /**
-   * Whether the key's waits since `wait` were decided in two records — one by the card's operator,
-   * one by someone else — each wait (a compensation run) decided once.
-   */
-  async decidedInTwoWaits(slot: number, wait: { since: string }): Promise<boolean> {
-    const decided = await this.stack.orders.compensationRecord.findMany({
-      where: { idempotentKey: this.keyOf(slot), decidedAt: { gte: new Date(wait.since) } },
-      select: { orderRunId: true, decidedBy: true },
-    });
-    const byCard = decided.find((record) => record.decidedBy?.startsWith('card:'));
-    const byOther = decided.find((record) => record.decidedBy && !record.decidedBy.startsWith('card:'));
-    return byCard !== undefined && byOther !== undefined && byCard.orderRunId !== byOther.orderRunId;
+  /** Whether the key's waits since `wait` were decided once by the card's operator and once by someone else, each its own wait. */
+  decidedInTwoWaits(slot: number, wait: { since: string }): Promise<boolean> {
+    return decidedInTwoWaits(
+      this.stack.orders,
+      this.keyOf(slot),
+      new Date(wait.since),
+      (by) => !by.startsWith('card:'),
+    );
   }
 
   /** Runs the receipts' scan once, on the worker's task queue; a scan Temporal did not finish is left to the next. */

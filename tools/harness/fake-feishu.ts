@@ -43,22 +43,28 @@ export interface FakeFeishu extends FakeOaApi<FeishuInstance> {
 
 /** An approved instance of the example mapping's purchase-order form (examples/), with one line. */
 export function approvedFeishuOrder(sku: string, quantity: number, unitPrice: number): FeishuInstance {
+  return approvedFeishuInstance({ customerId: 'CUST-FS-1', lines: [{ sku, quantity, unitPrice }] });
+}
+
+/** An approved instance of the example mapping's purchase-order form (examples/) holding `order`. */
+export function approvedFeishuInstance(order: {
+  customerId: string;
+  lines: { sku: string; quantity: number; unitPrice: number | string }[];
+}): FeishuInstance {
   return {
     status: 'APPROVED',
     endTime: String(Date.now()),
     form: [
-      { name: 'Customer ID', type: 'input', value: 'CUST-FS-1' },
+      { name: 'Customer ID', type: 'input', value: order.customerId },
       { name: 'Currency', type: 'input', value: 'CNY' },
       {
         name: 'Items',
         type: 'fieldList',
-        value: [
-          [
-            { name: 'SKU', type: 'input', value: sku },
-            { name: 'Quantity', type: 'number', value: quantity },
-            { name: 'Unit price', type: 'amount', value: unitPrice },
-          ],
-        ],
+        value: order.lines.map((line) => [
+          { name: 'SKU', type: 'input', value: line.sku },
+          { name: 'Quantity', type: 'number', value: line.quantity },
+          { name: 'Unit price', type: 'amount', value: line.unitPrice },
+        ]),
       },
     ],
   };

@@ -34,8 +34,10 @@ describe('the model-based explorer', () => {
         '14',
         '--max-commands',
         '6',
+        // Each of these waits out a timeout of the product's (the decision window; a receipt's
+        // request and its retry, 20 s): `npm run explore` runs them.
         '--without',
-        'window-passes',
+        'window-passes,receipt-answer-lost',
         '--shrink-seconds',
         '40',
       ]);
@@ -111,6 +113,63 @@ describe('the model-based explorer', () => {
       const steps = commandsOf(result.failure?.steps ?? []);
       assert.deepEqual(steps.length, 1, steps.join('\n'));
       assert.match(steps[0] ?? '', /while Temporal is unreachable/);
+    },
+  );
+
+  it(
+    'finds the rule broken on purpose (the CLI reports a decision the card took first as its own) and shrinks it to the click',
+    { timeout: 300_000 },
+    async () => {
+      const { code, result, output } = await explore([
+        '--seed',
+        '5',
+        '--runs',
+        '15',
+        '--max-commands',
+        '6',
+        '--only',
+        'deliver,card-click,abandon',
+        '--invariant',
+        'one decision',
+        '--broken-rule',
+        'refused-decision-reported-taken',
+        '--shrink-seconds',
+        '30',
+      ]);
+      assert.equal(code, 1, output.slice(-4_000));
+      assert.equal(result.failure?.invariant, 'one decision per waiting episode', output.slice(-4_000));
+      const steps = commandsOf(result.failure?.steps ?? []);
+      assert.ok(steps.length <= 3, `shrunk to ${steps.length} commands:\n${steps.join('\n')}`);
+      assert.match(steps.at(-1) ?? '', /Feishu card's \w+ clicked .*orders-cli at the same moment/);
+    },
+  );
+
+  it(
+    "finds the rule broken on purpose (a receipt posted without looking for one) when a receipt's answer is lost",
+    { timeout: 300_000 },
+    async () => {
+      const { code, result, output } = await explore([
+        '--seed',
+        '3',
+        '--runs',
+        '8',
+        '--max-commands',
+        '3',
+        '--only',
+        'long-connection,receipt-answer-lost',
+        '--invariant',
+        'receipt',
+        '--broken-rule',
+        'receipt-posted-without-looking',
+        '--shrink-seconds',
+        '30',
+      ]);
+      assert.equal(code, 1, output.slice(-4_000));
+      assert.equal(result.failure?.invariant, 'one receipt per order', output.slice(-4_000));
+      assert.match(result.failure?.detail ?? '', /carries 2 receipts/);
+      const steps = commandsOf(result.failure?.steps ?? []);
+      assert.ok(steps.length <= 3, `shrunk to ${steps.length} commands:\n${steps.join('\n')}`);
+      assert.match(steps.at(-1) ?? '', /its answer is lost/);
     },
   );
 });

@@ -454,15 +454,22 @@ async function noteDecision(model: Model, world: World, slot: number, decision: 
 
 /** The receipts' scan runs (its schedule's minute, brought forward): each written approval's receipt is posted once. */
 class ReceiptScan extends Step {
-  readonly kind = "clock: the receipts' scan runs";
+  readonly kind: string;
+  /** `answerLost`: Feishu creates the first receipt comment the scan posts, and its answer is lost. */
+  constructor(readonly answerLost: boolean) {
+    super();
+    this.kind = answerLost ? "fault: a receipt's answer lost" : "clock: the receipts' scan runs";
+  }
   override check(model: Readonly<Model>) {
     return model.keys.size > 0;
   }
   protected async act(_model: Model, world: World) {
-    await world.scanReceipts();
+    await (this.answerLost ? world.scanReceiptsAnswerLost() : world.scanReceipts());
   }
   toString() {
-    return "clock: the receipts' scan runs, each new order's receipt posted to its approval";
+    return this.answerLost
+      ? "clock: the receipts' scan runs; Feishu creates the first receipt comment, and its answer is lost"
+      : "clock: the receipts' scan runs, each new order's receipt posted to its approval";
   }
 }
 
@@ -612,7 +619,8 @@ export const COMMAND_KINDS: Record<string, { weight: number; arbitrary: fc.Arbit
       .tuple(slot, fc.constantFrom('abandon' as const, 'resubmit' as const), fc.boolean())
       .map(([s, decision, alongside]) => new CardDecide(s, decision, alongside)),
   },
-  receipts: { weight: 1, arbitrary: fc.constant(new ReceiptScan()) },
+  receipts: { weight: 1, arbitrary: fc.constant(new ReceiptScan(false)) },
+  'receipt-answer-lost': { weight: 1, arbitrary: fc.constant(new ReceiptScan(true)) },
   resubmit: { weight: 1, arbitrary: slot.map((s) => new Decide(s, 'resubmit')) },
   recompensate: { weight: 1, arbitrary: slot.map((s) => new Recompensate(s)) },
   'operator-redeliver': { weight: 1, arbitrary: slot.map((s) => new DeliveryDecision(s, 'redeliver')) },

@@ -109,7 +109,7 @@ export interface Stack {
   stop: () => Promise<void>;
 }
 
-/** `brokenRule`: the API or `orders-cli` is one with that rule broken on purpose (./broken-rules.ts). */
+/** `brokenRule`: the API, the worker or `orders-cli` is one with that rule broken on purpose (./broken-rules.ts). */
 export async function startStack(options: {
   brokenRule?: BrokenRule;
   store?: Store;
@@ -218,6 +218,7 @@ export async function startStack(options: {
     });
     const worker = workerProcess({
       stack,
+      ...(entryPoints.worker ? { entry: entryPoints.worker } : {}),
       env: {
         ...common,
         // The worker reaches the order store only through the fault proxy.

@@ -35,6 +35,9 @@ import { dingtalkStreamApproval } from '../harness/fake-dingtalk.js';
 import { approvedFeishuInstance, feishuApprovalPayload, feishuCardClickPayload } from '../harness/fake-feishu.js';
 import { decidedInTwoWaits, decisionRecorded } from '../harness/decision-records.js';
 
+/** How long Feishu holds a receipt comment's answer: longer than the poster's request timeout (10 s). */
+const RECEIPT_ANSWER_LOST_MS = 12_000;
+
 /** One MCP session per stack, opened on first use. */
 const mcpSessions = new WeakMap<Stack, Promise<McpClient>>();
 
@@ -588,6 +591,34 @@ export class World {
       this.trace(`receipts' scan: ${JSON.stringify(scanned)}; receipts ${JSON.stringify([...this.receiptsPerKey()])}`);
     } catch (error) {
       this.trace(`receipts' scan: ${String(error)}`);
+    }
+  }
+
+  /**
+   * Runs the receipts' scan with Feishu creating the next receipt comment but answering it only
+   * after the poster's request timed out (the post landed, its answer lost), then waits — bounded —
+   * until that receipt's fate is settled: its retry, ten seconds on, found the comment (or, with
+   * the look broken, posted another) and its record is written.
+   */
+  async scanReceiptsAnswerLost(): Promise<void> {
+    const comments = this.stack.feishu.comments;
+    const before = comments.postRequests();
+    comments.scriptPosts([{ kind: 'answer-after', ms: RECEIPT_ANSWER_LOST_MS }]);
+    try {
+      await this.scanReceipts();
+      const posted = Date.now() + 15_000;
+      while (comments.postRequests() === before && Date.now() < posted) await sleep(200);
+      if (comments.postRequests() === before) return;
+      const settled = Date.now() + 60_000;
+      while (Date.now() < settled) {
+        const keys = [...this.receiptsPerKey()].filter(([, count]) => count > 0).map(([key]) => key);
+        const recorded = await this.stack.orders.approvalReceipt.count({ where: { idempotentKey: { in: keys } } });
+        if (recorded === keys.length) break;
+        await sleep(500);
+      }
+      this.trace(`receipts after the lost answer: ${JSON.stringify([...this.receiptsPerKey()])}`);
+    } finally {
+      comments.scriptPosts([]);
     }
   }
 

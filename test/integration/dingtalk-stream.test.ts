@@ -135,22 +135,34 @@ describe('DingTalk Stream mode', () => {
 
   it('the same approval by Stream, HTTP callback and webhook at once is one order', async () => {
     const { instanceId, sku, key } = await approvedInstance('DTS-3DOORS');
-    const callback = dingtalkCallback(
-      dingtalkApprovalPayload({ processInstanceId: instanceId, type: 'finish', result: 'agree' }),
-      { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN, appKey: fake.appKey },
-    );
+    // The callback door of the same process, open beside the Stream while both keys are set. A
+    // callback not taken inside DingTalk's deadline (the machine slow, the Stream's copy of the
+    // event holding the key) is answered 503, and DingTalk sends it again: so does this test.
+    const callbackTaken = async (): Promise<number[]> => {
+      const answers: number[] = [];
+      while (answers.length < 10) {
+        const callback = dingtalkCallback(
+          dingtalkApprovalPayload({ processInstanceId: instanceId, type: 'finish', result: 'agree' }),
+          { aesKey: DINGTALK_AES_KEY, token: DINGTALK_TOKEN, appKey: fake.appKey },
+        );
+        const answer = await fetch(`${apiA.url}/webhooks/dingtalk?${new URLSearchParams(callback.query).toString()}`, {
+          method: 'POST',
+          headers: callback.headers,
+          body: callback.rawBody,
+        });
+        answers.push(answer.status);
+        if (answer.status !== 503) return answers;
+        assert.ok(answer.headers.get('retry-after'), 'a 503 says when to send the callback again');
+      }
+      return answers;
+    };
     const eventId = pushApproval(instanceId);
-    const [callbackAnswer, webhookAnswer] = await Promise.all([
-      // The callback door of the same process, open beside the Stream while both keys are set.
-      fetch(`${apiA.url}/webhooks/dingtalk?${new URLSearchParams(callback.query).toString()}`, {
-        method: 'POST',
-        headers: callback.headers,
-        body: callback.rawBody,
-      }),
+    const [callbackAnswers, webhookAnswer] = await Promise.all([
+      callbackTaken(),
       postApproval(service, approval(instanceId, sku)),
     ]);
     await acknowledged(eventId);
-    assert.equal(callbackAnswer.status, 200, 'the callback is acknowledged');
+    assert.equal(callbackAnswers.at(-1), 200, `the callback is acknowledged (answers: ${callbackAnswers.join(', ')})`);
     // The start path decides: the webhook is a duplicate if it came first, else a conflict (another source).
     assert.ok([200, 202, 422].includes(webhookAnswer.statusCode), `webhook: ${webhookAnswer.statusCode}`);
     await eventually('the order', async () => ((await orderCount(service.prisma, key)) === 1 ? true : undefined));

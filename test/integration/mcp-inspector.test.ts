@@ -67,7 +67,8 @@ describe('the MCP Inspector CLI on Node.js 24', { skip: node24Absence('the MCP I
 
   /** Runs the Inspector CLI with `args`, answering in JSON, with a home folder of its own. */
   function inspector(args: string[]) {
-    return runCommand(NODE_24, [INSPECTOR, '--cli', '--format', 'json', ...args], {
+    // A server that starts slowly on a loaded machine is waited for, not refused after 15 s.
+    return runCommand(NODE_24, [INSPECTOR, '--cli', '--format', 'json', '--connect-timeout', '120000', ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: home },
     });

@@ -31,7 +31,7 @@ import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy.js';
 import { type BrokenRule, entryPointsFor } from './broken-rules.js';
 import { type FakeWeCom, randomWeComAesKey, startFakeWeCom } from '../harness/fake-wecom.js';
 import { type FakeDingTalk, startFakeDingTalk } from '../harness/fake-dingtalk.js';
-import { waitFor } from '../harness/ports.js';
+import { freePort, waitFor } from '../harness/ports.js';
 import { type FakeFeishu, startFakeFeishu } from '../harness/fake-feishu.js';
 
 /** The customer whose events the downstream refuses for good (422). */
@@ -103,6 +103,12 @@ export interface Stack {
   dingtalk: FakeDingTalk;
   /** The node arguments that start `orders-cli`, before the command's own. */
   cliArgs: string[];
+  /**
+   * Runs the API, the worker and `orders-cli` with `rule` broken on purpose, or the product's when
+   * undefined: a process whose entry point changes is stopped and started again (the API on the
+   * same port, holding its vendor connections again), the rest of the stack is kept.
+   */
+  useBrokenRule(rule: BrokenRule | undefined): Promise<void>;
   /** The stack's environment for `orders-cli` (straight to PostgreSQL and Temporal). */
   cliEnv: NodeJS.ProcessEnv;
   temporalBin: string;
@@ -204,41 +210,54 @@ export async function startStack(options: {
       WECOM_RECEIPTS: 'on',
       WECOM_AGENT_ID: '1000017',
     };
-    const api = await apiProcess({
-      stack,
-      entry: entryPoints.api,
-      // The API reaches Temporal only through the proxy the explorer controls.
-      env: {
-        ...common,
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
-        MCP_TOKEN,
-        INTAKE_MAX_IN_FLIGHT: String(INTAKE_MAX_IN_FLIGHT),
-      },
-    });
-    const worker = workerProcess({
-      stack,
-      ...(entryPoints.worker ? { entry: entryPoints.worker } : {}),
-      env: {
-        ...common,
-        // The worker reaches the order store only through the fault proxy.
-        DATABASE_URL: proxied.toString(),
-        DOWNSTREAM_URL: downstream.url,
-        DOWNSTREAM_SECRET,
-      },
-      readyTimeoutMs: 180_000,
-    });
+    const apiPort = await freePort();
+    const apiOn = (entry: string) =>
+      apiProcess({
+        stack,
+        port: apiPort,
+        entry,
+        // The API reaches Temporal only through the proxy the explorer controls.
+        env: {
+          ...common,
+          DATABASE_URL: databaseUrl,
+          TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
+          MCP_TOKEN,
+          INTAKE_MAX_IN_FLIGHT: String(INTAKE_MAX_IN_FLIGHT),
+        },
+      });
+    const workerOn = (entry: string | undefined) =>
+      workerProcess({
+        stack,
+        ...(entry ? { entry } : {}),
+        env: {
+          ...common,
+          // The worker reaches the order store only through the fault proxy.
+          DATABASE_URL: proxied.toString(),
+          DOWNSTREAM_URL: downstream.url,
+          DOWNSTREAM_SECRET,
+        },
+        readyTimeoutMs: 180_000,
+      });
+    /** Once the API (re)started: it holds its Feishu long connection and DingTalk Stream. */
+    const vendorConnectionsHeld = async () => {
+      await feishu.longConnection.connected(1);
+      await waitFor(
+        "the API holding DingTalk's Stream connection",
+        () => Promise.resolve(dingtalk.stream.openConnections() > 0),
+        60_000,
+      );
+    };
+    const running = {
+      entries: entryPoints,
+      api: await apiOn(entryPoints.api),
+      worker: workerOn(entryPoints.worker),
+    };
     cleanups.push(
-      () => api.kill('SIGKILL'),
-      () => worker.kill('SIGKILL'),
+      () => running.api.kill('SIGKILL'),
+      () => running.worker.kill('SIGKILL'),
     );
-    await Promise.all([api.start(), worker.start()]);
-    await feishu.longConnection.connected(1);
-    await waitFor(
-      "the API holding DingTalk's Stream connection",
-      () => Promise.resolve(dingtalk.stream.openConnections() > 0),
-      60_000,
-    );
+    await Promise.all([running.api.start(), running.worker.start()]);
+    await vendorConnectionsHeld();
     // Run with TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_BUILD_ID, the worker is versioned: its build is
     // made current, as at a deploy, or it would get no task.
     const { deployment } = loadConfig(process.env).worker;
@@ -251,8 +270,8 @@ export async function startStack(options: {
         `(API via proxy :${temporalProxy.port}), worker to the order store via fault proxy :${pgProxy.port}`,
     );
 
-    return {
-      apiUrl: api.url,
+    const explorerStack: Stack = {
+      apiUrl: running.api.url,
       databaseUrl,
       temporalAddress,
       db,
@@ -261,8 +280,8 @@ export async function startStack(options: {
       temporalProxy,
       pgProxy,
       pgFaults,
-      worker,
-      api,
+      worker: running.worker,
+      api: running.api,
       downstream,
       wecom,
       feishu,
@@ -277,7 +296,34 @@ export async function startStack(options: {
       },
       temporalBin: temporalBinary(),
       stop,
+      async useBrokenRule(rule) {
+        const wanted = entryPointsFor(rule);
+        explorerStack.cliArgs = wanted.cli;
+        if (wanted.api !== running.entries.api) {
+          await running.api.kill('SIGKILL');
+          await waitFor(
+            "the old API's vendor connections closed",
+            () =>
+              Promise.resolve(
+                feishu.longConnection.openConnections().length === 0 && dingtalk.stream.openConnections() === 0,
+              ),
+            30_000,
+          );
+          running.api = await apiOn(wanted.api);
+          explorerStack.api = running.api;
+          await running.api.start();
+          await vendorConnectionsHeld();
+        }
+        if (wanted.worker !== running.entries.worker) {
+          await running.worker.kill('SIGKILL');
+          running.worker = workerOn(wanted.worker);
+          explorerStack.worker = running.worker;
+          await running.worker.start();
+        }
+        running.entries = wanted;
+      },
     };
+    return explorerStack;
   } catch (error) {
     await stop();
     throw error;

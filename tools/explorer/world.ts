@@ -7,6 +7,7 @@ import { isReceiptOf } from '../../domain/approval-receipts.js';
 import { waitingEpisode } from '../../domain-node/decision-card-keys.js';
 import { signBody } from '../../domain-node/signature.js';
 import { listOrdersAwaitingDecision } from '../../submission/operator-decisions/awaiting.js';
+import { receiptsToPost } from '../../services/db/approval-receipts.js';
 import { sleep } from '../harness/time.js';
 import {
   CARD_OPERATOR,
@@ -602,6 +603,23 @@ export class World {
    */
   async scanReceiptsAnswerLost(): Promise<void> {
     const comments = this.stack.feishu.comments;
+    // A Feishu order of the run whose receipt is due, as the scan will find it — waited for while a
+    // Feishu key of the run is still being written (slow on a loaded machine). None: the scan posts
+    // nothing, and the step does nothing.
+    const due = Date.now() + 30_000;
+    while (Date.now() < due) {
+      const pending = await receiptsToPost(this.stack.orders, {
+        vendors: ['feishu'],
+        since: new Date(Date.now() - 3_600_000),
+        limit: 1_000,
+      });
+      if (pending.some((receipt) => receipt.instanceId.startsWith(this.prefix))) break;
+      const writing = await this.stack.orders.idempotencyRecord.count({
+        where: { approvalNo: { startsWith: this.prefix }, source: 'feishu', status: 'RECEIVED' },
+      });
+      if (writing === 0) break;
+      await sleep(300);
+    }
     const before = comments.postRequests();
     comments.scriptPosts([{ kind: 'answer-after', ms: RECEIPT_ANSWER_LOST_MS }]);
     try {

@@ -11,6 +11,7 @@ import type * as MariaDbPackage from 'mariadb';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
 import { PrismaClient as MysqlPrismaClient } from './generated/prisma-mysql/client.js';
+import { createTurns, inTurn } from './stores/fair-pool.js';
 import { mysqlConnection } from './stores/mysql-connection.js';
 import { statementsFor, storeOfUrl } from './stores/store.js';
 import type { Tx } from './stores/tx.js';
@@ -100,10 +101,11 @@ function createMysqlClient(options: DbOptions): PrismaClient {
   const mariadb = load('mariadb') as typeof MariaDbPackage;
   const { PrismaMariaDb } = load('@prisma/adapter-mariadb') as typeof MariaDbAdapterPackage;
   const seconds = Math.max(1, Math.ceil(options.statementTimeoutMs / 1000));
+  const acquireTimeoutMs = options.connectTimeoutMs ?? options.statementTimeoutMs;
   const pool = mariadb.createPool({
     ...mysqlConnection(options.databaseUrl),
     connectionLimit: options.poolSize,
-    acquireTimeout: options.connectTimeoutMs ?? options.statementTimeoutMs,
+    acquireTimeout: acquireTimeoutMs,
     connectTimeout: options.connectTimeoutMs ?? options.statementTimeoutMs,
     // Affected-row counts are rows changed, not rows matched: the statements read "did this call
     // set it" from them (stores/mysql.ts).
@@ -117,13 +119,16 @@ function createMysqlClient(options: DbOptions): PrismaClient {
       ` /*!80000 , max_execution_time = ${Math.floor(options.statementTimeoutMs)} */`,
     connectAttributes: { program_name: 'exactly-once-orders' },
   });
+  // Its callers served in the order they asked (./stores/fair-pool.ts): the pool alone lets a
+  // busy caller take a freed connection ahead of those waiting, which then time out.
+  const turns = createTurns(options.poolSize);
   const client = new MysqlPrismaClient({
-    adapter: new PrismaMariaDb(pool, { disposeExternalPool: true }),
+    adapter: new PrismaMariaDb(inTurn(pool, options.poolSize, acquireTimeoutMs, turns), { disposeExternalPool: true }),
   }) as unknown as PrismaClient;
   pools.set(client, () => ({
     total: pool.totalConnections(),
     idle: pool.idleConnections(),
-    waiting: pool.taskQueueSize(),
+    waiting: pool.taskQueueSize() + turns.counts().waiting,
   }));
   const answered = { last: Number.NEGATIVE_INFINITY };
   // The pool keeps only a connection still valid, and says so by this event.

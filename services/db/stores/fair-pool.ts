@@ -22,14 +22,21 @@ export interface Turns {
 /** The mariadb pool's error for a connection not free in time (ER_GET_CONNECTION_TIMEOUT). */
 const POOL_TIMEOUT_ERRNO = 45028;
 
+/**
+ * The error the pool itself throws when no connection is free in time, field for field: the
+ * adapter takes an error with `sqlMessage` for the driver's and passes its errno on, so that the
+ * classification table reads it as the pool's wait (DatabaseBusy, retried) on every path.
+ */
 function poolTimeout(timeoutMs: number, limit: number, waiting: number): Error {
-  const error = new Error(
-    `pool timeout: failed to retrieve a connection from pool after ${timeoutMs}ms (${limit} in use, ${waiting} waiting)`,
-  ) as Error & { errno: number; code: string; sqlState: string };
-  error.errno = POOL_TIMEOUT_ERRNO;
-  error.code = 'ER_GET_CONNECTION_TIMEOUT';
-  error.sqlState = 'HY000';
-  return error;
+  const message = `pool timeout: failed to retrieve a connection from pool after ${timeoutMs}ms (${limit} in use, ${waiting} waiting)`;
+  return Object.assign(new Error(message), {
+    name: 'SqlError',
+    sqlMessage: message,
+    errno: POOL_TIMEOUT_ERRNO,
+    code: 'ER_GET_CONNECTION_TIMEOUT',
+    sqlState: 'HY000',
+    fatal: false,
+  });
 }
 
 /** A line of `limit` turns, first come first served. */
@@ -60,7 +67,8 @@ export function createTurns(limit: number): Turns {
           },
         };
         const timer = setTimeout(() => {
-          waiting.splice(waiting.indexOf(entry), 1);
+          const at = waiting.indexOf(entry);
+          if (at >= 0) waiting.splice(at, 1);
           reject(poolTimeout(timeoutMs, limit, waiting.length));
         }, timeoutMs);
         waiting.push(entry);
@@ -72,7 +80,12 @@ export function createTurns(limit: number): Turns {
 
 /** What of a `mariadb` pool the line stands in front of: its connections and its one-statement calls. */
 export interface QueuedPool {
-  getConnection(): Promise<{ release: () => unknown; end: () => unknown; destroy: () => unknown }>;
+  getConnection(): Promise<{
+    release: () => unknown;
+    end: () => unknown;
+    close?: () => unknown;
+    destroy: () => unknown;
+  }>;
   query(...args: never[]): Promise<unknown>;
   execute(...args: never[]): Promise<unknown>;
   batch(...args: never[]): Promise<unknown>;
@@ -80,7 +93,7 @@ export interface QueuedPool {
 
 /**
  * `pool` with its callers in one line of `limit` turns: a connection taken holds its turn until it
- * is released, ended or destroyed; a statement run on the pool holds one until it answers. Every
+ * is released, ended, closed or destroyed; a statement run on the pool holds one until it answers. Every
  * other member is the pool's own.
  */
 export function inTurn<P extends QueuedPool>(
@@ -99,7 +112,6 @@ export function inTurn<P extends QueuedPool>(
         giveBack();
       }
     };
-  const ownMethods = new WeakMap<object, Record<'release' | 'end' | 'destroy', () => unknown>>();
   const getConnection = async () => {
     const giveBack = await turns.take(acquireTimeoutMs);
     let connection: Awaited<ReturnType<P['getConnection']>>;
@@ -109,18 +121,14 @@ export function inTurn<P extends QueuedPool>(
       giveBack();
       throw error;
     }
-    // The pool lends the same connection objects again: their own methods are kept once, and each
-    // loan's give-back put in front of them.
-    let own = ownMethods.get(connection);
-    if (!own) {
-      own = { release: connection.release, end: connection.end, destroy: connection.destroy };
-      ownMethods.set(connection, own);
-    }
-    for (const name of ['release', 'end', 'destroy'] as const) {
-      const method = own[name];
+    // Each loan is an object of its own (mariadb's promise API): whichever of its ways back is
+    // taken first gives the turn back.
+    for (const name of ['release', 'end', 'close', 'destroy'] as const) {
+      const own = connection[name];
+      if (typeof own !== 'function') continue;
       connection[name] = () => {
         giveBack();
-        return method.call(connection);
+        return own.call(connection);
       };
     }
     return connection;
@@ -132,9 +140,10 @@ export function inTurn<P extends QueuedPool>(
     batch: oneStatement(pool.batch.bind(pool)),
   };
   return new Proxy(pool, {
-    get(target, name, receiver) {
+    get(target, name) {
       if (typeof name === 'string' && Object.hasOwn(wrapped, name)) return wrapped[name as keyof QueuedPool];
-      const value: unknown = Reflect.get(target, name, receiver);
+      // Read on the pool itself: its getters reach private fields the proxy does not have.
+      const value: unknown = Reflect.get(target, name);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });

@@ -3,6 +3,10 @@
 // queued. A caller that asks again at once starves one that waits; in line, each is served in turn.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { inspect } from 'node:util';
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import { classifyError } from '../../../../../domain/error-classification.js';
+import { PrismaClient as MysqlPrismaClient } from '../../../../../services/db/generated/prisma-mysql/client.js';
 import { createTurns, inTurn, type QueuedPool } from '../../../../../services/db/stores/fair-pool.js';
 
 /** A pool of `size` connections whose queue is served only when nobody asks first (the mariadb pool's way). */
@@ -101,23 +105,65 @@ describe('the MySQL pool, its callers in line', () => {
     held();
   });
 
-  it("a connection lent again has one give-back in front of the pool's own release, not one per loan", async () => {
-    let released = 0;
-    const connection = {
-      release: () => void (released += 1),
-      end: () => undefined,
-      destroy: () => undefined,
-    };
+  it('a loan gives its turn back once, whichever of its ways back (release, end, close, destroy) is taken, and however often', async () => {
+    for (const way of ['release', 'end', 'close', 'destroy'] as const) {
+      let released = 0;
+      const pool = {
+        getConnection: () =>
+          Promise.resolve({
+            release: () => void (released += 1),
+            end: () => void (released += 1),
+            close: () => void (released += 1),
+            destroy: () => void (released += 1),
+          }),
+        query: () => Promise.resolve([]),
+        execute: () => Promise.resolve([]),
+        batch: () => Promise.resolve([]),
+      };
+      const turns = createTurns(1);
+      const connection = await inTurn(pool, 1, 100, turns).getConnection();
+      connection[way]?.();
+      connection.release();
+      assert.deepEqual(turns.counts(), { held: 0, waiting: 0 }, way);
+      assert.equal(released, 2, `${way}: the pool's own ways back still run`);
+    }
+  });
+
+  it("a turn not had in time reaches the classification table as the pool's own wait (DatabaseBusy, retried), on a statement and on a transaction", async () => {
     const pool = {
-      getConnection: () => Promise.resolve(connection),
-      query: () => Promise.resolve([]),
+      getConnection: () =>
+        Promise.resolve({ release: () => undefined, end: () => undefined, destroy: () => undefined }),
+      // The adapter asks the server's version once; nothing else reaches the pool here.
+      query: () => Promise.resolve([['10.11.6-MariaDB']]),
       execute: () => Promise.resolve([]),
       batch: () => Promise.resolve([]),
+      end: () => Promise.resolve(),
     };
-    const inLine = inTurn(pool, 1, 100);
-    for (let loan = 0; loan < 3; loan += 1) (await inLine.getConnection()).release();
-    assert.equal(released, 3);
-    // Each loan took and gave back its turn: a fourth is served at once.
-    await inLine.getConnection();
+    const turns = createTurns(1);
+    const inLine = inTurn(pool, 1, 50, turns);
+    const client = new MysqlPrismaClient({
+      adapter: new PrismaMariaDb(inLine as unknown as ConstructorParameters<typeof PrismaMariaDb>[0]),
+    });
+    await client.$connect();
+    const held = await inLine.getConnection();
+    try {
+      for (const attempt of [
+        () => client.inventory.findFirst(),
+        () => client.$queryRawUnsafe('SELECT 1'),
+        () => client.$transaction((tx) => tx.inventory.findFirst(), { maxWait: 1_000 }),
+      ]) {
+        const error = await attempt().then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+        assert.ok(error, 'the statement waited past its turn and failed');
+        const classified = classifyError(error);
+        assert.equal(classified.errorClass, 'DatabaseBusy', inspect(error));
+        assert.equal(classified.retryable, true);
+      }
+    } finally {
+      held.release();
+      await client.$disconnect();
+    }
   });
 });

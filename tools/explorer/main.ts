@@ -146,6 +146,9 @@ async function main(argv: string[]): Promise<number> {
   const segments = explorationArgs(argv);
   let explorations: Options[];
   try {
+    if (segments.length > 1 && segments.some((segment) => segment.length === 0)) {
+      throw new Error('--then must stand between two explorations’ options');
+    }
     const parsed = segments.map(parseOptions);
     if (parsed.includes('help')) {
       console.log(USAGE);
@@ -173,6 +176,8 @@ async function main(argv: string[]): Promise<number> {
     for (const [index, options] of explorations.entries()) {
       if (index > 0) {
         console.log('');
+        // An API started again knows no session of the one before.
+        await World.closeMcp(stack);
         await stack.useBrokenRule(options.brokenRule);
       }
       // Each exploration's approvals are its own, also when two share a seed.

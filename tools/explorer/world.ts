@@ -157,8 +157,10 @@ export class World {
   }
 
   /** Closes the stack's MCP session, if one was opened. */
+  /** Closes the stack's MCP session, if one was opened; the next MCP step opens another. */
   static async closeMcp(stack: Stack): Promise<void> {
     const session = mcpSessions.get(stack);
+    mcpSessions.delete(stack);
     if (session) await (await session.catch(() => undefined))?.close();
   }
 
@@ -596,7 +598,7 @@ export class World {
   }
 
   /**
-   * Runs the receipts' scan with Feishu creating the next receipt comment but answering it only
+   * Runs the receipts' scan with Feishu creating the run's receipt comment but answering it only
    * after the poster's request timed out (the post landed, its answer lost), then waits — bounded —
    * until that receipt's fate is settled: its retry, ten seconds on, found the comment (or, with
    * the look broken, posted another) and its record is written.
@@ -607,26 +609,33 @@ export class World {
     // Feishu key of the run is still being written (slow on a loaded machine). None: the scan posts
     // nothing, and the step does nothing.
     const due = Date.now() + 30_000;
+    let instanceId: string | undefined;
     while (Date.now() < due) {
       const pending = await receiptsToPost(this.stack.orders, {
         vendors: ['feishu'],
         since: new Date(Date.now() - 3_600_000),
         limit: 1_000,
       });
-      if (pending.some((receipt) => receipt.instanceId.startsWith(this.prefix))) break;
+      // The run's own receipt: one left due by an earlier run or exploration takes no fault.
+      instanceId = pending.find((receipt) => receipt.instanceId.startsWith(this.prefix))?.instanceId;
+      if (instanceId) break;
       const writing = await this.stack.orders.idempotencyRecord.count({
         where: { approvalNo: { startsWith: this.prefix }, source: 'feishu', status: 'RECEIVED' },
       });
       if (writing === 0) break;
       await sleep(300);
     }
-    const before = comments.postRequests();
-    comments.scriptPosts([{ kind: 'answer-after', ms: RECEIPT_ANSWER_LOST_MS }]);
+    if (!instanceId) {
+      await this.scanReceipts();
+      return;
+    }
+    const lost = instanceId;
+    comments.scriptPosts([{ kind: 'answer-after', ms: RECEIPT_ANSWER_LOST_MS, instanceId: lost }]);
     try {
       await this.scanReceipts();
       const posted = Date.now() + 15_000;
-      while (comments.postRequests() === before && Date.now() < posted) await sleep(200);
-      if (comments.postRequests() === before) return;
+      while (comments.commentsOn(lost).length === 0 && Date.now() < posted) await sleep(200);
+      if (comments.commentsOn(lost).length === 0) return;
       const settled = Date.now() + 60_000;
       while (Date.now() < settled) {
         const keys = [...this.receiptsPerKey()].filter(([, count]) => count > 0).map(([key]) => key);

@@ -26,11 +26,15 @@ export interface FakeFeishuComment {
   createdAt: number;
 }
 
-export type CommentFault =
-  /** Create the comment now, answer only after `ms`. */
-  | { kind: 'answer-after'; ms: number }
+export type CommentFault = (
+  | /** Create the comment now, answer only after `ms`. */
+  { kind: 'answer-after'; ms: number }
   /** Create nothing, answer this HTTP status with `code`. */
-  | { kind: 'status'; status: number; code?: number };
+  | { kind: 'status'; status: number; code?: number }
+) & {
+  /** Only for a post on this instance; others are answered as if no fault were scripted. */
+  instanceId?: string;
+};
 
 export interface FakeFeishuComments {
   /** The comments on `instanceId`, oldest first. */
@@ -86,7 +90,8 @@ export function createFakeFeishuComments(options: { tokenInvalid: () => Answer }
   };
 
   const post = (instanceId: string, url: URL, body: unknown): Answer => {
-    const fault = faults.shift();
+    const at = faults.findIndex((scripted) => scripted.instanceId === undefined || scripted.instanceId === instanceId);
+    const fault = at >= 0 ? faults.splice(at, 1)[0] : undefined;
     if (fault?.kind === 'status') {
       return refused(fault.status, fault.code ?? (fault.status === 429 ? 99991400 : fault.status), 'scripted failure');
     }

@@ -123,7 +123,7 @@ function createMysqlClient(options: DbOptions): PrismaClient {
   // busy caller take a freed connection ahead of those waiting, which then time out.
   const turns = createTurns(options.poolSize);
   const client = new MysqlPrismaClient({
-    adapter: new PrismaMariaDb(inTurn(pool, options.poolSize, acquireTimeoutMs, turns), { disposeExternalPool: true }),
+    adapter: new PrismaMariaDb(inTurn(pool, turns, acquireTimeoutMs), { disposeExternalPool: true }),
   }) as unknown as PrismaClient;
   pools.set(client, () => ({
     total: pool.totalConnections(),

@@ -92,16 +92,11 @@ export interface QueuedPool {
 }
 
 /**
- * `pool` with its callers in one line of `limit` turns: a connection taken holds its turn until it
- * is released, ended, closed or destroyed; a statement run on the pool holds one until it answers. Every
- * other member is the pool's own.
+ * `pool` with its callers in the line of `turns` (as many turns as the pool has connections): a
+ * connection taken holds its turn until it is released, ended, closed or destroyed; a statement run
+ * on the pool holds one until it answers. Every other member is the pool's own.
  */
-export function inTurn<P extends QueuedPool>(
-  pool: P,
-  limit: number,
-  acquireTimeoutMs: number,
-  turns = createTurns(limit),
-): P {
+export function inTurn<P extends QueuedPool>(pool: P, turns: Turns, acquireTimeoutMs: number): P {
   const oneStatement =
     (run: (...args: never[]) => Promise<unknown>) =>
     async (...args: never[]) => {

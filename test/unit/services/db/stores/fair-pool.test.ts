@@ -75,7 +75,7 @@ describe('the MySQL pool, its callers in line', () => {
   });
 
   it('in line, the caller that waits is served in its turn beside the same busy callers', async () => {
-    assert.equal(await patientCallerBeside(inTurn(bargingPool(2, 200), 2, 200), 4), 'served');
+    assert.equal(await patientCallerBeside(inTurn(bargingPool(2, 200), createTurns(2), 200), 4), 'served');
   });
 
   it('serves waiting callers in the order they came, and gives a turn back once however often it is released', async () => {
@@ -121,7 +121,7 @@ describe('the MySQL pool, its callers in line', () => {
         batch: () => Promise.resolve([]),
       };
       const turns = createTurns(1);
-      const connection = await inTurn(pool, 1, 100, turns).getConnection();
+      const connection = await inTurn(pool, turns, 100).getConnection();
       connection[way]?.();
       connection.release();
       assert.deepEqual(turns.counts(), { held: 0, waiting: 0 }, way);
@@ -140,7 +140,7 @@ describe('the MySQL pool, its callers in line', () => {
       end: () => Promise.resolve(),
     };
     const turns = createTurns(1);
-    const inLine = inTurn(pool, 1, 50, turns);
+    const inLine = inTurn(pool, turns, 50);
     const client = new MysqlPrismaClient({
       adapter: new PrismaMariaDb(inLine as unknown as ConstructorParameters<typeof PrismaMariaDb>[0]),
     });

@@ -316,8 +316,10 @@ async function makeTemplate(databaseUrl: string): Promise<void> {
   }
 }
 
+type Ticks = { busy: number; idle: number };
+
 /** The CPU time of every core so far, busy and idle, in the kernel's ticks. */
-function cpuTicks(): { busy: number; idle: number } {
+function cpuTicks(): Ticks {
   return os.cpus().reduce(
     (sum, { times }) => ({
       busy: sum.busy + times.user + times.nice + times.sys + times.irq,
@@ -327,20 +329,36 @@ function cpuTicks(): { busy: number; idle: number } {
   );
 }
 
+const busyShare = (from: Ticks, to: Ticks) => (to.busy - from.busy) / (to.busy - from.busy + to.idle - from.idle || 1);
+
+/** Seconds between two of the machine's samples: the stretches where the cores idled show. */
+const SAMPLE_SECONDS = 30;
+
+/** Samples the cores' ticks every SAMPLE_SECONDS until stopped, which answers every sample. */
+function sampleMachine(): () => Ticks[] {
+  const samples = [cpuTicks()];
+  const timer = setInterval(() => samples.push(cpuTicks()), SAMPLE_SECONDS * 1_000);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    return [...samples, cpuTicks()];
+  };
+}
+
 /**
- * How busy the machine's cores were over the run: near 100 % the suite is bound by CPU, and more
- * files at once would not end it sooner; well below, the files mostly wait.
+ * How busy the machine's cores were over the run, and in each stretch of it: near 100 % the suite
+ * is bound by CPU, and more files at once would not end it sooner; a stretch well below is one
+ * where the files running mostly wait, and another file could have run.
  */
-function printMachineLoad(
-  from: { busy: number; idle: number },
-  to: { busy: number; idle: number },
-  wallSeconds: number,
-): void {
-  const now = to;
-  const busy = now.busy - from.busy;
-  const share = busy / (busy + now.idle - from.idle);
+function printMachineLoad(samples: Ticks[], wallSeconds: number): void {
+  const from = samples[0] as Ticks;
+  const to = samples.at(-1) as Ticks;
   console.log(
-    `\n== the machine: ${os.cpus().length} cores, busy ${(share * 100).toFixed(0)} % of the ${wallSeconds} s the tests ran (${Math.round(busy / 1000)} CPU-s)`,
+    `\n== the machine: ${os.cpus().length} cores, busy ${(busyShare(from, to) * 100).toFixed(0)} % of the ${wallSeconds} s the tests ran (${Math.round((to.busy - from.busy) / 1000)} CPU-s)`,
+  );
+  const stretches = samples.slice(1).map((sample, index) => busyShare(samples[index] as Ticks, sample));
+  console.log(
+    `   busy in each ${SAMPLE_SECONDS} s, %: ${stretches.map((share) => (share * 100).toFixed(0)).join(' ')}`,
   );
 }
 
@@ -529,7 +547,7 @@ async function main(): Promise<number> {
           ]
         : [{ name: 'every file, one at a time', files: [...ownStacks, ...others], concurrency: 1, live: true }];
     const testsStarted = Date.now();
-    const ticksAtStart = cpuTicks();
+    const machineSamples = sampleMachine();
     const running = lanes
       .filter((lane) => lane.files.length > 0)
       .map((lane, index) => {
@@ -556,7 +574,7 @@ async function main(): Promise<number> {
       if (laneCode !== 0) code = laneCode;
       for (const [name, value] of summary) total.set(name, (total.get(name) ?? 0) + value);
     }
-    const ticksAtEnd = cpuTicks();
+    const samples = machineSamples();
     const testsSeconds = Math.round((Date.now() - testsStarted) / 1000);
     const timesFiles = running.map(({ timesFile }) => timesFile);
     for (const check of await checks) {
@@ -574,7 +592,7 @@ async function main(): Promise<number> {
       );
     }
     if (running.length > 1) console.log(`\n== each lane ended after\n${laneTimes.join('\n')}`);
-    printMachineLoad(ticksAtStart, ticksAtEnd, testsSeconds);
+    printMachineLoad(samples, testsSeconds);
     if (running.length > 1) {
       // The closing summary covers every lane, in the spec reporter's own form.
       console.log('\n== all tests');

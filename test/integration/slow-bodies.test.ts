@@ -25,7 +25,7 @@ import {
 } from '../../tools/harness/service.js';
 import { type SlowConnection, slowBodies, type Stranger } from '../../tools/harness/slow-bodies.js';
 import { spreadOf } from '../../tools/harness/stats.js';
-import { sleep } from '../../tools/harness/time.js';
+import { settlesWithin, sleep } from '../../tools/harness/time.js';
 
 const SLOW_SOCKETS = 2_000;
 /** As fast as the API takes them from its accept queue (a flood of connects is the gateway's and the kernel's to meet). */
@@ -330,10 +330,7 @@ describe('slow bodies from a stranger', () => {
     );
     const signalled = Date.now();
     // What the orchestrator does: SIGTERM, and SIGKILL once the grace period is over.
-    const exited = await Promise.race([
-      api.kill('SIGTERM').then(() => true),
-      sleep(GRACE_SECONDS * 1000).then(() => false),
-    ]);
+    const exited = await settlesWithin(api.kill('SIGTERM'), GRACE_SECONDS * 1000);
     const exitedAfterMs = Date.now() - signalled;
     if (!exited) await api.kill('SIGKILL');
     console.log(

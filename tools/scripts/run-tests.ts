@@ -373,26 +373,31 @@ function readJson<T>(files: string[]): [string, T][] {
 }
 
 /**
- * Each file's time, CPU and end, longest first. The CPU is its own process's and its children's;
- * the shared Temporal dev server and PostgreSQL are the rest of the machine's busy time (printed
- * after). The end is seconds after the tests began: the last files to end hold the run's end.
+ * Each file's time, CPU, life and end, longest first. The CPU is its own process's and its
+ * children's; the shared Temporal dev server and PostgreSQL are the rest of the machine's busy time
+ * (printed after). Its life is its process's, start to exit: well past its tests' time, something
+ * (a timer, a handle) held the process open and its place in the lane with it. The end is seconds
+ * after the tests began: the last files to end hold the run's end.
  */
-function printFileTimes(timesFiles: string[], cpuDir: string, testsStarted: number): void {
+function printFileTimes(timesFiles: string[], processDir: string, testsStarted: number): void {
   const times = readJson<{ seconds: number; endedAt: number }>(timesFiles).sort((a, b) => b[1].seconds - a[1].seconds);
-  const cpu = new Map(readJson<number>(readdirSync(cpuDir).map((name) => path.join(cpuDir, name))));
-  console.log('\n== each test file: its time (s, its tests one after another), its CPU (s), when it ended (s)');
+  const processes = new Map(
+    readJson<{ cpu: number; lived: number }>(readdirSync(processDir).map((name) => path.join(processDir, name))),
+  );
+  console.log(
+    "\n== each test file: its time (s, its tests one after another), its CPU (s), its process's life (s), when it ended (s)",
+  );
   const column = (value: number | undefined, digits: number, width: number) =>
     value === undefined ? ' '.repeat(width) : value.toFixed(digits).padStart(width);
-  for (const [file, { seconds, endedAt }] of times) {
-    const ended = (endedAt - testsStarted) / 1000;
-    console.log(`${column(seconds, 1, 7)}  ${column(cpu.get(file), 0, 5)}  ${column(ended, 0, 5)}  ${file}`);
-  }
+  const line = (seconds: number | undefined, file: string, ended?: number) => {
+    const own = processes.get(file);
+    return `${column(seconds, 1, 7)}  ${column(own?.cpu, 0, 5)}  ${column(own?.lived, 0, 5)}  ${column(ended, 0, 5)}  ${file}`;
+  };
+  for (const [file, { seconds, endedAt }] of times) console.log(line(seconds, file, (endedAt - testsStarted) / 1000));
   // A file whose tests are declared in a helper is timed under the helper's name.
   const timed = new Set(times.map(([file]) => file));
-  for (const [file, used] of cpu) {
-    if (!timed.has(file)) console.log(`${column(undefined, 1, 7)}  ${column(used, 0, 5)}  ${' '.repeat(5)}  ${file}`);
-  }
-  const total = [...cpu.values()].reduce((sum, value) => sum + value, 0);
+  for (const file of processes.keys()) if (!timed.has(file)) console.log(line(undefined, file));
+  const total = [...processes.values()].reduce((sum, { cpu }) => sum + cpu, 0);
   console.log(`         ${total.toFixed(0).padStart(5)}  CPU of every file's processes`);
 }
 

@@ -17,6 +17,7 @@ import {
   type CompensationInput,
   type CompensationOutcome,
   type CompensationState,
+  type CompensationWorkflow,
   compensationStateQuery,
   type DecisionRequest,
   decideUpdate,
@@ -161,3 +162,6 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
     }
   }
 }
+
+// The signature clients type their calls by (definitions.ts), checked against the function.
+const _signature: CompensationWorkflow = compensationWorkflow;

@@ -195,3 +195,13 @@ export interface DecisionCardResult {
 
 /** What became of an approval's receipt: posted (or found posted), or failed with its recorded cause. */
 export type ApprovalReceiptResult = { posted: true; found: boolean } | { posted: false; failure: string };
+
+/**
+ * The signatures of the workflows clients start and hold handles to, by name. A client types its
+ * calls with these rather than with `typeof` a workflow: a workflow module imports the activities'
+ * types, and a client that imported it would stand, through them, in a circle with its own callers.
+ * Each workflow module checks its function against its signature here.
+ */
+export type OrderWorkflow = (start: OrderWorkflowStart) => Promise<OrderResult>;
+export type DeliveryWorkflow = (input: DeliveryDecisionInput) => Promise<DecisionResult>;
+export type CompensationWorkflow = (input: CompensationInput) => Promise<CompensationState>;

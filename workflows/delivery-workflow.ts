@@ -11,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import { compensationStep, downstreamDelivery } from './activity-presets.js';
-import type { DecisionResult, DeliveryDecisionInput } from './definitions.js';
+import type { DecisionResult, DeliveryDecisionInput, DeliveryWorkflow } from './definitions.js';
 import { OrderStatus } from './search-attributes.js';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -64,3 +64,6 @@ function failureText(error: unknown): string {
   if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
   return String(cause);
 }
+
+// The signature clients type their calls by (definitions.ts), checked against the function.
+const _signature: DeliveryWorkflow = deliveryWorkflow;

@@ -38,6 +38,7 @@ import {
   isFormOrder,
   type OrderResult,
   type OrderState,
+  type OrderWorkflow,
   type OrderWorkflowInput,
   type OrderWorkflowStart,
   type OrderWriteResult,
@@ -299,3 +300,6 @@ function describeActivityFailure(error: unknown, maxAttempts: number): ActivityF
     attempts: exhausted ? maxAttempts : 0,
   };
 }
+
+// The signature clients type their calls by (definitions.ts), checked against the function.
+const _signature: OrderWorkflow = orderWorkflow;

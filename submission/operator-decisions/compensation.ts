@@ -10,8 +10,7 @@ import { findRecord } from '../../services/db/idempotency-records.js';
 import { findOrderByKey } from '../../services/db/order-repository.js';
 import { isTemporalUnreachable } from '../../services/temporal/connection.js';
 import { describeIfExists, startCompensationWorkflow } from '../../services/temporal/order-workflows.js';
-import type { compensationWorkflow } from '../../workflows/compensation-workflow.js';
-import { decideUpdate, type DecisionResult } from '../../workflows/definitions.js';
+import { type CompensationWorkflow, decideUpdate, type DecisionResult } from '../../workflows/definitions.js';
 import { workflowInputFromRecord } from '../submit-approval.js';
 import { closesSoon, NoPendingDecisionError, notConfirmed, type OperatorDeps, withinConfirmation } from './shared.js';
 
@@ -32,7 +31,7 @@ export async function decideCompensation(
   request: CompensationDecisionRequest,
 ): Promise<DecisionResult> {
   const key = request.idempotencyKey;
-  const handle = temporal.workflow.getHandle<typeof compensationWorkflow>(compensationWorkflowIdFor(key));
+  const handle = temporal.workflow.getHandle<CompensationWorkflow>(compensationWorkflowIdFor(key));
   try {
     const description = await handle.describe();
     if (description.status.name !== 'RUNNING') {

@@ -7,16 +7,16 @@ import { findRecord } from '../../services/db/idempotency-records.js';
 import { findOrderByKey } from '../../services/db/order-repository.js';
 import { isTemporalUnreachable } from '../../services/temporal/connection.js';
 import { describeIfExists } from '../../services/temporal/order-workflows.js';
-import type { deliveryWorkflow } from '../../workflows/delivery-workflow.js';
 import {
   decideUpdate,
   type DecisionResult,
   type DeliveryDecision,
   type DeliveryDecisionInput,
+  type DeliveryWorkflow,
   deliveryWorkflowIdFor,
   isFormOrder,
+  type OrderWorkflow,
 } from '../../workflows/definitions.js';
-import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import {
   ApprovalNo,
   CustomerId,
@@ -55,7 +55,7 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
     const orderId = orderWorkflowIdFor(key);
     const order = await describeIfExists(deps.temporal, orderId);
     if (order?.status.name === 'RUNNING') {
-      const handle = deps.temporal.workflow.getHandle<typeof orderWorkflow>(orderId);
+      const handle = deps.temporal.workflow.getHandle<OrderWorkflow>(orderId);
       try {
         return await withinConfirmation(deps.temporal, () => handle.executeUpdate(decideUpdate, { args: [args] }));
       } catch (error) {
@@ -95,7 +95,7 @@ export async function decideDelivery(deps: OperatorDeps, request: DeliveryDecisi
       ...args,
     };
     // One decision per key at a time: a second one while it runs waits for the same answer.
-    const handle = await deps.temporal.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+    const handle = await deps.temporal.workflow.start<DeliveryWorkflow>('deliveryWorkflow', {
       taskQueue: deps.taskQueue,
       workflowId: deliveryWorkflowIdFor(key),
       args: [input],

@@ -296,7 +296,8 @@ describe('no secret in any output', () => {
           body,
         }).then(callbackAnswer),
       );
-      if (statuses.at(-1) === 202) keys.push(idempotencyKeyFor(approvalNo, 'MAIN'));
+      // Taken: 202 at once, or, sent again after a 503 that had already recorded it, 200 or 201.
+      if ([200, 201, 202].includes(statuses.at(-1) ?? 0)) keys.push(idempotencyKeyFor(approvalNo, 'MAIN'));
     }
 
     // Feishu: an approval event signed and encrypted with the console's key, and one that is not.
@@ -504,8 +505,11 @@ describe('no secret in any output', () => {
 
   it('every approval went through and every refusal was refused: the outputs searched are the real ones', () => {
     const statuses = answers.map((answer) => `${answer.request} ${answer.status}`);
+    assert.ok(
+      statuses.some((status) => /^webhook 20[012]$/.test(status)),
+      statuses.join(', '),
+    );
     for (const expected of [
-      'webhook 202',
       'webhook 401',
       'feishu callback 200',
       'dingtalk callback 200',

@@ -1,5 +1,7 @@
 // A vendor's callback sent as the platform sends it: a 503 (the door's deadline passed on a busy
 // machine) is not the end, the platform sends the callback again after the Retry-After it was told.
+import { parseRetryAfterMs } from '../../domain/retry-after.js';
+import { sleep } from './time.js';
 
 /** What the sender needs of one answer. */
 export interface CallbackAnswer {
@@ -19,9 +21,11 @@ export async function sentAsThePlatformDoes(sendOnce: () => Promise<CallbackAnsw
     const answer = await sendOnce();
     statuses.push(answer.status);
     if (answer.status !== 503) return statuses;
-    const seconds = Number(answer.retryAfter);
-    if (!(seconds > 0)) throw new Error(`a 503 without a Retry-After the platform could wait by: ${answer.retryAfter}`);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(seconds, 1) * 1_000));
+    const waitMs = parseRetryAfterMs(answer.retryAfter);
+    if (!(waitMs !== undefined && waitMs > 0)) {
+      throw new Error(`a 503 without a Retry-After the platform could wait by: ${answer.retryAfter}`);
+    }
+    await sleep(Math.min(waitMs, 1_000));
   }
   return statuses;
 }

@@ -106,7 +106,7 @@ const oaApiError = (signals: ErrorSignals): OaApiError | undefined =>
  * and gone away (2006), can't connect (2002, 2003), shutdown (1053), a killed connection (1927),
  * and the driver's closed or timed-out sockets (45001–45042). A lost COMMIT answer is one of them.
  */
-const MYSQL_CONNECTION_LOST = [
+const MYSQL_CONNECTION_LOST: readonly string[] = [
   '2002',
   '2003',
   '2006',
@@ -124,7 +124,7 @@ const MYSQL_CONNECTION_LOST = [
 ];
 
 // Messages node-postgres uses when the socket dies without an error code.
-const CONNECTION_LOST_MESSAGES = [
+const CONNECTION_LOST_MESSAGES: readonly string[] = [
   'Connection terminated unexpectedly',
   'Connection terminated',
   'Client has encountered a connection error and is not queryable',
@@ -385,7 +385,7 @@ export const TABLE: readonly Row[] = [
   },
 ];
 
-const UNCLASSIFIED: Classification & { told: PublicError } = {
+const UNCLASSIFIED: Readonly<Classification & { told: PublicError }> = {
   errorClass: 'Unclassified',
   retryable: false,
   why: 'not a failure we know to be safe to retry: fail fast into compensation',
@@ -493,7 +493,7 @@ export function isDatabaseTransient(error: unknown): boolean {
   return DATABASE_TRANSIENT.has(classifyError(error).errorClass);
 }
 
-const DATABASE_TRANSIENT = new Set([
+const DATABASE_TRANSIENT: ReadonlySet<string> = new Set([
   'ConnectionLost',
   'DatabaseBusy',
   'StatementTimeout',

@@ -27,10 +27,19 @@ export function bundleFileName(traced: boolean): string {
   return traced ? 'workflows-traced.js' : 'workflows.js';
 }
 
-/** Bundles workflows/ now (webpack's report is kept out of the logs). */
+/**
+ * Bundles workflows/ now (webpack's report is kept out of the logs). The workflow modules are
+ * preloaded: evaluated once in the worker's reused V8 context and shared by every run, instead of
+ * evaluated again for each new run, which cost an order a tenth of its worker's CPU. That is safe
+ * because their module scope holds no state of a run — definitions, constants, read-only tables and
+ * activity proxies, which find the running workflow when called (docs/architecture.md, decision 45);
+ * test/unit/workflows/preloaded-modules.test.ts keeps it so.
+ */
 export async function bundleWorkflows(traced: boolean): Promise<string> {
+  const entry = workflowsPath();
   const { code } = await bundleWorkflowCode({
-    workflowsPath: workflowsPath(),
+    workflowsPath: entry,
+    preloadModules: [entry],
     logger: new DefaultLogger('WARN'),
     workflowInterceptorModules: traced ? workflowTracingModules() : [],
   });

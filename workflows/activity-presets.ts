@@ -63,7 +63,7 @@ export function downstreamDelivery(policy: WritePolicyInput): ActivityOptions {
  * so retrying one is always safe; they retry longer than the write because giving up here leaves
  * an order nobody looks after.
  */
-export const compensationStep: ActivityOptions = {
+export const compensationStep: Readonly<ActivityOptions> = {
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 10, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
@@ -73,7 +73,7 @@ export const compensationStep: ActivityOptions = {
  * Handing a failed write to compensation: retried until it succeeds. Giving up here would leave a
  * failed order with nobody looking after it, so there is no overall deadline.
  */
-export const compensationStart: ActivityOptions = {
+export const compensationStart: Readonly<ActivityOptions> = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };

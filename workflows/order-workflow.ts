@@ -50,10 +50,26 @@ import { CustomerId, OrderStatus } from './search-attributes.js';
 type Activities = ReturnType<typeof activities.createActivities>;
 
 /**
- * Runs started from here on write the order as a local activity; runs recorded before replay the
- * write as the activity task they scheduled. The name is recorded in histories: never change it.
+ * The patch that once marked the runs writing their order as a local activity. Runs recorded while
+ * it was called carry its marker (and a `TemporalChangeVersion` upsert), and their replay calls it
+ * again to match them; a new run no longer records it. The name is in those histories: never change it.
  */
 export const LOCAL_ACTIVITY_WRITE = 'order-write-as-local-activity';
+
+/**
+ * Whether this run writes its order as a local activity: every run started since the write became
+ * one carries the local retry threshold in its input, which came with it; a run recorded before has
+ * none and replays the activity task it scheduled. Read from the run's own start input, so deciding
+ * records nothing: a patch would cost every order a marker and a search-attribute upsert in its
+ * history, and the server a visibility update (docs/architecture.md, decision 18). Replaying, the
+ * patch is asked as well, which matches the marker of a run recorded while it was called and, in a
+ * history without it, records nothing.
+ */
+function writesAsLocalActivity(start: OrderWorkflowStart): boolean {
+  const local = start.policy.localRetryThresholdMs !== undefined;
+  if (local && workflowInfo().unsafe.isReplaying) patched(LOCAL_ACTIVITY_WRITE);
+  return local;
+}
 
 export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderResult> {
   // The key comes in as input and is used as is: no layer below the edge derives a key.
@@ -128,7 +144,7 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
   // Each activity carries a one-line summary the UI shows in the event history.
   const lines = `${toWrite.order.lines.length} line(s)`;
   const writeSummary = `write ${key}: header, ${lines}, stock reservation in one transaction`;
-  const { writeOrder } = patched(LOCAL_ACTIVITY_WRITE)
+  const { writeOrder } = writesAsLocalActivity(start)
     ? proxyLocalActivities<Activities>({ ...localOrderWrite(toWrite.policy), summary: writeSummary })
     : proxyActivities<Activities>({ ...orderWrite(toWrite.policy), summary: writeSummary });
   const { deliverOrderEvent } = proxyActivities<Activities>({

@@ -199,4 +199,23 @@ describe('the local write backs off in the worker, or on a timer when the backof
     assert.equal(view.attempts, 1);
     assert.deepEqual(await writeSteps(timerService, key), [writeMarker(1, {})]);
   });
+
+  it('an order written at its first attempt records one marker and one search-attribute upsert, its write and its status', async () => {
+    const sku = await createSku(waitService.prisma, 10);
+    const approvalNo = uniqueApprovalNo('LEAN');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    assert.equal((await postApproval(waitService, approval(approvalNo, sku))).statusCode, 202);
+    const handle = waitService.temporal.workflow.getHandle(orderWorkflowIdFor(key));
+    await handle.result();
+    const events = (await handle.fetchHistory()).events ?? [];
+    // No patch marker and no TemporalChangeVersion upsert: whether the run writes as a local activity
+    // is read from its input, and recording that would cost every order two events and a visibility update.
+    const markers = events.flatMap((event) => event.markerRecordedEventAttributes?.markerName ?? []);
+    const upserted = events.flatMap((event) => {
+      const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      return fields ? [Object.keys(fields)] : [];
+    });
+    assert.deepEqual(markers, ['core_local_activity']);
+    assert.deepEqual(upserted, [['OrderStatus']]);
+  });
 });

@@ -8,7 +8,8 @@
 // Each scenario drives the service the way production does (webhook, faults, operator decisions)
 // and saves every workflow run it produced, as the Temporal CLI / Web UI export histories.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
@@ -43,7 +44,9 @@ import {
 } from '../../tools/harness/service.js';
 
 // Always the current shape: fixtures of earlier shapes live in folders of their own and stay as recorded.
-const OUT = fileURLToPath(new URL('./histories/', import.meta.url));
+// Into the checkout's folder, also when this file runs from a test build: the build links each
+// source file back to the checkout, and a fixture recorded into the build would vanish with it.
+const OUT = `${path.dirname(realpathSync(fileURLToPath(import.meta.url).replace(/\.js$/, '.ts')))}/histories/`;
 /** Records only the groups whose name contains RECORD_ONLY; the others' fixtures stay as they are. */
 const only = process.env.RECORD_ONLY;
 const group = (name: string) => [name, { skip: only !== undefined && !name.includes(only) }] as const;

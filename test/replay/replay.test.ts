@@ -13,9 +13,10 @@ const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
 /**
  * Fixtures of the current workflow shape sit at the top; those of earlier shapes, which runs still in
  * flight after a deploy may have, in a folder each and are never re-recorded: the write scheduled
- * as an activity task, before it became a local activity (docs/architecture.md, decision 18).
+ * as an activity task, before it became a local activity (docs/architecture.md, decision 18), and
+ * the local write's runs recorded while a patch marker said so (decision 45).
  */
-const EARLIER_SHAPES = ['write-as-activity-task'];
+const EARLIER_SHAPES = ['write-as-activity-task', 'write-with-patch-marker'];
 const current = fixturesIn('');
 const files = [...current, ...EARLIER_SHAPES.flatMap((shape) => fixturesIn(`${shape}/`))];
 

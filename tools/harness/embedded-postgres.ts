@@ -9,6 +9,8 @@ export interface EmbeddedPostgresOptions {
   port: number;
   database?: string;
   maxConnections?: number;
+  /** More server settings (`-c name=value`), e.g. a library to preload for a measurement. */
+  settings?: Record<string, string>;
   onOutput?: (line: string) => void;
 }
 
@@ -49,7 +51,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // PostgreSQL refuses to run as root; as root the package runs it as a dedicated user.
     createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : [],
+    postgresFlags: Object.entries({
+      ...(options.maxConnections ? { max_connections: String(options.maxConnections) } : {}),
+      ...options.settings,
+    }).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     onLog: output,
     onError: output,
   });

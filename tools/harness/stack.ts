@@ -34,6 +34,8 @@ export interface StackOptions {
   persistTemporal?: boolean;
   /** The embedded PostgreSQL's max_connections (its default, 100, when unset). */
   maxDatabaseConnections?: number;
+  /** More settings of the embedded PostgreSQL (`-c name=value`). */
+  databaseSettings?: Record<string, string>;
   log?: (source: 'postgres' | 'temporal', line: string) => void;
 }
 
@@ -123,6 +125,7 @@ async function startDatabase(
     dataDir: path.join(options.dataDir, 'postgres'),
     port: options.ports?.postgres ?? (await freePort()),
     ...(options.maxDatabaseConnections ? { maxConnections: options.maxDatabaseConnections } : {}),
+    ...(options.databaseSettings ? { settings: options.databaseSettings } : {}),
     onOutput: (line) => options.log?.('postgres', line),
   };
   const first = await startEmbeddedPostgres(postgresOptions).catch(async (error: unknown) => {

@@ -167,7 +167,9 @@ export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderRes
   if (written.deliveryConfigured) {
     await deliver(written);
   }
-  await condition(allHandlersFinished);
+  // A handler still running (a caller waiting on writeOutcome) is waited for; asked only then, which
+  // spares every other order a condition and the promises it makes, each with its stack trace.
+  if (!allHandlersFinished()) await condition(allHandlersFinished);
   return { ...written, finalStatus: state.status };
 
   /** The first step of an order still in its approval form: read and map it, or compensate. */

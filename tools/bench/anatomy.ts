@@ -59,7 +59,18 @@ const SECRET = randomBytes(24).toString('hex');
 const RUN = randomBytes(3).toString('hex');
 
 /** The statement counters of MySQL/MariaDB an order moves (performance_schema is off by default). */
-const MYSQL_COUNTERS = ['Com_begin', 'Com_commit', 'Com_rollback', 'Com_select', 'Com_insert', 'Com_update'];
+const MYSQL_COUNTERS = [
+  'Questions',
+  'Com_begin',
+  'Com_commit',
+  'Com_rollback',
+  'Com_select',
+  'Com_insert',
+  'Com_update',
+  'Com_stmt_prepare',
+  'Com_stmt_execute',
+  'Com_stmt_close',
+];
 
 interface Door {
   name: string;
@@ -201,6 +212,7 @@ async function main(): Promise<void> {
       namespace: 'default',
       headless: true,
       databaseSettings: { shared_preload_libraries: 'pg_stat_statements' },
+      temporalServerDefaults: true,
     });
     cleanups.push(() => stack.stop());
     const mysqlUrl = values.store === 'mysql' ? await migratedMysqlStore(cleanups) : undefined;

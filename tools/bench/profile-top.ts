@@ -4,6 +4,7 @@
 // collector), and the functions with the most self time.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 
 interface ProfileNode {
   id: number;
@@ -50,11 +51,17 @@ function groupOf(url: string, functionName: string, root: string): string {
   return url.includes('workflow') ? 'workflow bundle' : url;
 }
 
-/** Self time in ms per node id, from the samples and their time deltas. */
-function selfTimes(profile: CpuProfile): Map<number, number> {
+/**
+ * Self time in ms per node id, from the samples and their time deltas; the samples of the first
+ * `skipSeconds` (the process's start, the bench's warm-up) left out.
+ */
+function selfTimes(profile: CpuProfile, skipSeconds: number): Map<number, number> {
   const times = new Map<number, number>();
+  let at = 0;
   profile.samples.forEach((id, index) => {
-    times.set(id, (times.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0) / 1000);
+    const delta = profile.timeDeltas[index] ?? 0;
+    at += delta;
+    if (at / 1e6 >= skipSeconds) times.set(id, (times.get(id) ?? 0) + delta / 1000);
   });
   return times;
 }
@@ -100,8 +107,13 @@ function top(entries: Map<string, number>, count: number, busy: number): string[
     .map(([name, ms]) => `  ${ms.toFixed(0).padStart(7)} ms ${((ms / busy) * 100).toFixed(1).padStart(5)} %  ${name}`);
 }
 
-function describeProfile(profile: CpuProfile, file: string, root: string): { busy: number; lines: string[] } {
-  const times = selfTimes(profile);
+function describeProfile(
+  profile: CpuProfile,
+  file: string,
+  root: string,
+  skipSeconds: number,
+): { busy: number; lines: string[] } {
+  const times = selfTimes(profile, skipSeconds);
   const byGroup = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let busy = 0;
@@ -131,9 +143,16 @@ function describeProfile(profile: CpuProfile, file: string, root: string): { bus
 }
 
 function main(): void {
-  const folder = process.argv[2];
-  if (!folder) {
-    console.error('usage: npm run bench:profile-top -- <folder of .cpuprofile files>');
+  const { values, positionals } = parseArgs({
+    options: { skip: { type: 'string', default: '0' } },
+    allowPositionals: true,
+  });
+  const folder = positionals[0];
+  const skipSeconds = Number(values.skip);
+  if (!folder || !(skipSeconds >= 0)) {
+    console.error(
+      "usage: npm run bench:profile-top -- [--skip <seconds from each thread's start>] <folder of .cpuprofile files>",
+    );
     process.exit(2);
   }
   const files = readdirSync(folder).filter((name) => name.endsWith('.cpuprofile'));
@@ -144,7 +163,7 @@ function main(): void {
   const root = process.cwd();
   const blocks = files.map((name) => {
     const file = path.join(folder, name);
-    return describeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, file, root);
+    return describeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, file, root, skipSeconds);
   });
   for (const block of blocks.sort((a, b) => b.busy - a.busy)) console.log(`${block.lines.join('\n')}\n`);
 }

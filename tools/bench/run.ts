@@ -301,6 +301,8 @@ async function main(): Promise<boolean> {
       ...givenServers(),
       namespace: 'default',
       headless: true,
+      // Idle pollers ask as often as against a production cluster, not as often as the tests need.
+      temporalServerDefaults: true,
     });
     cleanups.push(() => stack.stop());
     const ports = {

@@ -30,6 +30,8 @@ export interface StackOptions {
   ports?: { postgres?: number; temporal?: number; temporalUi?: number };
   /** No Temporal Web UI. */
   headless?: boolean;
+  /** The dev server with the server's own timings (tools/harness/temporal-dev-server.ts): for measurements. */
+  temporalServerDefaults?: boolean;
   /** Keep Temporal's state on disk (dev, and restarts that must keep it) or in memory (tests). */
   persistTemporal?: boolean;
   /** The embedded PostgreSQL's max_connections (its default, 100, when unset). */
@@ -85,6 +87,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
                 port: options.ports?.temporal ?? (await freePort()),
                 ...(options.ports?.temporalUi ? { uiPort: options.ports.temporalUi } : {}),
                 headless: options.headless ?? false,
+                ...(options.temporalServerDefaults ? { serverDefaults: true } : {}),
                 ...(options.persistTemporal === false
                   ? {}
                   : { dbFile: path.join(options.dataDir, 'temporal', 'temporal.db') }),

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import mariadb from 'mariadb';
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
-import { apiProcess, workerProcess } from '../harness/service-processes.js';
+import { apiProcess, pollingTaskQueue, workerProcess } from '../harness/service-processes.js';
 import { freePort } from '../harness/ports.js';
 import { startStack } from '../harness/stack.js';
 import { migratedMysqlStore } from '../harness/mysql.js';
@@ -267,13 +267,7 @@ async function main(): Promise<void> {
       name: 'floor-worker',
       entry: 'tools/bench/floor-worker.ts',
       env,
-      ready: async () => {
-        const { pollers } = await temporal.workflowService.describeTaskQueue({
-          namespace: 'default',
-          taskQueue: { name: FLOOR_TASK_QUEUE },
-        });
-        return (pollers?.length ?? 0) > 0;
-      },
+      ready: pollingTaskQueue(temporal, FLOOR_TASK_QUEUE),
     });
     cleanups.push(
       () => floorApi.kill('SIGTERM'),

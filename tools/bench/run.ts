@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { ManagedProcess } from '../harness/child-process.js';
-import { apiProcess, workerProcess } from '../harness/service-processes.js';
+import { apiProcess, pollingTaskQueue, workerProcess } from '../harness/service-processes.js';
 import { loadConfig } from '../../app/env.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import { insertOrderWithReservation } from '../../services/db/order-repository.js';
@@ -332,13 +332,7 @@ async function main(): Promise<boolean> {
     // LOG_LEVEL=warn keeps per-request logging out of the figures; readiness is probed instead of
     // read from info lines: an HTTP answer, or a worker polling its task queue.
     const answers = (url: string) => async () => (await fetch(url, { method: 'POST' })).status > 0;
-    const polling = (taskQueue: string) => async () => {
-      const { pollers } = await temporal.workflowService.describeTaskQueue({
-        namespace: 'default',
-        taskQueue: { name: taskQueue },
-      });
-      return (pollers?.length ?? 0) > 0;
-    };
+    const polling = (taskQueue: string) => pollingTaskQueue(temporal, taskQueue);
     const livez = (port: number) => async () => (await fetch(`http://127.0.0.1:${port}/livez`)).ok;
     const measuredProcess = {
       env,

@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ManagedProcess } from '../harness/child-process.js';
-import { apiProcess, workerProcess } from '../harness/service-processes.js';
+import { apiProcess, pollingTaskQueue, workerProcess } from '../harness/service-processes.js';
 import { freePort } from '../harness/ports.js';
 import { givenServers, startStack } from '../harness/stack.js';
 import { loadConfig } from '../../app/env.js';
@@ -101,13 +101,7 @@ export async function startShape(name: ShapeName, options: ShapeOptions): Promis
       cleanups.push(() => temporal.connection.close());
       processes.worker = workerProcess({
         env,
-        ready: async () => {
-          const { pollers } = await temporal.workflowService.describeTaskQueue({
-            namespace: 'default',
-            taskQueue: { name: taskQueue },
-          });
-          return (pollers?.length ?? 0) > 0;
-        },
+        ready: pollingTaskQueue(temporal, taskQueue),
       });
     }
     for (const managed of Object.values(processes)) cleanups.push(() => managed.kill('SIGTERM'));

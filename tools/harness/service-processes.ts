@@ -2,6 +2,7 @@
 // run, the explorer, the bench and the process tests start. A tool that runs a variant of its own
 // (a broken rule, a fault-injecting worker, built JavaScript) passes its entry point: the product
 // carries no switch for it.
+import type { Client } from '@temporalio/client';
 import { type ManagedProcess, managedProcess, type ManagedProcessOptions } from './child-process.js';
 import { freePort } from './ports.js';
 
@@ -48,6 +49,20 @@ export async function apiProcess(options: ApiOptions = {}): Promise<ApiProcess> 
 /** A worker, ready once it polls its task queue (or once `ready` answers true). Not started yet. */
 export function workerProcess(options: ServiceProcessOptions = {}): ManagedProcess {
   return serviceProcess(options, { name: 'worker', entry: WORKER_ENTRY, readyLine: 'worker polling', env: {} });
+}
+
+/**
+ * A `ready` check for a worker: true once some worker polls `taskQueue` (for one whose log, at the
+ * level it runs at, says nothing when it starts polling).
+ */
+export function pollingTaskQueue(temporal: Client, taskQueue: string): () => Promise<boolean> {
+  return async () => {
+    const { pollers } = await temporal.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+    });
+    return (pollers?.length ?? 0) > 0;
+  };
 }
 
 function serviceProcess(

@@ -57,18 +57,18 @@ type Activities = ReturnType<typeof activities.createActivities>;
 export const LOCAL_ACTIVITY_WRITE = 'order-write-as-local-activity';
 
 /**
- * Whether this run writes its order as a local activity: every run started since the write became
- * one carries the local retry threshold in its input, which came with it; a run recorded before has
- * none and replays the activity task it scheduled. Read from the run's own start input, so deciding
- * records nothing: a patch would cost every order a marker and a search-attribute upsert in its
- * history, and the server a visibility update (docs/architecture.md, decision 18). Replaying, the
- * patch is asked as well, which matches the marker of a run recorded while it was called and, in a
- * history without it, records nothing.
+ * Whether this run writes its order as a local activity. A new run is told by its input: every
+ * start since the write became local carries the local retry threshold, which came with it
+ * (services/temporal/order-workflows.ts fills it into an older input it starts again); a run
+ * recorded before has none and replays the activity task it scheduled. Deciding records nothing: a
+ * patch would cost every order a marker and a search-attribute upsert, and the server a visibility
+ * update (docs/architecture.md, decision 45). A replay asks the patch first: a run recorded while it
+ * was called has its marker and wrote locally whatever its input says, and the call must meet the
+ * marker; in a history without it the call records nothing and answers false.
  */
 function writesAsLocalActivity(start: OrderWorkflowStart): boolean {
-  const local = start.policy.localRetryThresholdMs !== undefined;
-  if (local && workflowInfo().unsafe.isReplaying) patched(LOCAL_ACTIVITY_WRITE);
-  return local;
+  if (workflowInfo().unsafe.isReplaying && patched(LOCAL_ACTIVITY_WRITE)) return true;
+  return start.policy.localRetryThresholdMs !== undefined;
 }
 
 export async function orderWorkflow(start: OrderWorkflowStart): Promise<OrderResult> {

@@ -18,6 +18,7 @@ import {
   type WriteOutcome,
   writeOutcomeUpdate,
 } from '../../workflows/definitions.js';
+import { DEFAULT_LOCAL_RETRY_THRESHOLD_MS } from '../../workflows/activity-presets.js';
 import { ApprovalNo, CustomerId, IdempotencyKey, OrderStatus } from '../../workflows/search-attributes.js';
 
 export interface StartedWorkflow {
@@ -62,6 +63,17 @@ function detailsOf(input: OrderWorkflowStart): string {
   ].join('\n\n');
 }
 
+/**
+ * The input a new order run starts with. The local retry threshold in it tells the run to write its
+ * order as a local activity (workflows/order-workflow.ts): an input from before it was there — an
+ * operator's resubmit of a run recorded then — gets the default, so that every new run writes
+ * locally, as every new run has since the local write.
+ */
+export function orderStartInput(input: OrderWorkflowStart): OrderWorkflowStart {
+  if (input.policy.localRetryThresholdMs !== undefined) return input;
+  return { ...input, policy: { ...input.policy, localRetryThresholdMs: DEFAULT_LOCAL_RETRY_THRESHOLD_MS } };
+}
+
 /** What an order's start carries for operators: its search attributes and the UI's summary and details. */
 export function orderVisibilityFor(input: OrderWorkflowStart) {
   return {
@@ -80,7 +92,7 @@ function orderStartOptions(taskQueue: string, input: OrderWorkflowStart, reusePo
   return {
     taskQueue,
     workflowId: orderWorkflowIdFor(input.idempotencyKey),
-    args: [input],
+    args: [orderStartInput(input)],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,
     workflowIdReusePolicy: reusePolicy,
     ...orderVisibilityFor(input),

@@ -14,7 +14,10 @@ const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
  * Fixtures of the current workflow shape sit at the top; those of earlier shapes, which runs still in
  * flight after a deploy may have, in a folder each and are never re-recorded: the write scheduled
  * as an activity task, before it became a local activity (docs/architecture.md, decision 18), and
- * the local write's runs recorded while a patch marker said so (decision 45).
+ * the local write's runs recorded while a patch marker said so (decision 45). Among the latter,
+ * `resubmitted-input-without-threshold` is first-delivery's history with the local retry threshold
+ * taken out of its input: an operator's resubmit of a run recorded before the threshold existed,
+ * started while the patch was called. Its marker, not its input, says how it wrote.
  */
 const EARLIER_SHAPES = ['write-as-activity-task', 'write-with-patch-marker'];
 const current = fixturesIn('');

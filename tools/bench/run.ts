@@ -528,7 +528,8 @@ async function main(): Promise<boolean> {
         rounds: ROUNDS,
         dbPoolSize: DB_POOL_SIZE,
         temporal:
-          process.env.TEMPORAL_ADDRESS ?? 'embedded dev server, SQLite on disk, journal_mode=wal, synchronous=normal',
+          process.env.TEMPORAL_ADDRESS ??
+          "embedded dev server, SQLite on disk, journal_mode=wal, synchronous=normal, the server's poll timings",
         postgres: process.env.DATABASE_URL ? 'external' : 'embedded PostgreSQL 17',
         ...(mysqlUrl ? { mysql: `a database of its own on ${redactUrl(MYSQL_TEST_URL)}` } : {}),
         logLevel: 'warn',
@@ -613,7 +614,12 @@ function conditionsOf(file: string | undefined, report?: Record<string, unknown>
   const read = report ?? (file ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {});
   const machine = (read.machine ?? {}) as Record<string, unknown>;
   const settings = (read.settings ?? {}) as Record<string, unknown>;
-  return { cores: machine.cores, model: machine.model, 'seconds per level': settings.secondsPerLevel };
+  return {
+    cores: machine.cores,
+    model: machine.model,
+    'seconds per level': settings.secondsPerLevel,
+    temporal: settings.temporal,
+  };
 }
 
 /**

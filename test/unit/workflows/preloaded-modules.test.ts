@@ -36,6 +36,19 @@ function writableModuleState(file: string, source: string): string[] {
     if (ts.isExpressionStatement(statement) && !isDefinerCall(statement.expression)) {
       at(statement, `runs ${statement.expression.getText(sourceFile).slice(0, 40)} at module scope`);
     }
+    if (ts.isClassDeclaration(statement)) {
+      for (const member of statement.members) {
+        const modifiers = ts.canHaveModifiers(member) ? (ts.getModifiers(member) ?? []) : [];
+        const isStatic = modifiers.some((modifier) => modifier.kind === ts.SyntaxKind.StaticKeyword);
+        const isReadonly = modifiers.some((modifier) => modifier.kind === ts.SyntaxKind.ReadonlyKeyword);
+        if (ts.isPropertyDeclaration(member) && isStatic && !isReadonly) {
+          at(
+            member,
+            `${statement.name?.text ?? 'a class'}.${member.name.getText(sourceFile)} is a writable static field`,
+          );
+        }
+      }
+    }
     if (!ts.isVariableStatement(statement)) continue;
     if (!(statement.declarationList.flags & ts.NodeFlags.Const)) {
       at(statement, 'declares a let or var at module scope');
@@ -43,21 +56,30 @@ function writableModuleState(file: string, source: string): string[] {
     }
     for (const declaration of statement.declarationList.declarations) {
       const name = declaration.name.getText(sourceFile);
-      const initializer = declaration.initializer;
-      if (!initializer) continue;
-      const readOnly = declaration.type !== undefined && READ_ONLY_TYPE.test(declaration.type.getText(sourceFile));
-      const constant =
-        ts.isAsExpression(initializer) && initializer.type.getText(sourceFile) === 'const'
-          ? true
-          : ts.isSatisfiesExpression(initializer) &&
-            ts.isAsExpression(initializer.expression) &&
-            initializer.expression.type.getText(sourceFile) === 'const';
-      if (ts.isNewExpression(initializer) && !readOnly)
+      if (!declaration.initializer) continue;
+      // What the value is under its parentheses and casts; a cast to a read-only type counts as one.
+      let initializer = declaration.initializer;
+      let type = declaration.type?.getText(sourceFile);
+      let constant = false;
+      for (;;) {
+        if (ts.isParenthesizedExpression(initializer)) initializer = initializer.expression;
+        else if (ts.isAsExpression(initializer) || ts.isSatisfiesExpression(initializer)) {
+          const named = initializer.type.getText(sourceFile);
+          if (named === 'const') constant = true;
+          else if (ts.isAsExpression(initializer)) type = named;
+          initializer = initializer.expression;
+        } else break;
+      }
+      const readOnly = constant || (type !== undefined && READ_ONLY_TYPE.test(type));
+      if (ts.isNewExpression(initializer) && !readOnly) {
         at(declaration, `${name} is a writable ${initializer.expression.getText(sourceFile)}`);
+      }
       if ((ts.isArrayLiteralExpression(initializer) || ts.isObjectLiteralExpression(initializer)) && !readOnly) {
         at(declaration, `${name} is a writable ${ts.isArrayLiteralExpression(initializer) ? 'array' : 'object'}`);
       }
-      if (ts.isSatisfiesExpression(initializer) && !constant && !readOnly) at(declaration, `${name} is writable`);
+      if (ts.isRegularExpressionLiteral(initializer) && /\/[a-z]*[gy][a-z]*$/.test(initializer.text)) {
+        at(declaration, `${name} is a regular expression that keeps its lastIndex`);
+      }
       if (ts.isCallExpression(initializer) && !isDefinerCall(initializer)) {
         at(declaration, `${name} is what ${initializer.expression.getText(sourceFile)}() returned`);
       }
@@ -107,7 +129,7 @@ describe('the preloaded workflow modules hold nothing a run can write', () => {
     assert.deepEqual(found, []);
   });
 
-  it('would refuse a counter, a cache, a list, an object and a call run at module scope', () => {
+  it('would refuse a counter, a cache, a list, an object, a call, a stateful regex and a static field at module scope', () => {
     const broken = [
       'let runs = 0;',
       'const seen = new Map<string, number>();',
@@ -118,6 +140,13 @@ describe('the preloaded workflow modules hold nothing a run can write', () => {
       'const table: ReadonlyMap<string, number> = new Map();',
       "const KINDS = ['a', 'b'] as const;",
       "const { writeOrder } = proxyLocalActivities({ startToCloseTimeout: '1s' });",
+      'const cache = new Map() as Map<string, number>;',
+      'const NEXT = /x/g;',
+      'class Counter {',
+      '  static count = 0;',
+      '  static readonly LIMIT = 3;',
+      '}',
+      "const STATUSES = (['A', 'B'] as const) satisfies readonly string[];",
     ].join('\n');
     assert.deepEqual(writableModuleState('broken.ts', broken), [
       'broken.ts:1 declares a let or var at module scope',
@@ -126,6 +155,9 @@ describe('the preloaded workflow modules hold nothing a run can write', () => {
       'broken.ts:4 settings is a writable object',
       'broken.ts:5 clock is what makeClock() returned',
       'broken.ts:6 runs track(runs) at module scope',
+      'broken.ts:10 cache is a writable Map',
+      'broken.ts:11 NEXT is a regular expression that keeps its lastIndex',
+      'broken.ts:13 Counter.count is a writable static field',
     ]);
   });
 });

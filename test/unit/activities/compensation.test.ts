@@ -20,6 +20,7 @@ import type { StoredOrder } from '../../../services/db/order-repository.js';
 import type { StatusDetails } from '../../../services/db/order-status-writer.js';
 import type { PrismaClient, Tx } from '../../../services/db/prisma-client.js';
 import { noProductMetrics } from '../../../services/metrics/product-metrics.js';
+import { DEFAULT_LOCAL_RETRY_THRESHOLD_MS } from '../../../workflows/activity-presets.js';
 import type { CompensationInput, OrderWorkflowStart } from '../../../workflows/definitions.js';
 import { testFormOrder, testOrder } from '../../../tools/harness/workflow-tests.js';
 
@@ -442,11 +443,20 @@ describe('resubmitting an order', () => {
 
     failedRun.close();
     assert.equal(await resubmitted, orderWorkflowIdFor(key));
+    // The same order under the same key; an input from before the local retry threshold gets the
+    // default one, so the new run writes its order as a local activity.
+    const startedWith = {
+      ...order,
+      policy: {
+        ...order.policy,
+        localRetryThresholdMs: order.policy.localRetryThresholdMs ?? DEFAULT_LOCAL_RETRY_THRESHOLD_MS,
+      },
+    };
     assert.deepEqual(temporal.started, [
       {
         workflowType: 'orderWorkflow',
         workflowId: orderWorkflowIdFor(key),
-        args: [order],
+        args: [startedWith],
         reusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       },
     ]);

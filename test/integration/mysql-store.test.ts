@@ -271,6 +271,57 @@ describe('the order store on MySQL/MariaDB', () => {
     assert.deepEqual(await stockOf(service.prisma, b), { onHand: 7, reserved: 7 });
   });
 
+  it('an order takes the stock of every SKU or of none, and a refusal names the first SKU short or unknown (generated)', async () => {
+    const line = fc.record({
+      onHand: fc.integer({ min: 0, max: 4 }),
+      quantity: fc.integer({ min: 1, max: 4 }),
+      known: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 4 }), async (wanted) => {
+        const skus = await Promise.all(
+          wanted.map(async ({ onHand, known }) =>
+            known ? createSku(service.prisma, onHand) : `SKU-T-unknown-${randomBytes(5).toString('hex')}`,
+          ),
+        );
+        const order = orderOf(uniqueApprovalNo('R'), skus[0] ?? '', wanted[0]?.quantity);
+        order.order.lines = wanted.map(({ quantity }, index) => ({
+          sku: skus[index] ?? '',
+          quantity,
+          unitPrice: '1.0000',
+        }));
+        const byName = wanted.map((want, index) => ({ ...want, sku: skus[index] ?? '' }));
+        byName.sort((x, y) => (x.sku < y.sku ? -1 : 1));
+        const firstShort = byName.find(({ known, onHand, quantity }) => !known || onHand < quantity);
+        const outcome = await write(service.prisma, order).then(
+          () => undefined,
+          (error: unknown) => String(error),
+        );
+        if (!firstShort) {
+          assert.equal(outcome, undefined, 'every SKU had the stock');
+        } else if (!firstShort.known) {
+          assert.equal(outcome, `UnknownSkuError: unknown SKU ${firstShort.sku}`);
+        } else {
+          assert.equal(
+            outcome,
+            `InsufficientStockError: insufficient stock for ${firstShort.sku}: ` +
+              `requested ${firstShort.quantity}, available ${firstShort.onHand}`,
+          );
+        }
+        for (const { sku, known, onHand, quantity } of byName) {
+          if (known)
+            assert.deepEqual(await stockOf(service.prisma, sku), { onHand, reserved: firstShort ? 0 : quantity }, sku);
+        }
+        const reservations = await service.prisma.stockReservation.count({
+          where: { idempotentKey: order.idempotencyKey },
+        });
+        assert.equal(reservations, firstShort ? 0 : skus.length, 'reservations');
+        assert.equal((await findOrderByKey(service.prisma, order.idempotencyKey)) === undefined, !!firstShort);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
   it('the duplicate scan finds a document under two keys and a run of near-identical orders, records each once and grows it', async () => {
     const { prisma } = service;
     const sku = await createSku(prisma, 1_000);

@@ -44,9 +44,10 @@ const RECORD_COLUMNS = Prisma.raw(
   ].join(', '),
 );
 
+/** The order header's columns, of `order_main` named `o`. */
 const ORDER_COLUMNS = Prisma.raw(
-  'id, order_no, idempotent_key, fingerprint, CAST(total_amount AS CHAR) AS total_amount, written_attempt, ' +
-    'created_at, delivery_targets',
+  'o.id, o.order_no, o.idempotent_key, o.fingerprint, CAST(o.total_amount AS CHAR) AS total_amount, ' +
+    'o.written_attempt, o.created_at, o.delivery_targets',
 );
 
 /** Runs `work` in the caller's transaction, or in one of its own when `db` is the plain client. */
@@ -57,15 +58,32 @@ function inTransaction<T>(db: Tx, work: (tx: Tx) => Promise<T>): Promise<T> {
   return work(db);
 }
 
+/** The record's row as a status change reads it before it moves. */
+interface RecordBefore {
+  status: string;
+  created_at: Date;
+  source: string;
+}
+
 async function changeStatus(
   tx: Tx,
   idempotencyKey: string,
   change: Parameters<StoreStatements['changeStatus']>[2],
   from: string[],
 ): Promise<TransitionRow | undefined> {
-  const [before] = await tx.$queryRaw<{ status: string; created_at: Date; source: string }[]>`
+  const [before] = await tx.$queryRaw<RecordBefore[]>`
     SELECT status, created_at, source FROM idempotency_record WHERE idempotent_key = ${idempotencyKey} FOR UPDATE`;
-  if (!before) return undefined;
+  return before ? applyStatusChange(tx, idempotencyKey, change, from, before) : undefined;
+}
+
+/** Moves the record, locked and read as `before`, when its status is one of `from`. */
+async function applyStatusChange(
+  tx: Tx,
+  idempotencyKey: string,
+  change: Parameters<StoreStatements['changeStatus']>[2],
+  from: string[],
+  before: RecordBefore,
+): Promise<TransitionRow> {
   const allowed = from.includes(before.status);
   const moved = allowed
     ? Prisma.sql`, status = ${change.status}, updated_at = ${NOW}${
@@ -82,7 +100,7 @@ async function changeStatus(
 
 async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<OrderRow | undefined> {
   const [row] = await db.$queryRaw<OrderRow[]>`
-    SELECT ${ORDER_COLUMNS} FROM order_main WHERE idempotent_key = ${idempotencyKey}`;
+    SELECT ${ORDER_COLUMNS} FROM order_main o WHERE o.idempotent_key = ${idempotencyKey}`;
   return row;
 }
 
@@ -214,6 +232,46 @@ const duplicateScan: DuplicateScanStatements = {
   },
 };
 
+/** The order header with its record's row beside it (null where the key has no record). */
+type HeaderAndRecord = OrderRow & {
+  record_status: string | null;
+  record_created_at: Date | null;
+  record_source: string | null;
+};
+
+/**
+ * Reserves the stock of every SKU, or of none: the SKUs with enough free stock, when some have not.
+ * The reservations come first, from a locking read of the inventory rows that have the stock; the
+ * rows are debited only when every SKU had it (the caller rolls back otherwise).
+ */
+async function reserveStock(
+  tx: Tx,
+  idempotencyKey: string,
+  skus: string[],
+  quantities: number[],
+): Promise<ReadonlySet<string>> {
+  if (skus.length === 0) return new Set();
+  const wanted = Prisma.sql`CASE sku ${Prisma.join(
+    skus.map((sku, index) => Prisma.sql`WHEN ${sku} THEN ${quantities[index] ?? 0}`),
+    ' ',
+  )} END`;
+  const inList = Prisma.join(skus);
+  const reserved = await tx.$executeRaw`
+    INSERT INTO stock_reservation (idempotent_key, sku, quantity)
+    SELECT ${idempotencyKey}, sku, ${wanted} FROM inventory
+    WHERE sku IN (${inList}) AND on_hand - reserved >= ${wanted}
+    ORDER BY sku
+    FOR UPDATE`;
+  if (reserved < skus.length) {
+    const rows = await tx.$queryRaw<{ sku: string }[]>`
+      SELECT sku FROM stock_reservation WHERE idempotent_key = ${idempotencyKey}`;
+    return new Set(rows.map((row) => row.sku));
+  }
+  await tx.$executeRaw`
+    UPDATE inventory SET reserved = reserved + ${wanted}, updated_at = ${NOW} WHERE sku IN (${inList})`;
+  return new Set(skus);
+}
+
 export const mysqlStatements: StoreStatements = {
   duplicateScan,
 
@@ -305,9 +363,12 @@ export const mysqlStatements: StoreStatements = {
   },
 
   // The header insert decides (1062 on uk_order_idempotent for a second write of the key); its
-  // order number follows from its id in the next statement. Inventory rows are updated one SKU at
-  // a time in byte order (the table's collation is utf8mb4_bin), so two orders sharing SKUs lock
-  // them in the same order; the conditional UPDATE is the stock check.
+  // order number follows from its id in the next statement. The stock is taken in two statements
+  // whatever the number of SKUs: the reservations are inserted from a locking read of the inventory
+  // rows that have the stock (the rows are locked as the primary key is scanned, in byte order —
+  // the table's collation is utf8mb4_bin — so two orders sharing SKUs lock them in the same
+  // order), then those rows are debited. A SKU without the stock gets no reservation: the caller
+  // rolls back. The record change reads the header back in its own locking read.
   async insertOrder(tx, order, { skus, quantities }, recordChange) {
     const { lines } = order.order;
     await tx.$executeRaw`
@@ -329,26 +390,28 @@ export const mysqlStatements: StoreStatements = {
             Prisma.sql`(LAST_INSERT_ID(), ${index + 1}, ${line.sku}, ${line.quantity}, ${line.unitPrice})`,
         ),
       )}`;
-    const reservedSkus = new Set<string>();
-    for (const [index, sku] of skus.entries()) {
-      const quantity = quantities[index] ?? 0;
-      const reserved = await tx.$executeRaw`
-        UPDATE inventory SET reserved = reserved + ${quantity}, updated_at = ${NOW}
-        WHERE sku = ${sku} AND on_hand - reserved >= ${quantity}`;
-      // The caller rolls back on the first SKU it could not reserve: the rest need not be tried.
-      if (reserved === 0) break;
-      reservedSkus.add(sku);
+    const reservedSkus = await reserveStock(tx, order.idempotencyKey, skus, quantities);
+    if (!recordChange) {
+      const header = await findOrderByKey(tx, order.idempotencyKey);
+      if (!header) throw new Error(`order ${order.idempotencyKey} was not written: the insert left no row`);
+      return { order: header, reservedSkus, recordChange: undefined };
     }
-    if (reservedSkus.size === skus.length && skus.length > 0) {
-      await tx.$executeRaw`
-        INSERT INTO stock_reservation (idempotent_key, sku, quantity)
-        VALUES ${Prisma.join(skus.map((sku, index) => Prisma.sql`(${order.idempotencyKey}, ${sku}, ${quantities[index] ?? 0})`))}`;
-    }
-    const changed = recordChange
-      ? await changeStatus(tx, order.idempotencyKey, recordChange.change, recordChange.from)
-      : undefined;
-    const header = await findOrderByKey(tx, order.idempotencyKey);
-    if (!header) throw new Error(`order ${order.idempotencyKey} was not written: the insert left no row`);
+    const [row] = await tx.$queryRaw<HeaderAndRecord[]>`
+      SELECT ${ORDER_COLUMNS}, r.status AS record_status, r.created_at AS record_created_at,
+             r.source AS record_source
+      FROM order_main o LEFT JOIN idempotency_record r ON r.idempotent_key = o.idempotent_key
+      WHERE o.idempotent_key = ${order.idempotencyKey}
+      FOR UPDATE`;
+    if (!row) throw new Error(`order ${order.idempotencyKey} was not written: the insert left no row`);
+    const { record_status, record_created_at, record_source, ...header } = row;
+    const changed =
+      record_status === null || record_created_at === null || record_source === null
+        ? undefined
+        : await applyStatusChange(tx, order.idempotencyKey, recordChange.change, recordChange.from, {
+            status: record_status,
+            created_at: record_created_at,
+            source: record_source,
+          });
     return { order: header, reservedSkus, recordChange: changed };
   },
 

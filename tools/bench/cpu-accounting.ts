@@ -1,5 +1,6 @@
 // CPU time by part of the system, read from /proc: Temporal's server, PostgreSQL (the postmaster and
-// every backend), the API and worker processes and the load generator. Snapshots before and after
+// every backend), the MySQL/MariaDB server when the run uses one, the API and worker processes and
+// the load generator. Snapshots before and after
 // a measurement give the CPU milliseconds each part spent per completed order.
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -60,8 +61,27 @@ function machineBusyMs(): number {
   return (busy * 1000) / TICKS_PER_SECOND;
 }
 
-/** Finds the stack's processes once (by the data folder in their command line); then `snapshot()`. */
-export function cpuAccounting(dataDir: string, processes: Record<string, () => number | undefined>) {
+/** The machine's MySQL/MariaDB server (a service, one process with a thread per connection), if running. */
+function mysqlServer(pids: number[]): number | undefined {
+  return pids.find((pid) => {
+    try {
+      return ['mariadbd', 'mysqld'].includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Finds the stack's processes once (by the data folder in their command line); then `snapshot()`.
+ * With `mysql`, the machine's MySQL/MariaDB server is a part of its own: its CPU then counts for
+ * the bench, not outside it (whatever else used that server meanwhile counts with it).
+ */
+export function cpuAccounting(
+  dataDir: string,
+  processes: Record<string, () => number | undefined>,
+  { mysql = false }: { mysql?: boolean } = {},
+) {
   const pids = readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .map(Number);
@@ -70,6 +90,7 @@ export function cpuAccounting(dataDir: string, processes: Record<string, () => n
   const postgres = pids.find(
     (pid) => cmdline(pid).includes(`${dataDir}/postgres`) && !cmdline(pid).startsWith(process.execPath),
   );
+  const mysqld = mysql ? mysqlServer(pids) : undefined;
   return {
     snapshot(): CpuParts {
       const all = readdirSync('/proc')
@@ -80,6 +101,7 @@ export function cpuAccounting(dataDir: string, processes: Record<string, () => n
       const parts: CpuParts = {
         temporal: treeCpuMs(temporal, all),
         postgres: treeCpuMs(postgres, all),
+        ...(mysqld ? { mysql: treeCpuMs(mysqld, all) } : {}),
         'load generator': (usage.user + usage.system) / 1000,
       };
       for (const [name, pid] of Object.entries(processes)) parts[name] = treeCpuMs(pid(), all);

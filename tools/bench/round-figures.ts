@@ -12,6 +12,8 @@ export interface RoundMeasurement {
   p99: number;
   /** CPU milliseconds per completed item, by part of the system. */
   cpuMsPerItem?: Record<string, number> | undefined;
+  /** Which round measured it. */
+  round?: number | undefined;
 }
 
 /** A figure across rounds: its median, and the lowest and highest round. */
@@ -81,6 +83,51 @@ export function figuresOf(rounds: readonly RoundMeasurement[]): Figures[] {
         : {}),
     };
   });
+}
+
+/** One measurement's throughput over a yardstick's, taken within each round, then across rounds. */
+export interface PairedRatio {
+  name: string;
+  yardstick: string;
+  concurrency: number;
+  /** The ratio in each round both were measured in, in round order. */
+  perRound: number[];
+  spread: RoundSpread;
+}
+
+/**
+ * Each of `names` over each of `yardsticks`, at every level: the throughputs' ratio within each
+ * round, then the median and range of those ratios. Both sides of a ratio ran minutes apart at
+ * most, on the machine as it was then; the ratio of two medians instead pairs rounds that may lie
+ * a quarter of an hour apart, and the machine's speed drifts by more than the goals' margins.
+ */
+export function pairedRatios(
+  rounds: readonly RoundMeasurement[],
+  names: readonly string[],
+  yardsticks: readonly string[],
+): PairedRatio[] {
+  const levels = [...new Set(rounds.map((measured) => measured.concurrency))];
+  const ratios: PairedRatio[] = [];
+  for (const concurrency of levels) {
+    for (const name of names) {
+      for (const yardstick of yardsticks) {
+        const perRound = rounds
+          .filter((measured) => measured.name === name && measured.concurrency === concurrency)
+          .flatMap((measured) => {
+            const other = rounds.find(
+              (candidate) =>
+                candidate.name === yardstick &&
+                candidate.concurrency === concurrency &&
+                candidate.round !== undefined &&
+                candidate.round === measured.round,
+            );
+            return other && other.throughput > 0 ? [measured.throughput / other.throughput] : [];
+          });
+        if (perRound.length > 0) ratios.push({ name, yardstick, concurrency, perRound, spread: roundSpread(perRound) });
+      }
+    }
+  }
+  return ratios;
 }
 
 /** Below this, a process's CPU per order is another measurement's idle process, not part of this one. */

@@ -45,7 +45,16 @@ import { SHAPES, type ShapeName, STEADY_NAME } from './shape.js';
 import { runSoak } from './soak.js';
 import { percentile } from '../harness/stats.js';
 import { redactUrl } from '../../domain-node/redact-url.js';
-import { changeLine, changesBetween, type Figures, figuresOf, roundOrders, shown } from './round-figures.js';
+import {
+  changeLine,
+  changesBetween,
+  type Figures,
+  figuresOf,
+  type PairedRatio,
+  pairedRatios,
+  roundOrders,
+  shown,
+} from './round-figures.js';
 import { seededRandom } from '../chaos/prng.js';
 import { migratedMysqlStore, MYSQL_TEST_URL } from '../harness/mysql.js';
 
@@ -385,14 +394,18 @@ async function main(): Promise<boolean> {
     };
     for (const managed of Object.values(processes)) cleanups.push(() => managed.kill('SIGTERM'));
     await Promise.all(Object.values(processes).map((managed) => managed.start()));
-    cpu = cpuAccounting(dataDir, {
-      'api hosting the worker': () => processes.hostingApi?.pid(),
-      'api hosting the worker, on MySQL': () => processes.mysqlHostingApi?.pid(),
-      api: () => processes.api?.pid(),
-      worker: () => processes.worker?.pid(),
-      'floor api': () => processes.floorApi?.pid(),
-      'floor worker': () => processes.floorWorker?.pid(),
-    });
+    cpu = cpuAccounting(
+      dataDir,
+      {
+        'api hosting the worker': () => processes.hostingApi?.pid(),
+        'api hosting the worker, on MySQL': () => processes.mysqlHostingApi?.pid(),
+        api: () => processes.api?.pid(),
+        worker: () => processes.worker?.pid(),
+        'floor api': () => processes.floorApi?.pid(),
+        'floor worker': () => processes.floorWorker?.pid(),
+      },
+      { mysql: WITH_MYSQL },
+    );
 
     const prisma: PrismaClient = createPrismaClient({
       databaseUrl: stack.databaseUrl,
@@ -544,6 +557,11 @@ async function main(): Promise<boolean> {
       results,
       figures,
       ratios: ratiosOf(results),
+      roundRatios: pairedRatios(
+        rounds,
+        [OURS, OURS_MYSQL],
+        [OURS_WORKER_PROCESS, ENGINE_FLOOR, LOCAL_ACTIVITY_FLOOR, ENGINE_CEILING],
+      ),
       allRounds: rounds,
       bare,
       storm: {
@@ -668,6 +686,7 @@ function printTable(
   report: {
     allRounds: Measurement[];
     ratios: ReturnType<typeof ratiosOf>;
+    roundRatios: PairedRatio[];
     bare: Measurement;
     storm: Measurement & { duplicateOrders: number; firstDeliveries: number };
     memory: Record<string, number>;
@@ -701,18 +720,15 @@ function printTable(
     }
   }
   if (ROUNDS > 1) {
-    console.log(`\nours ÷ each yardstick in each round (the table shows each figure's median of ${ROUNDS}):`);
-    for (const level of LEVELS) {
-      const line = [OURS_WORKER_PROCESS, ENGINE_FLOOR, LOCAL_ACTIVITY_FLOOR, ENGINE_CEILING].map((name) => {
-        const ratios = Array.from({ length: ROUNDS }, (_, index) => {
-          const inRound = (measurement: string) =>
-            report.allRounds.find((r) => r.name === measurement && r.concurrency === level && r.round === index + 1);
-          const [o, y] = [inRound(OURS), inRound(name)];
-          return o && y ? `${((100 * o.throughput) / y.throughput).toFixed(0)}` : '-';
-        });
-        return `${name} ${ratios.join(', ')} %`;
-      });
-      console.log(`  c=${level}: ${line.join('; ')}`);
+    console.log(
+      `\nours ÷ each yardstick, taken within each round: median (range) of ${ROUNDS}, then each round in order`,
+    );
+    for (const ratio of report.roundRatios) {
+      const percent = (value: number) => (100 * value).toFixed(0);
+      console.log(
+        `  c=${ratio.concurrency} ${ratio.name} ÷ ${ratio.yardstick}: ${percent(ratio.spread.median)} % ` +
+          `(${percent(ratio.spread.low)}–${percent(ratio.spread.high)}); ${ratio.perRound.map(percent).join(', ')}`,
+      );
     }
   }
   console.log('\nratios (median rounds): ' + JSON.stringify(report.ratios));

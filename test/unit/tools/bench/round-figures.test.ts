@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import {
   changesBetween,
   figuresOf,
+  pairedRatios,
   type RoundMeasurement,
   roundOrders,
   roundSpread,
@@ -57,6 +58,57 @@ describe("the bench's figures", () => {
     );
     assert.equal(dearer?.outsideTheNoise, true);
     assert.ok((dearer?.change ?? 0) > 9);
+  });
+
+  it('a ratio is taken within each round: a machine that speeds up or slows down between rounds leaves it alone (generated)', () => {
+    const speeds = fc.array(fc.double({ min: 0.4, max: 2.5, noNaN: true }), { minLength: 1, maxLength: 9 });
+    fc.assert(
+      fc.property(speeds, fc.double({ min: 0.3, max: 3, noNaN: true }), (speedOfRound, ratio) => {
+        const rounds = speedOfRound.flatMap((speed, index): RoundMeasurement[] => [
+          { ...round(20, 20, 40 * speed * ratio), round: index + 1 },
+          { ...round(30, 3, 40 * speed), name: 'engine floor', round: index + 1 },
+        ]);
+        const [paired] = pairedRatios(rounds, ['ours'], ['engine floor']);
+        assert.equal(paired?.perRound.length, speedOfRound.length);
+        for (const value of [paired?.spread.median, paired?.spread.low, paired?.spread.high]) {
+          assert.ok(Math.abs((value ?? Number.NaN) - ratio) < 1e-9, `${value} against ${ratio}`);
+        }
+      }),
+    );
+  });
+
+  it("the median of the rounds' ratios, not the ratio of the medians, which may pair a fast round with a slow one", () => {
+    const pairs = [
+      [60, 40],
+      [70, 70],
+      [120, 100],
+    ];
+    const rounds = pairs.flatMap(([ours, floor], index): RoundMeasurement[] => [
+      { ...round(20, 20, ours), round: index + 1 },
+      { ...round(30, 3, floor), name: 'engine floor', round: index + 1 },
+    ]);
+    const [paired] = pairedRatios(rounds, ['ours'], ['engine floor']);
+    assert.deepEqual(paired?.perRound, [1.5, 1, 1.2]);
+    assert.equal(paired?.spread.median, 1.2);
+  });
+
+  it('a round that measured only one side of a ratio is left out of it, and a level without the yardstick has no ratio', () => {
+    const rounds: RoundMeasurement[] = [
+      { ...round(20, 20, 50), round: 1 },
+      { ...round(30, 3, 40), name: 'engine floor', round: 1 },
+      { ...round(20, 20, 30), round: 2 },
+      { ...round(30, 3, 20), name: 'engine floor', round: 3 },
+      { ...round(20, 20, 30), concurrency: 8, round: 1 },
+    ];
+    assert.deepEqual(pairedRatios(rounds, ['ours', 'ours on MySQL'], ['engine floor']), [
+      {
+        name: 'ours',
+        yardstick: 'engine floor',
+        concurrency: 32,
+        perRound: [1.25],
+        spread: { median: 1.25, low: 1.25, high: 1.25, rounds: 1 },
+      },
+    ]);
   });
 
   it('measurements run in a new order every round, each of them once, the same orders from the same seed (generated)', () => {

@@ -61,6 +61,15 @@ function machineBusyMs(): number {
   return (busy * 1000) / TICKS_PER_SECOND;
 }
 
+/** True when `url` names a server on this machine's loopback (whose process /proc can show). */
+export function isOnThisMachine(url: string): boolean {
+  try {
+    return ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
 /** The machine's MySQL/MariaDB server (a service, one process with a thread per connection), if running. */
 function mysqlServer(pids: number[]): number | undefined {
   return pids.find((pid) => {
@@ -74,8 +83,9 @@ function mysqlServer(pids: number[]): number | undefined {
 
 /**
  * Finds the stack's processes once (by the data folder in their command line); then `snapshot()`.
- * With `mysql`, the machine's MySQL/MariaDB server is a part of its own: its CPU then counts for
- * the bench, not outside it (whatever else used that server meanwhile counts with it).
+ * With `mysql` (a MySQL/MariaDB on this machine's loopback), the machine's MySQL/MariaDB server is
+ * a part of its own: its CPU then counts for the bench, not outside it (whatever else used that
+ * server meanwhile counts with it, as PostgreSQL's background work counts in MySQL's measurements).
  */
 export function cpuAccounting(
   dataDir: string,

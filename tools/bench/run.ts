@@ -37,7 +37,7 @@ import { signedHeaders } from '../harness/signed-webhook.js';
 import { runBurst } from './burst.js';
 import { BURST_DOORS, type BurstDoorName } from './doors.js';
 import { renderChart } from './chart.js';
-import { cpuAccounting, type CpuParts, cpuPerItem, OUTSIDE } from './cpu-accounting.js';
+import { cpuAccounting, type CpuParts, cpuPerItem, isOnThisMachine, OUTSIDE } from './cpu-accounting.js';
 import { FLOOR_TASK_QUEUE } from './floor.js';
 import { peakRssMiB } from './process-samples.js';
 import { mergeResults, steadyRate } from './results-file.js';
@@ -404,7 +404,7 @@ async function main(): Promise<boolean> {
         'floor api': () => processes.floorApi?.pid(),
         'floor worker': () => processes.floorWorker?.pid(),
       },
-      { mysql: WITH_MYSQL },
+      { mysql: WITH_MYSQL && isOnThisMachine(MYSQL_TEST_URL) },
     );
 
     const prisma: PrismaClient = createPrismaClient({

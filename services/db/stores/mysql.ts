@@ -240,9 +240,10 @@ type HeaderAndRecord = OrderRow & {
 };
 
 /**
- * Reserves the stock of every SKU, or of none: the SKUs with enough free stock, when some have not.
- * The reservations come first, from a locking read of the inventory rows that have the stock; the
- * rows are debited only when every SKU had it (the caller rolls back otherwise).
+ * Reserves the stock of every SKU, or answers which SKUs had it when some had not (the caller then
+ * rolls back). The reservations come first, from a locking read of the listed SKUs' inventory rows
+ * (each row the primary key's scan meets is locked, in byte order, whether it has the stock or not);
+ * the rows are debited only when every SKU had it.
  */
 async function reserveStock(
   tx: Tx,
@@ -364,11 +365,11 @@ export const mysqlStatements: StoreStatements = {
 
   // The header insert decides (1062 on uk_order_idempotent for a second write of the key); its
   // order number follows from its id in the next statement. The stock is taken in two statements
-  // whatever the number of SKUs: the reservations are inserted from a locking read of the inventory
-  // rows that have the stock (the rows are locked as the primary key is scanned, in byte order —
-  // the table's collation is utf8mb4_bin — so two orders sharing SKUs lock them in the same
-  // order), then those rows are debited. A SKU without the stock gets no reservation: the caller
-  // rolls back. The record change reads the header back in its own locking read.
+  // whatever the number of SKUs: the reservations are inserted from a locking read of the listed
+  // SKUs' inventory rows (locked as the primary key is scanned, in byte order — the table's
+  // collation is utf8mb4_bin — so two orders sharing SKUs lock them in the same order), then those
+  // rows are debited. A SKU without the stock gets no reservation, and the caller rolls back: the
+  // record is then left alone. The record change reads the header back in its own locking read.
   async insertOrder(tx, order, { skus, quantities }, recordChange) {
     const { lines } = order.order;
     await tx.$executeRaw`
@@ -391,7 +392,7 @@ export const mysqlStatements: StoreStatements = {
         ),
       )}`;
     const reservedSkus = await reserveStock(tx, order.idempotencyKey, skus, quantities);
-    if (!recordChange) {
+    if (!recordChange || reservedSkus.size < skus.length) {
       const header = await findOrderByKey(tx, order.idempotencyKey);
       if (!header) throw new Error(`order ${order.idempotencyKey} was not written: the insert left no row`);
       return { order: header, reservedSkus, recordChange: undefined };

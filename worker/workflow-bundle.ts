@@ -31,10 +31,10 @@ export function bundleFileName(traced: boolean): string {
  * Bundles workflows/ now (webpack's report is kept out of the logs). The workflow modules are
  * preloaded: evaluated once in the worker's reused V8 context and shared by every run, instead of
  * evaluated again for each new run, which took a fourteenth of the workflow thread's time in a
- * profile of the bench. That is safe
- * because their module scope holds no state of a run — definitions, constants, read-only tables and
- * activity proxies, which find the running workflow when called (docs/architecture.md, decision 45);
- * test/unit/workflows/preloaded-modules.test.ts keeps it so.
+ * profile of the bench. That is safe because their module scope holds no state of a run —
+ * definitions, constants, read-only tables and activity proxies, which find the running workflow
+ * when called (docs/architecture.md, decision 45); test/unit/workflows/preloaded-modules.test.ts
+ * keeps it so.
  */
 export async function bundleWorkflows(traced: boolean): Promise<string> {
   const entry = workflowsPath();

@@ -309,14 +309,17 @@ describe('the order store on MySQL/MariaDB', () => {
             insertOrderWithReservation(tx, order, { status: 'SUBMITTED', attempts: 1, lastError: null }),
           )
           .then(
-            (written) => written.recordChange,
+            (written) => written,
             (error: unknown) => String(error),
           );
         const byName = [...lines].sort((x, y) => (x.sku < y.sku ? -1 : 1));
         const firstShort = byName.find(({ known, onHand, quantity }) => !known || onHand < quantity);
         if (!firstShort) {
           assert.notEqual(typeof outcome, 'string', `every SKU had the stock, yet: ${JSON.stringify(outcome)}`);
-          assert.deepEqual(typeof outcome === 'object' && [outcome.from_status, outcome.applied], ['RECEIVED', true]);
+          assert.deepEqual(
+            typeof outcome === 'object' && [outcome.recordChange?.from_status, outcome.recordChange?.applied],
+            ['RECEIVED', true],
+          );
         } else if (!firstShort.known) {
           assert.equal(outcome, `UnknownSkuError: unknown SKU ${firstShort.sku}`);
         } else {
@@ -338,9 +341,20 @@ describe('the order store on MySQL/MariaDB', () => {
           reservations.map(({ sku, quantity }) => ({ sku, quantity })),
           firstShort ? [] : byName.map(({ sku, quantity }) => ({ sku, quantity })),
         );
-        assert.equal((await findOrderByKey(service.prisma, order.idempotencyKey)) === undefined, !!firstShort);
+        const stored = await findOrderByKey(service.prisma, order.idempotencyKey);
+        assert.equal(stored === undefined, !!firstShort);
+        if (stored) {
+          const day = stored.createdAt.toISOString().slice(0, 10).replaceAll('-', '');
+          assert.equal(stored.orderNo, `SO-${day}-${stored.orderId.padStart(8, '0')}`);
+          assert.equal(
+            typeof outcome === 'object' && outcome.order.orderNo,
+            stored.orderNo,
+            'the number answered is stored',
+          );
+        }
         const record = await findRecord(service.prisma, order.idempotencyKey);
         assert.equal(record?.status, firstShort ? 'RECEIVED' : 'SUBMITTED', 'the key moves with its order only');
+        assert.equal(record?.attempts, firstShort ? 0 : 1, 'the attempts move with the order only');
         if (!firstShort) outcomes.written += 1;
         if (!firstShort && lines.length > 1) outcomes.writtenWithSeveral += 1;
         if (firstShort) outcomes.refused += 1;

@@ -20,6 +20,7 @@ import type {
   StoreStatements,
   TextColumn,
   TransitionRow,
+  WantedStock,
 } from './statements.js';
 
 const NOW = Prisma.raw('CURRENT_TIMESTAMP(3)');
@@ -44,10 +45,21 @@ const RECORD_COLUMNS = Prisma.raw(
   ].join(', '),
 );
 
-/** The order header's columns, of `order_main` named `o`. */
-const ORDER_COLUMNS = Prisma.raw(
-  'o.id, o.order_no, o.idempotent_key, o.fingerprint, CAST(o.total_amount AS CHAR) AS total_amount, ' +
-    'o.written_attempt, o.created_at, o.delivery_targets',
+/** The order header's columns, of `order_main` named `o`, its number given by `orderNo`. */
+function headerColumns(orderNo: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`o.id, ${orderNo} AS order_no, o.idempotent_key, o.fingerprint,
+    CAST(o.total_amount AS CHAR) AS total_amount, o.written_attempt, o.created_at, o.delivery_targets`;
+}
+
+const ORDER_COLUMNS = headerColumns(Prisma.raw('o.order_no'));
+
+/**
+ * The number the write gives the header of `order_main` named `o`: `SO-<yyyymmdd>-<id>`, the day
+ * of its creation in UTC (every connection's time zone), the id eight digits at least. A
+ * placeholder (UUID()) holds the unique column from the insert until the write sets it.
+ */
+const ORDER_NUMBER = Prisma.raw(
+  "CONCAT('SO-', DATE_FORMAT(o.created_at, '%Y%m%d'), '-', LPAD(o.id, GREATEST(8, CHAR_LENGTH(o.id)), '0'))",
 );
 
 /** Runs `work` in the caller's transaction, or in one of its own when `db` is the plain client. */
@@ -85,17 +97,28 @@ async function applyStatusChange(
   before: RecordBefore,
 ): Promise<TransitionRow> {
   const allowed = from.includes(before.status);
+  await tx.$executeRaw`
+    UPDATE idempotency_record r SET ${recordChangeAssignments(change, allowed)}
+    WHERE r.idempotent_key = ${idempotencyKey}`;
+  return transition(before, allowed);
+}
+
+/**
+ * The assignments of a status change to the record named `r`: the attempts and the start always,
+ * the status (with its time and last error) when `allowed`. None reads a column another sets.
+ */
+function recordChangeAssignments(change: Parameters<StoreStatements['changeStatus']>[2], allowed: boolean) {
   const moved = allowed
-    ? Prisma.sql`, status = ${change.status}, updated_at = ${NOW}${
-        change.lastError !== undefined ? Prisma.sql`, last_error = ${change.lastError}` : Prisma.empty
+    ? Prisma.sql`, r.status = ${change.status}, r.updated_at = ${NOW}${
+        change.lastError !== undefined ? Prisma.sql`, r.last_error = ${change.lastError}` : Prisma.empty
       }`
     : Prisma.empty;
-  await tx.$executeRaw`
-    UPDATE idempotency_record SET
-      attempts = GREATEST(attempts + ${change.ranAgain ? 1 : 0}, ${change.attempts ?? 0}),
-      workflow_started_at = COALESCE(workflow_started_at, ${NOW})${moved}
-    WHERE idempotent_key = ${idempotencyKey}`;
-  return { from_status: before.status, applied: allowed, created_at: before.created_at, source: before.source };
+  return Prisma.sql`r.attempts = GREATEST(r.attempts + ${change.ranAgain ? 1 : 0}, ${change.attempts ?? 0}),
+    r.workflow_started_at = COALESCE(r.workflow_started_at, ${NOW})${moved}`;
+}
+
+function transition(before: RecordBefore, applied: boolean): TransitionRow {
+  return { from_status: before.status, applied, created_at: before.created_at, source: before.source };
 }
 
 async function findOrderByKey(db: Tx, idempotencyKey: string): Promise<OrderRow | undefined> {
@@ -239,38 +262,32 @@ type HeaderAndRecord = OrderRow & {
   record_source: string | null;
 };
 
-/**
- * Reserves the stock of every SKU, or answers which SKUs had it when some had not (the caller then
- * rolls back). The reservations come first, from a locking read of the listed SKUs' inventory rows
- * (each row the primary key's scan meets is locked, in byte order, whether it has the stock or not);
- * the rows are debited only when every SKU had it.
- */
-async function reserveStock(
-  tx: Tx,
-  idempotencyKey: string,
-  skus: string[],
-  quantities: number[],
-): Promise<ReadonlySet<string>> {
-  if (skus.length === 0) return new Set();
-  const wanted = Prisma.sql`CASE sku ${Prisma.join(
-    skus.map((sku, index) => Prisma.sql`WHEN ${sku} THEN ${quantities[index] ?? 0}`),
+/** What an order wants of each SKU, as a `CASE` over `sku`, the inventory's column. */
+function stockWanted(sku: Prisma.Sql, { skus, quantities }: WantedStock): Prisma.Sql {
+  return Prisma.sql`CASE ${sku} ${Prisma.join(
+    skus.map((name, index) => Prisma.sql`WHEN ${name} THEN ${quantities[index] ?? 0}`),
     ' ',
   )} END`;
-  const inList = Prisma.join(skus);
+}
+
+/**
+ * Reserves the stock of every SKU it can, from a locking read of the listed SKUs' inventory rows
+ * (each row the primary key's scan meets is locked, in byte order, whether it has the stock or
+ * not), and answers which SKUs it reserved. The rows are debited by the write's last statement,
+ * and only when every SKU had the stock.
+ */
+async function reserveStock(tx: Tx, idempotencyKey: string, stock: WantedStock): Promise<ReadonlySet<string>> {
+  const wanted = stockWanted(Prisma.raw('sku'), stock);
   const reserved = await tx.$executeRaw`
     INSERT INTO stock_reservation (idempotent_key, sku, quantity)
     SELECT ${idempotencyKey}, sku, ${wanted} FROM inventory
-    WHERE sku IN (${inList}) AND on_hand - reserved >= ${wanted}
+    WHERE sku IN (${Prisma.join(stock.skus)}) AND on_hand - reserved >= ${wanted}
     ORDER BY sku
     FOR UPDATE`;
-  if (reserved < skus.length) {
-    const rows = await tx.$queryRaw<{ sku: string }[]>`
-      SELECT sku FROM stock_reservation WHERE idempotent_key = ${idempotencyKey}`;
-    return new Set(rows.map((row) => row.sku));
-  }
-  await tx.$executeRaw`
-    UPDATE inventory SET reserved = reserved + ${wanted}, updated_at = ${NOW} WHERE sku IN (${inList})`;
-  return new Set(skus);
+  if (reserved === stock.skus.length) return new Set(stock.skus);
+  const rows = await tx.$queryRaw<{ sku: string }[]>`
+    SELECT sku FROM stock_reservation WHERE idempotent_key = ${idempotencyKey}`;
+  return new Set(rows.map((row) => row.sku));
 }
 
 export const mysqlStatements: StoreStatements = {
@@ -363,15 +380,17 @@ export const mysqlStatements: StoreStatements = {
     return inTransaction(db, (tx) => changeStatus(tx, idempotencyKey, change, from));
   },
 
-  // The header insert decides (1062 on uk_order_idempotent for a second write of the key); its
-  // order number follows from its id in the next statement. The stock is taken in two statements
-  // whatever the number of SKUs: the reservations are inserted from a locking read of the listed
-  // SKUs' inventory rows (locked as the primary key is scanned, in byte order — the table's
-  // collation is utf8mb4_bin — so two orders sharing SKUs lock them in the same order), then those
-  // rows are debited. A SKU without the stock gets no reservation, and the caller rolls back: the
-  // record is then left alone. The record change reads the header back in its own locking read.
-  async insertOrder(tx, order, { skus, quantities }, recordChange) {
+  // The header insert decides (1062 on uk_order_idempotent for a second write of the key). The stock
+  // is reserved in one statement whatever the number of SKUs: the reservations are inserted from
+  // a locking read of the listed SKUs' inventory rows (locked as the primary key is scanned, in
+  // byte order — the table's collation is utf8mb4_bin — so two orders sharing SKUs lock them in
+  // the same order). A SKU without the stock gets no reservation, and the caller rolls back.
+  // Otherwise the header is read back with the number it is given, its record locked beside it,
+  // and one UPDATE over the three tables sets that number, debits the SKUs and moves the record.
+  // Every row it changes is locked by then: it takes no lock of its own.
+  async insertOrder(tx, order, stock, recordChange) {
     const { lines } = order.order;
+    if (lines.length === 0) throw new Error(`order ${order.idempotencyKey} has no lines`);
     await tx.$executeRaw`
       INSERT INTO order_main
         (order_no, idempotent_key, approval_no, operation, customer_id, currency, total_amount, fingerprint,
@@ -380,10 +399,6 @@ export const mysqlStatements: StoreStatements = {
               ${order.order.currency}, ${order.totalAmount}, ${order.fingerprint}, ${order.writtenAttempt},
               ${JSON.stringify(order.deliveryTargets ?? [])})`;
     await tx.$executeRaw`
-      UPDATE order_main
-      SET order_no = CONCAT('SO-', DATE_FORMAT(UTC_TIMESTAMP(), '%Y%m%d'), '-', LPAD(id, GREATEST(8, CHAR_LENGTH(id)), '0'))
-      WHERE id = LAST_INSERT_ID()`;
-    await tx.$executeRaw`
       INSERT INTO order_line (order_id, line_no, sku, quantity, unit_price)
       VALUES ${Prisma.join(
         lines.map(
@@ -391,29 +406,36 @@ export const mysqlStatements: StoreStatements = {
             Prisma.sql`(LAST_INSERT_ID(), ${index + 1}, ${line.sku}, ${line.quantity}, ${line.unitPrice})`,
         ),
       )}`;
-    const reservedSkus = await reserveStock(tx, order.idempotencyKey, skus, quantities);
-    if (!recordChange || reservedSkus.size < skus.length) {
+    const reservedSkus = await reserveStock(tx, order.idempotencyKey, stock);
+    if (reservedSkus.size < stock.skus.length) {
+      // Rolled back by the caller: the header is answered as it stands, with its placeholder number.
       const header = await findOrderByKey(tx, order.idempotencyKey);
       if (!header) throw new Error(`order ${order.idempotencyKey} was not written: the insert left no row`);
       return { order: header, reservedSkus, recordChange: undefined };
     }
     const [row] = await tx.$queryRaw<HeaderAndRecord[]>`
-      SELECT ${ORDER_COLUMNS}, r.status AS record_status, r.created_at AS record_created_at,
+      SELECT ${headerColumns(ORDER_NUMBER)}, r.status AS record_status, r.created_at AS record_created_at,
              r.source AS record_source
-      FROM order_main o LEFT JOIN idempotency_record r ON r.idempotent_key = o.idempotent_key
+      FROM order_main o
+      LEFT JOIN idempotency_record r ON ${recordChange ? Prisma.sql`r.idempotent_key = o.idempotent_key` : Prisma.raw('FALSE')}
       WHERE o.idempotent_key = ${order.idempotencyKey}
       FOR UPDATE`;
     if (!row) throw new Error(`order ${order.idempotencyKey} was not written: the insert left no row`);
     const { record_status, record_created_at, record_source, ...header } = row;
-    const changed =
+    const before =
       record_status === null || record_created_at === null || record_source === null
         ? undefined
-        : await applyStatusChange(tx, order.idempotencyKey, recordChange.change, recordChange.from, {
-            status: record_status,
-            created_at: record_created_at,
-            source: record_source,
-          });
-    return { order: header, reservedSkus, recordChange: changed };
+        : { status: record_status, created_at: record_created_at, source: record_source };
+    const moving = recordChange && before && { ...recordChange, allowed: recordChange.from.includes(before.status) };
+    await tx.$executeRaw`
+      UPDATE order_main o
+      JOIN inventory i ON i.sku IN (${Prisma.join(stock.skus)})
+      ${moving ? Prisma.sql`JOIN idempotency_record r ON r.idempotent_key = o.idempotent_key` : Prisma.empty}
+      SET o.order_no = ${ORDER_NUMBER},
+          i.reserved = i.reserved + ${stockWanted(Prisma.raw('i.sku'), stock)}, i.updated_at = ${NOW}
+          ${moving ? Prisma.sql`, ${recordChangeAssignments(moving.change, moving.allowed)}` : Prisma.empty}
+      WHERE o.idempotent_key = ${order.idempotencyKey}`;
+    return { order: header, reservedSkus, recordChange: moving && before && transition(before, moving.allowed) };
   },
 
   findOrderByKey,

@@ -6,6 +6,7 @@ import mariadb from 'mariadb';
 import pg from 'pg';
 import { ConfigError } from '../../services/config/environment.js';
 import { keyColumnProblem } from '../../services/db/key-columns.js';
+import { listenForLostConnections } from '../../services/db/pg-connection-errors.js';
 import { mysqlConnection } from '../../services/db/stores/mysql-connection.js';
 import { storeOfUrl } from '../../services/db/stores/store-of-url.js';
 import type { TextColumn } from '../../services/db/stores/statements.js';
@@ -62,6 +63,7 @@ export function openLedgerPool(url: string, max: number): LedgerPool {
       idle_in_transaction_session_timeout: 2 * STATEMENT_TIMEOUT_MS,
       keepAlive: true,
     });
+    listenForLostConnections(pool);
     return { store, pool };
   }
   throw new ConfigError(['CONSUMER_DATABASE_URL: must be a postgresql:// or mysql:// (mariadb://) connection URL']);
@@ -108,9 +110,6 @@ function postgresqlLedger(pool: pg.Pool): LedgerStatements {
 
     async claimAndApply(schema, effect) {
       const client = await pool.connect();
-      // A checked-out client reports a dropped connection as an event; the query's own error says it.
-      const ignoreConnectionError = () => undefined;
-      client.on('error', ignoreConnectionError);
       try {
         await client.query('BEGIN');
         // The claim comes first and decides: a concurrent twin waits on the key's row lock here and
@@ -135,7 +134,6 @@ function postgresqlLedger(pool: pg.Pool): LedgerStatements {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.off('error', ignoreConnectionError);
         client.release();
       }
     },

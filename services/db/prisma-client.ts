@@ -12,6 +12,7 @@ import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
 import { PrismaClient as MysqlPrismaClient } from './generated/prisma-mysql/client.js';
 import { createTurns, inTurn } from './stores/fair-pool.js';
+import { listenForLostConnections } from './pg-connection-errors.js';
 import { mysqlConnection } from './stores/mysql-connection.js';
 import { statementsFor, storeOfUrl } from './stores/store.js';
 import type { Tx } from './stores/tx.js';
@@ -71,6 +72,9 @@ export function createPrismaClient(options: DbOptions): PrismaClient {
         }),
     application_name: 'exactly-once-orders',
   });
+  // The adapter listens on a transaction's connection only once it has it: too late for a
+  // connection the server ends as it is made.
+  listenForLostConnections(pool);
   // The adapter declares its pool with its own, newer copy of @types/pg; at run time both are the
   // one `pg` module (the adapter takes the pool as its own only then: an instanceof check).
   const adapterPool = pool as unknown as ConstructorParameters<typeof PrismaPg>[0];

@@ -11,7 +11,7 @@ import { ensureSearchAttributes } from '../../services/temporal/search-attribute
 import { migrate } from '../../services/db/migrate.js';
 import { type EmbeddedPostgresOptions, PostgresStartError, startEmbeddedPostgres } from './embedded-postgres.js';
 import { freePort, waitFor } from './ports.js';
-import { startTemporalDevServer, type TemporalDevServerOptions } from './temporal-dev-server.js';
+import { startTemporalDevServer, TemporalStartError, type TemporalDevServerOptions } from './temporal-dev-server.js';
 
 export interface StackOptions {
   /** Where the embedded servers keep their data. */
@@ -85,6 +85,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
             startTemporal(
               {
                 port: options.ports?.temporal ?? (await freePort()),
+                portChosenHere: options.ports?.temporal === undefined,
                 ...(options.ports?.temporalUi ? { uiPort: options.ports.temporalUi } : {}),
                 headless: options.headless ?? false,
                 ...(options.temporalServerDefaults ? { serverDefaults: true } : {}),
@@ -148,8 +149,19 @@ function portTaken(error: unknown): boolean {
   return error instanceof PostgresStartError && error.lastLines.some((line) => line.includes('Address already in use'));
 }
 
-async function startTemporal(options: TemporalDevServerOptions, stops: (() => Promise<void>)[]) {
-  const first = await startTemporalDevServer(options);
+async function startTemporal(
+  { portChosenHere, ...options }: TemporalDevServerOptions & { portChosenHere: boolean },
+  stops: (() => Promise<void>)[],
+) {
+  const first = await startTemporalDevServer(options).catch(async (error: unknown) => {
+    // On a busy machine the dev server has exited during start-up (a Go panic, exit 2) where the
+    // next start went on; it also binds ports it finds free itself beside ours. A start on a port
+    // of our choosing is made again, once, on another; the error's first lines say why.
+    if (!portChosenHere || !(error instanceof TemporalStartError)) throw error;
+    options.onOutput?.(`${error.message}\nstarting it again on another port`);
+    options.port = await freePort();
+    return startTemporalDevServer(options);
+  });
   const server = restartable(first, () => startTemporalDevServer(options));
   stops.push(server.stop);
   return { address: first.address, ...(first.uiUrl ? { uiUrl: first.uiUrl } : {}), server };

@@ -78,18 +78,37 @@ export function devServerArgs(options: TemporalDevServerOptions): string[] {
   return args;
 }
 
+/**
+ * The dev server exited before it listened. Its first lines say why (a Go panic puts its message
+ * first, its stack after), its last lines where.
+ */
+export class TemporalStartError extends Error {
+  constructor(exitCode: number | null, firstLines: string[], lastLines: string[]) {
+    super(
+      `the Temporal dev server exited during start-up (code ${exitCode}):\n` +
+        [...firstLines, ...(lastLines.length > 0 ? ['…', ...lastLines] : [])].join('\n'),
+    );
+  }
+}
+
+/** How many of the server's first and last output lines a failed start reports. */
+const FIRST_LINES_KEPT = 10;
+const LAST_LINES_KEPT = 20;
+
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
   const child = spawn(temporalBinary(), devServerArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
   // If this process dies without stopping it, the server goes too.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   child.once('exit', () => process.off('exit', killOnExit));
+  const first: string[] = [];
   const recent: string[] = [];
   const forward = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line.trim()) continue;
-      recent.push(line);
-      if (recent.length > 20) recent.shift();
+      if (first.length < FIRST_LINES_KEPT) first.push(line);
+      else recent.push(line);
+      if (recent.length > LAST_LINES_KEPT) recent.shift();
       options.onOutput?.(line);
     }
   };
@@ -105,11 +124,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   await waitFor(
     `Temporal dev server on port ${options.port}`,
     async () => {
-      if (exited) {
-        throw new Error(
-          `the Temporal dev server exited during start-up (code ${child.exitCode}):\n${recent.join('\n')}`,
-        );
-      }
+      if (exited) throw new TemporalStartError(child.exitCode, first, recent);
       return isPortOpen(options.port);
     },
     60_000,

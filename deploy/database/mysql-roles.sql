@@ -30,8 +30,9 @@ GRANT SELECT ON orders.* TO 'orders_app'@'%';
 -- read, never rewritten, except the columns the product itself keeps up to date. Run again, it
 -- changes nothing. The last statement takes back what an earlier version of this file gave on
 -- the whole database, once the grants below are in place.
--- - order_main: INSERT; UPDATE order_no (set from the id the insert drew), status_at_purge and
---   source_at_purge (the retention purge keeps the key's status and door there).
+-- - order_main: INSERT; UPDATE order_no (numbered from the id the insert drew, on the day it was
+--   created), status_at_purge and source_at_purge (the retention purge keeps the key's status and
+--   door there).
 -- - order_line, stock_reservation: INSERT (with their order, in its transaction).
 -- - inventory: UPDATE reserved, updated_at (the order write reserves stock); no INSERT: stock is
 --   not the service's to create.

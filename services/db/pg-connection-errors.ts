@@ -3,7 +3,8 @@
 // client is idle, and whoever checks one out listens only from its next line of code — too late
 // when a server shutting down sends a new connection's "ready" and its FATAL in one TCP read: both
 // are read before that line runs. The listener here is on each client for its whole life. It says
-// nothing: the statement that meets the lost connection fails and says why, and the pool drops it.
+// nothing: the next statement on the client fails as "not queryable", which the classification
+// table reads as a lost connection (retried), and the pool drops the client on its release.
 import type pg from 'pg';
 
 /** Gives every client of `pool`, from the moment it connects, a listener for its lost connection. */

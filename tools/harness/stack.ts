@@ -3,6 +3,7 @@
 // database as is) and the Temporal dev server (or a given address), migrated, the namespace ready
 // and its search attributes ensured. The servers it starts come back as handles that a fault run
 // can stop and start again on the same port and data.
+import { existsSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
@@ -153,6 +154,7 @@ async function startTemporal(
   { portChosenHere, ...options }: TemporalDevServerOptions & { portChosenHere: boolean },
   stops: (() => Promise<void>)[],
 ) {
+  const newDatabase = options.dbFile !== undefined && !existsSync(options.dbFile);
   const first = await startTemporalDevServer(options).catch(async (error: unknown) => {
     // On a busy machine the dev server has exited during start-up (a Go panic, exit 2) where the
     // next start went on; it also binds ports it finds free itself beside ours. A start on a port
@@ -160,6 +162,11 @@ async function startTemporal(
     if (!portChosenHere || !(error instanceof TemporalStartError)) throw error;
     options.onOutput?.(`${error.message}\nstarting it again on another port`);
     options.port = await freePort();
+    // A database the failed start began is begun again: it may be half made.
+    if (newDatabase && options.dbFile) {
+      for (const file of [options.dbFile, `${options.dbFile}-wal`, `${options.dbFile}-shm`])
+        rmSync(file, { force: true });
+    }
     return startTemporalDevServer(options);
   });
   const server = restartable(first, () => startTemporalDevServer(options));

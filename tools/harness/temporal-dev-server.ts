@@ -83,10 +83,10 @@ export function devServerArgs(options: TemporalDevServerOptions): string[] {
  * first, its stack after), its last lines where.
  */
 export class TemporalStartError extends Error {
-  constructor(exitCode: number | null, firstLines: string[], lastLines: string[]) {
+  constructor(exitCode: number | null, firstLines: string[], lastLines: string[], linesLeftOut: number) {
     super(
       `the Temporal dev server exited during start-up (code ${exitCode}):\n` +
-        [...firstLines, ...(lastLines.length > 0 ? ['…', ...lastLines] : [])].join('\n'),
+        [...firstLines, ...(linesLeftOut > 0 ? [`… ${linesLeftOut} lines left out`] : []), ...lastLines].join('\n'),
     );
   }
 }
@@ -103,12 +103,16 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   child.once('exit', () => process.off('exit', killOnExit));
   const first: string[] = [];
   const recent: string[] = [];
+  let leftOut = 0;
   const forward = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line.trim()) continue;
       if (first.length < FIRST_LINES_KEPT) first.push(line);
       else recent.push(line);
-      if (recent.length > LAST_LINES_KEPT) recent.shift();
+      if (recent.length > LAST_LINES_KEPT) {
+        recent.shift();
+        leftOut += 1;
+      }
       options.onOutput?.(line);
     }
   };
@@ -124,7 +128,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   await waitFor(
     `Temporal dev server on port ${options.port}`,
     async () => {
-      if (exited) throw new TemporalStartError(child.exitCode, first, recent);
+      if (exited) throw new TemporalStartError(child.exitCode, first, recent, leftOut);
       return isPortOpen(options.port);
     },
     60_000,

@@ -387,7 +387,7 @@ export const mysqlStatements: StoreStatements = {
   // the same order). A SKU without the stock gets no reservation, and the caller rolls back.
   // Otherwise the header is read back with the number it is given, its record locked beside it,
   // and one UPDATE over the three tables sets that number, debits the SKUs and moves the record.
-  // Every row it changes is locked by then: it takes no lock of its own.
+  // Every row it changes is locked by then.
   async insertOrder(tx, order, stock, recordChange) {
     const { lines } = order.order;
     if (lines.length === 0) throw new Error(`order ${order.idempotencyKey} has no lines`);

@@ -3,6 +3,7 @@
 // transaction that asked for it fails with a retryable error, and the process goes on.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { classifyError } from '../../../../domain/error-classification.js';
 import { createPrismaClient } from '../../../../services/db/prisma-client.js';
 import {
   type PostgresThatEndsConnections,
@@ -24,7 +25,14 @@ describe("the service's PostgreSQL client", () => {
       for (let attempt = 0; attempt < 2; attempt += 1) {
         await assert.rejects(
           prisma.$transaction((tx) => tx.$queryRaw`SELECT 1`),
-          (error: Error) => /not queryable|terminat|closed/i.test(error.message),
+          (error: Error) => {
+            // What decides that the write is tried again.
+            assert.deepEqual(
+              [classifyError(error).errorClass, classifyError(error).retryable],
+              ['ConnectionLost', true],
+            );
+            return true;
+          },
         );
       }
       assert.ok(server.ended() >= 2, `each transaction asked for a connection (${server.ended()})`);

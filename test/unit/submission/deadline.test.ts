@@ -105,9 +105,16 @@ describe('raceDeadline, on the real clock', () => {
     const listener = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', listener);
     try {
-      const work = new Promise((_resolve, reject) => setTimeout(() => reject(new Error('failed late')), 5));
+      let failLate: (error: Error) => void = () => undefined;
+      const work = new Promise((_resolve, reject) => {
+        failLate = reject;
+      });
       assert.equal(await raceDeadline(work, Date.now(), { resolve: 'late' as const }), 'late');
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // The work fails once the race has answered; a rejection nobody handles is reported when the
+      // loop turns after it.
+      failLate(new Error('failed late'));
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(unhandled, []);
     } finally {
       process.off('unhandledRejection', listener);

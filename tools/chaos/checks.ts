@@ -28,6 +28,8 @@ export interface Findings {
   unfinished: { key: string; status: string; lastError: string | null }[];
   /** Workflows still open at the end. */
   openWorkflowIds: string[];
+  /** Where each open workflow stood: its activities pending, with their attempt and last failure. */
+  openWorkflowsAt: string[];
   /** Fault kinds that never fired. */
   silentFaults: string[];
 }
@@ -245,9 +247,11 @@ export async function runChecks(run: {
   ];
 
   const openWorkflowIds: string[] = [];
+  const openWorkflowsAt: string[] = [];
   if (running > 0) {
     for await (const execution of client.workflow.list({ query: OPEN_WORKFLOWS })) {
       openWorkflowIds.push(execution.workflowId);
+      openWorkflowsAt.push(await whereItStands(client, execution.workflowId));
     }
   }
   return {
@@ -260,6 +264,7 @@ export async function runChecks(run: {
       .filter((row) => row.status !== 'DELIVERED')
       .map((row) => ({ key: row.idempotentKey, status: row.status, lastError: row.lastError })),
     openWorkflowIds,
+    openWorkflowsAt,
     silentFaults: Object.entries(faults)
       .filter(([, count]) => count === 0)
       .map(([kind]) => kind),
@@ -289,6 +294,21 @@ async function attemptsInHistories(client: Client) {
     }
   }
   return { attempts, writeReruns };
+}
+
+/** An open workflow's pending activities (type, attempt, last failure), or that none is pending. */
+async function whereItStands(client: Client, workflowId: string): Promise<string> {
+  try {
+    const { raw } = await client.workflow.getHandle(workflowId).describe();
+    const pending = (raw.pendingActivities ?? []).map(
+      (activity) =>
+        `${activity.activityType?.name ?? 'activity'} attempt ${activity.attempt ?? '?'}` +
+        (activity.lastFailure?.message ? ` (last failure: ${activity.lastFailure.message.slice(0, 200)})` : ''),
+    );
+    return `${workflowId}: ${pending.length > 0 ? `pending ${pending.join('; ')}` : 'no activity pending'}`;
+  } catch (error) {
+    return `${workflowId}: not described (${String(error).slice(0, 200)})`;
+  }
 }
 
 function formatHistogram(histogram: Record<number, number> | undefined): string {

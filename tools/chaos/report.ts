@@ -36,7 +36,10 @@ export function report(
       `DUPLICATES: ${duplicates.map((row) => `${row.approvalNo}:${row.operation} ×${row.orders}`).join(', ')}`,
     );
   if (lost.length > 0) console.log(`LOST: ${lost.map((approval) => approval.key).join(', ')}`);
-  if (findings.openWorkflowIds.length > 0) console.log(`open workflows: ${findings.openWorkflowIds.join(', ')}`);
+  if (findings.openWorkflowIds.length > 0) {
+    console.log(`open workflows: ${findings.openWorkflowIds.join(', ')}`);
+    for (const line of findings.openWorkflowsAt) console.log(`  ${line}`);
+  }
   if (findings.unfinished.length > 0) {
     console.log('not DELIVERED at the end:');
     for (const row of findings.unfinished)

@@ -1,5 +1,5 @@
 // The compensation steps: hand a failed write to `compensation-<key>`, reconcile (did the order land
-// after all?) and record why, record an operator's decision, start the order again with the same
+// after all?) and record why, look again whether it landed since, record an operator's decision, start the order again with the same
 // key, and record that compensation ended without a decision. Each step is idempotent (keyed by
 // the idempotency key and the failed run), so unlike the write they may retry on any failure:
 // their errors go to the compensationStep retry policy as they are.
@@ -17,7 +17,7 @@ import {
 import { findRecord } from '../services/db/idempotency-records.js';
 import { findOrderByKey } from '../services/db/order-repository.js';
 import { transitionStatus } from '../services/db/order-status-writer.js';
-import type { PrismaClient } from '../services/db/prisma-client.js';
+import type { PrismaClient, Tx } from '../services/db/prisma-client.js';
 import type { ProductMetrics } from '../services/metrics/product-metrics.js';
 import {
   startCompensationWorkflow,
@@ -74,15 +74,7 @@ export function createCompensationActivities(deps: {
   async function reconcileFailedWrite(input: CompensationInput): Promise<Reconciliation> {
     const key = input.order.idempotencyKey;
     return prisma.$transaction(async (tx) => {
-      // Landed means *this* order: a row under the key with another fingerprint is the conflict
-      // that brought us here, not a success.
-      // An order that failed while still in its approval form is judged by what the record says
-      // the form mapped to, if an earlier run got that far.
-      const fingerprint = isFormOrder(input.order)
-        ? ((await database.findRecord(tx, key))?.fingerprint ?? undefined)
-        : input.order.fingerprint;
-      const existing = await database.findOrderByKey(tx, key);
-      const landed = existing && existing.fingerprint === fingerprint ? existing : undefined;
+      const landed = await landedOrder(tx, input);
       const prior = await database.findCompensation(tx, key, input.orderRunId);
       if (!landed && prior?.decision) {
         const record = await database.findRecord(tx, key);
@@ -122,6 +114,30 @@ export function createCompensationActivities(deps: {
       log.info('awaiting an operator decision', { idempotencyKey: key, reasonType: input.reasonType });
       return { orderLanded: false, releasedLines };
     });
+  }
+
+  /**
+   * Whether the failed run's order is in the database now. Reads only. The wait for an operator
+   * asks it now and then: the failed run's last attempt may have sent its COMMIT before it timed
+   * out, and the commit may land after reconciliation looked.
+   */
+  async function orderLandedSince(input: CompensationInput): Promise<boolean> {
+    return (await landedOrder(prisma, input)) !== undefined;
+  }
+
+  /**
+   * The order under the key, when it is *this* order: a row under the key with another fingerprint
+   * is the conflict that brought compensation here, not a success. An order that failed while still
+   * in its approval form is judged by what the record says the form mapped to, if an earlier run
+   * got that far.
+   */
+  async function landedOrder(db: Tx, input: CompensationInput) {
+    const key = input.order.idempotencyKey;
+    const fingerprint = isFormOrder(input.order)
+      ? ((await database.findRecord(db, key))?.fingerprint ?? undefined)
+      : input.order.fingerprint;
+    const existing = await database.findOrderByKey(db, key);
+    return existing && existing.fingerprint === fingerprint ? existing : undefined;
   }
 
   async function recordDecision(request: {
@@ -210,5 +226,12 @@ export function createCompensationActivities(deps: {
     });
   }
 
-  return { startCompensation, reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed };
+  return {
+    startCompensation,
+    reconcileFailedWrite,
+    orderLandedSince,
+    recordDecision,
+    resubmitOrder,
+    markCompensationFailed,
+  };
 }

@@ -58,8 +58,14 @@ export function createActivities(deps: ActivityDeps) {
     metrics,
   });
   const { scanForDuplicateOrders, purgeExpiredIdempotencyRecords } = createSafetyNetActivities({ prisma, metrics });
-  const { startCompensation, reconcileFailedWrite, recordDecision, resubmitOrder, markCompensationFailed } =
-    createCompensationActivities({ prisma, temporal: deps.temporal, taskQueue: deps.taskQueue, metrics });
+  const {
+    startCompensation,
+    reconcileFailedWrite,
+    orderLandedSince,
+    recordDecision,
+    resubmitOrder,
+    markCompensationFailed,
+  } = createCompensationActivities({ prisma, temporal: deps.temporal, taskQueue: deps.taskQueue, metrics });
 
   const { readApprovalForm } = createApprovalFormActivities({
     prisma,
@@ -96,6 +102,7 @@ export function createActivities(deps: ActivityDeps) {
     recordDeliveryOutcome,
     startCompensation,
     reconcileFailedWrite,
+    orderLandedSince,
     recordDecision,
     resubmitOrder,
     markCompensationFailed,

@@ -5,6 +5,7 @@
 import {
   allHandlersFinished,
   condition,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -12,6 +13,7 @@ import {
 } from '@temporalio/workflow';
 import { COMPENSATION_DECISIONS, type OrderStatus as Status } from '../domain/order-status.js';
 import type * as activities from '../activities/index.js';
+import type { Reconciliation } from '../activities/compensation.js';
 import { compensationStep } from './activity-presets.js';
 import {
   type CompensationInput,
@@ -30,10 +32,32 @@ type Activities = ReturnType<typeof activities.createActivities>;
 /** How often reconciliation continues a landed order on its own before it asks for a person. */
 const MAX_AUTOMATIC_CONTINUATIONS = 5;
 
+/**
+ * The patch that made the wait for an operator look again, now and then, whether the order landed
+ * after all. Runs that waited before it replay the one wait they recorded. The name is in those
+ * histories: never change it.
+ */
+export const LANDING_CHECKS = 'compensation-looks-again-for-a-late-order';
+
+/**
+ * How long the wait for an operator goes before it first looks whether the order landed: one write
+ * attempt's start-to-close, about as long as the failed run's last transaction can outlive its
+ * attempt. Each pause after is four times the one before, an hour at most.
+ */
+const firstPauseBeforeALook = (startToCloseMs: number) => Math.max(1_000, startToCloseMs);
+const LONGEST_PAUSE_BETWEEN_LOOKS_MS = 60 * 60 * 1000;
+
 // Each step carries a one-line summary the UI shows in the event history.
 const { reconcileFailedWrite } = proxyActivities<Activities>({
   ...compensationStep,
   summary: 'reconcile: did the order land after all? record why it failed',
+});
+// Only a look, made again at the next pause: briefly retried, so a decision is not kept waiting.
+const { orderLandedSince } = proxyActivities<Activities>({
+  ...compensationStep,
+  scheduleToCloseTimeout: '1 minute',
+  retry: { ...compensationStep.retry, maximumAttempts: 2 },
+  summary: 'did the order land since? (the failed attempt may have committed late)',
 });
 const { recordDecision } = proxyActivities<Activities>({ ...compensationStep, summary: 'record the decision' });
 const { resubmitOrder } = proxyActivities<Activities>({
@@ -97,23 +121,7 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
   async function compensate(): Promise<CompensationState> {
     try {
       const reconciliation = await reconcileFailedWrite(input);
-      if (reconciliation.orderLanded) {
-        // The write did commit (its response was lost): that is success, not a duplicate to undo.
-        // The order workflow that gave up on it must still finish its work (tell the downstream):
-        // a new run with the same key finds the order, writes nothing, and goes on from there.
-        // A few times per key at most: runs that keep failing after their order landed need a person.
-        if ((reconciliation.continuations ?? 0) >= MAX_AUTOMATIC_CONTINUATIONS) {
-          await markCompensationFailed({
-            idempotencyKey: key,
-            orderRunId: input.orderRunId,
-            reason: `the order landed, but ${MAX_AUTOMATIC_CONTINUATIONS} follow-up runs failed too (last: ${input.reasonType}: ${input.reason}); resubmit once the cause is fixed`,
-            landed: true,
-          });
-          return finish('FAILED', 'FAILED');
-        }
-        await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: 'reconciliation' });
-        return finish('SUBMITTED', 'ORDER_LANDED');
-      }
+      if (reconciliation.orderLanded) return await continueLanded(reconciliation);
       if (reconciliation.priorDecision) {
         // Compensation of this very failure ran before and an operator decided: keep that.
         const { decision: prior, status } = reconciliation.priorDecision;
@@ -123,7 +131,8 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
       upsertSearchAttributes([{ key: OrderStatus, value: 'COMPENSATING' }]);
       showState('nothing was written; waiting for an operator: `resubmit` (same key) or `abandon`');
 
-      await condition(() => decision !== undefined, input.order.policy.decisionTimeoutMs);
+      const landedSince = await waitForDecision();
+      if (landedSince) return await continueLanded(landedSince);
       // A decision that arrived together with the end of the window is still carried out.
       if (!decision) {
         windowClosed = true;
@@ -159,6 +168,61 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
       });
       finish('FAILED', 'FAILED');
       throw error;
+    }
+  }
+
+  /**
+   * The write did commit (its response was lost, or its last attempt committed late): that is
+   * success, not a duplicate to undo. The order workflow that gave up on it must still finish its
+   * work (tell the downstream): a new run with the same key finds the order, writes nothing, and
+   * goes on from there. A few times per key at most: runs that keep failing after their order
+   * landed need a person.
+   */
+  async function continueLanded(reconciliation: Reconciliation): Promise<CompensationState> {
+    if ((reconciliation.continuations ?? 0) >= MAX_AUTOMATIC_CONTINUATIONS) {
+      await markCompensationFailed({
+        idempotencyKey: key,
+        orderRunId: input.orderRunId,
+        reason: `the order landed, but ${MAX_AUTOMATIC_CONTINUATIONS} follow-up runs failed too (last: ${input.reasonType}: ${input.reason}); resubmit once the cause is fixed`,
+        landed: true,
+      });
+      return finish('FAILED', 'FAILED');
+    }
+    await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: 'reconciliation' });
+    return finish('SUBMITTED', 'ORDER_LANDED');
+  }
+
+  /**
+   * Waits for an operator's decision until the window closes, looking now and then whether the
+   * order landed meanwhile. The failed run's last attempt may have sent its COMMIT before its
+   * timeout and the commit landed after reconciliation looked: the record then says SUBMITTED, no
+   * operator is asked, and only this run can carry the order on. Answers reconciliation's word on
+   * such an order, or undefined once a decision came or the window closed.
+   */
+  async function waitForDecision(): Promise<Reconciliation | undefined> {
+    const windowMs = input.order.policy.decisionTimeoutMs;
+    if (!patched(LANDING_CHECKS)) {
+      await condition(() => decision !== undefined, windowMs);
+      return undefined;
+    }
+    const windowEnds = Date.now() + windowMs;
+    let pause = firstPauseBeforeALook(input.order.policy.startToCloseMs);
+    for (;;) {
+      const left = windowEnds - Date.now();
+      if (left <= 0) return undefined;
+      if (await condition(() => decision !== undefined, Math.min(pause, left))) return undefined;
+      if (Date.now() >= windowEnds) return undefined;
+      // A look that fails (the database away) leaves the wait as it was.
+      const landed = await orderLandedSince(input).catch(() => false);
+      if (decision) return undefined;
+      if (landed) {
+        // No decision is heard from here on: the order is carried on, as reconciliation says.
+        state.status = 'SUBMITTED';
+        const again = await reconcileFailedWrite(input);
+        if (again.orderLanded) return again;
+        state.status = 'COMPENSATING';
+      }
+      pause = Math.min(pause * 4, LONGEST_PAUSE_BETWEEN_LOOKS_MS);
     }
   }
 }

@@ -19,6 +19,7 @@ import {
   type DecisionResult,
 } from '../../workflows/definitions.js';
 import type { compensationWorkflow } from '../../workflows/compensation-workflow.js';
+import type { orderWorkflow } from '../../workflows/order-workflow.js';
 import { FaultPlan, startServiceWithFaults } from '../../tools/harness/faults.js';
 import {
   approval,
@@ -53,6 +54,17 @@ describe('compensation', () => {
     return eventually(`compensation of ${key} to be queryable`, () =>
       compensationHandle(key).query(compensationStateQuery),
     );
+  }
+
+  /** How the key's compensation ended, once it has (it may not have started yet). */
+  function compensationOutcome(key: string): Promise<CompensationState> {
+    return eventually(`compensation of ${key} to finish`, async () => {
+      try {
+        return await compensationHandle(key).result();
+      } catch {
+        return undefined;
+      }
+    });
   }
 
   async function decide(key: string, decision: 'resubmit' | 'abandon'): Promise<DecisionResult> {
@@ -203,18 +215,30 @@ describe('compensation', () => {
     faults.set(approvalNo, { kind: 'commit-then-unclassified-failure' });
     assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
 
-    const handle = compensationHandle(key);
-    const outcome = await eventually('compensation to finish', async () => {
-      try {
-        return await handle.result();
-      } catch {
-        return undefined;
-      }
-    });
+    const outcome = await compensationOutcome(key);
     assert.deepEqual([outcome.status, outcome.outcome], ['SUBMITTED', 'ORDER_LANDED']);
     await statusReaches(service, key, 'SUBMITTED');
     assert.equal(await orderCount(service.prisma, key), 1);
     assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 5, reserved: 2 });
+  });
+
+  it('an order whose commit lands after reconciliation looked is carried on by compensation, asking no one', async () => {
+    const sku = await createSku(service.prisma, 5);
+    const approvalNo = uniqueApprovalNo('LATE');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    faults.set(approvalNo, { kind: 'commit-after-reconciliation' });
+    assert.equal((await postApproval(service, approval(approvalNo, sku))).statusCode, 202);
+
+    // The record says SUBMITTED once the late commit landed: no operator is asked, nothing lists it.
+    const outcome = await compensationOutcome(key);
+    assert.deepEqual([outcome.status, outcome.outcome], ['SUBMITTED', 'ORDER_LANDED']);
+    // A new run of the order finds the order and finishes; the one that failed stays failed.
+    const finished = await service.temporal.workflow.getHandle<typeof orderWorkflow>(orderWorkflowIdFor(key)).result();
+    assert.deepEqual([finished.finalStatus, finished.alreadyWritten], ['SUBMITTED', true]);
+    assert.equal(await orderCount(service.prisma, key), 1);
+    assert.deepEqual(await stockOf(service.prisma, sku), { onHand: 5, reserved: 2 });
+    const record = await service.prisma.compensationRecord.findFirstOrThrow({ where: { idempotentKey: key } });
+    assert.deepEqual([record.decision, record.decidedBy], ['resubmit', 'reconciliation']);
   });
 
   it('running compensation twice for the same failure changes nothing the second time', async () => {

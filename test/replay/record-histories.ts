@@ -300,6 +300,35 @@ describe(...group('record replay fixtures: a start that waits for the write (Upd
   });
 });
 
+describe(...group('record replay fixtures: a commit that lands after reconciliation'), () => {
+  const plan = new FaultPlan();
+  let service: TestService;
+
+  before(async () => {
+    const config = testConfig();
+    service = await startTestService({
+      config,
+      activities: await faultyActivities(plan, { startToCloseMs: config.writePolicy.startToCloseMs }),
+    });
+  });
+  after(() => service.stop());
+
+  it('the write gives up before its commit lands; compensation looks again, finds the order and carries it on', async () => {
+    const approvalNo = uniqueApprovalNo('LATE');
+    const key = idempotencyKeyFor(approvalNo, 'MAIN');
+    plan.set(approvalNo, { kind: 'commit-after-reconciliation' });
+    await postApproval(service, approval(approvalNo, await createSku(service.prisma, 10)));
+    await eventually(`${key} to be carried on`, async () => {
+      const runs = [];
+      for await (const run of service.temporal.workflow.list({ query: `WorkflowId = '${orderWorkflowIdFor(key)}'` })) {
+        runs.push(run);
+      }
+      return runs.length === 2 && runs.every((run) => run.closeTime) ? true : undefined;
+    });
+    await save(service, 'compensation-landed-late', [orderWorkflowIdFor(key), compensationWorkflowIdFor(key)]);
+  });
+});
+
 describe(...group('record replay fixtures: a decision card'), () => {
   let service: TestService;
 

@@ -51,6 +51,13 @@ describe('replay of recorded histories against the current workflow code', () =>
     );
   });
 
+  it('has a fixture of the current shape in which compensation looked again and found a late order', () => {
+    assert.ok(
+      current.some((name) => name.startsWith('compensation-landed-late.') && name.includes('compensationWorkflow')),
+      "missing fixtures for compensation-landed-late (RECORD_ONLY='a commit that lands' npm run replay:record)",
+    );
+  });
+
   function assertRepresentative(fixtures: string[]) {
     const scenarios = new Set(fixtures.map((name) => name.split('/').at(-1)?.split('.')[0]));
     for (const scenario of [

@@ -8,6 +8,7 @@ import { type ActivityDeps, createActivities } from '../../activities/index.js';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { createPrismaClient } from '../../services/db/prisma-client.js';
 import { freePort } from './ports.js';
+import { sleep } from './time.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
 import { startTestService, testConfig, type TestService } from './service.js';
 
@@ -21,7 +22,13 @@ export type Fault =
   /** The first attempt commits, then fails with an error nobody classified (not retried). */
   | { kind: 'commit-then-unclassified-failure' }
   /** Every attempt takes `ms` longer before it writes (keep it below start-to-close). */
-  | { kind: 'slow'; ms: number };
+  | { kind: 'slow'; ms: number }
+  /**
+   * The first attempt fails for good (an error nobody classified) while its transaction is still
+   * open, and commits once compensation has looked and found no order: the key already waits for
+   * an operator. So does an attempt that timed out after sending its COMMIT.
+   */
+  | { kind: 'commit-after-reconciliation' };
 
 export class FaultPlan {
   private readonly faults = new Map<string, Fault>();
@@ -98,6 +105,15 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
           await real.writeOrder(input);
           throw toActivityFailure(new Error('the reply was garbled after the commit'), attempt);
         }
+        if (fault?.kind === 'commit-after-reconciliation' && attempt === 1) {
+          plan.clear(input.approvalNo);
+          // Still in this attempt's context: the late commit is the attempt's own write.
+          // Its failure shows as the order never written.
+          commitOnceCompensating(deps, input.idempotencyKey, () => real.writeOrder(input)).catch((error: unknown) =>
+            console.error(`the late commit of ${input.idempotencyKey} failed:`, error),
+          );
+          throw toActivityFailure(new Error('the attempt gave up before its commit'), attempt);
+        }
         return real.writeOrder(input);
       },
       async recordDeliveryOutcome(request: Parameters<Activities['recordDeliveryOutcome']>[0]) {
@@ -107,6 +123,20 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
       },
     };
   };
+}
+
+/** Runs `write` once the key's record says COMPENSATING (reconciliation found no order), within 60 s. */
+async function commitOnceCompensating(deps: ActivityDeps, key: string, write: () => Promise<unknown>) {
+  const lookUntil = Date.now() + 60_000;
+  while (Date.now() < lookUntil) {
+    const record = await deps.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
+    if (record?.status === 'COMPENSATING') {
+      await write();
+      return;
+    }
+    await sleep(50);
+  }
+  throw new Error(`${key} never waited for an operator: the late commit did not happen`);
 }
 
 /** A test service whose write activity is fronted by the faults of `plan`. */

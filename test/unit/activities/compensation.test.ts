@@ -334,6 +334,20 @@ describe('reconciling a failed write', () => {
     assert.equal(notLanded.orderLanded, false);
   });
 
+  it('looks whether the order landed since, by the same fingerprint rule, and changes nothing', async () => {
+    const { orderLandedSince, tables } = compensationSteps();
+    const order = testOrder();
+    assert.equal(await run(orderLandedSince, failure(order)), false);
+    tables.land(order, 'e'.repeat(64));
+    assert.equal(await run(orderLandedSince, failure(order)), false, 'another order under the key is not this one');
+    const form = testFormOrder();
+    tables.records.set(form.idempotencyKey, { status: 'SUBMITTED', fingerprint: 'a'.repeat(64) });
+    tables.land(form, 'a'.repeat(64));
+    assert.equal(await run(orderLandedSince, failure(form)), true);
+    assert.deepEqual(tables.statusChanges, []);
+    assert.equal(tables.compensationOf(form.idempotencyKey), undefined);
+  });
+
   it("run again for a failure already decided, answers the decision and the key's status and changes nothing", async () => {
     const { reconcileFailedWrite, recordDecision, tables } = compensationSteps();
     const order = testOrder();

@@ -228,6 +228,37 @@ describe('the compensation workflow', () => {
     assert.equal(recorded?.fingerprint, undefined);
   });
 
+  it('looks again while it waits, and carries on an order whose commit landed after reconciliation, asking no one', async () => {
+    const input = failedWrite(testOrder({ policy: testPolicy({ startToCloseMs: 1_000 }) }));
+    const looks: boolean[] = [false, true];
+    const steps = standIns({
+      reconcileFailedWrite: () =>
+        steps.names().includes('orderLandedSince')
+          ? { orderLanded: true, orderNo: 'SO-1', releasedLines: 0, continuations: 0 }
+          : nothingLanded(),
+      orderLandedSince: () => looks.shift() ?? true,
+      resubmitOrder: () => `order-${input.order.idempotencyKey}`,
+    });
+    await testEnv.withWorker(steps.activities, async (taskQueue) => {
+      const handle = await start(taskQueue, input);
+      const result = await handle.result();
+      assert.deepEqual([result.status, result.outcome], ['SUBMITTED', 'ORDER_LANDED']);
+      assert.equal(await listedAs(handle), 'SUBMITTED');
+      await assert.rejects(decide(handle, { decision: 'abandon', decidedBy: 'late' }));
+    });
+    // The first look finds nothing and the wait goes on; the second finds the order.
+    assert.deepEqual(steps.names(), [
+      'reconcileFailedWrite',
+      'orderLandedSince',
+      'orderLandedSince',
+      'reconcileFailedWrite',
+      'resubmitOrder',
+    ]);
+    assert.deepEqual(steps.inputsOf('resubmitOrder'), [
+      { order: input.order, orderRunId: RUN_ID, decidedBy: 'reconciliation' },
+    ]);
+  });
+
   it('ends FAILED when the decision window runs out, and hears no decision after it', async () => {
     const input = failedWrite(testOrder({ policy: testPolicy({ decisionTimeoutMs: 500 }) }));
     const steps = standIns({

@@ -57,7 +57,9 @@ export function createOrderWriteActivities(deps: {
             { status: 'SUBMITTED', attempts: attempt, lastError: null },
           ),
         // Prisma's own timers end the transaction (rolled back) before Temporal gives up on the
-        // attempt, so a slow attempt cannot commit after a later step already looked for it.
+        // attempt, so a slow attempt seldom commits after a later step already looked for it. The
+        // timers start with this code, not when the attempt was handed out, and a COMMIT already
+        // sent is not taken back: compensation looks again while it waits (decision 7).
         transactionTimers(input.policy.startToCloseMs),
       );
       transitionFrom(recordChange, key, 'SUBMITTED', log);

@@ -52,7 +52,8 @@ const { reconcileFailedWrite } = proxyActivities<Activities>({
   ...compensationStep,
   summary: 'reconcile: did the order land after all? record why it failed',
 });
-// Only a look, made again at the next pause: briefly retried, so a decision is not kept waiting.
+// Only a look, made again at the next pause: briefly retried, so a decision that arrives during it
+// waits a minute at most.
 const { orderLandedSince } = proxyActivities<Activities>({
   ...compensationStep,
   scheduleToCloseTimeout: '1 minute',
@@ -76,6 +77,8 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
   };
   let decision: DecisionRequest | undefined;
   let windowClosed = false;
+  // Set once reconciliation or a later look found the order written.
+  let orderFoundLanded = false;
   const showState = (line: string) =>
     setCurrentDetails(
       [`**${state.status}** — ${line}`, `why the write failed: ${input.reasonType}: ${input.reason}`].join('\n\n'),
@@ -160,11 +163,13 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
       await resubmitOrder({ order: input.order, orderRunId: input.orderRunId, decidedBy: decision.decidedBy });
       return finish('RECEIVED', 'RESUBMITTED');
     } catch (error) {
-      // Compensation itself failed: say so durably, and never hide the original reason.
+      // Compensation itself failed: say so durably, and never hide the original reason. Once the
+      // order is known to have landed, the key says SUBMITTED: only a FAILED that says so moves it.
       await markCompensationFailed({
         idempotencyKey: key,
         orderRunId: input.orderRunId,
         reason: `compensation failed: ${error instanceof Error ? error.message : String(error)}; original: ${input.reason}`,
+        ...(orderFoundLanded ? { landed: true } : {}),
       });
       finish('FAILED', 'FAILED');
       throw error;
@@ -179,6 +184,7 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
    * landed need a person.
    */
   async function continueLanded(reconciliation: Reconciliation): Promise<CompensationState> {
+    orderFoundLanded = true;
     if ((reconciliation.continuations ?? 0) >= MAX_AUTOMATIC_CONTINUATIONS) {
       await markCompensationFailed({
         idempotencyKey: key,
@@ -208,11 +214,10 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
     const windowEnds = Date.now() + windowMs;
     let pause = firstPauseBeforeALook(input.order.policy.startToCloseMs);
     for (;;) {
-      const left = windowEnds - Date.now();
-      if (left <= 0) return undefined;
-      if (await condition(() => decision !== undefined, Math.min(pause, left))) return undefined;
-      if (Date.now() >= windowEnds) return undefined;
-      // A look that fails (the database away) leaves the wait as it was.
+      const pauseEnds = Math.min(Date.now() + pause, windowEnds);
+      if (await condition(() => decision !== undefined, Math.max(1, pauseEnds - Date.now()))) return undefined;
+      // A look also when the window has closed, before the key is marked FAILED. One that fails
+      // (the database away) leaves the wait as it was.
       const landed = await orderLandedSince(input).catch(() => false);
       if (decision) return undefined;
       if (landed) {
@@ -222,6 +227,7 @@ export async function compensationWorkflow(input: CompensationInput): Promise<Co
         if (again.orderLanded) return again;
         state.status = 'COMPENSATING';
       }
+      if (Date.now() >= windowEnds) return undefined;
       pause = Math.min(pause * 4, LONGEST_PAUSE_BETWEEN_LOOKS_MS);
     }
   }

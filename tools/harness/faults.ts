@@ -24,9 +24,9 @@ export type Fault =
   /** Every attempt takes `ms` longer before it writes (keep it below start-to-close). */
   | { kind: 'slow'; ms: number }
   /**
-   * The first attempt fails for good (an error nobody classified) while its transaction is still
-   * open, and commits once compensation has looked and found no order: the key already waits for
-   * an operator. So does an attempt that timed out after sending its COMMIT.
+   * The first attempt fails for good (an error nobody classified), and its write runs, and commits,
+   * only once compensation has looked and found no order: the key already waits for an operator.
+   * So lands the COMMIT of an attempt that gave up after sending it.
    */
   | { kind: 'commit-after-reconciliation' };
 

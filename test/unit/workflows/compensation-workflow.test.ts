@@ -263,6 +263,7 @@ describe('the compensation workflow', () => {
     const input = failedWrite(testOrder({ policy: testPolicy({ decisionTimeoutMs: 500 }) }));
     const steps = standIns({
       reconcileFailedWrite: nothingLanded,
+      orderLandedSince: () => false,
       markCompensationFailed: () => undefined,
     });
     await testEnv.withWorker(steps.activities, async (taskQueue) => {
@@ -272,7 +273,8 @@ describe('the compensation workflow', () => {
       assert.equal(await listedAs(handle), 'FAILED');
       await assert.rejects(decide(handle, { decision: 'resubmit', decidedBy: 'late' }));
     });
-    assert.deepEqual(steps.names(), ['reconcileFailedWrite', 'markCompensationFailed']);
+    // One last look whether the order landed, when the window closed, before the key is marked FAILED.
+    assert.deepEqual(steps.names(), ['reconcileFailedWrite', 'orderLandedSince', 'markCompensationFailed']);
     assert.deepEqual(steps.inputsOf('markCompensationFailed'), [
       { idempotencyKey: input.order.idempotencyKey, orderRunId: RUN_ID, reason: 'decision window ran out' },
     ]);
@@ -292,7 +294,29 @@ describe('the compensation workflow', () => {
       assert.equal(await listedAs(handle), 'FAILED');
     });
     assert.deepEqual(steps.names(), ['reconcileFailedWrite', 'markCompensationFailed']);
-    const [marked] = steps.inputsOf('markCompensationFailed') as { reason: string }[];
+    const [marked] = steps.inputsOf('markCompensationFailed') as { reason: string; landed?: boolean }[];
     assert.match(marked?.reason ?? '', /^compensation failed: .*; original: insufficient stock for SKU-1/);
+    assert.equal(marked?.landed, undefined, 'nothing said the order landed');
+  });
+
+  it('says the order landed when carrying on a late order fails: the key at SUBMITTED takes only that FAILED', async () => {
+    const input = failedWrite(testOrder({ policy: testPolicy({ startToCloseMs: 1_000 }) }));
+    const steps = standIns({
+      reconcileFailedWrite: () =>
+        steps.names().includes('orderLandedSince')
+          ? { orderLanded: true, orderNo: 'SO-1', releasedLines: 0, continuations: 0 }
+          : nothingLanded(),
+      orderLandedSince: () => true,
+      resubmitOrder: () => {
+        throw ApplicationFailure.nonRetryable('the namespace refuses the start', 'PermissionDenied');
+      },
+      markCompensationFailed: () => undefined,
+    });
+    await testEnv.withWorker(steps.activities, async (taskQueue) => {
+      await assert.rejects((await start(taskQueue, input)).result(), WorkflowFailedError);
+    });
+    const [marked] = steps.inputsOf('markCompensationFailed') as { reason: string; landed?: boolean }[];
+    assert.equal(marked?.landed, true);
+    assert.match(marked?.reason ?? '', /^compensation failed: .*; original: insufficient stock/);
   });
 });

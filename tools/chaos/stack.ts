@@ -7,6 +7,7 @@
 // consumers' ledgers stay on PostgreSQL).
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
+import { listenForLostConnections } from '../../services/db/pg-connection-errors.js';
 import { createPrismaClient, type PrismaClient } from '../../services/db/prisma-client.js';
 import type { Store } from '../../services/db/stores/store-of-url.js';
 import { migratedMysqlStore } from '../harness/mysql.js';
@@ -69,6 +70,8 @@ export async function startChaosStack(options: {
 
     const admin = new pg.Pool({ connectionString: databaseUrl, max: 4 });
     admin.on('error', () => undefined); // restarts end idle connections; the pool replaces them
+    // … and a restart may end one the moment it is handed out, before its user listens on it.
+    listenForLostConnections(admin);
     cleanups.push(() => admin.end());
     const ordersUrl = options.store === 'mysql' ? await migratedMysqlStore(cleanups) : databaseUrl;
     const orders = createPrismaClient({ databaseUrl: ordersUrl, poolSize: 4, statementTimeoutMs: 60_000 });

@@ -1,8 +1,8 @@
 // The compensation steps: hand a failed write to `compensation-<key>`, reconcile (did the order land
-// after all?) and record why, look again whether it landed since, record an operator's decision, start the order again with the same
-// key, and record that compensation ended without a decision. Each step is idempotent (keyed by
-// the idempotency key and the failed run), so unlike the write they may retry on any failure:
-// their errors go to the compensationStep retry policy as they are.
+// after all?) and record why, look again whether it landed since, record an operator's decision,
+// start the order again with the same key, and record that compensation ended without a decision.
+// Each step is idempotent (keyed by the idempotency key and the failed run), so unlike the write
+// they may retry on any failure: their errors go to the compensationStep retry policy as they are.
 import { log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { COMPENSATION_ENDED } from '../domain/error-classification.js';

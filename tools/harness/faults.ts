@@ -8,9 +8,8 @@ import { type ActivityDeps, createActivities } from '../../activities/index.js';
 import { toActivityFailure } from '../../activities/activity-failure.js';
 import { createPrismaClient } from '../../services/db/prisma-client.js';
 import { freePort } from './ports.js';
-import { sleep } from './time.js';
 import type { OrderWorkflowInput } from '../../workflows/definitions.js';
-import { startTestService, testConfig, type TestService } from './service.js';
+import { eventually, startTestService, testConfig, type TestService } from './service.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -125,18 +124,13 @@ export async function faultyActivities(plan: FaultPlan, options: { startToCloseM
   };
 }
 
-/** Runs `write` once the key's record says COMPENSATING (reconciliation found no order), within 60 s. */
+/** Runs `write` once the key's record says COMPENSATING (reconciliation found no order). */
 async function commitOnceCompensating(deps: ActivityDeps, key: string, write: () => Promise<unknown>) {
-  const lookUntil = Date.now() + 60_000;
-  while (Date.now() < lookUntil) {
+  await eventually(`${key} to wait for an operator before its late commit`, async () => {
     const record = await deps.prisma.idempotencyRecord.findUnique({ where: { idempotentKey: key } });
-    if (record?.status === 'COMPENSATING') {
-      await write();
-      return;
-    }
-    await sleep(50);
-  }
-  throw new Error(`${key} never waited for an operator: the late commit did not happen`);
+    return record?.status === 'COMPENSATING' ? true : undefined;
+  });
+  await write();
 }
 
 /** A test service whose write activity is fronted by the faults of `plan`. */

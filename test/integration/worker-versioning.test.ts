@@ -6,6 +6,7 @@
 // and every order finishes on the build its behaviour promises, printed as a table.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
@@ -22,6 +23,7 @@ import { connectWorker, createWorker } from '../../worker/create-worker.js';
 import { historyFromServer, replayHistories } from '../../worker/replay.js';
 import { type WorkflowCode, workflowCode } from '../../worker/workflow-bundle.js';
 import { startScriptedDownstream, type ScriptedDownstream } from '../../tools/harness/scripted-downstream.js';
+import { type Stack, startStack } from '../../tools/harness/stack.js';
 import { versioningOf } from '../../tools/harness/worker-deployment.js';
 import { cliInProcess } from '../../tools/harness/operator-cli.js';
 import { table } from '../../edges/cli/table.js';
@@ -119,6 +121,7 @@ interface RunningBuild {
 }
 
 describe('rolling out a workflow change with Worker Deployment Versioning', () => {
+  let temporal: Stack;
   let pool: pg.Pool;
   let downstream: ScriptedDownstream;
   let service: TestService;
@@ -128,9 +131,19 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
   const histories: Awaited<ReturnType<typeof historyFromServer>>[] = [];
 
   before(async () => {
+    // A Temporal of its own, on the timings that let a retired build end in seconds (the suite's
+    // shared one runs on the server's own: an idle poll answered after a minute), beside the
+    // file's database.
+    temporal = await startStack({
+      dataDir: os.tmpdir(),
+      databaseUrl: stackEnv().databaseUrl,
+      persistTemporal: false,
+      headless: true,
+    });
     pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
     downstream = await startScriptedDownstream(pool, SECRET, `rollout_${randomBytes(3).toString('hex')}`);
     const config = testConfig({
+      TEMPORAL_ADDRESS: temporal.temporalAddress,
       DOWNSTREAM_URL: downstream.url,
       DOWNSTREAM_SECRET: SECRET,
       TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT,
@@ -151,6 +164,7 @@ describe('rolling out a workflow change with Worker Deployment Versioning', () =
     await service?.stop();
     await downstream?.close();
     await pool?.end();
+    await temporal?.stop();
   });
 
   async function bundle(file: string): Promise<WorkflowCode> {

@@ -28,9 +28,10 @@ export interface TemporalDevServerOptions {
   headless?: boolean;
   /**
    * The server's own timings, as a production cluster runs them: an idle poll answered after a
-   * minute, a retired build's drainage in minutes. For measurements: the seconds below make every
-   * idle poller of every process ask again twelve times as often, work a bench would count as the
-   * orders'. Unset: the seconds the tests and `npm run dev` use.
+   * minute, a retired build's drainage in minutes. For measurements and the suite's shared server:
+   * the seconds below make every idle poller of every process ask again twelve times as often, work
+   * a bench would count as the orders' and the suite pays for in every file. Unset: the seconds
+   * `npm run dev`, the rollout test, the chaos run and the explorer use.
    */
   serverDefaults?: boolean;
   onOutput?: (line: string) => void;

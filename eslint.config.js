@@ -82,11 +82,9 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: {
-          allowDefaultProject: ['eslint.config.js', 'tools/scripts/*.mjs', 'bin/*.mjs'],
-          // The plain-JavaScript scripts and bins above, with room for a few more.
-          maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 16,
-        },
+        // The TypeScript files of tsconfig.json; the plain-JavaScript scripts and bins are linted
+        // without types (the last block).
+        projectService: true,
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -135,6 +133,10 @@ export default tseslint.config(
   {
     files: ['tools/scripts/*.mjs', 'bin/*.mjs', 'eslint.config.js'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    // Its parser options kept (no TypeScript project for these files), the globals added.
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
+    },
   },
 );

@@ -31,7 +31,7 @@ export interface StackOptions {
   ports?: { postgres?: number; temporal?: number; temporalUi?: number };
   /** No Temporal Web UI. */
   headless?: boolean;
-  /** The dev server with the server's own timings (tools/harness/temporal-dev-server.ts): for measurements. */
+  /** The dev server with the server's own timings (tools/harness/temporal-dev-server.ts): for measurements and the suite. */
   temporalServerDefaults?: boolean;
   /** Keep Temporal's state on disk (dev, and restarts that must keep it) or in memory (tests). */
   persistTemporal?: boolean;

@@ -21,7 +21,8 @@ function programOfTsconfig() {
     projectReferences: parsed.projectReferences,
     configFileParsingDiagnostics: parsed.errors,
   });
-  return { program, diagnostics: [...parsed.errors, ...ts.getPreEmitDiagnostics(program)] };
+  // The configuration's own errors are among the program's pre-emit diagnostics.
+  return { program, diagnostics: ts.getPreEmitDiagnostics(program) };
 }
 
 const formatHost = {

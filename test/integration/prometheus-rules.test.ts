@@ -41,6 +41,11 @@ interface AlertTest {
   exp_alerts?: unknown[];
 }
 
+/** A promtool unit-test file, as far as these tests read it. */
+interface RulesTests {
+  tests: { alert_rule_test?: AlertTest[] }[];
+}
+
 /** `node tools/scripts/write-alert-rules.mjs …`, with RUNBOOK_BASE_URL as given (unset by default). */
 function generator(args: string[], runbookBase?: string): { status: number | null; output: string } {
   const { RUNBOOK_BASE_URL: _unset, ...env } = process.env;
@@ -95,7 +100,7 @@ describe('Prometheus rules', () => {
       .map((rule) => rule.alert)
       .filter((name): name is string => name !== undefined);
     assert.ok(alerts.length >= 8, `the alerts: ${alerts.join(', ')}`);
-    const suite = parse(readFileSync(RULES_TEST_FILE, 'utf8')) as { tests: { alert_rule_test?: AlertTest[] }[] };
+    const suite = parse(readFileSync(RULES_TEST_FILE, 'utf8')) as RulesTests;
     const cases = suite.tests.flatMap((test) => test.alert_rule_test ?? []);
     const uncovered = alerts.flatMap((alert) => {
       const ofAlert = cases.filter((test) => test.alertname === alert);
@@ -176,7 +181,7 @@ describe('Prometheus rules', () => {
     // (the whole suite takes promtool seconds of CPU): the original files pass together, and every
     // link in both moved to the new base with its anchor as before (checked above).
     const rewrittenTests = path.join(copy, path.relative(ROOT, RULES_TEST_FILE));
-    const suite = parse(readFileSync(rewrittenTests, 'utf8')) as { tests: { alert_rule_test?: AlertTest[] }[] };
+    const suite = parse(readFileSync(rewrittenTests, 'utf8')) as RulesTests;
     const firing = suite.tests.find((test) =>
       (test.alert_rule_test ?? []).some((alertTest) => JSON.stringify(alertTest.exp_alerts ?? []).includes(other)),
     );
